@@ -1,0 +1,145 @@
+//! How do people and scripts drive mnemon? Argument parsing, output (human or `--json`) and exit
+//! codes. Every command is a few lines on top of the `Memory` facade.
+
+mod demo;
+mod output;
+mod progress;
+
+use clap::{Parser, Subcommand};
+use mnemon::{Error, Memory, MemoryDir};
+use output::Out;
+use std::path::PathBuf;
+
+/// Exit status: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: the command ran and found problems (`doctor`).
+pub const EXIT_PROBLEMS: i32 = 1;
+/// Exit status: bad usage or argument.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status: the command failed (I/O, damaged files that could not be repaired, ...).
+pub const EXIT_FAILURE: i32 = 3;
+
+const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0  success
+  1  the command ran and found problems (doctor)
+  2  bad usage or invalid argument (unknown id, out-of-range value)
+  3  failure (I/O error, damaged files that could not be repaired)
+
+Environment:
+  MNEMON_DIR  memory folder to use (same as --dir)
+  NO_COLOR    disable colours";
+
+/// mnemon: associative memory for AI agents (Markdown notes -> typed graph -> recall).
+#[derive(Parser, Debug)]
+#[command(name = "mnemon", version, about, after_help = EXIT_CODES_HELP)]
+struct Cli {
+    /// Memory folder (the one holding memory/); default: .mnemon/ found walking up from here.
+    #[arg(long, global = true, env = "MNEMON_DIR", value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Print one JSON object on stdout instead of human output.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Create a memory folder (.mnemon/ here, or --dir) and index what is in it.
+    Init,
+    /// Bring the index up to date with memory/ (only changed notes are re-read).
+    Index,
+    /// Show one note with its edges both ways.
+    Show {
+        /// Node id (path below memory/ without .md).
+        id: String,
+    },
+    /// Check the memory: dangling links, broken notes, merge conflicts, index health.
+    Doctor,
+    /// Index the bundled demo memory into a temporary folder and show what mnemon sees.
+    Demo {
+        /// Folder of demo notes (default: the examples/demo-memory shipped with the sources).
+        #[arg(long, value_name = "DIR")]
+        notes: Option<PathBuf>,
+    },
+}
+
+/// Parse arguments, run, and return the exit code.
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let out = Out::new(cli.json);
+    match dispatch(&cli, &out) {
+        Ok(code) => code,
+        Err(e) => {
+            out.error(&e);
+            match e {
+                Error::InvalidArgument { .. } | Error::UnknownNode { .. } => EXIT_USAGE,
+                Error::NoMemoryFolder { .. } | Error::NotAMemoryFolder { .. } => EXIT_USAGE,
+                _ => EXIT_FAILURE,
+            }
+        }
+    }
+}
+
+fn cwd() -> mnemon::Result<PathBuf> {
+    std::env::current_dir().map_err(|e| Error::io("read working directory", ".", e))
+}
+
+fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
+    let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
+    let mut memory = Memory::open_dir(dir)?;
+    for n in memory.take_notices() {
+        out.notice(&n);
+    }
+    Ok(memory)
+}
+
+fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
+    match &cli.command {
+        Command::Init => {
+            // --dir names the memory folder itself; without it, .mnemon/ in the working directory.
+            let root = match &cli.dir {
+                Some(d) => d.clone(),
+                None => cwd()?.join(mnemon::folder::DEFAULT_FOLDER_NAME),
+            };
+            let mut memory = Memory::init(&root)?;
+            for n in memory.take_notices() {
+                out.notice(&n);
+            }
+            let report = progress::with_spinner(out, "indexing notes", || memory.index())?;
+            out.init(memory.dir().root(), &report);
+            Ok(EXIT_OK)
+        }
+        Command::Index => {
+            let memory = open(cli, out)?;
+            let report = progress::with_spinner(out, "indexing notes", || memory.index())?;
+            out.index(&report);
+            Ok(EXIT_OK)
+        }
+        Command::Show { id } => {
+            let memory = open(cli, out)?;
+            let view = memory.show(id)?;
+            out.show(&view);
+            Ok(EXIT_OK)
+        }
+        Command::Doctor => {
+            let memory = open(cli, out)?;
+            let report = progress::with_spinner(out, "checking", || memory.doctor())?;
+            out.doctor(&report);
+            Ok(if report.healthy {
+                EXIT_OK
+            } else {
+                EXIT_PROBLEMS
+            })
+        }
+        Command::Demo { notes } => demo::run(notes.as_deref(), out),
+    }
+}

@@ -1,0 +1,203 @@
+//! Printing results: one JSON object on stdout with `--json`, readable text otherwise.
+//! Colours only on a terminal and never when `NO_COLOR` is set.
+
+use mnemon::{DoctorReport, Error, IndexReport, NodeView};
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::path::Path;
+
+/// Where and how to print.
+pub struct Out {
+    pub json: bool,
+    color: bool,
+}
+
+impl Out {
+    pub fn new(json: bool) -> Self {
+        let color = !json
+            && std::io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        Out { json, color }
+    }
+
+    /// Whether a progress display may be drawn (a terminal, human output).
+    pub fn interactive(&self) -> bool {
+        !self.json && std::io::stderr().is_terminal()
+    }
+
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    pub fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+    pub fn dim(&self, s: &str) -> String {
+        self.paint("2", s)
+    }
+    pub fn red(&self, s: &str) -> String {
+        self.paint("31", s)
+    }
+    pub fn green(&self, s: &str) -> String {
+        self.paint("32", s)
+    }
+
+    /// Print `value` as one JSON line.
+    pub fn json<T: Serialize>(&self, value: &T) {
+        match serde_json::to_string(value) {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("mnemon: cannot encode JSON output: {e}"),
+        }
+    }
+
+    /// A message about a repair or a condition worth knowing (always stderr).
+    pub fn notice(&self, msg: &str) {
+        eprintln!("mnemon: {msg}");
+    }
+
+    /// An error: on stderr always; also as `{"error": ..}` on stdout with `--json`.
+    pub fn error(&self, e: &Error) {
+        eprintln!("mnemon: error: {e}");
+        if self.json {
+            self.json(&serde_json::json!({ "error": e.to_string() }));
+        }
+    }
+
+    pub fn init(&self, root: &Path, report: &IndexReport) {
+        if self.json {
+            self.json(&serde_json::json!({
+                "dir": root.display().to_string(),
+                "index": report,
+            }));
+            return;
+        }
+        println!(
+            "memory folder ready: {}",
+            self.bold(&root.display().to_string())
+        );
+        println!("  notes go in {}", root.join("memory").display());
+        self.index(report);
+    }
+
+    pub fn index(&self, r: &IndexReport) {
+        if self.json {
+            self.json(r);
+            return;
+        }
+        println!(
+            "{} notes, {} edges; {} changed, {} removed ({} ms)",
+            r.notes,
+            r.edges,
+            r.changed.len(),
+            r.removed.len(),
+            r.elapsed_ms
+        );
+        const SHOWN: usize = 20;
+        for id in r.changed.iter().take(SHOWN) {
+            println!("  {} {id}", self.green("+"));
+        }
+        if r.changed.len() > SHOWN {
+            println!("  … and {} more", r.changed.len() - SHOWN);
+        }
+        for id in &r.removed {
+            println!("  {} {id}", self.red("-"));
+        }
+        if !r.errors.is_empty() {
+            println!("{} problems:", r.errors.len());
+            for e in &r.errors {
+                println!("  {}: {}", self.bold(&e.path), e.message);
+            }
+        }
+    }
+
+    pub fn show(&self, v: &NodeView) {
+        if self.json {
+            self.json(v);
+            return;
+        }
+        let name = v.name.as_deref().unwrap_or("(no name)");
+        println!("{}  {}  [{}]", self.bold(&v.id), name, v.note_type);
+        if let Some(d) = &v.description {
+            println!("  {d}");
+        }
+        if !v.tags.is_empty() {
+            println!("  tags: {}", v.tags.join(", "));
+        }
+        println!("  {}", self.dim(&format!("memory/{}", v.path)));
+        println!("edges out ({}):", v.edges_out.len());
+        for e in &v.edges_out {
+            let dangling = if e.dangling {
+                self.red(" (dangling)")
+            } else {
+                String::new()
+            };
+            println!(
+                "  -{}-> {}{}  {}",
+                e.kind.as_str(),
+                e.to,
+                dangling,
+                self.dim(&format!("{} {:.2}", e.provenance.as_str(), e.confidence))
+            );
+        }
+        println!("edges in ({}):", v.edges_in.len());
+        for e in &v.edges_in {
+            println!(
+                "  <-{}- {}  {}",
+                e.kind.as_str(),
+                e.from,
+                self.dim(&format!("{} {:.2}", e.provenance.as_str(), e.confidence))
+            );
+        }
+    }
+
+    pub fn doctor(&self, r: &DoctorReport) {
+        if self.json {
+            self.json(r);
+            return;
+        }
+        println!("{} notes, {} edges", r.notes, r.edges);
+        println!(
+            "index: {} ({}, schema v{})",
+            if r.index.ok {
+                self.green("ok")
+            } else {
+                self.red("damaged")
+            },
+            r.index.path,
+            r.index.schema_version
+        );
+        if let Some(m) = &r.index.message {
+            println!("  {m}");
+        }
+        for d in &r.dangling {
+            println!(
+                "{} {} -{}-> {}: no such note; create it or fix the link",
+                self.red("dangling"),
+                d.from,
+                d.kind.as_str(),
+                d.to
+            );
+        }
+        for e in &r.note_errors {
+            println!("{} {}: {}", self.red("note"), e.path, e.message);
+        }
+        for e in &r.walk_errors {
+            println!("{} {}: {}", self.red("file"), e.path, e.message);
+        }
+        if r.healthy {
+            println!("{}", self.green("healthy"));
+        } else {
+            println!(
+                "{}: {} dangling links, {} note problems ({} merge conflicts), {} file problems",
+                self.red("problems found"),
+                r.dangling.len(),
+                r.note_errors.len(),
+                r.conflicts.len(),
+                r.walk_errors.len()
+            );
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! The crate's error type: what went wrong, on which file, and what to do about it.
+//!
+//! Every variant's `Display` names the path involved and the fix, so the CLI can print it as is.
+
+use std::path::PathBuf;
+
+/// Result alias used across mnemon.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can fail in mnemon.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O call failed on a file or folder.
+    #[error("{op} {path}: {source}")]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// No memory folder was found walking up from the working directory.
+    #[error(
+        "no memory folder found: looked for .mnemon/ in {start} and every parent; run `mnemon init` here, or pass --dir DIR / set MNEMON_DIR"
+    )]
+    NoMemoryFolder { start: PathBuf },
+    /// The given folder is not a memory folder (it has no `memory/` subfolder).
+    #[error(
+        "{path} is not a mnemon memory folder (no memory/ inside); run `mnemon init --dir {path}`"
+    )]
+    NotAMemoryFolder { path: PathBuf },
+    /// The redb store failed.
+    #[error("index store {path}: {message}; delete {path} to rebuild it from the notes")]
+    Store { path: PathBuf, message: String },
+    /// A derived index file is damaged (it is rebuilt from the notes by the caller).
+    #[error("index file {path} is damaged: {reason}")]
+    Corrupt { path: PathBuf, reason: String },
+    /// A node id that does not exist.
+    #[error(
+        "no note with id `{id}`; run `mnemon index` if you just added it, or check the spelling"
+    )]
+    UnknownNode { id: String },
+    /// A user-supplied argument is out of range or malformed.
+    #[error("invalid {what}: {message}")]
+    InvalidArgument { what: &'static str, message: String },
+}
+
+impl Error {
+    /// Wrap an `io::Error` with the operation and path it came from.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Wrap any redb error for the store at `path`.
+    pub fn store(path: impl Into<PathBuf>, err: impl std::fmt::Display) -> Self {
+        Error::Store {
+            path: path.into(),
+            message: err.to_string(),
+        }
+    }
+}

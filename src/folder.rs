@@ -1,0 +1,174 @@
+//! Where is the memory? Finding, creating and laying out a memory folder.
+//!
+//! A memory folder (by default `.mnemon/`, found by walking up from the working directory like git
+//! finds `.git/`) holds three parts:
+//!
+//! ```text
+//! .mnemon/
+//!   .gitignore   ignores index/ (this folder's own .gitignore; the enclosing repository's is never edited)
+//!   memory/      one Markdown note per topic: the source of truth
+//!   events/      one append-only segment per session
+//!   index/       derived files (redb store, lexical index, snapshots): rebuildable, git-ignored
+//! ```
+//!
+//! `--dir DIR` and `MNEMON_DIR` name the memory folder itself (the folder holding `memory/`); a
+//! folder that contains `.mnemon/` is accepted too.
+
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Name of the memory folder created by `mnemon init` and looked for when walking up.
+pub const DEFAULT_FOLDER_NAME: &str = ".mnemon";
+/// The ignore rule written to the memory folder's `.gitignore`.
+pub const GITIGNORE_RULE: &[u8] = b"/index/";
+
+/// Paths of one memory folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryDir {
+    root: PathBuf,
+}
+
+impl MemoryDir {
+    /// Use `root` as the memory folder without checking it.
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        MemoryDir { root: root.into() }
+    }
+
+    /// Resolve the memory folder: `explicit` (from `--dir` or `MNEMON_DIR`) wins, else walk up from
+    /// `cwd` looking for `.mnemon/`.
+    pub fn locate(explicit: Option<&Path>, cwd: &Path) -> Result<Self> {
+        if let Some(dir) = explicit {
+            let dir = if dir.is_absolute() {
+                dir.to_path_buf()
+            } else {
+                cwd.join(dir)
+            };
+            if dir.join("memory").is_dir() {
+                return Ok(MemoryDir::at(dir));
+            }
+            let nested = dir.join(DEFAULT_FOLDER_NAME);
+            if nested.join("memory").is_dir() {
+                return Ok(MemoryDir::at(nested));
+            }
+            return Err(Error::NotAMemoryFolder { path: dir });
+        }
+        let mut here = Some(cwd);
+        while let Some(dir) = here {
+            let candidate = dir.join(DEFAULT_FOLDER_NAME);
+            if candidate.join("memory").is_dir() {
+                return Ok(MemoryDir::at(candidate));
+            }
+            here = dir.parent();
+        }
+        Err(Error::NoMemoryFolder {
+            start: cwd.to_path_buf(),
+        })
+    }
+
+    /// Create the layout under `root` (idempotent) and make git ignore `index/`.
+    pub fn init(root: impl Into<PathBuf>) -> Result<Self> {
+        let dir = MemoryDir::at(root);
+        for sub in [dir.memory(), dir.events(), dir.index()] {
+            std::fs::create_dir_all(&sub).map_err(|e| Error::io("create folder", &sub, e))?;
+        }
+        dir.ensure_gitignore()?;
+        Ok(dir)
+    }
+
+    /// The memory folder itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    /// `memory/`: the notes.
+    pub fn memory(&self) -> PathBuf {
+        self.root.join("memory")
+    }
+    /// `events/`: the per-session event segments.
+    pub fn events(&self) -> PathBuf {
+        self.root.join("events")
+    }
+    /// `index/`: derived, rebuildable files.
+    pub fn index(&self) -> PathBuf {
+        self.root.join("index")
+    }
+    /// The memory folder's own `.gitignore`.
+    pub fn gitignore(&self) -> PathBuf {
+        self.root.join(".gitignore")
+    }
+
+    /// Make sure `.gitignore` ignores `index/`, comparing bytes (never decoding the file), so a
+    /// file that is not UTF-8 still gets the rule at most once (failure mode 5). Returns whether
+    /// the file was changed.
+    pub fn ensure_gitignore(&self) -> Result<bool> {
+        let path = self.gitignore();
+        let existing = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(Error::io("read", &path, e)),
+        };
+        let Some(addition) = gitignore_addition(&existing) else {
+            return Ok(false);
+        };
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::io("open for append", &path, e))?;
+        file.write_all(&addition)
+            .map_err(|e| Error::io("append to", &path, e))?;
+        Ok(true)
+    }
+}
+
+/// The bytes to append to a `.gitignore` holding `existing` so that it ignores `index/`, or `None`
+/// when a line already does. Lines are compared as bytes after trimming ASCII whitespace; `index`,
+/// `index/`, `/index` and `/index/` all count.
+pub fn gitignore_addition(existing: &[u8]) -> Option<Vec<u8>> {
+    let already = existing.split(|&b| b == b'\n').any(|line| {
+        let line = line.trim_ascii();
+        matches!(line, b"index" | b"index/" | b"/index" | b"/index/")
+    });
+    if already {
+        return None;
+    }
+    let mut out = Vec::with_capacity(GITIGNORE_RULE.len() + 2);
+    if !existing.is_empty() && !existing.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    out.extend_from_slice(GITIGNORE_RULE);
+    out.push(b'\n');
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addition_is_none_when_rule_present_in_non_utf8_file() {
+        let mut bytes = vec![0xff, 0xfe, b'\n'];
+        bytes.extend_from_slice(b"  /index/ \r\n");
+        assert_eq!(gitignore_addition(&bytes), None);
+    }
+
+    #[test]
+    fn addition_adds_newline_when_missing() {
+        assert_eq!(gitignore_addition(b"target"), Some(b"\n/index/\n".to_vec()));
+        assert_eq!(gitignore_addition(b""), Some(b"/index/\n".to_vec()));
+    }
+
+    #[test]
+    fn locate_walks_up_and_honours_explicit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = MemoryDir::init(tmp.path().join(".mnemon")).unwrap();
+        let deep = tmp.path().join("a/b/c");
+        std::fs::create_dir_all(&deep).unwrap();
+        assert_eq!(MemoryDir::locate(None, &deep).unwrap(), dir);
+        // explicit: the folder itself, or its parent holding .mnemon/
+        assert_eq!(MemoryDir::locate(Some(dir.root()), &deep).unwrap(), dir);
+        assert_eq!(MemoryDir::locate(Some(tmp.path()), &deep).unwrap(), dir);
+        let err = MemoryDir::locate(Some(&deep), &deep).unwrap_err();
+        assert!(err.to_string().contains("mnemon init"), "{err}");
+    }
+}

@@ -1,0 +1,750 @@
+//! Tokenizer for the lexical index: turns note text, node ids/slugs and queries into terms.
+//!
+//! Rules (identical for indexing and querying, so that query terms meet index terms):
+//!
+//! * **Segmentation.** Text is cut at ASCII whitespace into chunks (UAX #29 never joins across
+//!   whitespace; this lets all-ASCII chunks use `unicode-segmentation`'s ASCII fast path) and each
+//!   chunk is segmented with Unicode word segmentation (`unicode_word_indices`): only segments
+//!   containing an alphanumeric char are looked at, so punctuation, symbols and emoji vanish.
+//! * **Splitting inside a segment.** Segmentation glues `pool_size`, `v1.2`, `a.b`, `S:t`, `1,000`.
+//!   Inside a segment every ASCII char that is not alphanumeric (`-` `_` `.` `/` `:` `,` `;` ...)
+//!   and the Unicode word-joining punctuation (middle dots, narrow no-break space, `‿`, ...) split
+//!   the word. Hence `max_client_conn` -> `max`, `client`, `conn`; `v1.2` -> `v1`, `2`;
+//!   `3.14` -> `3`, `14`; `1,000` -> `1`, `000`. Apostrophes (`'`, `‘`, `’`, `ʼ`) and invisible
+//!   format chars (soft hyphen, zero-width space/joiners, BOM) are *removed* without splitting:
+//!   `don't` -> `dont`, `PgBouncer's` -> `pgbouncers` -> (stem) `pgbouncer`.
+//! * **Script changes.** Within a segment, a change between CJK and non-CJK chars also splits
+//!   (segmentation glues e.g. Latin + Hangul), so `PgBouncer连接池配置` yields `pgbouncer` and
+//!   CJK terms.
+//! * **Folding.** Fullwidth ASCII forms (`Ｐｇ１`) are mapped to ASCII, then every char is
+//!   lowercased with `char::to_lowercase` (char by char: no final-sigma rule, no diacritic
+//!   stripping, no Unicode normalisation).
+//! * **Stemming.** Words made only of ASCII letters and longer than 2 bytes are stemmed with the
+//!   Snowball English stemmer (`deploying`, `deployed`, `deploys` -> `deploy`). Words with digits
+//!   (`2026`, `v1`, `ipv4`) or non-ASCII letters (`café`, `сервер`) are kept folded but unstemmed.
+//!   Numbers are ordinary terms.
+//! * **CJK** (Han, Hiragana, Katakana, Hangul, Bopomofo; decided by code-point ranges). A maximal
+//!   run of adjacent CJK chars (adjacent in the source text, possibly spanning several segments)
+//!   gives its overlapping bigrams (`数据库连接` -> `数据 据库 库连 连接`); a run of one char gives
+//!   that char. For indexing, runs longer than one also give every single char, interleaved in
+//!   order of appearance (`c0, c0c1, c1, c1c2, c2`) so that one-char queries match. Queries use
+//!   only the bigrams (or the single char of a one-char run).
+//! * **Length.** A word is truncated to [`MAX_TERM_BYTES`] bytes at a char boundary *before*
+//!   stemming (the stem is then truncated again, defensively). Empty terms are never produced.
+//! * **Stop words** (a compact English list of ~130 words, matched on the folded, unstemmed form)
+//!   are kept when indexing and dropped from queries, unless the query holds nothing else.
+//!
+//! Query parsing additionally deduplicates terms (first appearance wins), caps them at
+//! [`MAX_QUERY_TERMS`] and reports whether the last term may be an unfinished word
+//! ([`QueryTerms::last_is_prefix`]).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use rust_stemmers::{Algorithm, Stemmer};
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Max bytes of a single term kept (longer words are truncated at a char boundary): a limit on everything.
+pub const MAX_TERM_BYTES: usize = 64;
+/// Max query terms kept (the rest are ignored).
+pub const MAX_QUERY_TERMS: usize = 32;
+
+/// A tokenizer configured once (holds the English stemmer). Cheap to share (&self methods), Send + Sync.
+pub struct Tokenizer {
+    stemmer: Stemmer,
+}
+
+/// The result of [`Tokenizer::query_terms`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryTerms {
+    /// Deduplicated (by `term`) in first-appearance order, stop words removed unless the query is
+    /// only stop words, at most [`MAX_QUERY_TERMS`].
+    pub terms: Vec<QueryTerm>,
+    /// True when `terms.last()` comes from the very last word of the query, that word is directly
+    /// followed by the end of the query text (no whitespace or punctuation after it), it is not CJK
+    /// and its folded form has at least 2 chars. False for an empty term list, and also when that
+    /// last word was dropped (stop word), merged into an earlier duplicate, or cut by the cap.
+    pub last_is_prefix: bool,
+}
+
+/// One query term.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryTerm {
+    /// normalised (folded + stemmed) term, as in the index
+    pub term: String,
+    /// the folded but UNstemmed surface form (used for typo/prefix expansion against the dictionary)
+    pub surface: String,
+    /// true for a CJK bigram or CJK single char term
+    pub cjk: bool,
+}
+
+impl Tokenizer {
+    /// Creates a tokenizer with the English stemmer.
+    pub fn new() -> Tokenizer {
+        Tokenizer {
+            stemmer: Stemmer::create(Algorithm::English),
+        }
+    }
+
+    /// Terms for indexing a field's text, in order of appearance, duplicates kept (caller counts tf).
+    ///
+    /// Appends to `out` (does not clear it). Stop words are kept.
+    pub fn index_terms(&self, text: &str, out: &mut Vec<String>) {
+        scan(text, |tok| match tok {
+            Token::Word { surface, stem, .. } => out.push(self.normalise(surface, stem)),
+            Token::Cjk { run } => cjk_index_terms(run, out),
+        });
+    }
+
+    /// Terms for a node id / slug such as `runbooks/pgbouncer-pool-sizing` or `snake_case_id`:
+    /// split on '/', '-', '_', '.', then each part goes through the same normalisation as index_terms.
+    ///
+    /// Appends to `out` (does not clear it).
+    pub fn slug_terms(&self, slug: &str, out: &mut Vec<String>) {
+        for part in slug.split(['/', '-', '_', '.']) {
+            if !part.is_empty() {
+                self.index_terms(part, out);
+            }
+        }
+    }
+
+    /// Query parsing: returns the query terms (deduplicated, in first-appearance order), stop words removed
+    /// (unless removing them would leave the query empty: then keep them), plus a flag saying whether the
+    /// last term was a "prefix candidate" (the query text does not end in whitespace/punctuation after it and
+    /// it is a Latin word of >= 2 chars; CJK terms are never prefix candidates).
+    ///
+    /// See [`QueryTerms::last_is_prefix`] for the exact definition of the flag.
+    pub fn query_terms(&self, query: &str) -> QueryTerms {
+        // Non-stop terms and (for the all-stop-words fallback) stop-word terms, each deduplicated
+        // and capped independently.
+        let mut kept: Vec<QueryTerm> = Vec::new();
+        let mut stops: Vec<QueryTerm> = Vec::new();
+        // Did the most recently seen term get appended to `kept` / `stops`, and was it a prefix
+        // candidate?
+        let mut last_in_kept = false;
+        let mut last_in_stops = false;
+        let mut last_candidate = false;
+
+        let mut add = |list_is_stop: bool, qt: QueryTerm, candidate: bool| {
+            last_candidate = candidate;
+            last_in_kept = false;
+            last_in_stops = false;
+            let (list, flag) = if list_is_stop {
+                (&mut stops, &mut last_in_stops)
+            } else {
+                (&mut kept, &mut last_in_kept)
+            };
+            if list.len() < MAX_QUERY_TERMS && !list.iter().any(|t| t.term == qt.term) {
+                list.push(qt);
+                *flag = true;
+            }
+        };
+
+        scan(query, |tok| match tok {
+            Token::Word { surface, stem, end } => {
+                let candidate = end == query.len() && surface.chars().nth(1).is_some();
+                let qt = QueryTerm {
+                    term: self.normalise(surface, stem),
+                    surface: surface.to_owned(),
+                    cjk: false,
+                };
+                add(is_stop_word(surface), qt, candidate);
+            }
+            Token::Cjk { run } => {
+                for_each_cjk_query_term(run, |t| {
+                    let qt = QueryTerm {
+                        term: t.to_owned(),
+                        surface: t.to_owned(),
+                        cjk: true,
+                    };
+                    add(false, qt, false);
+                });
+            }
+        });
+
+        if kept.is_empty() {
+            QueryTerms {
+                last_is_prefix: last_in_stops && last_candidate,
+                terms: stops,
+            }
+        } else {
+            QueryTerms {
+                last_is_prefix: last_in_kept && last_candidate,
+                terms: kept,
+            }
+        }
+    }
+
+    /// Folded word -> index term (stemmed when eligible).
+    fn normalise(&self, surface: &str, stem: bool) -> String {
+        let mut term = if stem {
+            match self.stemmer.stem(surface) {
+                Cow::Borrowed(s) if !s.is_empty() => s.to_owned(),
+                Cow::Owned(s) if !s.is_empty() => s,
+                _ => surface.to_owned(),
+            }
+        } else {
+            surface.to_owned()
+        };
+        if term.len() > MAX_TERM_BYTES {
+            let mut cut = MAX_TERM_BYTES;
+            while !term.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            term.truncate(cut);
+        }
+        term
+    }
+}
+
+impl Default for Tokenizer {
+    fn default() -> Self {
+        Tokenizer::new()
+    }
+}
+
+impl fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tokenizer")
+            .field("stemmer", &"english")
+            .finish()
+    }
+}
+
+/// What the scanner hands out.
+enum Token<'a> {
+    /// A folded (lowercased, truncated) non-CJK word. `stem`: eligible for stemming.
+    /// `end`: source byte offset just past its last kept char.
+    Word {
+        surface: &'a str,
+        stem: bool,
+        end: usize,
+    },
+    /// A maximal run of adjacent CJK chars, as a slice of the source text.
+    Cjk { run: &'a str },
+}
+
+/// Scanner state: the word being built and the pending CJK run.
+struct Scanner<'t, F> {
+    text: &'t str,
+    buf: String,
+    word_end: usize,
+    word_alnum: bool,
+    word_ascii_alpha: bool,
+    word_full: bool,
+    /// Pending CJK run `cjk_start..cjk_end` in `text`; empty when `cjk_start == cjk_end`.
+    cjk_start: usize,
+    cjk_end: usize,
+    emit: F,
+}
+
+/// How a non-CJK char inside a word segment is treated (after fullwidth folding).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CharClass {
+    Keep,
+    Drop,
+    Split,
+}
+
+fn scan<F: FnMut(Token<'_>)>(text: &str, emit: F) {
+    let mut s = Scanner {
+        text,
+        buf: String::with_capacity(MAX_TERM_BYTES + 8),
+        word_end: 0,
+        word_alnum: false,
+        word_ascii_alpha: true,
+        word_full: false,
+        cjk_start: 0,
+        cjk_end: 0,
+        emit,
+    };
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let start = i;
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if start == i {
+            break;
+        }
+        // ASCII whitespace bytes never occur inside a multi-byte UTF-8 sequence.
+        let chunk = &text[start..i];
+        for (off, seg) in chunk.unicode_word_indices() {
+            s.segment(start + off, seg);
+        }
+    }
+    s.flush_word();
+    s.flush_cjk();
+}
+
+impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
+    fn segment(&mut self, base: usize, seg: &str) {
+        if seg.is_ascii() {
+            // Fast path: no CJK, no folding tables.
+            self.flush_cjk();
+            for (i, b) in seg.bytes().enumerate() {
+                if b.is_ascii_alphanumeric() {
+                    self.push_ascii(b, base + i + 1);
+                } else if b != b'\'' {
+                    self.flush_word();
+                }
+            }
+        } else {
+            for (i, c) in seg.char_indices() {
+                let pos = base + i;
+                let len = c.len_utf8();
+                if is_cjk(c) {
+                    self.flush_word();
+                    if self.cjk_start == self.cjk_end || self.cjk_end != pos {
+                        self.flush_cjk();
+                        self.cjk_start = pos;
+                    }
+                    self.cjk_end = pos + len;
+                    continue;
+                }
+                self.flush_cjk();
+                let c = fold_fullwidth(c);
+                match classify(c) {
+                    CharClass::Keep => {
+                        if c.is_ascii() {
+                            self.push_ascii(c as u8, pos + len);
+                        } else {
+                            self.push_other(c, pos + len);
+                        }
+                    }
+                    CharClass::Drop => {}
+                    CharClass::Split => self.flush_word(),
+                }
+            }
+        }
+        self.flush_word();
+    }
+
+    #[inline]
+    fn push_ascii(&mut self, b: u8, end: usize) {
+        self.word_end = end;
+        self.word_alnum = true;
+        self.word_ascii_alpha &= b.is_ascii_alphabetic();
+        if !self.word_full {
+            if self.buf.len() < MAX_TERM_BYTES {
+                self.buf.push(b.to_ascii_lowercase() as char);
+            } else {
+                self.word_full = true;
+            }
+        }
+    }
+
+    fn push_other(&mut self, c: char, end: usize) {
+        self.word_end = end;
+        self.word_alnum |= c.is_alphanumeric();
+        self.word_ascii_alpha = false;
+        if self.word_full {
+            return;
+        }
+        for l in c.to_lowercase() {
+            if self.buf.len() + l.len_utf8() <= MAX_TERM_BYTES {
+                self.buf.push(l);
+            } else {
+                self.word_full = true;
+                break;
+            }
+        }
+    }
+
+    fn flush_word(&mut self) {
+        if !self.buf.is_empty() {
+            if self.word_alnum {
+                let stem = self.word_ascii_alpha && self.buf.len() > 2;
+                (self.emit)(Token::Word {
+                    surface: &self.buf,
+                    stem,
+                    end: self.word_end,
+                });
+            }
+            self.buf.clear();
+        }
+        self.word_alnum = false;
+        self.word_ascii_alpha = true;
+        self.word_full = false;
+    }
+
+    fn flush_cjk(&mut self) {
+        if self.cjk_start != self.cjk_end {
+            (self.emit)(Token::Cjk {
+                run: &self.text[self.cjk_start..self.cjk_end],
+            });
+            self.cjk_start = self.cjk_end;
+        }
+    }
+}
+
+/// Index terms of a CJK run: `c0, c0c1, c1, c1c2, ..., c(n-1)`; a one-char run gives `c0`.
+fn cjk_index_terms(run: &str, out: &mut Vec<String>) {
+    let mut chars = run.char_indices();
+    if chars.next().is_none() {
+        return;
+    }
+    let mut prev = 0;
+    for (i, c) in chars {
+        out.push(run[prev..i].to_owned());
+        out.push(run[prev..i + c.len_utf8()].to_owned());
+        prev = i;
+    }
+    out.push(run[prev..].to_owned());
+}
+
+/// Query terms of a CJK run: its bigrams, or the single char of a one-char run.
+fn for_each_cjk_query_term(run: &str, mut f: impl FnMut(&str)) {
+    let mut chars = run.char_indices();
+    if chars.next().is_none() {
+        return;
+    }
+    let mut prev = 0;
+    let mut any = false;
+    for (i, c) in chars {
+        f(&run[prev..i + c.len_utf8()]);
+        prev = i;
+        any = true;
+    }
+    if !any {
+        f(run);
+    }
+}
+
+/// Han, Hiragana, Katakana, Hangul, Bopomofo (and a few ideographic marks such as `々` `〇`).
+#[inline]
+fn is_cjk(c: char) -> bool {
+    let u = c as u32;
+    if u < 0x1100 {
+        return false;
+    }
+    matches!(u,
+        0x1100..=0x11FF     // Hangul Jamo
+        | 0x2E80..=0x2FDF   // CJK Radicals Supplement, Kangxi Radicals
+        | 0x3005..=0x3007   // 々 〆 〇
+        | 0x3021..=0x3029   // Hangzhou numerals
+        | 0x3031..=0x3035   // vertical kana repeat marks
+        | 0x3038..=0x303C
+        | 0x3041..=0x309F   // Hiragana
+        | 0x30A0..=0x30FF   // Katakana
+        | 0x3105..=0x312F   // Bopomofo
+        | 0x3131..=0x318F   // Hangul Compatibility Jamo
+        | 0x31A0..=0x31BF   // Bopomofo Extended
+        | 0x31F0..=0x31FF   // Katakana Phonetic Extensions
+        | 0x3400..=0x4DBF   // CJK Extension A
+        | 0x4E00..=0x9FFF   // CJK Unified Ideographs
+        | 0xA960..=0xA97F   // Hangul Jamo Extended-A
+        | 0xAC00..=0xD7AF   // Hangul Syllables
+        | 0xD7B0..=0xD7FF   // Hangul Jamo Extended-B
+        | 0xF900..=0xFAFF   // CJK Compatibility Ideographs
+        | 0xFF66..=0xFF9F   // Halfwidth Katakana
+        | 0xFFA0..=0xFFDC   // Halfwidth Hangul
+        | 0x1B000..=0x1B16F // Kana Supplement / Extended-A
+        | 0x20000..=0x323AF // CJK Extensions B..H, Compatibility Supplement
+    )
+}
+
+/// Fullwidth ASCII variants (U+FF01..U+FF5E) -> ASCII.
+#[inline]
+fn fold_fullwidth(c: char) -> char {
+    let u = c as u32;
+    if (0xFF01..=0xFF5E).contains(&u) {
+        char::from_u32(u - 0xFEE0).unwrap_or(c)
+    } else {
+        c
+    }
+}
+
+#[inline]
+fn classify(c: char) -> CharClass {
+    if c.is_ascii() {
+        return if c.is_ascii_alphanumeric() {
+            CharClass::Keep
+        } else if c == '\'' {
+            CharClass::Drop
+        } else {
+            CharClass::Split
+        };
+    }
+    match c {
+        // apostrophes, soft hyphen, zero-width chars, word joiner, BOM
+        '\u{2018}' | '\u{2019}' | '\u{02BC}' | '\u{00AD}' | '\u{200B}'..='\u{200F}'
+        | '\u{2060}' | '\u{FEFF}' => CharClass::Drop,
+        // UAX #29 MidLetter / MidNum / MidNumLet / ExtendNumLet punctuation (non-ASCII)
+        '\u{00B7}' | '\u{0387}' | '\u{055F}' | '\u{05F3}' | '\u{05F4}' | '\u{2027}'
+        | '\u{FE13}' | '\u{FE55}' | '\u{2024}' | '\u{FE52}' | '\u{037E}' | '\u{0589}'
+        | '\u{060C}' | '\u{060D}' | '\u{066C}' | '\u{07F8}' | '\u{2044}' | '\u{FE10}'
+        | '\u{FE14}' | '\u{FE50}' | '\u{FE54}' | '\u{202F}' | '\u{203F}' | '\u{2040}'
+        | '\u{2054}' | '\u{FE33}' | '\u{FE34}' | '\u{FE4D}'..='\u{FE4F}' => CharClass::Split,
+        _ => CharClass::Keep,
+    }
+}
+
+/// Query stop words (folded, apostrophes removed), sorted for binary search.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
+    "are", "arent", "as", "at", "be", "because", "been", "before", "being", "below", "between",
+    "both", "but", "by", "can", "could", "did", "didnt", "do", "does", "doesnt", "doing", "dont",
+    "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her",
+    "here", "hers", "herself", "him", "himself", "his", "how", "hows", "i", "if", "im", "in",
+    "into", "is", "isnt", "it", "its", "itself", "ive", "just", "may", "me", "might", "more",
+    "most", "must", "my", "myself", "no", "nor", "not", "now", "of", "on", "once", "only", "or",
+    "other", "our", "ours", "ourselves", "own", "same", "she", "should", "so", "some", "such",
+    "than", "that", "thats", "the", "their", "theirs", "them", "themselves", "then", "there",
+    "theres", "these", "they", "this", "those", "through", "to", "too", "until", "very", "was",
+    "wasnt", "we", "were", "what", "whats", "when", "where", "which", "while", "who", "whom",
+    "whose", "why", "will", "with", "would", "you", "your", "youre", "yours", "yourself",
+];
+
+fn is_stop_word(surface: &str) -> bool {
+    surface.len() <= 10 && STOP_WORDS.binary_search(&surface).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn idx(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        Tokenizer::new().index_terms(text, &mut out);
+        out
+    }
+
+    fn slug(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        Tokenizer::new().slug_terms(text, &mut out);
+        out
+    }
+
+    fn q(text: &str) -> QueryTerms {
+        Tokenizer::new().query_terms(text)
+    }
+
+    fn qterms(text: &str) -> Vec<String> {
+        q(text).terms.into_iter().map(|t| t.term).collect()
+    }
+
+    #[test]
+    fn send_sync_default_debug() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Tokenizer>();
+        let t = Tokenizer::default();
+        assert_eq!(format!("{t:?}"), "Tokenizer { stemmer: \"english\" }");
+    }
+
+    #[test]
+    fn stop_words_sorted_and_folded() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOP_WORDS.iter().all(|w| w.len() <= 10
+            && w.bytes().all(|b| b.is_ascii_lowercase())));
+        assert!(STOP_WORDS.len() >= 120);
+    }
+
+    #[test]
+    fn slugs() {
+        assert_eq!(
+            slug("runbooks/pgbouncer-pool-sizing"),
+            ["runbook", "pgbouncer", "pool", "size"]
+        );
+        assert_eq!(slug("pgbouncer-pool-sizing"), ["pgbouncer", "pool", "size"]);
+        assert_eq!(slug("snake_case_id"), ["snake", "case", "id"]);
+        assert_eq!(slug("notes/2026.05.v2"), ["note", "2026", "05", "v2"]);
+        assert_eq!(slug("Max_Client_Conn"), ["max", "client", "conn"]);
+        assert_eq!(slug("//--__.."), Vec::<String>::new());
+        assert_eq!(slug("设计/数据库"), ["设", "设计", "计", "数", "数据", "据", "据库", "库"]);
+    }
+
+    #[test]
+    fn stemming() {
+        assert_eq!(idx("deploying deployed deploys deploy"), ["deploy"; 4]);
+        assert_eq!(idx("connections connected connecting"), ["connect"; 3]);
+        assert_eq!(idx("running runs"), ["run", "run"]);
+        // possessive: apostrophe removed, then the plural stems away
+        assert_eq!(idx("PgBouncer's pool"), ["pgbouncer", "pool"]);
+        assert_eq!(idx("don't"), ["dont"]);
+        // short, digit-bearing and non-ASCII words are not stemmed
+        assert_eq!(idx("is as v1s ipv4s cafés"), ["is", "as", "v1s", "ipv4s", "cafés"]);
+        assert_eq!(qterms("deploying"), idx("deployed"));
+    }
+
+    #[test]
+    fn case_folding() {
+        assert_eq!(idx("PgBouncer POOL Pool pool"), ["pgbouncer", "pool", "pool", "pool"]);
+        assert_eq!(idx("ÉCOLE Straße ΣΟΦΙΑ"), ["école", "straße", "σοφια"]);
+        // fullwidth ASCII folds to ASCII (and then stems like ASCII)
+        assert_eq!(idx("ＰｇＢｏｕｎｃｅｒ　Ｐｏｏｌｓ"), ["pgbouncer", "pool"]);
+        assert_eq!(idx("１２３"), ["123"]);
+    }
+
+    #[test]
+    fn numbers_and_separators() {
+        assert_eq!(idx("In 2026 we had 48 nodes"), ["in", "2026", "we", "had", "48", "node"]);
+        assert_eq!(idx("v1.2"), ["v1", "2"]);
+        assert_eq!(idx("3.14 and 1,000"), ["3", "14", "and", "1", "000"]);
+        assert_eq!(idx("pool_size max_client_conn"), ["pool", "size", "max", "client", "conn"]);
+        assert_eq!(idx("a.b:c/d-e"), ["a", "b", "c", "d", "e"]);
+        assert_eq!(
+            idx("see `pool_mode = transaction` (docs: https://x.io/pgbouncer)"),
+            ["see", "pool", "mode", "transact", "doc", "https", "x", "io", "pgbouncer"]
+        );
+        // stop words are kept when indexing
+        assert_eq!(idx("the of and"), ["the", "of", "and"]);
+        // invisible chars do not split, middle dot does
+        assert_eq!(idx("con\u{AD}nection a\u{B7}b"), ["connect", "a", "b"]);
+    }
+
+    #[test]
+    fn cjk_index() {
+        assert_eq!(
+            idx("数据库连接"),
+            ["数", "数据", "据", "据库", "库", "库连", "连", "连接", "接"]
+        );
+        assert_eq!(idx("池"), ["池"]);
+        // punctuation breaks runs
+        assert_eq!(idx("数据，库。池"), ["数", "数据", "据", "库", "池"]);
+        assert_eq!(idx("연결 풀"), ["연", "연결", "결", "풀"]);
+        assert_eq!(idx("データ"), ["デ", "デー", "ー", "ータ", "タ"]);
+    }
+
+    #[test]
+    fn cjk_query() {
+        let r = q("数据库连接");
+        assert_eq!(
+            r.terms.iter().map(|t| t.term.as_str()).collect::<Vec<_>>(),
+            ["数据", "据库", "库连", "连接"]
+        );
+        assert!(r.terms.iter().all(|t| t.cjk && t.surface == t.term));
+        assert!(!r.last_is_prefix);
+        assert_eq!(qterms("池"), ["池"]);
+        assert!(!q("池").last_is_prefix);
+        // deduplicated
+        assert_eq!(qterms("数据数据"), ["数据", "据数"]);
+    }
+
+    #[test]
+    fn mixed_script() {
+        assert_eq!(
+            idx("PgBouncer连接池配置"),
+            ["pgbouncer", "连", "连接", "接", "接池", "池", "池配", "配", "配置", "置"]
+        );
+        // Hangul is glued to Latin by segmentation; split on the script change
+        assert_eq!(idx("redis연결pool"), ["redi", "연", "연결", "결", "pool"]);
+        let r = q("PgBouncer连接池配置");
+        assert_eq!(
+            r.terms
+                .iter()
+                .map(|t| (t.term.as_str(), t.cjk))
+                .collect::<Vec<_>>(),
+            [
+                ("pgbouncer", false),
+                ("连接", true),
+                ("接池", true),
+                ("池配", true),
+                ("配置", true)
+            ]
+        );
+        assert!(!r.last_is_prefix);
+        assert_eq!(qterms("连接池pool"), ["连接", "接池", "pool"]);
+        assert!(q("连接池pool").last_is_prefix);
+    }
+
+    #[test]
+    fn query_stop_words() {
+        let r = q("How do I size the PgBouncer connection pool?");
+        assert_eq!(
+            r.terms
+                .iter()
+                .map(|t| (t.term.as_str(), t.surface.as_str()))
+                .collect::<Vec<_>>(),
+            [("size", "size"), ("pgbouncer", "pgbouncer"), ("connect", "connection"), ("pool", "pool")]
+        );
+        assert!(!r.last_is_prefix);
+        // only stop words: keep them
+        assert_eq!(qterms("what is this?"), ["what", "is", "this"]);
+        assert_eq!(qterms("The the THE"), ["the"]);
+        // dedup by normalised term, first surface wins
+        let r = q("deploying deployed");
+        assert_eq!(r.terms.len(), 1);
+        assert_eq!(r.terms[0].surface, "deploying");
+        assert!(!r.last_is_prefix);
+    }
+
+    #[test]
+    fn prefix_flag() {
+        let r = q("connection poo");
+        assert_eq!(qterms("connection poo"), ["connect", "poo"]);
+        assert!(r.last_is_prefix);
+        assert_eq!(r.terms[1].surface, "poo");
+        assert!(!q("connection pool ").last_is_prefix);
+        assert!(!q("connection pool.").last_is_prefix);
+        assert!(!q("connection pool?").last_is_prefix);
+        assert!(q("pool").last_is_prefix);
+        assert!(q("max_cli").last_is_prefix);
+        // single char: no
+        assert!(!q("connection p").last_is_prefix);
+        // trailing stop word is dropped -> the last kept term is complete
+        assert!(!q("pgbouncer for").last_is_prefix);
+        // only stop words: the last one may still be a prefix
+        assert!(q("how to").last_is_prefix);
+        // last word duplicates an earlier term: not the last term, so no prefix
+        assert!(!q("pool size pool").last_is_prefix);
+        // CJK never
+        assert!(!q("连接").last_is_prefix);
+        assert!(!q("").last_is_prefix);
+    }
+
+    #[test]
+    fn truncation() {
+        let long = "a".repeat(200);
+        assert_eq!(idx(&long), ["a".repeat(MAX_TERM_BYTES)]);
+        // multi-byte: 1 + 31 * 2 = 63 bytes, the next 'é' would exceed 64
+        let long = format!("x{}", "é".repeat(199));
+        let terms = idx(&long);
+        assert_eq!(terms, [format!("x{}", "é".repeat(31))]);
+        assert_eq!(terms[0].len(), 63);
+        let r = q(&long);
+        assert_eq!(r.terms[0].term, terms[0]);
+        assert_eq!(r.terms[0].surface, terms[0]);
+        assert!(r.last_is_prefix);
+        // every term of a long mixed word respects the limit
+        let long = "Internationalization".repeat(10);
+        assert!(idx(&long).iter().all(|t| t.len() <= MAX_TERM_BYTES));
+    }
+
+    #[test]
+    fn query_cap() {
+        let text: String = (0..100).map(|i| format!("w{i} ")).collect();
+        let r = q(&text);
+        assert_eq!(r.terms.len(), MAX_QUERY_TERMS);
+        assert_eq!(r.terms[0].term, "w0");
+        assert_eq!(r.terms[MAX_QUERY_TERMS - 1].term, "w31");
+        let text: String = (0..100).map(|i| format!("w{i} ")).collect::<String>() + "w99x";
+        assert!(!q(&text).last_is_prefix);
+    }
+
+    #[test]
+    fn empty_inputs() {
+        for s in ["", "   ", "\n\t ", "!?.,;:-_/()[]{}", "— … «»", "👍🎉", "。、！"] {
+            assert!(idx(s).is_empty(), "{s:?}");
+            assert!(slug(s).is_empty(), "{s:?}");
+            let r = q(s);
+            assert!(r.terms.is_empty(), "{s:?}");
+            assert!(!r.last_is_prefix, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn ascii_and_unicode_paths_agree() {
+        // the same ASCII words give the same terms when the chunk contains non-ASCII text
+        assert_eq!(idx("pool_size=v1.2 don't"), ["pool", "size", "v1", "2", "dont"]);
+        assert_eq!(
+            idx("pool_size=v1.2 don't—é"),
+            ["pool", "size", "v1", "2", "dont", "é"]
+        );
+        assert_eq!(idx("pool_size=v1.2—é"), ["pool", "size", "v1", "2", "é"]);
+    }
+}

@@ -1,0 +1,18 @@
+//! mnemon: an embedded associative-memory engine for AI agents.
+//!
+//! Agents keep what they learn as Markdown notes in `memory/`; mnemon folds them into a typed
+//! graph (redb) and answers recall from it. The data flows through the modules in this order:
+//! [`notes`] (parse one note) -> [`scan`] (what changed) -> [`store`] (the graph) -> the
+//! [`Memory`] facade used by the CLI.
+
+pub mod error;
+pub mod eval;
+pub mod folder;
+pub mod memory;
+pub mod notes;
+pub mod scan;
+pub mod store;
+
+pub use error::{Error, Result};
+pub use folder::MemoryDir;
+pub use memory::{DoctorReport, IndexReport, Memory, NodeView};

@@ -1,0 +1,219 @@
+//! The YAML frontmatter block of a note: splitting it off and reading the keys mnemon knows.
+//!
+//! All keys are optional; unknown keys are ignored. Values of the wrong shape become warnings
+//! (the rest of the frontmatter is still used). Relation lists accept a single string too.
+
+use super::{EdgeKind, NoteType, parse_date_unix_s};
+use serde_yaml_ng::Value;
+
+/// At most this many entries are read from one list (tags, related, ...).
+pub const MAX_LIST_ENTRIES: usize = 1024;
+
+/// What the frontmatter says about a note.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NoteMeta {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub note_type: NoteType,
+    pub created_at: Option<i64>,
+    pub updated_at: Option<i64>,
+    pub ttl_days: Option<u32>,
+    pub tags: Vec<String>,
+    pub pin: bool,
+    pub related: Vec<String>,
+    pub part_of: Vec<String>,
+    pub derived_from: Vec<String>,
+    pub supersedes: Vec<String>,
+    pub contradicts: Vec<String>,
+}
+
+/// Split `text` into (frontmatter YAML, body). The frontmatter is the block between a first line
+/// `---` and the next line `---` (or `...`); without it the whole text is the body.
+pub fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return (None, text);
+    };
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        let trimmed = line.trim_end_matches(['\n', '\r']);
+        if trimmed == "---" || trimmed == "..." {
+            let yaml = &rest[..offset];
+            let body = &rest[offset + line.len()..];
+            return (Some(yaml), body);
+        }
+        offset += line.len();
+    }
+    // An opening `---` with no closing line: treat the whole text as body.
+    (None, text)
+}
+
+impl NoteMeta {
+    /// Read the keys mnemon knows. `Err` when the YAML itself does not parse; `Ok((meta, warnings))`
+    /// otherwise, with one warning per value of the wrong shape.
+    pub fn from_yaml(yaml: &str) -> Result<(NoteMeta, Vec<String>), String> {
+        let value: Value = serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())?;
+        let mut meta = NoteMeta::default();
+        let mut warnings = Vec::new();
+        let map = match value {
+            Value::Mapping(m) => m,
+            Value::Null => return Ok((meta, warnings)),
+            _ => {
+                return Err("the frontmatter is not a key: value mapping".into());
+            }
+        };
+        for (k, v) in map {
+            let Some(key) = k.as_str() else { continue };
+            match key {
+                "name" => meta.name = scalar_string(&v),
+                "description" => meta.description = scalar_string(&v),
+                "type" => match scalar_string(&v) {
+                    Some(s) => match NoteType::parse(&s) {
+                        Some(t) => meta.note_type = t,
+                        None => warnings.push(format!(
+                            "unknown type `{s}`: use project, feedback, user, reference or index"
+                        )),
+                    },
+                    None if v.is_null() => {}
+                    None => warnings.push("`type` must be a string".into()),
+                },
+                "created_at" | "updated_at" => {
+                    let parsed = scalar_string(&v).and_then(|s| parse_date_unix_s(&s));
+                    if parsed.is_none() && !v.is_null() {
+                        warnings.push(format!("`{key}` is not a YYYY-MM-DD date; it was ignored"));
+                    }
+                    if key == "created_at" {
+                        meta.created_at = parsed;
+                    } else {
+                        meta.updated_at = parsed;
+                    }
+                }
+                "ttl_days" => match &v {
+                    Value::Null => meta.ttl_days = None,
+                    Value::Number(n) => match n.as_u64().and_then(|d| u32::try_from(d).ok()) {
+                        Some(d) => meta.ttl_days = Some(d),
+                        None => warnings.push(format!(
+                            "`ttl_days: {n}` must be a whole number of days >= 0, or null"
+                        )),
+                    },
+                    _ => warnings.push("`ttl_days` must be a number of days, or null".into()),
+                },
+                "pin" | "pinned" => match v {
+                    Value::Bool(b) => meta.pin = b,
+                    _ => warnings.push(format!("`{key}` must be true or false")),
+                },
+                "tags" => meta.tags = string_list(key, &v, &mut warnings),
+                "related" => meta.related = string_list(key, &v, &mut warnings),
+                "part_of" => meta.part_of = string_list(key, &v, &mut warnings),
+                "derived_from" => meta.derived_from = string_list(key, &v, &mut warnings),
+                "supersedes" => meta.supersedes = string_list(key, &v, &mut warnings),
+                "contradicts" => meta.contradicts = string_list(key, &v, &mut warnings),
+                _ => {}
+            }
+        }
+        Ok((meta, warnings))
+    }
+
+    /// The typed relation lists, with the edge kind each gives.
+    pub fn relations(&self) -> [(EdgeKind, &[String]); 5] {
+        [
+            (EdgeKind::References, &self.related),
+            (EdgeKind::PartOf, &self.part_of),
+            (EdgeKind::DerivedFrom, &self.derived_from),
+            (EdgeKind::Supersedes, &self.supersedes),
+            (EdgeKind::Contradicts, &self.contradicts),
+        ]
+    }
+}
+
+fn scalar_string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A list of strings; a single string counts as a one-element list. Links written as `[[id]]`
+/// inside frontmatter lists are unwrapped.
+fn string_list(key: &str, v: &Value, warnings: &mut Vec<String>) -> Vec<String> {
+    let items: Vec<&Value> = match v {
+        Value::Null => return Vec::new(),
+        Value::Sequence(seq) => seq.iter().take(MAX_LIST_ENTRIES).collect(),
+        other => vec![other],
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            // `- [[id]]` in YAML is a nested list holding a list holding "id".
+            Value::Sequence(inner) if inner.len() == 1 => match &inner[0] {
+                Value::Sequence(i2) if i2.len() == 1 => {
+                    if let Some(s) = scalar_string(&i2[0]) {
+                        out.push(s);
+                    }
+                }
+                _ => warnings.push(format!("`{key}` entries must be plain ids")),
+            },
+            other => match scalar_string(other) {
+                Some(s) => {
+                    let s = s
+                        .strip_prefix("[[")
+                        .and_then(|x| x.strip_suffix("]]"))
+                        .map(str::to_string)
+                        .unwrap_or(s);
+                    if !s.is_empty() && !out.contains(&s) {
+                        out.push(s);
+                    }
+                }
+                None => warnings.push(format!("`{key}` entries must be plain ids")),
+            },
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_variants() {
+        assert_eq!(
+            split_frontmatter("---\na: 1\n---\nbody"),
+            (Some("a: 1\n"), "body")
+        );
+        assert_eq!(
+            split_frontmatter("---\r\na: 1\r\n---\r\nbody"),
+            (Some("a: 1\r\n"), "body")
+        );
+        assert_eq!(split_frontmatter("no fm"), (None, "no fm"));
+        assert_eq!(split_frontmatter("---\nunclosed"), (None, "---\nunclosed"));
+    }
+
+    #[test]
+    fn reads_known_keys_and_warns_on_bad_shapes() {
+        let (m, w) = NoteMeta::from_yaml(
+            "name: N\ndescription: D\ntype: feedback\ncreated_at: 2026-01-20\nupdated_at: bad\nttl_days: 30\ntags: [a, b]\npin: true\nrelated: single\nextra: ignored\n",
+        )
+        .unwrap();
+        assert_eq!(m.name.as_deref(), Some("N"));
+        assert_eq!(m.note_type, NoteType::Feedback);
+        assert_eq!(m.created_at, Some(1_768_867_200));
+        assert_eq!(m.updated_at, None);
+        assert_eq!(m.ttl_days, Some(30));
+        assert_eq!(m.tags, vec!["a", "b"]);
+        assert!(m.pin);
+        assert_eq!(m.related, vec!["single"]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("updated_at"));
+    }
+
+    #[test]
+    fn wiki_links_in_yaml_lists_are_unwrapped() {
+        let (m, _) = NoteMeta::from_yaml("related:\n  - [[a]]\n  - \"[[b]]\"\n").unwrap();
+        assert_eq!(m.related, vec!["a", "b"]);
+    }
+}

@@ -1,0 +1,148 @@
+//! Body links: `[[id]]`, `[[id|label]]`, `[[id#heading]]`, and the supersede phrases before them.
+//!
+//! Links inside fenced code blocks (```` ``` ```` or `~~~`) are not links. A link must close on the
+//! same line and its inside is at most [`MAX_LINK_BYTES`] long.
+
+/// Longest text between `[[` and `]]` read as a link.
+pub const MAX_LINK_BYTES: usize = 600;
+/// How far before a link (bytes, same line) a supersede phrase is looked for.
+const PHRASE_WINDOW_BYTES: usize = 48;
+/// Words that, right before a link, mean "this note supersedes the linked one". Matched
+/// case-insensitively at the end of the text before the link (after trimming spaces and `:`).
+const SUPERSEDE_PHRASES: [&str; 10] = [
+    "supersedes",
+    "supersede",
+    "replaces",
+    "deprecates",
+    "取代",
+    "取代了",
+    "废弃",
+    "废弃了",
+    "替代",
+    "替代了",
+];
+
+/// One body link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// The id part (before `|` or `#`), trimmed.
+    pub target: String,
+    /// A supersede phrase stands right before the link.
+    pub supersede_phrase: bool,
+}
+
+/// All links of `body`, in order (duplicates kept).
+pub fn extract_links(body: &str) -> Vec<Link> {
+    let mut out = Vec::new();
+    let mut fence: Option<&str> = None;
+    for line in body.lines() {
+        let t = line.trim_start();
+        if let Some(f) = fence {
+            if t.starts_with(f) {
+                fence = None;
+            }
+            continue;
+        }
+        if t.starts_with("```") {
+            fence = Some("```");
+            continue;
+        }
+        if t.starts_with("~~~") {
+            fence = Some("~~~");
+            continue;
+        }
+        links_in_line(line, &mut out);
+    }
+    out
+}
+
+fn links_in_line(line: &str, out: &mut Vec<Link>) {
+    let mut pos = 0;
+    while let Some(open) = line[pos..].find("[[") {
+        let start = pos + open + 2;
+        let Some(close) = line[start..].find("]]") else {
+            return;
+        };
+        let inner = &line[start..start + close];
+        pos = start + close + 2;
+        if inner.len() > MAX_LINK_BYTES || inner.contains("[[") {
+            continue;
+        }
+        let id_part = inner.split(['|', '#']).next().unwrap_or("").trim();
+        if id_part.is_empty() {
+            continue;
+        }
+        let id_part = id_part.strip_suffix(".md").unwrap_or(id_part);
+        out.push(Link {
+            target: id_part.to_string(),
+            supersede_phrase: has_supersede_phrase(&line[..start - 2]),
+        });
+    }
+}
+
+fn has_supersede_phrase(before: &str) -> bool {
+    let mut cut = before.len().saturating_sub(PHRASE_WINDOW_BYTES);
+    while !before.is_char_boundary(cut) {
+        cut += 1;
+    }
+    let window = before[cut..]
+        .trim_end_matches(|c: char| c.is_whitespace() || c == ':' || c == '：')
+        .to_lowercase();
+    SUPERSEDE_PHRASES.iter().any(|p| {
+        window.ends_with(p)
+            && window[..window.len() - p.len()]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_ascii_alphanumeric())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn targets(body: &str) -> Vec<(String, bool)> {
+        extract_links(body)
+            .into_iter()
+            .map(|l| (l.target, l.supersede_phrase))
+            .collect()
+    }
+
+    #[test]
+    fn forms_of_links() {
+        assert_eq!(
+            targets("[[a]] [[b|label]] [[c#h]] [[ d ]] [[e.md]] [[]] [[unclosed"),
+            vec![
+                ("a".into(), false),
+                ("b".into(), false),
+                ("c".into(), false),
+                ("d".into(), false),
+                ("e".into(), false)
+            ]
+        );
+    }
+
+    #[test]
+    fn phrases_mark_supersession() {
+        assert_eq!(
+            targets(
+                "Supersedes [[a]]; deprecates: [[b]]; was replaced by [[c]]; misreplaces [[d]]; 废弃 [[e]]"
+            ),
+            vec![
+                ("a".into(), true),
+                ("b".into(), true),
+                ("c".into(), false),
+                ("d".into(), false),
+                ("e".into(), true)
+            ]
+        );
+    }
+
+    #[test]
+    fn code_fences_hide_links() {
+        assert_eq!(
+            targets("[[a]]\n```\n[[b]]\n```\n~~~\n[[c]]\n~~~\n[[d]]"),
+            vec![("a".into(), false), ("d".into(), false)]
+        );
+    }
+}

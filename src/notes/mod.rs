@@ -1,0 +1,515 @@
+//! What does a note say? Parsing one Markdown note into metadata, body and typed edges.
+//!
+//! A note is `memory/<path>.md`; its id (slug) is the path without `.md`. The parser never fails:
+//! whatever it cannot understand (bad YAML, a bad link, a merge-conflict marker) becomes a
+//! [`Problem`] on the [`ParsedNote`], and the rest of the note is still used.
+
+mod date;
+mod frontmatter;
+mod id;
+mod links;
+
+pub use date::parse_date_unix_s;
+pub use frontmatter::{NoteMeta, split_frontmatter};
+pub use id::{MAX_ID_BYTES, id_from_relative_path, validate_id};
+pub use links::{Link, extract_links};
+
+use serde::Serialize;
+
+/// Largest note (bytes) parsed in full; longer files are indexed from their first
+/// `MAX_NOTE_BYTES` bytes and reported.
+pub const MAX_NOTE_BYTES: usize = 4 << 20;
+/// At most this many edges are kept from one note (a limit on everything).
+pub const MAX_EDGES_PER_NOTE: usize = 4096;
+
+/// The `type:` of a note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum NoteType {
+    Project,
+    Feedback,
+    User,
+    Reference,
+    Index,
+    /// No `type:` (or one mnemon does not know).
+    #[default]
+    Unknown,
+}
+
+impl NoteType {
+    /// Parse a frontmatter value; `None` for an unknown type.
+    pub fn parse(s: &str) -> Option<NoteType> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "project" => NoteType::Project,
+            "feedback" => NoteType::Feedback,
+            "user" => NoteType::User,
+            "reference" => NoteType::Reference,
+            "index" => NoteType::Index,
+            _ => return None,
+        })
+    }
+    /// The stable on-disk code (format-spec/store.md).
+    pub fn code(self) -> u8 {
+        match self {
+            NoteType::Unknown => 0,
+            NoteType::Project => 1,
+            NoteType::Feedback => 2,
+            NoteType::User => 3,
+            NoteType::Reference => 4,
+            NoteType::Index => 5,
+        }
+    }
+    /// Inverse of [`NoteType::code`].
+    pub fn from_code(c: u8) -> Option<NoteType> {
+        Some(match c {
+            0 => NoteType::Unknown,
+            1 => NoteType::Project,
+            2 => NoteType::Feedback,
+            3 => NoteType::User,
+            4 => NoteType::Reference,
+            5 => NoteType::Index,
+            _ => return None,
+        })
+    }
+    /// Lowercase name, as in frontmatter and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoteType::Project => "project",
+            NoteType::Feedback => "feedback",
+            NoteType::User => "user",
+            NoteType::Reference => "reference",
+            NoteType::Index => "index",
+            NoteType::Unknown => "unknown",
+        }
+    }
+}
+
+/// The kind of an edge `from -> to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    /// `from` mentions `to` (`related:` or a `[[link]]`).
+    References,
+    /// `from` is part of `to` (`part_of:`).
+    PartOf,
+    /// `from` was derived from `to` (`derived_from:`, or a project note linking a user note).
+    DerivedFrom,
+    /// `from` supersedes `to` (`supersedes:`, or "supersedes/replaces/deprecates [[to]]").
+    Supersedes,
+    /// `from` contradicts `to` (`contradicts:`).
+    Contradicts,
+    /// Synthesized: both ids share a slug prefix.
+    CoOccursSlug,
+    /// Synthesized: similar vocabulary (TF-IDF cosine).
+    CoOccursToken,
+}
+
+impl EdgeKind {
+    /// All kinds, in code order.
+    pub const ALL: [EdgeKind; 7] = [
+        EdgeKind::References,
+        EdgeKind::PartOf,
+        EdgeKind::DerivedFrom,
+        EdgeKind::Supersedes,
+        EdgeKind::Contradicts,
+        EdgeKind::CoOccursSlug,
+        EdgeKind::CoOccursToken,
+    ];
+    /// The stable on-disk code (format-spec/store.md).
+    pub fn code(self) -> u8 {
+        match self {
+            EdgeKind::References => 1,
+            EdgeKind::PartOf => 2,
+            EdgeKind::DerivedFrom => 3,
+            EdgeKind::Supersedes => 4,
+            EdgeKind::Contradicts => 5,
+            EdgeKind::CoOccursSlug => 6,
+            EdgeKind::CoOccursToken => 7,
+        }
+    }
+    /// Inverse of [`EdgeKind::code`].
+    pub fn from_code(c: u8) -> Option<EdgeKind> {
+        EdgeKind::ALL.into_iter().find(|k| k.code() == c)
+    }
+    /// snake_case name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeKind::References => "references",
+            EdgeKind::PartOf => "part_of",
+            EdgeKind::DerivedFrom => "derived_from",
+            EdgeKind::Supersedes => "supersedes",
+            EdgeKind::Contradicts => "contradicts",
+            EdgeKind::CoOccursSlug => "co_occurs_slug",
+            EdgeKind::CoOccursToken => "co_occurs_token",
+        }
+    }
+}
+
+/// Where an edge came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provenance {
+    /// A frontmatter list (`related`, `part_of`, ...).
+    Frontmatter,
+    /// A `[[link]]` in the body.
+    InlineLink,
+    /// Inferred by mnemon (phrases, slug clusters, token similarity).
+    Synthesized,
+}
+
+impl Provenance {
+    /// The stable on-disk code (format-spec/store.md).
+    pub fn code(self) -> u8 {
+        match self {
+            Provenance::Frontmatter => 1,
+            Provenance::InlineLink => 2,
+            Provenance::Synthesized => 3,
+        }
+    }
+    /// Inverse of [`Provenance::code`].
+    pub fn from_code(c: u8) -> Option<Provenance> {
+        Some(match c {
+            1 => Provenance::Frontmatter,
+            2 => Provenance::InlineLink,
+            3 => Provenance::Synthesized,
+            _ => return None,
+        })
+    }
+    /// Name as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provenance::Frontmatter => "frontmatter",
+            Provenance::InlineLink => "inline-link",
+            Provenance::Synthesized => "synthesized",
+        }
+    }
+}
+
+/// Confidence of an edge written by hand (frontmatter or `[[link]]`).
+pub const CONFIDENCE_HAND_WRITTEN: f32 = 1.0;
+/// Confidence of a supersede edge read from a body phrase.
+pub const CONFIDENCE_PHRASE: f32 = 0.8;
+
+/// An edge as the parser found it, before it is stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EdgeDraft {
+    pub to: String,
+    pub kind: EdgeKind,
+    pub provenance: Provenance,
+    pub confidence: f32,
+}
+
+/// What kind of problem a note has (stable codes, format-spec/store.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    /// The file could not be read, or is too large and was cut.
+    File,
+    /// The bytes are not UTF-8.
+    Encoding,
+    /// The file is empty.
+    Empty,
+    /// The frontmatter is not valid YAML, or a value has the wrong shape.
+    Frontmatter,
+    /// A git merge-conflict marker.
+    Conflict,
+    /// A link that cannot be followed (bad id, self-link).
+    Link,
+}
+
+impl ProblemKind {
+    /// The stable on-disk code.
+    pub fn code(self) -> u8 {
+        match self {
+            ProblemKind::File => 1,
+            ProblemKind::Encoding => 2,
+            ProblemKind::Empty => 3,
+            ProblemKind::Frontmatter => 4,
+            ProblemKind::Conflict => 5,
+            ProblemKind::Link => 6,
+        }
+    }
+    /// Inverse of [`ProblemKind::code`].
+    pub fn from_code(c: u8) -> Option<ProblemKind> {
+        Some(match c {
+            1 => ProblemKind::File,
+            2 => ProblemKind::Encoding,
+            3 => ProblemKind::Empty,
+            4 => ProblemKind::Frontmatter,
+            5 => ProblemKind::Conflict,
+            6 => ProblemKind::Link,
+            _ => return None,
+        })
+    }
+}
+
+/// Something wrong with a note that did not stop it from being indexed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub kind: ProblemKind,
+    pub message: String,
+}
+
+impl Problem {
+    /// A problem of `kind`.
+    pub fn new(kind: ProblemKind, message: impl Into<String>) -> Self {
+        Problem {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// A parsed note.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedNote {
+    pub id: String,
+    pub meta: NoteMeta,
+    /// The body (text after the frontmatter).
+    pub body: String,
+    /// Deduplicated by (to, kind, provenance).
+    pub edges: Vec<EdgeDraft>,
+    pub problems: Vec<Problem>,
+}
+
+/// Parse the bytes of note `id`. Never fails: problems are collected on the result.
+pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
+    let mut problems = Vec::new();
+    let text: std::borrow::Cow<'_, str> = match std::str::from_utf8(bytes) {
+        Ok(s) => s.into(),
+        Err(e) => {
+            problems.push(Problem {
+                kind: ProblemKind::Encoding,
+                message: format!(
+                    "not valid UTF-8 (first bad byte at offset {}); indexed with U+FFFD replacements: re-save the file as UTF-8",
+                    e.valid_up_to()
+                ),
+            });
+            String::from_utf8_lossy(bytes)
+        }
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    if text.trim().is_empty() {
+        problems.push(Problem {
+            kind: ProblemKind::Empty,
+            message: "empty note: add a frontmatter block and a body, or delete the file".into(),
+        });
+    }
+    if let Some(line) = conflict_marker_line(text) {
+        problems.push(Problem {
+            kind: ProblemKind::Conflict,
+            message: format!(
+                "git merge-conflict marker at line {line}: resolve the conflict and remove the <<<<<<< / ======= / >>>>>>> lines"
+            ),
+        });
+    }
+    let (fm, body) = split_frontmatter(text);
+    let meta = match fm {
+        Some(yaml) => match NoteMeta::from_yaml(yaml) {
+            Ok((meta, warnings)) => {
+                problems.extend(
+                    warnings
+                        .into_iter()
+                        .map(|m| Problem::new(ProblemKind::Frontmatter, m)),
+                );
+                meta
+            }
+            Err(message) => {
+                problems.push(Problem {
+                    kind: ProblemKind::Frontmatter,
+                    message: format!(
+                        "frontmatter is not valid YAML ({message}); the note is indexed from its body only: fix the YAML between the --- lines"
+                    ),
+                });
+                NoteMeta::default()
+            }
+        },
+        None => NoteMeta::default(),
+    };
+
+    let mut edges: Vec<EdgeDraft> = Vec::new();
+    let mut push = |to: &str, kind, provenance, confidence, problems: &mut Vec<Problem>| {
+        if let Err(reason) = validate_id(to) {
+            problems.push(Problem {
+                kind: ProblemKind::Link,
+                message: format!("link target `{to}` is not a valid id ({reason}); it was ignored"),
+            });
+            return;
+        }
+        if to == id {
+            problems.push(Problem {
+                kind: ProblemKind::Link,
+                message: format!("the note links to itself (`{to}`); the self-link was ignored"),
+            });
+            return;
+        }
+        if edges.len() >= MAX_EDGES_PER_NOTE {
+            return;
+        }
+        if !edges
+            .iter()
+            .any(|e| e.to == to && e.kind == kind && e.provenance == provenance)
+        {
+            edges.push(EdgeDraft {
+                to: to.to_string(),
+                kind,
+                provenance,
+                confidence,
+            });
+        }
+    };
+    for (kind, targets) in meta.relations() {
+        for to in targets {
+            push(
+                to,
+                kind,
+                Provenance::Frontmatter,
+                CONFIDENCE_HAND_WRITTEN,
+                &mut problems,
+            );
+        }
+    }
+    for link in extract_links(body) {
+        push(
+            &link.target,
+            EdgeKind::References,
+            Provenance::InlineLink,
+            CONFIDENCE_HAND_WRITTEN,
+            &mut problems,
+        );
+        if link.supersede_phrase {
+            push(
+                &link.target,
+                EdgeKind::Supersedes,
+                Provenance::Synthesized,
+                CONFIDENCE_PHRASE,
+                &mut problems,
+            );
+        }
+    }
+    // A note that declares the same link twice produces one problem per occurrence; keep one.
+    problems.dedup();
+    ParsedNote {
+        id: id.to_string(),
+        meta,
+        body: body.to_string(),
+        edges,
+        problems,
+    }
+}
+
+/// The 1-based line of the first git merge-conflict marker, if any.
+fn conflict_marker_line(text: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            l.starts_with("<<<<<<< ")
+                || l == "<<<<<<<"
+                || l.starts_with(">>>>>>> ")
+                || l == ">>>>>>>"
+        })
+        .map(|i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(n: &ParsedNote) -> Vec<(String, EdgeKind, Provenance)> {
+        n.edges
+            .iter()
+            .map(|e| (e.to.clone(), e.kind, e.provenance))
+            .collect()
+    }
+
+    #[test]
+    fn frontmatter_relations_become_typed_edges() {
+        let n = parse_note(
+            "a",
+            b"---\nrelated: [b, c]\npart_of: [p]\nderived_from: d\nsupersedes:\n  - old\ncontradicts: [x]\n---\nbody\n",
+        );
+        assert!(n.problems.is_empty(), "{:?}", n.problems);
+        let fm = Provenance::Frontmatter;
+        assert_eq!(
+            kinds(&n),
+            vec![
+                ("b".into(), EdgeKind::References, fm),
+                ("c".into(), EdgeKind::References, fm),
+                ("p".into(), EdgeKind::PartOf, fm),
+                ("d".into(), EdgeKind::DerivedFrom, fm),
+                ("old".into(), EdgeKind::Supersedes, fm),
+                ("x".into(), EdgeKind::Contradicts, fm),
+            ]
+        );
+    }
+
+    #[test]
+    fn inline_links_and_phrases() {
+        let n = parse_note(
+            "a",
+            "See [[b]], [[c|the c note]] and [[d#Heading]]. This replaces [[old]]. 本方案取代 [[旧]].\n"
+                .as_bytes(),
+        );
+        let il = Provenance::InlineLink;
+        let syn = Provenance::Synthesized;
+        assert_eq!(
+            kinds(&n),
+            vec![
+                ("b".into(), EdgeKind::References, il),
+                ("c".into(), EdgeKind::References, il),
+                ("d".into(), EdgeKind::References, il),
+                ("old".into(), EdgeKind::References, il),
+                ("old".into(), EdgeKind::Supersedes, syn),
+                ("旧".into(), EdgeKind::References, il),
+                ("旧".into(), EdgeKind::Supersedes, syn),
+            ]
+        );
+        let phrase = n.edges.iter().find(|e| e.provenance == syn).unwrap();
+        assert_eq!(phrase.confidence, CONFIDENCE_PHRASE);
+    }
+
+    #[test]
+    fn malformed_yaml_keeps_body_links() {
+        let n = parse_note("a", b"---\nname: [unclosed\n---\nsee [[b]]\n");
+        assert_eq!(n.edges.len(), 1);
+        assert_eq!(n.edges[0].to, "b");
+        assert_eq!(n.problems.len(), 1);
+        assert!(n.problems[0].message.contains("not valid YAML"));
+        assert_eq!(n.meta.name, None);
+    }
+
+    #[test]
+    fn self_link_and_traversal_ids_are_dropped_with_a_problem() {
+        let n = parse_note("a", b"[[a]] [[../etc/passwd]] [[/abs/path]] [[ok]]");
+        assert_eq!(
+            kinds(&n),
+            vec![("ok".into(), EdgeKind::References, Provenance::InlineLink)]
+        );
+        assert_eq!(n.problems.len(), 3, "{:?}", n.problems);
+        assert!(n.problems[0].message.contains("links to itself"));
+        assert!(n.problems[1].message.contains(".."));
+    }
+
+    #[test]
+    fn non_utf8_empty_and_conflict_markers_are_problems() {
+        let n = parse_note("a", b"hello \xff world [[b]]");
+        assert!(n.problems[0].message.contains("UTF-8"));
+        assert_eq!(n.edges.len(), 1);
+        assert!(n.body.contains("world"));
+
+        let n = parse_note("a", b"");
+        assert!(n.problems[0].message.contains("empty note"));
+
+        let n = parse_note(
+            "a",
+            b"x\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> branch\n",
+        );
+        assert_eq!(n.problems.len(), 1);
+        assert!(n.problems[0].message.contains("line 2"), "{:?}", n.problems);
+    }
+
+    #[test]
+    fn duplicate_links_give_one_edge() {
+        let n = parse_note("a", b"---\nrelated: [b]\n---\n[[b]] and again [[b|B]]\n");
+        assert_eq!(n.edges.len(), 2, "one frontmatter edge, one inline edge");
+    }
+}

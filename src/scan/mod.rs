@@ -1,0 +1,338 @@
+//! What changed in `memory/`? Walking the notes, diffing them against the manifest and parsing
+//! only the files that changed.
+//!
+//! A file whose size and mtime match the manifest is not opened at all, so re-scanning an
+//! unchanged corpus reads no note contents. A file whose stat changed is read and hashed; if the
+//! hash matches, only the manifest is refreshed. Everything else is parsed (in parallel when there
+//! are many). Files that disappeared leave the graph; a rename is a removal plus an addition.
+
+use crate::notes::{self, MAX_NOTE_BYTES, ParsedNote, Problem, ProblemKind};
+use crate::store::{Batch, EdgeValue, FileEntry, NodeRecord, NoteUpdate};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Characters of body kept in a node record for display.
+pub const EXCERPT_CHARS: usize = 280;
+/// Deepest folder nesting walked below `memory/`.
+pub const MAX_DEPTH: usize = 32;
+/// Above this many files to parse, parsing is spread over threads.
+const PARALLEL_THRESHOLD: usize = 256;
+
+/// A file-level error found while scanning (the note may still be indexed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScanError {
+    /// Path relative to `memory/` (or the absolute path when it is outside).
+    pub path: String,
+    pub message: String,
+}
+
+/// A note file found by the walk.
+#[derive(Debug, Clone)]
+struct Found {
+    rel: String,
+    id: String,
+    abs: PathBuf,
+    size: u64,
+    mtime_ns: i64,
+}
+
+/// What a scan found, ready to apply to the store.
+#[derive(Debug, Default)]
+pub struct ScanOutcome {
+    /// The store changes.
+    pub batch: Batch,
+    /// The notes that were (re-)parsed, for the index layers above the store.
+    pub parsed: Vec<ParsedNote>,
+    /// Ids that left the corpus.
+    pub removed: Vec<String>,
+    /// Errors of the walk itself (unreadable folders, symlink loops, bad file names).
+    pub walk_errors: Vec<ScanError>,
+    /// Note files seen.
+    pub files_seen: usize,
+}
+
+/// Walk `memory_dir`, compare against `manifest`, and parse what changed.
+pub fn scan(memory_dir: &Path, manifest: &HashMap<String, FileEntry>) -> ScanOutcome {
+    let mut out = ScanOutcome::default();
+    let found = walk(memory_dir, &mut out.walk_errors);
+    out.files_seen = found.len();
+
+    let mut to_read = Vec::new();
+    for f in &found {
+        match manifest.get(&f.rel) {
+            Some(old) if old.size == f.size && old.mtime_ns == f.mtime_ns => {}
+            _ => to_read.push(f),
+        }
+    }
+    let results = parse_all(&to_read, manifest);
+    for r in results {
+        match r {
+            ReadResult::Touched(rel, entry) => out.batch.touched.push((rel, entry)),
+            ReadResult::Parsed(update, parsed) => {
+                out.batch.upserts.push(*update);
+                out.parsed.push(*parsed);
+            }
+            ReadResult::Unreadable(err) => out.walk_errors.push(err),
+        }
+    }
+    let seen: HashSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();
+    let mut removed: Vec<(String, String)> = manifest
+        .keys()
+        .filter(|p| !seen.contains(p.as_str()))
+        .filter_map(|p| {
+            notes::id_from_relative_path(Path::new(p))
+                .ok()
+                .map(|id| (p.clone(), id))
+        })
+        .collect();
+    removed.sort();
+    out.removed = removed.iter().map(|(_, id)| id.clone()).collect();
+    out.batch.removals = removed;
+    out
+}
+
+enum ReadResult {
+    Touched(String, FileEntry),
+    Parsed(Box<NoteUpdate>, Box<ParsedNote>),
+    Unreadable(ScanError),
+}
+
+fn parse_all(files: &[&Found], manifest: &HashMap<String, FileEntry>) -> Vec<ReadResult> {
+    if files.len() < PARALLEL_THRESHOLD {
+        return files.iter().map(|f| read_one(f, manifest)).collect();
+    }
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8);
+    let chunk = files.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|c| s.spawn(move || c.iter().map(|f| read_one(f, manifest)).collect::<Vec<_>>()))
+            .collect();
+        let mut all = Vec::with_capacity(files.len());
+        for h in handles {
+            match h.join() {
+                Ok(v) => all.extend(v),
+                Err(_) => all.push(ReadResult::Unreadable(ScanError {
+                    path: String::new(),
+                    message: "a parser thread panicked; please report this bug".into(),
+                })),
+            }
+        }
+        all
+    })
+}
+
+fn read_one(f: &Found, manifest: &HashMap<String, FileEntry>) -> ReadResult {
+    let mut bytes = Vec::with_capacity((f.size as usize).min(MAX_NOTE_BYTES));
+    let read = std::fs::File::open(&f.abs)
+        .and_then(|file| file.take(MAX_NOTE_BYTES as u64).read_to_end(&mut bytes));
+    if let Err(e) = read {
+        return ReadResult::Unreadable(ScanError {
+            path: f.rel.clone(),
+            message: format!("cannot read the note ({e}); check its permissions"),
+        });
+    }
+    let hash = xxhash_rust::xxh3::xxh3_64(&bytes);
+    let entry = FileEntry {
+        size: f.size,
+        mtime_ns: f.mtime_ns,
+        hash,
+    };
+    if let Some(old) = manifest.get(&f.rel)
+        && old.hash == hash
+        && old.size == f.size
+    {
+        return ReadResult::Touched(f.rel.clone(), entry);
+    }
+    let mut parsed = notes::parse_note(&f.id, &bytes);
+    if f.size > MAX_NOTE_BYTES as u64 {
+        parsed.problems.insert(
+            0,
+            Problem::new(
+                ProblemKind::File,
+                format!(
+                    "note is {} bytes, over the {} MiB limit: only its first {} MiB are indexed; split it into smaller notes",
+                    f.size,
+                    MAX_NOTE_BYTES >> 20,
+                    MAX_NOTE_BYTES >> 20
+                ),
+            ),
+        );
+    }
+    let update = NoteUpdate {
+        id: f.id.clone(),
+        path: f.rel.clone(),
+        record: record_of(&parsed, &f.rel),
+        edges: parsed
+            .edges
+            .iter()
+            .map(|e| EdgeValue {
+                other: e.to.clone(),
+                kind: e.kind,
+                provenance: e.provenance,
+                confidence: e.confidence,
+            })
+            .collect(),
+        file: entry,
+        problems: parsed.problems.clone(),
+    };
+    ReadResult::Parsed(Box::new(update), Box::new(parsed))
+}
+
+/// The node record of a parsed note.
+pub fn record_of(p: &ParsedNote, rel: &str) -> NodeRecord {
+    NodeRecord {
+        path: rel.to_string(),
+        name: p.meta.name.clone(),
+        description: p.meta.description.clone(),
+        note_type: p.meta.note_type,
+        created_at: p.meta.created_at,
+        updated_at: p.meta.updated_at,
+        ttl_days: p.meta.ttl_days,
+        pin: p.meta.pin,
+        tags: p.meta.tags.clone(),
+        excerpt: excerpt(&p.body),
+    }
+}
+
+/// The body's first [`EXCERPT_CHARS`] characters with whitespace runs collapsed.
+pub fn excerpt(body: &str) -> String {
+    let mut out = String::with_capacity(EXCERPT_CHARS + 4);
+    let mut n = 0;
+    for word in body.split_whitespace() {
+        if n > 0 {
+            out.push(' ');
+            n += 1;
+        }
+        for c in word.chars() {
+            if n >= EXCERPT_CHARS {
+                out.push('…');
+                return out;
+            }
+            out.push(c);
+            n += 1;
+        }
+    }
+    out
+}
+
+fn walk(memory_dir: &Path, errors: &mut Vec<ScanError>) -> Vec<Found> {
+    let root = match memory_dir.canonicalize() {
+        Ok(r) => r,
+        Err(e) => {
+            errors.push(ScanError {
+                path: memory_dir.display().to_string(),
+                message: format!("cannot open the notes folder ({e}); run `mnemon init`"),
+            });
+            return Vec::new();
+        }
+    };
+    let mut found = Vec::new();
+    let walker = walkdir::WalkDir::new(&root)
+        .follow_links(true)
+        .max_depth(MAX_DEPTH)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let path = e.path().map(|p| rel_display(&root, p)).unwrap_or_default();
+                let message = if let Some(anc) = e.loop_ancestor() {
+                    format!(
+                        "symlink loop back to {}: it was skipped; remove or fix the link",
+                        rel_display(&root, anc)
+                    )
+                } else {
+                    format!("cannot read ({e}); check permissions")
+                };
+                errors.push(ScanError { path, message });
+                continue;
+            }
+        };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let abs = entry.path();
+        if abs.extension().and_then(|e| e.to_str()) != Some("md") {
+            continue;
+        }
+        let Ok(rel) = abs.strip_prefix(&root) else {
+            continue;
+        };
+        let rel_s = rel_display(&root, abs);
+        if entry.path_is_symlink() {
+            match abs.canonicalize() {
+                Ok(target) if target.starts_with(&root) => {}
+                Ok(target) => {
+                    errors.push(ScanError {
+                        path: rel_s,
+                        message: format!(
+                            "symlink to {} outside memory/: it was skipped; copy the note into memory/ instead",
+                            target.display()
+                        ),
+                    });
+                    continue;
+                }
+                Err(e) => {
+                    errors.push(ScanError {
+                        path: rel_s,
+                        message: format!("broken symlink ({e}): it was skipped"),
+                    });
+                    continue;
+                }
+            }
+        }
+        let id = match notes::id_from_relative_path(rel) {
+            Ok(id) => id,
+            Err(message) => {
+                errors.push(ScanError {
+                    path: rel_s,
+                    message: format!("{message}; the file was skipped"),
+                });
+                continue;
+            }
+        };
+        let meta = match entry.metadata() {
+            Ok(m) => m,
+            Err(e) => {
+                errors.push(ScanError {
+                    path: rel_s,
+                    message: format!("cannot stat ({e})"),
+                });
+                continue;
+            }
+        };
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+            .unwrap_or(0);
+        found.push(Found {
+            rel: rel_s,
+            id,
+            abs: abs.to_path_buf(),
+            size: meta.len(),
+            mtime_ns,
+        });
+    }
+    found
+}
+
+fn rel_display(root: &Path, p: &Path) -> String {
+    match p.strip_prefix(root) {
+        Ok(rel) => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => p.display().to_string(),
+    }
+}

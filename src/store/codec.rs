@@ -1,0 +1,420 @@
+//! Byte encodings of the values kept in the redb store (format-spec/store.md is the reference).
+//!
+//! All integers are little-endian; strings are a `u32` byte length followed by UTF-8 bytes. Every
+//! decoder checks lengths and codes and returns [`CodecError`] instead of panicking: the store is a
+//! derived file, and a damaged one is rebuilt from the notes.
+
+use crate::notes::{EdgeKind, NoteType, Problem, ProblemKind, Provenance};
+
+/// Version byte at the start of every node record.
+pub const NODE_RECORD_VERSION: u8 = 1;
+/// Longest string accepted by the decoder (bytes): a limit on everything.
+pub const MAX_STRING_BYTES: usize = 64 << 20;
+/// Most list entries accepted by the decoder.
+pub const MAX_LIST_LEN: u32 = 1 << 20;
+
+const FLAG_PIN: u8 = 1 << 0;
+const FLAG_CREATED: u8 = 1 << 1;
+const FLAG_UPDATED: u8 = 1 << 2;
+const FLAG_TTL: u8 = 1 << 3;
+const FLAG_NAME: u8 = 1 << 4;
+const FLAG_DESCRIPTION: u8 = 1 << 5;
+
+/// A value in the store failed to decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what}: {reason}")]
+pub struct CodecError {
+    pub what: &'static str,
+    pub reason: String,
+}
+
+fn err(what: &'static str, reason: impl Into<String>) -> CodecError {
+    CodecError {
+        what,
+        reason: reason.into(),
+    }
+}
+
+/// A node as stored: everything recall needs to show and score a note without reading it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NodeRecord {
+    /// Path of the note relative to `memory/`.
+    pub path: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub note_type: NoteType,
+    pub created_at: Option<i64>,
+    pub updated_at: Option<i64>,
+    pub ttl_days: Option<u32>,
+    pub pin: bool,
+    pub tags: Vec<String>,
+    /// The first characters of the body, for display.
+    pub excerpt: String,
+}
+
+/// One edge as seen from one end: the other end's id plus kind, provenance and confidence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeValue {
+    pub other: String,
+    pub kind: EdgeKind,
+    pub provenance: Provenance,
+    pub confidence: f32,
+}
+
+/// What the store remembers of a note file, to skip unchanged files on the next scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    pub size: u64,
+    pub mtime_ns: i64,
+    /// xxh3-64 of the file bytes read.
+    pub hash: u64,
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn f32(&mut self, v: f32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn str(&mut self, s: &str) {
+        debug_assert!(s.len() <= MAX_STRING_BYTES);
+        self.u32(u32::try_from(s.len()).unwrap_or(u32::MAX));
+        self.0.extend_from_slice(s.as_bytes());
+    }
+}
+
+struct Reader<'a> {
+    what: &'static str,
+    buf: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
+        if self.buf.len() < n {
+            return Err(err(
+                self.what,
+                format!("truncated: need {n} bytes, {} left", self.buf.len()),
+            ));
+        }
+        let (head, tail) = self.buf.split_at(n);
+        self.buf = tail;
+        Ok(head)
+    }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], CodecError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+    fn u8(&mut self) -> Result<u8, CodecError> {
+        Ok(self.array::<1>()?[0])
+    }
+    fn u32(&mut self) -> Result<u32, CodecError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+    fn i64(&mut self) -> Result<i64, CodecError> {
+        Ok(i64::from_le_bytes(self.array()?))
+    }
+    fn u64(&mut self) -> Result<u64, CodecError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+    fn f32(&mut self) -> Result<f32, CodecError> {
+        Ok(f32::from_le_bytes(self.array()?))
+    }
+    fn str(&mut self) -> Result<String, CodecError> {
+        let len = self.u32()? as usize;
+        if len > MAX_STRING_BYTES {
+            return Err(err(
+                self.what,
+                format!("string of {len} bytes is over the limit"),
+            ));
+        }
+        let bytes = self.take(len)?;
+        std::str::from_utf8(bytes)
+            .map(str::to_string)
+            .map_err(|_| err(self.what, "string is not UTF-8"))
+    }
+    fn rest_str(&mut self) -> Result<String, CodecError> {
+        let bytes = std::mem::take(&mut self.buf);
+        std::str::from_utf8(bytes)
+            .map(str::to_string)
+            .map_err(|_| err(self.what, "id is not UTF-8"))
+    }
+    fn end(&self) -> Result<(), CodecError> {
+        if self.buf.is_empty() {
+            Ok(())
+        } else {
+            Err(err(self.what, format!("{} trailing bytes", self.buf.len())))
+        }
+    }
+}
+
+impl NodeRecord {
+    /// Encode (format-spec/store.md, "nodes").
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::with_capacity(
+            64 + self.excerpt.len() + self.path.len(),
+        ));
+        let mut flags = 0;
+        for (set, bit) in [
+            (self.pin, FLAG_PIN),
+            (self.created_at.is_some(), FLAG_CREATED),
+            (self.updated_at.is_some(), FLAG_UPDATED),
+            (self.ttl_days.is_some(), FLAG_TTL),
+            (self.name.is_some(), FLAG_NAME),
+            (self.description.is_some(), FLAG_DESCRIPTION),
+        ] {
+            if set {
+                flags |= bit;
+            }
+        }
+        w.u8(NODE_RECORD_VERSION);
+        w.u8(self.note_type.code());
+        w.u8(flags);
+        w.i64(self.created_at.unwrap_or(0));
+        w.i64(self.updated_at.unwrap_or(0));
+        w.u32(self.ttl_days.unwrap_or(0));
+        w.str(&self.path);
+        w.str(self.name.as_deref().unwrap_or(""));
+        w.str(self.description.as_deref().unwrap_or(""));
+        w.u32(u32::try_from(self.tags.len()).unwrap_or(u32::MAX));
+        for t in &self.tags {
+            w.str(t);
+        }
+        w.str(&self.excerpt);
+        w.0
+    }
+
+    /// Decode; every field is checked.
+    pub fn decode(bytes: &[u8]) -> Result<NodeRecord, CodecError> {
+        let mut r = Reader {
+            what: "node record",
+            buf: bytes,
+        };
+        let version = r.u8()?;
+        if version != NODE_RECORD_VERSION {
+            return Err(err(
+                "node record",
+                format!("unknown record version {version}"),
+            ));
+        }
+        let type_code = r.u8()?;
+        let note_type = NoteType::from_code(type_code)
+            .ok_or_else(|| err("node record", format!("unknown note type code {type_code}")))?;
+        let flags = r.u8()?;
+        let created = r.i64()?;
+        let updated = r.i64()?;
+        let ttl = r.u32()?;
+        let path = r.str()?;
+        let name = r.str()?;
+        let description = r.str()?;
+        let n_tags = r.u32()?;
+        if n_tags > MAX_LIST_LEN {
+            return Err(err(
+                "node record",
+                format!("{n_tags} tags is over the limit"),
+            ));
+        }
+        let mut tags = Vec::with_capacity(n_tags.min(64) as usize);
+        for _ in 0..n_tags {
+            tags.push(r.str()?);
+        }
+        let excerpt = r.str()?;
+        r.end()?;
+        let has = |bit: u8| flags & bit != 0;
+        Ok(NodeRecord {
+            path,
+            name: has(FLAG_NAME).then_some(name),
+            description: has(FLAG_DESCRIPTION).then_some(description),
+            note_type,
+            created_at: has(FLAG_CREATED).then_some(created),
+            updated_at: has(FLAG_UPDATED).then_some(updated),
+            ttl_days: has(FLAG_TTL).then_some(ttl),
+            pin: has(FLAG_PIN),
+            tags,
+            excerpt,
+        })
+    }
+}
+
+impl EdgeValue {
+    /// Encode (format-spec/store.md, "edges_out / edges_in").
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::with_capacity(6 + self.other.len()));
+        w.u8(self.kind.code());
+        w.u8(self.provenance.code());
+        w.f32(self.confidence);
+        w.0.extend_from_slice(self.other.as_bytes());
+        w.0
+    }
+
+    /// Decode; kind and provenance codes and the id are checked.
+    pub fn decode(bytes: &[u8]) -> Result<EdgeValue, CodecError> {
+        let mut r = Reader {
+            what: "edge value",
+            buf: bytes,
+        };
+        let k = r.u8()?;
+        let kind =
+            EdgeKind::from_code(k).ok_or_else(|| err("edge value", format!("unknown kind {k}")))?;
+        let p = r.u8()?;
+        let provenance = Provenance::from_code(p)
+            .ok_or_else(|| err("edge value", format!("unknown provenance {p}")))?;
+        let confidence = r.f32()?;
+        if !(0.0..=1.0).contains(&confidence) {
+            return Err(err(
+                "edge value",
+                format!("confidence {confidence} outside 0..=1"),
+            ));
+        }
+        let other = r.rest_str()?;
+        if other.is_empty() {
+            return Err(err("edge value", "empty id"));
+        }
+        Ok(EdgeValue {
+            other,
+            kind,
+            provenance,
+            confidence,
+        })
+    }
+}
+
+impl FileEntry {
+    /// Encode (format-spec/store.md, "manifest").
+    pub fn encode(&self) -> [u8; 24] {
+        let mut out = [0u8; 24];
+        out[0..8].copy_from_slice(&self.size.to_le_bytes());
+        out[8..16].copy_from_slice(&self.mtime_ns.to_le_bytes());
+        out[16..24].copy_from_slice(&self.hash.to_le_bytes());
+        out
+    }
+
+    /// Decode a 24-byte manifest value.
+    pub fn decode(bytes: &[u8]) -> Result<FileEntry, CodecError> {
+        let mut r = Reader {
+            what: "manifest entry",
+            buf: bytes,
+        };
+        let e = FileEntry {
+            size: r.u64()?,
+            mtime_ns: r.i64()?,
+            hash: r.u64()?,
+        };
+        r.end()?;
+        Ok(e)
+    }
+}
+
+/// Encode a note's problem list (format-spec/store.md, "problems").
+pub fn encode_problems(problems: &[Problem]) -> Vec<u8> {
+    let mut w = Writer(Vec::new());
+    w.u32(u32::try_from(problems.len()).unwrap_or(u32::MAX));
+    for p in problems {
+        w.u8(p.kind.code());
+        w.str(&p.message);
+    }
+    w.0
+}
+
+/// Decode a problem list.
+pub fn decode_problems(bytes: &[u8]) -> Result<Vec<Problem>, CodecError> {
+    let mut r = Reader {
+        what: "problem list",
+        buf: bytes,
+    };
+    let n = r.u32()?;
+    if n > MAX_LIST_LEN {
+        return Err(err(
+            "problem list",
+            format!("{n} entries is over the limit"),
+        ));
+    }
+    let mut out = Vec::with_capacity(n.min(16) as usize);
+    for _ in 0..n {
+        let c = r.u8()?;
+        let kind = ProblemKind::from_code(c)
+            .ok_or_else(|| err("problem list", format!("unknown problem code {c}")))?;
+        out.push(Problem {
+            kind,
+            message: r.str()?,
+        });
+    }
+    r.end()?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_record_round_trips_and_rejects_damage() {
+        let rec = NodeRecord {
+            path: "a/b.md".into(),
+            name: Some("Name".into()),
+            description: None,
+            note_type: NoteType::Feedback,
+            created_at: Some(1),
+            updated_at: None,
+            ttl_days: Some(30),
+            pin: true,
+            tags: vec!["x".into(), "y".into()],
+            excerpt: "body".into(),
+        };
+        let bytes = rec.encode();
+        assert_eq!(NodeRecord::decode(&bytes).unwrap(), rec);
+        assert!(NodeRecord::decode(&bytes[..bytes.len() - 1]).is_err());
+        let mut bad = bytes.clone();
+        bad[1] = 99;
+        assert!(
+            NodeRecord::decode(&bad)
+                .unwrap_err()
+                .reason
+                .contains("type code 99")
+        );
+        let mut long = bytes;
+        long.push(0);
+        assert!(
+            NodeRecord::decode(&long)
+                .unwrap_err()
+                .reason
+                .contains("trailing")
+        );
+    }
+
+    #[test]
+    fn edge_value_layout_matches_spec() {
+        let e = EdgeValue {
+            other: "b".into(),
+            kind: EdgeKind::Supersedes,
+            provenance: Provenance::Synthesized,
+            confidence: 0.5,
+        };
+        // kind 4, provenance 3, 0.5f32 LE = 00 00 00 3f, then "b"
+        assert_eq!(e.encode(), vec![4, 3, 0, 0, 0, 0x3f, b'b']);
+        assert_eq!(EdgeValue::decode(&e.encode()).unwrap(), e);
+        assert!(EdgeValue::decode(&[9, 1, 0, 0, 0, 0, b'b']).is_err());
+        assert!(EdgeValue::decode(&[1, 1, 0, 0, 0, 0]).is_err());
+    }
+
+    #[test]
+    fn manifest_and_problems_round_trip() {
+        let f = FileEntry {
+            size: 7,
+            mtime_ns: -3,
+            hash: 42,
+        };
+        assert_eq!(FileEntry::decode(&f.encode()).unwrap(), f);
+        let p = vec![Problem::new(ProblemKind::Conflict, "x")];
+        assert_eq!(decode_problems(&encode_problems(&p)).unwrap(), p);
+    }
+}

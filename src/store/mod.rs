@@ -1,0 +1,404 @@
+//! Where is the graph kept? The redb store of nodes, edges (both directions), the file manifest
+//! and per-note problems.
+//!
+//! The store is derived from the notes: when its schema version differs from this build's, or the
+//! file cannot be opened, it is rebuilt from scratch (and the caller says so). The database is
+//! opened in redb's `MultiWriter` concurrency mode so any number of processes can share it; write
+//! transactions are short and batched (one per scan). Byte layouts: `format-spec/store.md`.
+
+pub mod codec;
+
+pub use codec::{CodecError, EdgeValue, FileEntry, NodeRecord};
+
+use crate::error::{Error, Result};
+use crate::notes::{EdgeKind, Problem, Provenance};
+use redb::{
+    ConcurrencyMode, Database, MultimapTableDefinition, ReadableDatabase, ReadableMultimapTable,
+    ReadableTable, ReadableTableMetadata, TableDefinition,
+};
+use std::path::{Path, PathBuf};
+
+/// Schema version of the tables below; bump it on any layout change (format-spec/store.md).
+pub const SCHEMA_VERSION: u32 = 1;
+/// File name of the store inside `index/`.
+pub const STORE_FILE: &str = "graph.redb";
+
+/// `meta`: key -> value. Holds `schema_version` (u32 LE).
+pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+/// `nodes`: node id -> [`NodeRecord`].
+pub const NODES: TableDefinition<&str, &[u8]> = TableDefinition::new("nodes");
+/// `edges_out`: from id -> [`EdgeValue`] naming `to`.
+pub const EDGES_OUT: MultimapTableDefinition<&str, &[u8]> =
+    MultimapTableDefinition::new("edges_out");
+/// `edges_in`: to id -> [`EdgeValue`] naming `from`.
+pub const EDGES_IN: MultimapTableDefinition<&str, &[u8]> = MultimapTableDefinition::new("edges_in");
+/// `manifest`: note path relative to `memory/` -> [`FileEntry`].
+pub const MANIFEST: TableDefinition<&str, &[u8]> = TableDefinition::new("manifest");
+/// `problems`: note path -> problem list (only for notes that have problems).
+pub const PROBLEMS: TableDefinition<&str, &[u8]> = TableDefinition::new("problems");
+
+const SCHEMA_KEY: &str = "schema_version";
+
+/// An edge with both ends, as the store returns it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Edge {
+    pub from: String,
+    pub to: String,
+    pub kind: EdgeKind,
+    pub provenance: Provenance,
+    pub confidence: f32,
+}
+
+/// One note's worth of changes for [`Store::apply`].
+#[derive(Debug, Clone)]
+pub struct NoteUpdate {
+    pub id: String,
+    pub path: String,
+    pub record: NodeRecord,
+    pub edges: Vec<EdgeValue>,
+    pub file: FileEntry,
+    pub problems: Vec<Problem>,
+}
+
+/// A batch of changes written in one transaction.
+#[derive(Debug, Default, Clone)]
+pub struct Batch {
+    /// Notes added or changed (their old edges are replaced).
+    pub upserts: Vec<NoteUpdate>,
+    /// Paths whose notes left the corpus (with their ids).
+    pub removals: Vec<(String, String)>,
+    /// Files whose bytes are unchanged but whose stat changed (manifest refresh only).
+    pub touched: Vec<(String, FileEntry)>,
+}
+
+impl Batch {
+    /// Nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.upserts.is_empty() && self.removals.is_empty() && self.touched.is_empty()
+    }
+}
+
+/// The redb graph store.
+pub struct Store {
+    db: Database,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Open (or create) the store in `index_dir`. Returns the store and, when it had to be
+    /// rebuilt, the reason (for the caller to print): a schema mismatch or an unreadable file.
+    pub fn open(index_dir: &Path) -> Result<(Store, Option<String>)> {
+        std::fs::create_dir_all(index_dir).map_err(|e| Error::io("create folder", index_dir, e))?;
+        let path = index_dir.join(STORE_FILE);
+        let mut rebuilt = None;
+        let db = match open_db(&path) {
+            Ok(db) => db,
+            Err(reason) => {
+                // A damaged derived file: move it aside (kept for inspection) and start afresh.
+                let aside = index_dir.join(format!("{STORE_FILE}.damaged"));
+                std::fs::rename(&path, &aside).map_err(|e| Error::io("move aside", &path, e))?;
+                rebuilt = Some(format!(
+                    "index store {} could not be opened ({reason}); moved to {} and rebuilt from the notes",
+                    path.display(),
+                    aside.display()
+                ));
+                open_db(&path).map_err(|r| Error::store(&path, r))?
+            }
+        };
+        let store = Store { db, path };
+        if let Some(reason) = store.check_schema()? {
+            rebuilt = Some(reason);
+        }
+        Ok((store, rebuilt))
+    }
+
+    /// Path of the redb file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Make sure the tables exist at [`SCHEMA_VERSION`]; wipe them if another version wrote them.
+    fn check_schema(&self) -> Result<Option<String>> {
+        let found = {
+            let rtx = self.db.begin_read().map_err(|e| self.err(e))?;
+            match rtx.open_table(META) {
+                Ok(t) => t
+                    .get(SCHEMA_KEY)
+                    .map_err(|e| self.err(e))?
+                    .and_then(|v| <[u8; 4]>::try_from(v.value()).ok())
+                    .map(u32::from_le_bytes),
+                Err(redb::TableError::TableDoesNotExist(_)) => None,
+                Err(e) => return Err(self.err(e)),
+            }
+        };
+        if found == Some(SCHEMA_VERSION) {
+            return Ok(None);
+        }
+        let wtx = self.db.begin_write().map_err(|e| self.err(e))?;
+        for name in ["nodes", "manifest", "problems", "meta"] {
+            let _ = wtx.delete_table(TableDefinition::<&str, &[u8]>::new(name));
+        }
+        for name in ["edges_out", "edges_in"] {
+            let _ = wtx.delete_multimap_table(MultimapTableDefinition::<&str, &[u8]>::new(name));
+        }
+        {
+            let mut meta = wtx.open_table(META).map_err(|e| self.err(e))?;
+            meta.insert(SCHEMA_KEY, SCHEMA_VERSION.to_le_bytes().as_slice())
+                .map_err(|e| self.err(e))?;
+            wtx.open_table(NODES).map_err(|e| self.err(e))?;
+            wtx.open_table(MANIFEST).map_err(|e| self.err(e))?;
+            wtx.open_table(PROBLEMS).map_err(|e| self.err(e))?;
+            wtx.open_multimap_table(EDGES_OUT)
+                .map_err(|e| self.err(e))?;
+            wtx.open_multimap_table(EDGES_IN).map_err(|e| self.err(e))?;
+        }
+        wtx.commit().map_err(|e| self.err(e))?;
+        Ok(found.map(|v| {
+            format!(
+                "index store {} was written with schema v{v}, this build uses v{SCHEMA_VERSION}: rebuilt from the notes",
+                self.path.display()
+            )
+        }))
+    }
+
+    fn err(&self, e: impl std::fmt::Display) -> Error {
+        Error::store(&self.path, e)
+    }
+
+    /// A consistent read view (a redb read transaction).
+    pub fn read(&self) -> Result<StoreReader<'_>> {
+        let rtx = self.db.begin_read().map_err(|e| self.err(e))?;
+        Ok(StoreReader { rtx, store: self })
+    }
+
+    /// Write a batch in one transaction.
+    pub fn apply(&self, batch: &Batch) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let e = |x: redb::Error| self.err(x);
+        let wtx = self.db.begin_write().map_err(|x| e(x.into()))?;
+        {
+            let mut nodes = wtx.open_table(NODES).map_err(|x| e(x.into()))?;
+            let mut manifest = wtx.open_table(MANIFEST).map_err(|x| e(x.into()))?;
+            let mut problems = wtx.open_table(PROBLEMS).map_err(|x| e(x.into()))?;
+            let mut out = wtx
+                .open_multimap_table(EDGES_OUT)
+                .map_err(|x| e(x.into()))?;
+            let mut inn = wtx.open_multimap_table(EDGES_IN).map_err(|x| e(x.into()))?;
+
+            let drop_out_edges = |id: &str,
+                                  out: &mut redb::MultimapTable<&str, &[u8]>,
+                                  inn: &mut redb::MultimapTable<&str, &[u8]>|
+             -> Result<()> {
+                let old: Vec<Vec<u8>> = out
+                    .remove_all(id)
+                    .map_err(|x| e(x.into()))?
+                    .map(|v| v.map(|g| g.value().to_vec()))
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(|x| e(x.into()))?;
+                for bytes in old {
+                    // A value that does not decode cannot have a mirror we could name; skip it.
+                    let Ok(edge) = EdgeValue::decode(&bytes) else {
+                        continue;
+                    };
+                    let mirror = EdgeValue {
+                        other: id.to_string(),
+                        ..edge.clone()
+                    };
+                    inn.remove(edge.other.as_str(), mirror.encode().as_slice())
+                        .map_err(|x| e(x.into()))?;
+                }
+                Ok(())
+            };
+
+            for (path, id) in &batch.removals {
+                drop_out_edges(id, &mut out, &mut inn)?;
+                nodes.remove(id.as_str()).map_err(|x| e(x.into()))?;
+                manifest.remove(path.as_str()).map_err(|x| e(x.into()))?;
+                problems.remove(path.as_str()).map_err(|x| e(x.into()))?;
+            }
+            for u in &batch.upserts {
+                drop_out_edges(&u.id, &mut out, &mut inn)?;
+                nodes
+                    .insert(u.id.as_str(), u.record.encode().as_slice())
+                    .map_err(|x| e(x.into()))?;
+                for edge in &u.edges {
+                    out.insert(u.id.as_str(), edge.encode().as_slice())
+                        .map_err(|x| e(x.into()))?;
+                    let mirror = EdgeValue {
+                        other: u.id.clone(),
+                        ..edge.clone()
+                    };
+                    inn.insert(edge.other.as_str(), mirror.encode().as_slice())
+                        .map_err(|x| e(x.into()))?;
+                }
+                manifest
+                    .insert(u.path.as_str(), u.file.encode().as_slice())
+                    .map_err(|x| e(x.into()))?;
+                if u.problems.is_empty() {
+                    problems.remove(u.path.as_str()).map_err(|x| e(x.into()))?;
+                } else {
+                    problems
+                        .insert(
+                            u.path.as_str(),
+                            codec::encode_problems(&u.problems).as_slice(),
+                        )
+                        .map_err(|x| e(x.into()))?;
+                }
+            }
+            for (path, file) in &batch.touched {
+                manifest
+                    .insert(path.as_str(), file.encode().as_slice())
+                    .map_err(|x| e(x.into()))?;
+            }
+        }
+        wtx.commit().map_err(|x| e(x.into()))?;
+        Ok(())
+    }
+}
+
+fn open_db(path: &Path) -> std::result::Result<Database, String> {
+    let mut builder = Database::builder();
+    builder.set_concurrency_mode(ConcurrencyMode::MultiWriter);
+    // redb may panic on a file altered behind its back; a derived file is never worth a crash.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.create(path))) {
+        Ok(Ok(db)) => Ok(db),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("redb panicked while opening it".into()),
+    }
+}
+
+/// A consistent view of the store (one redb read transaction).
+pub struct StoreReader<'s> {
+    rtx: redb::ReadTransaction,
+    store: &'s Store,
+}
+
+impl StoreReader<'_> {
+    fn err(&self, e: impl std::fmt::Display) -> Error {
+        self.store.err(e)
+    }
+    fn corrupt(&self, key: &str, e: CodecError) -> Error {
+        Error::Corrupt {
+            path: self.store.path.clone(),
+            reason: format!("value for `{key}`: {e}"),
+        }
+    }
+
+    /// The node `id`, if it exists.
+    pub fn node(&self, id: &str) -> Result<Option<NodeRecord>> {
+        let t = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;
+        match t.get(id).map_err(|e| self.err(e))? {
+            Some(v) => NodeRecord::decode(v.value())
+                .map(Some)
+                .map_err(|e| self.corrupt(id, e)),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether node `id` exists.
+    pub fn has_node(&self, id: &str) -> Result<bool> {
+        let t = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;
+        Ok(t.get(id).map_err(|e| self.err(e))?.is_some())
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> Result<u64> {
+        let t = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;
+        t.len().map_err(|e| self.err(e))
+    }
+
+    /// Number of edges (out-direction entries).
+    pub fn edge_count(&self) -> Result<u64> {
+        let t = self
+            .rtx
+            .open_multimap_table(EDGES_OUT)
+            .map_err(|e| self.err(e))?;
+        t.len().map_err(|e| self.err(e))
+    }
+
+    fn edges(&self, def: MultimapTableDefinition<&str, &[u8]>, id: &str) -> Result<Vec<EdgeValue>> {
+        let t = self.rtx.open_multimap_table(def).map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for v in t.get(id).map_err(|e| self.err(e))? {
+            let v = v.map_err(|e| self.err(e))?;
+            out.push(EdgeValue::decode(v.value()).map_err(|e| self.corrupt(id, e))?);
+        }
+        Ok(out)
+    }
+
+    /// Edges leaving `id` (`other` is the target), in O(degree).
+    pub fn edges_out(&self, id: &str) -> Result<Vec<EdgeValue>> {
+        self.edges(EDGES_OUT, id)
+    }
+
+    /// Edges arriving at `id` (`other` is the source), in O(degree).
+    pub fn edges_in(&self, id: &str) -> Result<Vec<EdgeValue>> {
+        self.edges(EDGES_IN, id)
+    }
+
+    /// Every node id with its record, in id order.
+    pub fn all_nodes(&self) -> Result<Vec<(String, NodeRecord)>> {
+        let t = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in t.iter().map_err(|e| self.err(e))? {
+            let (k, v) = row.map_err(|e| self.err(e))?;
+            let id = k.value().to_string();
+            let rec = NodeRecord::decode(v.value()).map_err(|e| self.corrupt(&id, e))?;
+            out.push((id, rec));
+        }
+        Ok(out)
+    }
+
+    /// Every edge, in source id order.
+    pub fn all_edges(&self) -> Result<Vec<Edge>> {
+        let t = self
+            .rtx
+            .open_multimap_table(EDGES_OUT)
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in t.iter().map_err(|e| self.err(e))? {
+            let (k, values) = row.map_err(|e| self.err(e))?;
+            let from = k.value().to_string();
+            for v in values {
+                let v = v.map_err(|e| self.err(e))?;
+                let ev = EdgeValue::decode(v.value()).map_err(|e| self.corrupt(&from, e))?;
+                out.push(Edge {
+                    from: from.clone(),
+                    to: ev.other,
+                    kind: ev.kind,
+                    provenance: ev.provenance,
+                    confidence: ev.confidence,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The whole manifest: path -> file entry.
+    pub fn manifest(&self) -> Result<std::collections::HashMap<String, FileEntry>> {
+        let t = self.rtx.open_table(MANIFEST).map_err(|e| self.err(e))?;
+        let mut out = std::collections::HashMap::with_capacity(t.len().unwrap_or(0) as usize);
+        for row in t.iter().map_err(|e| self.err(e))? {
+            let (k, v) = row.map_err(|e| self.err(e))?;
+            let path = k.value().to_string();
+            let entry = FileEntry::decode(v.value()).map_err(|e| self.corrupt(&path, e))?;
+            out.insert(path, entry);
+        }
+        Ok(out)
+    }
+
+    /// Every note path with problems, with its problems, in path order.
+    pub fn problems(&self) -> Result<Vec<(String, Vec<Problem>)>> {
+        let t = self.rtx.open_table(PROBLEMS).map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in t.iter().map_err(|e| self.err(e))? {
+            let (k, v) = row.map_err(|e| self.err(e))?;
+            let path = k.value().to_string();
+            let list = codec::decode_problems(v.value()).map_err(|e| self.corrupt(&path, e))?;
+            out.push((path, list));
+        }
+        Ok(out)
+    }
+}

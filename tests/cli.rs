@@ -1,0 +1,144 @@
+//! The command line: JSON shapes, exit codes, folder discovery.
+
+mod common;
+
+use common::bin;
+use serde_json::Value;
+use std::path::Path;
+
+fn run(dir: &Path, args: &[&str]) -> (i32, Value, String) {
+    let out = bin()
+        .current_dir(dir)
+        .env_remove("MNEMON_DIR")
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let json = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    (
+        out.status.code().unwrap_or(-1),
+        json,
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn init_index_show_doctor_json_shapes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, v, _) = run(tmp.path(), &["init", "--json"]);
+    assert_eq!(code, 0);
+    assert!(tmp.path().join(".mnemon/memory").is_dir());
+    assert!(tmp.path().join(".mnemon/events").is_dir());
+    assert_eq!(v["index"]["notes"], 0);
+    let mem = tmp.path().join(".mnemon/memory");
+    std::fs::write(
+        mem.join("a.md"),
+        "---\nname: A\ntype: project\nrelated: [b]\n---\n[[c]]\n",
+    )
+    .unwrap();
+    std::fs::write(mem.join("b.md"), "---\nname: B\n---\nb\n").unwrap();
+
+    // Found by walking up from a subfolder.
+    let sub = tmp.path().join("deep/er");
+    std::fs::create_dir_all(&sub).unwrap();
+    let (code, v, _) = run(&sub, &["index", "--json"]);
+    assert_eq!(code, 0);
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        vec![
+            "notes",
+            "edges",
+            "changed",
+            "removed",
+            "errors",
+            "elapsed_ms"
+        ]
+    );
+    assert_eq!(v["notes"], 2);
+    assert_eq!(v["edges"], 2);
+    assert_eq!(v["changed"], serde_json::json!(["a", "b"]));
+    assert_eq!(v["removed"], serde_json::json!([]));
+
+    let (code, v, _) = run(&sub, &["index", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["changed"], serde_json::json!([]));
+
+    let (code, v, _) = run(tmp.path(), &["show", "a", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["id"], "a");
+    assert_eq!(v["name"], "A");
+    assert_eq!(v["type"], "project");
+    assert_eq!(
+        v["edges_out"][0],
+        serde_json::json!({"to": "b", "kind": "references", "provenance": "frontmatter", "confidence": 1.0, "dangling": false})
+    );
+    assert_eq!(v["edges_out"][1]["provenance"], "inline-link");
+    let (_, v, _) = run(tmp.path(), &["show", "b", "--json"]);
+    assert_eq!(v["edges_in"][0]["from"], "a");
+
+    // c is dangling: doctor reports it and exits 1.
+    let (code, v, _) = run(tmp.path(), &["doctor", "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["healthy"], false);
+    assert_eq!(v["dangling"][0]["to"], "c");
+    std::fs::write(mem.join("c.md"), "c\n").unwrap();
+    let (code, v, _) = run(tmp.path(), &["doctor", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["healthy"], true);
+}
+
+#[test]
+fn errors_name_the_fix_and_set_exit_codes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, v, stderr) = run(tmp.path(), &["index", "--json"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("mnemon init"), "{stderr}");
+    assert!(v["error"].as_str().unwrap().contains("no memory folder"));
+    run(tmp.path(), &["init"]);
+    let (code, _, stderr) = run(tmp.path(), &["show", "missing"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no note with id `missing`"));
+    let (code, _, _) = run(tmp.path(), &["frobnicate"]);
+    assert_eq!(code, 2);
+    let out = bin().arg("--help").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Exit codes:"));
+}
+
+#[test]
+fn dir_flag_and_env_override_discovery() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("elsewhere");
+    let (code, _, _) = run(tmp.path(), &["init", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(
+        dir.join("memory").is_dir(),
+        "--dir names the memory folder itself"
+    );
+    std::fs::write(dir.join("memory/x.md"), "x").unwrap();
+    let out = bin()
+        .current_dir(tmp.path())
+        .env("MNEMON_DIR", &dir)
+        .args(["index", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["changed"], serde_json::json!(["x"]));
+}
+
+#[test]
+fn demo_runs_on_the_bundled_notes() {
+    let out = bin().args(["demo", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["index"]["notes"].as_u64().unwrap() >= 20);
+    assert_eq!(
+        v["index"]["errors"],
+        serde_json::json!([]),
+        "the demo notes are clean"
+    );
+}

@@ -1,0 +1,266 @@
+//! The scanner and the store together: the loopal-58 corpus, incremental re-scans, and each bad
+//! input the foundation issue lists.
+
+mod common;
+
+use common::{copy_into, fresh, loopal_fixtures, write_note};
+use mnemon::notes::{EdgeKind, Provenance};
+use std::collections::BTreeSet;
+
+/// Count `related:` entries and distinct `[[link]]` targets of a note by hand, independently of
+/// the parser (line-based, good enough for the fixtures' simple YAML).
+fn count_links_by_hand(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut related = BTreeSet::new();
+    let mut inline = BTreeSet::new();
+    let mut parts = text.splitn(3, "---\n");
+    parts.next();
+    let fm = parts.next().unwrap_or("");
+    let body = parts.next().unwrap_or("");
+    let mut in_related = false;
+    for line in fm.lines() {
+        if let Some(rest) = line.strip_prefix("related:") {
+            in_related = true;
+            let rest = rest.trim();
+            if let Some(list) = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+                for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    related.insert(item.to_string());
+                }
+                in_related = false;
+            }
+            continue;
+        }
+        if in_related {
+            if let Some(item) = line.trim_start().strip_prefix("- ") {
+                related.insert(item.trim().to_string());
+            } else {
+                in_related = false;
+            }
+        }
+    }
+    let mut rest = body;
+    while let Some(i) = rest.find("[[") {
+        let after = &rest[i + 2..];
+        let Some(j) = after.find("]]") else { break };
+        let inner = &after[..j];
+        let id = inner.split(['|', '#']).next().unwrap_or("").trim();
+        inline.insert(id.to_string());
+        rest = &after[j + 2..];
+    }
+    (related, inline)
+}
+
+#[test]
+fn loopal_fixtures_index_as_73_notes_with_every_link_an_edge() {
+    let Some(fixtures) = loopal_fixtures() else {
+        eprintln!("skipped: ../shared/eval/loopal-58/fixtures not found");
+        return;
+    };
+    let (_tmp, memory) = fresh();
+    assert_eq!(copy_into(&memory, &fixtures), 73);
+    let report = memory.index().unwrap();
+    assert_eq!(report.notes, 73);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.changed.len(), 73);
+
+    let edges = memory.edges().unwrap();
+    let mut want_fm = BTreeSet::new();
+    let mut want_inline = BTreeSet::new();
+    for e in std::fs::read_dir(&fixtures).unwrap() {
+        let path = e.unwrap().path();
+        let id = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let (related, inline) = count_links_by_hand(&std::fs::read_to_string(&path).unwrap());
+        for to in related {
+            want_fm.insert((id.clone(), to));
+        }
+        for to in inline {
+            want_inline.insert((id.clone(), to));
+        }
+    }
+    let got = |prov: Provenance| -> BTreeSet<(String, String)> {
+        edges
+            .iter()
+            .filter(|e| e.provenance == prov && e.kind == EdgeKind::References)
+            .map(|e| (e.from.clone(), e.to.clone()))
+            .collect()
+    };
+    assert!(
+        want_fm.len() > 100 && want_inline.len() > 50,
+        "hand count too small"
+    );
+    assert_eq!(got(Provenance::Frontmatter), want_fm);
+    assert_eq!(got(Provenance::InlineLink), want_inline);
+
+    // A second scan right after changes nothing.
+    let again = memory.index().unwrap();
+    assert!(again.changed.is_empty(), "{:?}", again.changed);
+    assert!(again.removed.is_empty());
+    assert_eq!(again.notes, 73);
+    assert_eq!(again.edges, report.edges);
+}
+
+#[test]
+fn unchanged_stat_means_contents_are_not_read() {
+    let (_tmp, memory) = fresh();
+    let path = write_note(&memory, "a.md", "---\nname: A\n---\nlinks [[b]]\n");
+    write_note(&memory, "b.md", "b body");
+    memory.index().unwrap();
+    // Same length, same mtime, different bytes: a scan that read contents would notice.
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::write(&path, "---\nname: Z\n---\nlinks [[c]]\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let r = memory.index().unwrap();
+    assert!(r.changed.is_empty(), "contents were read: {:?}", r.changed);
+    assert_eq!(memory.show("a").unwrap().name.as_deref(), Some("A"));
+    // A new mtime makes the scan read and re-parse it.
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime + std::time::Duration::from_secs(5))
+        .unwrap();
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec!["a"]);
+    let a = memory.show("a").unwrap();
+    assert_eq!(a.name.as_deref(), Some("Z"));
+    assert_eq!(a.edges_out.len(), 1);
+    assert_eq!(a.edges_out[0].to, "c");
+    assert!(a.edges_out[0].dangling);
+    // The old edge's mirror is gone from b.
+    assert!(memory.show("b").unwrap().edges_in.is_empty());
+}
+
+#[test]
+fn touched_but_identical_file_is_not_changed() {
+    let (_tmp, memory) = fresh();
+    let path = write_note(&memory, "a.md", "body");
+    memory.index().unwrap();
+    let f = std::fs::File::options().write(true).open(&path).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(10))
+        .unwrap();
+    let r = memory.index().unwrap();
+    assert!(r.changed.is_empty());
+}
+
+#[test]
+fn deleted_and_renamed_notes_leave_the_graph() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "a.md", "[[b]] [[c]]");
+    write_note(&memory, "b.md", "[[a]]");
+    write_note(&memory, "c.md", "c");
+    let r = memory.index().unwrap();
+    assert_eq!((r.notes, r.edges), (3, 3));
+
+    std::fs::remove_file(memory.dir().memory().join("b.md")).unwrap();
+    std::fs::rename(
+        memory.dir().memory().join("c.md"),
+        memory.dir().memory().join("d.md"),
+    )
+    .unwrap();
+    let r = memory.index().unwrap();
+    assert_eq!(r.removed, vec!["b", "c"]);
+    assert_eq!(r.changed, vec!["d"]);
+    assert_eq!((r.notes, r.edges), (2, 2), "a's links stay, now dangling");
+    let a = memory.show("a").unwrap();
+    assert!(a.edges_out.iter().all(|e| e.dangling));
+    assert!(a.edges_in.is_empty(), "b's edge into a left with b");
+    let doctor = memory.doctor().unwrap();
+    assert!(!doctor.healthy);
+    let dangling: Vec<_> = doctor.dangling.iter().map(|d| d.to.as_str()).collect();
+    assert_eq!(dangling, vec!["b", "c"]);
+}
+
+#[test]
+fn bad_inputs_never_abort_a_scan_and_are_reported() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "good.md", "---\nname: Good\n---\nfine [[yaml]]\n");
+    write_note(
+        &memory,
+        "yaml.md",
+        "---\nname: [unclosed\n---\nbody survives [[good]]\n",
+    );
+    write_note(&memory, "latin1.md", b"caf\xe9 au lait [[good]]".as_slice());
+    let mut big = b"---\nname: Big\n---\n".to_vec();
+    big.resize(50 << 20, b'x');
+    write_note(&memory, "big.md", &big);
+    write_note(&memory, "empty.md", "");
+    write_note(&memory, "selfish.md", "me [[selfish]] and [[good]]");
+    write_note(&memory, "escape.md", "[[../../etc/passwd]] [[/etc/passwd]]");
+    write_note(
+        &memory,
+        "conflict.md",
+        "a\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> other\n",
+    );
+    std::os::unix::fs::symlink(memory.dir().memory(), memory.dir().memory().join("loop")).unwrap();
+
+    let r = memory.index().unwrap();
+    assert_eq!(
+        r.notes, 8,
+        "every readable note is indexed: {:?}",
+        r.changed
+    );
+    let msg_for = |path: &str| -> Vec<String> {
+        r.errors
+            .iter()
+            .filter(|e| e.path == path)
+            .map(|e| e.message.clone())
+            .collect()
+    };
+    assert!(msg_for("yaml.md")[0].contains("not valid YAML"));
+    assert!(msg_for("latin1.md")[0].contains("UTF-8"));
+    assert!(msg_for("big.md")[0].contains("over the 4 MiB limit"));
+    assert!(msg_for("empty.md")[0].contains("empty note"));
+    assert!(msg_for("selfish.md")[0].contains("links to itself"));
+    assert_eq!(msg_for("escape.md").len(), 2);
+    assert!(
+        msg_for("escape.md")
+            .iter()
+            .all(|m| m.contains("not a valid id"))
+    );
+    assert!(msg_for("conflict.md")[0].contains("merge-conflict"));
+    assert!(
+        msg_for("loop")[0].contains("symlink loop"),
+        "{:?}",
+        r.errors
+    );
+    assert!(msg_for("good.md").is_empty());
+
+    // The malformed-YAML note is still indexed from its body.
+    let yaml = memory.show("yaml").unwrap();
+    assert_eq!(yaml.name, None);
+    assert_eq!(yaml.edges_out[0].to, "good");
+    // No edge points outside memory/ and no self edge exists.
+    for e in memory.edges().unwrap() {
+        assert!(!e.to.contains(".."), "{e:?}");
+        assert_ne!(e.from, e.to);
+    }
+    let doctor = memory.doctor().unwrap();
+    assert!(!doctor.healthy);
+    assert_eq!(doctor.conflicts, vec!["conflict.md"]);
+    assert_eq!(doctor.walk_errors.len(), 1, "{:?}", doctor.walk_errors);
+}
+
+#[test]
+fn show_refuses_ids_outside_memory() {
+    let (_tmp, memory) = fresh();
+    let err = memory.show("../etc/passwd").unwrap_err();
+    assert!(err.to_string().contains("cannot leave memory/"), "{err}");
+    let err = memory.show("nope").unwrap_err();
+    assert!(err.to_string().contains("no note with id `nope`"), "{err}");
+}
+
+#[test]
+fn subfolders_give_slash_ids() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "runbooks/deploy.md", "[[runbooks/rollback]]");
+    write_note(&memory, "runbooks/rollback.md", "x");
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec!["runbooks/deploy", "runbooks/rollback"]);
+    let v = memory.show("runbooks/rollback").unwrap();
+    assert_eq!(v.edges_in[0].from, "runbooks/deploy");
+    assert_eq!(v.path, "runbooks/rollback.md");
+}

@@ -115,6 +115,8 @@ const FAMILY_SHARE: f64 = 1.0 / 3.0;
 const FOLDER_SHARE: f64 = 0.2;
 const LINKS_MIN: usize = 3;
 const LINKS_MAX: usize = 10;
+/// Pool copies a note gets on entry (lower = more skewed in-degree).
+const BASE_ATTRACTION: usize = 2;
 
 const SALT_RENDER: u64 = 0x5EED_0F_B0D1;
 const SALT_QUERY: u64 = 0x5EED_0F_9E21;
@@ -288,10 +290,15 @@ const ACRONYMS: &[&str] = &[
 // Vocabularies and sampling
 // ---------------------------------------------------------------------------
 
-/// Cumulative Zipf distribution over ranks `0..n`.
+/// Cumulative Zipf distribution over ranks `0..n`, with a bucket table so
+/// that sampling is a short search instead of a full binary search.
 struct Zipf {
     cdf: Vec<f64>,
+    /// `lut[b]` = first rank whose cdf is >= `b / LUT`.
+    lut: Vec<u32>,
 }
+
+const ZIPF_LUT: usize = 4096;
 
 impl Zipf {
     fn new(n: usize, s: f64) -> Self {
@@ -304,12 +311,22 @@ impl Zipf {
         for c in &mut cdf {
             *c /= acc;
         }
-        Self { cdf }
+        let last = cdf.len() - 1;
+        let lut = (0..=ZIPF_LUT)
+            .map(|b| {
+                let x = b as f64 / ZIPF_LUT as f64;
+                cdf.partition_point(|&c| c < x).min(last) as u32
+            })
+            .collect();
+        Self { cdf, lut }
     }
 
     fn sample<R: Rng>(&self, rng: &mut R) -> usize {
         let u: f64 = rng.random();
-        self.cdf.partition_point(|&c| c < u).min(self.cdf.len() - 1)
+        let b = ((u * ZIPF_LUT as f64) as usize).min(ZIPF_LUT - 1);
+        let lo = self.lut[b] as usize;
+        let hi = self.lut[b + 1] as usize;
+        lo + self.cdf[lo..=hi].partition_point(|&c| c < u)
     }
 }
 
@@ -812,27 +829,23 @@ fn make_name<R: Rng>(plan: &Plan, en: &Vocab, zh: &CjkVocab, rng: &mut R) -> Str
 }
 
 /// Chooses 3-10 distinct link targets per note: family siblings, a
-/// preferential-attachment pool (targets are re-added each time they are
-/// linked, so popular notes become hubs), and uniform picks.
+/// preferential-attachment pool, and uniform picks (which may point forward).
 fn assign_links<R: Rng>(plans: &mut [Plan], families: &[Family], rng: &mut R) {
     let n = plans.len();
     if n < 2 {
         return;
     }
-    let mut pool: Vec<u32> = (0..n as u32).collect();
-    pool.reserve(n * 7);
-    // A few designated hubs (overviews, runbooks) get a head start.
-    let hubs = (n / 500).max(1);
-    for _ in 0..hubs {
-        let h = rng.random_range(0..n) as u32;
-        pool.extend(std::iter::repeat_n(h, 8));
-    }
+    // Growth model (Barabasi-Albert style): note `i` enters the pool with a
+    // small base weight when it is processed, and every link adds one more
+    // copy of its target, so early, already-popular notes become hubs.
+    let mut pool: Vec<u32> = Vec::with_capacity(n * (LINKS_MAX + BASE_ATTRACTION));
     for i in 0..n {
         let k = rng.random_range(LINKS_MIN..=LINKS_MAX).min(n - 1);
         let siblings: &[u32] = match plans[i].family {
             Some(f) if families[f as usize].members.len() > 1 => &families[f as usize].members,
             _ => &[],
         };
+        pool.extend(std::iter::repeat_n(i as u32, BASE_ATTRACTION));
         let mut links: Vec<u32> = Vec::with_capacity(k);
         let mut attempts = 0usize;
         while links.len() < k {
@@ -876,7 +889,7 @@ fn render_all(ctx: &Ctx) -> Vec<(String, NoteMeta)> {
         .map(|t| t.get())
         .unwrap_or(1)
         .min(16);
-    if n < 2000 || threads < 2 {
+    if n < 2000 || threads < 2 || std::env::var("GEN_SEQ").is_ok() {
         return (0..n).map(|i| render_note(ctx, i)).collect();
     }
     // Every note has its own RNG stream, so the split does not affect output.
@@ -1190,7 +1203,7 @@ impl Writer<'_> {
                 let r = self.en_word(s);
                 let w = self.ctx.en.word(r);
                 if j == 0 {
-                    out.push_str(&title_first(w));
+                    push_title(&mut out, w);
                 } else {
                     out.push_str(w);
                 }
@@ -1468,6 +1481,14 @@ impl Writer<'_> {
         let mut out = blocks.join("\n\n");
         out.push('\n');
         out
+    }
+}
+
+fn push_title(out: &mut String, w: &str) {
+    let mut c = w.chars();
+    if let Some(f) = c.next() {
+        out.push(f.to_ascii_uppercase());
+        out.push_str(c.as_str());
     }
 }
 

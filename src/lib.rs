@@ -8,6 +8,7 @@
 pub mod error;
 pub mod eval;
 pub mod folder;
+pub mod index;
 pub mod memory;
 pub mod notes;
 pub mod scan;

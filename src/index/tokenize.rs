@@ -40,9 +40,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_segmentation::UnicodeSegmentation;
@@ -183,22 +181,11 @@ impl Tokenizer {
         if !stem {
             return surface.to_owned();
         }
-        if surface.len() > STEM_CACHE_MAX_KEY {
+        if surface.len() > STEM_KEY_BYTES {
             return self.stem(surface);
         }
         STEM_CACHE
-            .try_with(|cache| {
-                let mut cache = cache.borrow_mut();
-                if let Some(t) = cache.get(surface) {
-                    return String::from(&**t);
-                }
-                let t = self.stem(surface);
-                if cache.len() >= STEM_CACHE_MAX_ENTRIES {
-                    cache.clear();
-                }
-                cache.insert(surface.into(), t.as_str().into());
-                t
-            })
+            .try_with(|cache| cache.borrow_mut().get_or_stem(surface, |w| self.stem(w)))
             .unwrap_or_else(|_| self.stem(surface))
     }
 
@@ -220,56 +207,67 @@ impl Tokenizer {
     }
 }
 
-/// Longest word memoised in the stem cache (longer words are rare: stemmed directly).
-const STEM_CACHE_MAX_KEY: usize = 24;
-/// Entries per thread before the stem cache is cleared (bounds memory to a few MB per thread).
-const STEM_CACHE_MAX_ENTRIES: usize = 1 << 15;
+/// Longest word memoised by the stem cache (longer words are rare and stemmed directly).
+const STEM_KEY_BYTES: usize = 24;
+/// log2 of the number of stem cache slots (8192 slots of 50 bytes: ~400 KB per thread).
+const STEM_CACHE_BITS: u32 = 13;
 
 thread_local! {
-    /// Per-thread memo of `word -> stem` (the stemmer is fixed: English), because Snowball
-    /// stemming dominates indexing time and word frequencies are Zipfian.
-    static STEM_CACHE: RefCell<HashMap<Box<str>, Box<str>, BuildHasherDefault<FxHasher>>> =
-        RefCell::new(HashMap::default());
+    /// Per-thread memo of `word -> stem` (the stemmer is always English): Snowball stemming
+    /// would otherwise dominate indexing time, and word frequencies are Zipfian.
+    static STEM_CACHE: RefCell<StemCache> = const { RefCell::new(StemCache { slots: Vec::new() }) };
 }
 
-/// Small non-cryptographic hasher (FxHash) for short keys of the stem cache.
-#[derive(Default)]
-struct FxHasher {
-    hash: u64,
+/// A direct-mapped cache with inline keys and values (no pointer chasing on a hit).
+struct StemCache {
+    slots: Vec<StemSlot>,
 }
 
-impl FxHasher {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
-    }
+#[derive(Clone, Copy)]
+struct StemSlot {
+    key: [u8; STEM_KEY_BYTES],
+    val: [u8; STEM_KEY_BYTES],
+    /// 0 = empty slot
+    key_len: u8,
+    val_len: u8,
 }
 
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
+impl StemCache {
+    fn get_or_stem(&mut self, word: &str, stem: impl FnOnce(&str) -> String) -> String {
+        debug_assert!(!word.is_empty() && word.len() <= STEM_KEY_BYTES);
+        let mut key = [0u8; STEM_KEY_BYTES];
+        key[..word.len()].copy_from_slice(word.as_bytes());
+        // FxHash-style mix of the padded key and its length.
+        let mut h = word.len() as u64;
+        for c in key.chunks_exact(8) {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
         }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut buf = [0u8; 8];
-            buf[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(buf));
+        let idx = (h >> (64 - STEM_CACHE_BITS)) as usize;
+        if self.slots.is_empty() {
+            let empty = StemSlot {
+                key: [0; STEM_KEY_BYTES],
+                val: [0; STEM_KEY_BYTES],
+                key_len: 0,
+                val_len: 0,
+            };
+            self.slots = vec![empty; 1 << STEM_CACHE_BITS];
         }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.hash
+        let slot = &mut self.slots[idx];
+        if usize::from(slot.key_len) == word.len()
+            && slot.key == key
+            && let Ok(s) = std::str::from_utf8(&slot.val[..usize::from(slot.val_len)])
+        {
+            return s.to_owned();
+        }
+        let t = stem(word);
+        if t.len() <= STEM_KEY_BYTES {
+            slot.key = key;
+            slot.key_len = word.len() as u8;
+            slot.val[..t.len()].copy_from_slice(t.as_bytes());
+            slot.val_len = t.len() as u8;
+        }
+        t
     }
 }
 
@@ -326,8 +324,8 @@ fn scan<F: FnMut(Token<'_>)>(text: &str, emit: F) {
     scan_with(text, true, emit);
 }
 
-/// `ascii_fast`: handle all-ASCII chunks with [`Scanner::ascii_chunk`] instead of running word
-/// segmentation on them (same result, several times faster; `false` only in tests).
+/// `ascii_fast`: handle all-ASCII lines and chunks with [`Scanner::ascii_chunk`] instead of
+/// running word segmentation on them (same result, several times faster; `false` only in tests).
 fn scan_with<F: FnMut(Token<'_>)>(text: &str, ascii_fast: bool, emit: F) {
     let mut s = Scanner {
         text,
@@ -340,38 +338,52 @@ fn scan_with<F: FnMut(Token<'_>)>(text: &str, ascii_fast: bool, emit: F) {
         cjk_end: 0,
         emit,
     };
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    loop {
-        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i == bytes.len() {
-            break;
-        }
-        let start = i;
-        let mut high = 0u8;
-        while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
-            high |= bytes[i];
-            i += 1;
-        }
-        if ascii_fast && high < 0x80 {
-            s.ascii_chunk(start, &text[start..i]);
+    let mut base = 0;
+    for line in text.split_inclusive('\n') {
+        if ascii_fast && line.is_ascii() {
+            s.ascii_chunk(base, line);
         } else {
-            // ASCII whitespace bytes never occur inside a multi-byte UTF-8 sequence.
-            let chunk = &text[start..i];
-            for (off, seg) in chunk.unicode_word_indices() {
-                s.segment(start + off, seg);
-            }
+            s.mixed_line(base, line, ascii_fast);
         }
+        base += line.len();
     }
     s.flush_word();
     s.flush_cjk();
 }
 
 impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
-    /// An all-ASCII, whitespace-free chunk. Equivalent to segmenting it with UAX #29 and then
-    /// applying [`Scanner::segment`]: in ASCII, UAX #29 never breaks between two alphanumerics,
+    /// A line with non-ASCII text: cut at ASCII whitespace (UAX #29 never joins across it), then
+    /// all-ASCII chunks take the fast path and the others go through word segmentation.
+    fn mixed_line(&mut self, base: usize, line: &str, ascii_fast: bool) {
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        loop {
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if i == bytes.len() {
+                break;
+            }
+            let start = i;
+            let mut high = 0u8;
+            while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+                high |= bytes[i];
+                i += 1;
+            }
+            // ASCII whitespace bytes never occur inside a multi-byte UTF-8 sequence.
+            let chunk = &line[start..i];
+            if ascii_fast && high < 0x80 {
+                self.ascii_chunk(base + start, chunk);
+            } else {
+                for (off, seg) in chunk.unicode_word_indices() {
+                    self.segment(base + start + off, seg);
+                }
+            }
+        }
+    }
+
+    /// All-ASCII text. Equivalent to segmenting it with UAX #29 and then applying
+    /// [`Scanner::segment`] to each word: in ASCII, UAX #29 never breaks between two alphanumerics,
     /// keeps an apostrophe inside a word only between two letters (WB6/7) or two digits
     /// (WB11/12), and every other non-alphanumeric char splits here anyway.
     fn ascii_chunk(&mut self, base: usize, chunk: &str) {
@@ -616,32 +628,185 @@ fn classify(c: char) -> CharClass {
     }
     match c {
         // apostrophes, soft hyphen, zero-width chars, word joiner, BOM
-        '\u{2018}' | '\u{2019}' | '\u{02BC}' | '\u{00AD}' | '\u{200B}'..='\u{200F}'
-        | '\u{2060}' | '\u{FEFF}' => CharClass::Drop,
+        '\u{2018}'
+        | '\u{2019}'
+        | '\u{02BC}'
+        | '\u{00AD}'
+        | '\u{200B}'..='\u{200F}'
+        | '\u{2060}'
+        | '\u{FEFF}' => CharClass::Drop,
         // UAX #29 MidLetter / MidNum / MidNumLet / ExtendNumLet punctuation (non-ASCII)
-        '\u{00B7}' | '\u{0387}' | '\u{055F}' | '\u{05F3}' | '\u{05F4}' | '\u{2027}'
-        | '\u{FE13}' | '\u{FE55}' | '\u{2024}' | '\u{FE52}' | '\u{037E}' | '\u{0589}'
-        | '\u{060C}' | '\u{060D}' | '\u{066C}' | '\u{07F8}' | '\u{2044}' | '\u{FE10}'
-        | '\u{FE14}' | '\u{FE50}' | '\u{FE54}' | '\u{202F}' | '\u{203F}' | '\u{2040}'
-        | '\u{2054}' | '\u{FE33}' | '\u{FE34}' | '\u{FE4D}'..='\u{FE4F}' => CharClass::Split,
+        '\u{00B7}'
+        | '\u{0387}'
+        | '\u{055F}'
+        | '\u{05F3}'
+        | '\u{05F4}'
+        | '\u{2027}'
+        | '\u{FE13}'
+        | '\u{FE55}'
+        | '\u{2024}'
+        | '\u{FE52}'
+        | '\u{037E}'
+        | '\u{0589}'
+        | '\u{060C}'
+        | '\u{060D}'
+        | '\u{066C}'
+        | '\u{07F8}'
+        | '\u{2044}'
+        | '\u{FE10}'
+        | '\u{FE14}'
+        | '\u{FE50}'
+        | '\u{FE54}'
+        | '\u{202F}'
+        | '\u{203F}'
+        | '\u{2040}'
+        | '\u{2054}'
+        | '\u{FE33}'
+        | '\u{FE34}'
+        | '\u{FE4D}'..='\u{FE4F}' => CharClass::Split,
         _ => CharClass::Keep,
     }
 }
 
 /// Query stop words (folded, apostrophes removed), sorted for binary search.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
-    "are", "arent", "as", "at", "be", "because", "been", "before", "being", "below", "between",
-    "both", "but", "by", "can", "could", "did", "didnt", "do", "does", "doesnt", "doing", "dont",
-    "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her",
-    "here", "hers", "herself", "him", "himself", "his", "how", "hows", "i", "if", "im", "in",
-    "into", "is", "isnt", "it", "its", "itself", "ive", "just", "may", "me", "might", "more",
-    "most", "must", "my", "myself", "no", "nor", "not", "now", "of", "on", "once", "only", "or",
-    "other", "our", "ours", "ourselves", "own", "same", "she", "should", "so", "some", "such",
-    "than", "that", "thats", "the", "their", "theirs", "them", "themselves", "then", "there",
-    "theres", "these", "they", "this", "those", "through", "to", "too", "until", "very", "was",
-    "wasnt", "we", "were", "what", "whats", "when", "where", "which", "while", "who", "whom",
-    "whose", "why", "will", "with", "would", "you", "your", "youre", "yours", "yourself",
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "arent",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "didnt",
+    "do",
+    "does",
+    "doesnt",
+    "doing",
+    "dont",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "hows",
+    "i",
+    "if",
+    "im",
+    "in",
+    "into",
+    "is",
+    "isnt",
+    "it",
+    "its",
+    "itself",
+    "ive",
+    "just",
+    "may",
+    "me",
+    "might",
+    "more",
+    "most",
+    "must",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "own",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "thats",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "theres",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "until",
+    "very",
+    "was",
+    "wasnt",
+    "we",
+    "were",
+    "what",
+    "whats",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "whose",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "youre",
+    "yours",
+    "yourself",
 ];
 
 fn is_stop_word(surface: &str) -> bool {
@@ -683,8 +848,11 @@ mod tests {
     #[test]
     fn stop_words_sorted_and_folded() {
         assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
-        assert!(STOP_WORDS.iter().all(|w| w.len() <= 10
-            && w.bytes().all(|b| b.is_ascii_lowercase())));
+        assert!(
+            STOP_WORDS
+                .iter()
+                .all(|w| w.len() <= 10 && w.bytes().all(|b| b.is_ascii_lowercase()))
+        );
         assert!(STOP_WORDS.len() >= 120);
     }
 
@@ -699,7 +867,10 @@ mod tests {
         assert_eq!(slug("notes/2026.05.v2"), ["note", "2026", "05", "v2"]);
         assert_eq!(slug("Max_Client_Conn"), ["max", "client", "conn"]);
         assert_eq!(slug("//--__.."), Vec::<String>::new());
-        assert_eq!(slug("设计/数据库"), ["设", "设计", "计", "数", "数据", "据", "据库", "库"]);
+        assert_eq!(
+            slug("设计/数据库"),
+            ["设", "设计", "计", "数", "数据", "据", "据库", "库"]
+        );
     }
 
     #[test]
@@ -711,13 +882,19 @@ mod tests {
         assert_eq!(idx("PgBouncer's pool"), ["pgbouncer", "pool"]);
         assert_eq!(idx("don't"), ["dont"]);
         // short, digit-bearing and non-ASCII words are not stemmed
-        assert_eq!(idx("is as v1s ipv4s cafés"), ["is", "as", "v1s", "ipv4s", "cafés"]);
+        assert_eq!(
+            idx("is as v1s ipv4s cafés"),
+            ["is", "as", "v1s", "ipv4s", "cafés"]
+        );
         assert_eq!(qterms("deploying"), idx("deployed"));
     }
 
     #[test]
     fn case_folding() {
-        assert_eq!(idx("PgBouncer POOL Pool pool"), ["pgbouncer", "pool", "pool", "pool"]);
+        assert_eq!(
+            idx("PgBouncer POOL Pool pool"),
+            ["pgbouncer", "pool", "pool", "pool"]
+        );
         assert_eq!(idx("ÉCOLE Straße ΣΟΦΙΑ"), ["école", "straße", "σοφια"]);
         // fullwidth ASCII folds to ASCII (and then stems like ASCII)
         assert_eq!(idx("ＰｇＢｏｕｎｃｅｒ　Ｐｏｏｌｓ"), ["pgbouncer", "pool"]);
@@ -726,14 +903,30 @@ mod tests {
 
     #[test]
     fn numbers_and_separators() {
-        assert_eq!(idx("In 2026 we had 48 nodes"), ["in", "2026", "we", "had", "48", "node"]);
+        assert_eq!(
+            idx("In 2026 we had 48 nodes"),
+            ["in", "2026", "we", "had", "48", "node"]
+        );
         assert_eq!(idx("v1.2"), ["v1", "2"]);
         assert_eq!(idx("3.14 and 1,000"), ["3", "14", "and", "1", "000"]);
-        assert_eq!(idx("pool_size max_client_conn"), ["pool", "size", "max", "client", "conn"]);
+        assert_eq!(
+            idx("pool_size max_client_conn"),
+            ["pool", "size", "max", "client", "conn"]
+        );
         assert_eq!(idx("a.b:c/d-e"), ["a", "b", "c", "d", "e"]);
         assert_eq!(
             idx("see `pool_mode = transaction` (docs: https://x.io/pgbouncer)"),
-            ["see", "pool", "mode", "transact", "doc", "https", "x", "io", "pgbouncer"]
+            [
+                "see",
+                "pool",
+                "mode",
+                "transact",
+                "doc",
+                "https",
+                "x",
+                "io",
+                "pgbouncer"
+            ]
         );
         // stop words are kept when indexing
         assert_eq!(idx("the of and"), ["the", "of", "and"]);
@@ -773,7 +966,18 @@ mod tests {
     fn mixed_script() {
         assert_eq!(
             idx("PgBouncer连接池配置"),
-            ["pgbouncer", "连", "连接", "接", "接池", "池", "池配", "配", "配置", "置"]
+            [
+                "pgbouncer",
+                "连",
+                "连接",
+                "接",
+                "接池",
+                "池",
+                "池配",
+                "配",
+                "配置",
+                "置"
+            ]
         );
         // Hangul is glued to Latin by segmentation; split on the script change
         assert_eq!(idx("redis연결pool"), ["redi", "연", "연결", "결", "pool"]);
@@ -804,7 +1008,12 @@ mod tests {
                 .iter()
                 .map(|t| (t.term.as_str(), t.surface.as_str()))
                 .collect::<Vec<_>>(),
-            [("size", "size"), ("pgbouncer", "pgbouncer"), ("connect", "connection"), ("pool", "pool")]
+            [
+                ("size", "size"),
+                ("pgbouncer", "pgbouncer"),
+                ("connect", "connection"),
+                ("pool", "pool")
+            ]
         );
         assert!(!r.last_is_prefix);
         // only stop words: keep them
@@ -872,7 +1081,15 @@ mod tests {
 
     #[test]
     fn empty_inputs() {
-        for s in ["", "   ", "\n\t ", "!?.,;:-_/()[]{}", "— … «»", "👍🎉", "。、！"] {
+        for s in [
+            "",
+            "   ",
+            "\n\t ",
+            "!?.,;:-_/()[]{}",
+            "— … «»",
+            "👍🎉",
+            "。、！",
+        ] {
             assert!(idx(s).is_empty(), "{s:?}");
             assert!(slug(s).is_empty(), "{s:?}");
             let r = q(s);
@@ -884,7 +1101,10 @@ mod tests {
     #[test]
     fn ascii_and_unicode_paths_agree() {
         // the same ASCII words give the same terms when the chunk contains non-ASCII text
-        assert_eq!(idx("pool_size=v1.2 don't"), ["pool", "size", "v1", "2", "dont"]);
+        assert_eq!(
+            idx("pool_size=v1.2 don't"),
+            ["pool", "size", "v1", "2", "dont"]
+        );
         assert_eq!(
             idx("pool_size=v1.2 don't—é"),
             ["pool", "size", "v1", "2", "dont", "é"]

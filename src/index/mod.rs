@@ -1,0 +1,6 @@
+//! Which notes match these words? The lexical index: a tokenizer, per-field term counts, immutable
+//! fst segments, and the set of live segments with their deletions.
+
+pub mod fields;
+pub mod segment;
+pub mod tokenize;

@@ -1,0 +1,326 @@
+//! Reading a segment: map the file, verify magic, version and both checksums, then serve the doc
+//! table, the term dictionary (fst) and postings. Nothing is read before the checksums pass: the
+//! fst constructor does not verify its input, and corrupt input could panic it.
+
+use super::*;
+use crate::index::fields::FIELD_COUNT;
+use memmap2::Mmap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A byte range of a shared mmap (what the fst reads from).
+#[derive(Clone)]
+pub struct MmapSlice {
+    map: Arc<Mmap>,
+    start: usize,
+    end: usize,
+}
+
+impl AsRef<[u8]> for MmapSlice {
+    fn as_ref(&self) -> &[u8] {
+        // Bounds were checked against the map's length when the slice was made.
+        self.map.get(self.start..self.end).unwrap_or(&[])
+    }
+}
+
+/// An open, verified segment.
+pub struct Segment {
+    map: Arc<Mmap>,
+    fst: fst::Map<MmapSlice>,
+    postings: std::ops::Range<usize>,
+    ids: Vec<Box<str>>,
+    field_lens: Vec<[u32; FIELD_COUNT]>,
+    field_len_sums: [u64; FIELD_COUNT],
+    body_crc: u32,
+}
+
+/// One decoded posting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Posting {
+    pub doc: u32,
+    pub tfs: [u16; FIELD_COUNT],
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(a)
+}
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+impl Segment {
+    /// Open and verify the segment file at `path`. The error says what is wrong with it.
+    pub fn open(path: &Path) -> Result<Segment, String> {
+        let file = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+        // SAFETY: segment files are immutable once renamed into place; writers never modify or
+        // truncate them (a replaced segment is a new file), so the mapping does not change under us.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| format!("cannot map: {e}"))?;
+        Segment::from_map(Arc::new(map))
+    }
+
+    fn from_map(map: Arc<Mmap>) -> Result<Segment, String> {
+        let b: &[u8] = &map;
+        if b.len() < HEADER_LEN + FOOTER_LEN {
+            return Err(format!("{} bytes is too short for a segment", b.len()));
+        }
+        if b[..MAGIC.len()] != MAGIC {
+            return Err("bad magic: not a mnemon lexical segment".into());
+        }
+        let version = u16_at(b, HEADER_VERSION_OFFSET);
+        let min_reader = u16_at(b, HEADER_MIN_READER_OFFSET);
+        if min_reader > VERSION || version < MIN_READ_VERSION {
+            return Err(format!(
+                "format version {version} (needs a reader of version {min_reader}); this build reads {MIN_READ_VERSION}..={VERSION}"
+            ));
+        }
+        let fstart = b.len() - FOOTER_LEN;
+        let footer = &b[fstart..];
+        if footer[F_END_MAGIC..] != END_MAGIC {
+            return Err("bad end magic: truncated or not a segment".into());
+        }
+        let footer_crc = u32_at(footer, F_FOOTER_CRC);
+        if crc32fast::hash(&footer[..F_FOOTER_CRC]) != footer_crc {
+            return Err("footer checksum mismatch".into());
+        }
+        let body_crc = u32_at(footer, F_BODY_CRC);
+        let actual = crc32fast::hash(&b[..fstart]);
+        if actual != body_crc {
+            return Err(format!(
+                "checksum mismatch (stored {body_crc:08x}, computed {actual:08x})"
+            ));
+        }
+        let doc_count = u32_at(footer, F_DOC_COUNT) as usize;
+        let section = |off_at: usize, len_at: usize| -> Result<std::ops::Range<usize>, String> {
+            let off = usize::try_from(u64_at(footer, off_at)).map_err(|_| "offset overflow")?;
+            let len = usize::try_from(u64_at(footer, len_at)).map_err(|_| "length overflow")?;
+            let end = off.checked_add(len).ok_or("section overflow")?;
+            if off < HEADER_LEN || end > fstart {
+                return Err(format!("section {off}..{end} outside the body"));
+            }
+            Ok(off..end)
+        };
+        let docs = section(F_DOCS_OFF, F_DOCS_LEN)?;
+        let postings = section(F_POSTINGS_OFF, F_POSTINGS_LEN)?;
+        let fst_range = section(F_FST_OFF, F_FST_LEN)?;
+        let mut field_len_sums = [0u64; FIELD_COUNT];
+        for (f, s) in field_len_sums.iter_mut().enumerate() {
+            *s = u64_at(footer, F_FIELD_LEN_SUMS + 8 * f);
+        }
+        if doc_count > MAX_DOCS {
+            return Err(format!("{doc_count} docs is over the limit"));
+        }
+        let mut ids = Vec::with_capacity(doc_count);
+        let mut field_lens = Vec::with_capacity(doc_count);
+        let d = &b[docs.clone()];
+        let mut pos = 0usize;
+        for n in 0..doc_count {
+            let bad = || format!("doc table truncated at doc {n}");
+            let len = usize::from(u16::from_le_bytes(
+                d.get(pos..pos + 2)
+                    .ok_or_else(bad)?
+                    .try_into()
+                    .map_err(|_| bad())?,
+            ));
+            pos += 2;
+            let id = std::str::from_utf8(d.get(pos..pos + len).ok_or_else(bad)?)
+                .map_err(|_| format!("doc {n}: id is not UTF-8"))?;
+            pos += len;
+            let mut lens = [0u32; FIELD_COUNT];
+            for l in lens.iter_mut() {
+                let raw = d.get(pos..pos + 4).ok_or_else(bad)?;
+                *l = u32_at(raw, 0);
+                pos += 4;
+            }
+            ids.push(Box::from(id));
+            field_lens.push(lens);
+        }
+        if pos != d.len() {
+            return Err(format!("doc table has {} trailing bytes", d.len() - pos));
+        }
+        let slice = MmapSlice {
+            map: map.clone(),
+            start: fst_range.start,
+            end: fst_range.end,
+        };
+        let fst = fst::Map::new(slice).map_err(|e| format!("term dictionary: {e}"))?;
+        Ok(Segment {
+            map,
+            fst,
+            postings,
+            ids,
+            field_lens,
+            field_len_sums,
+            body_crc,
+        })
+    }
+
+    /// Number of docs (deleted ones included).
+    pub fn doc_count(&self) -> u32 {
+        self.ids.len() as u32
+    }
+    /// The id of doc `doc`.
+    pub fn id(&self, doc: u32) -> &str {
+        self.ids.get(doc as usize).map(|s| &**s).unwrap_or("")
+    }
+    /// All ids in doc order.
+    pub fn ids(&self) -> &[Box<str>] {
+        &self.ids
+    }
+    /// Token counts per field of doc `doc`.
+    pub fn field_lens(&self, doc: u32) -> [u32; FIELD_COUNT] {
+        self.field_lens
+            .get(doc as usize)
+            .copied()
+            .unwrap_or([0; FIELD_COUNT])
+    }
+    /// Sum of field lengths over all docs.
+    pub fn field_len_sums(&self) -> [u64; FIELD_COUNT] {
+        self.field_len_sums
+    }
+    /// The body checksum stored in the footer (the manifest cross-checks it).
+    pub fn body_crc(&self) -> u32 {
+        self.body_crc
+    }
+    /// The term dictionary.
+    pub fn terms(&self) -> &fst::Map<MmapSlice> {
+        &self.fst
+    }
+
+    /// Postings of `term`, if present.
+    pub fn postings(&self, term: &[u8]) -> Option<PostingsIter<'_>> {
+        let off = self.fst.get(term)?;
+        self.postings_at(off)
+    }
+
+    /// Postings at a dictionary value (offset into the postings section).
+    pub fn postings_at(&self, off: u64) -> Option<PostingsIter<'_>> {
+        let buf = self.map.get(self.postings.clone())?;
+        let mut pos = usize::try_from(off).ok()?;
+        let count = get_varint(buf, &mut pos)?;
+        Some(PostingsIter {
+            buf,
+            pos,
+            left: count,
+            next_doc: 0,
+        })
+    }
+}
+
+/// Iterator over one term's postings. Stops early (never panics) on malformed bytes.
+pub struct PostingsIter<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    left: u64,
+    next_doc: u64,
+}
+
+impl PostingsIter<'_> {
+    /// Number of postings not yet returned.
+    pub fn len(&self) -> u64 {
+        self.left
+    }
+    /// Whether no postings are left.
+    pub fn is_empty(&self) -> bool {
+        self.left == 0
+    }
+}
+
+impl Iterator for PostingsIter<'_> {
+    type Item = Posting;
+    fn next(&mut self) -> Option<Posting> {
+        if self.left == 0 {
+            return None;
+        }
+        let delta = get_varint(self.buf, &mut self.pos)?;
+        let doc = self.next_doc.checked_add(delta)?;
+        let mask = *self.buf.get(self.pos)?;
+        self.pos += 1;
+        let mut tfs = [0u16; FIELD_COUNT];
+        for (f, tf) in tfs.iter_mut().enumerate() {
+            if mask & (1 << f) != 0 {
+                *tf = u16::try_from(get_varint(self.buf, &mut self.pos)?).unwrap_or(u16::MAX);
+            }
+        }
+        self.left -= 1;
+        self.next_doc = doc + 1;
+        Some(Posting {
+            doc: u32::try_from(doc).ok()?,
+            tfs,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::fields::DocTerms;
+
+    fn doc(id: &str, terms: &[(&str, [u16; 5])]) -> DocTerms {
+        DocTerms {
+            id: id.into(),
+            field_lens: [1, 2, 3, 4, 5],
+            terms: terms.iter().map(|(t, f)| (t.to_string(), *f)).collect(),
+        }
+    }
+
+    fn write(dir: &Path, bytes: &[u8]) -> std::path::PathBuf {
+        let p = dir.join("s.seg");
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    #[test]
+    fn round_trip() {
+        let docs = vec![
+            doc("a", &[("pool", [0, 1, 0, 0, 3]), ("size", [1, 0, 0, 0, 0])]),
+            doc("b", &[("pool", [0, 0, 0, 0, 1])]),
+        ];
+        let bytes = build_segment(&docs).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let seg = Segment::open(&write(tmp.path(), &bytes)).unwrap();
+        assert_eq!(seg.doc_count(), 2);
+        assert_eq!(seg.id(1), "b");
+        assert_eq!(seg.field_lens(0), [1, 2, 3, 4, 5]);
+        assert_eq!(seg.field_len_sums(), [2, 4, 6, 8, 10]);
+        let p: Vec<_> = seg.postings(b"pool").unwrap().collect();
+        assert_eq!(
+            p,
+            vec![
+                Posting {
+                    doc: 0,
+                    tfs: [0, 1, 0, 0, 3]
+                },
+                Posting {
+                    doc: 1,
+                    tfs: [0, 0, 0, 0, 1]
+                }
+            ]
+        );
+        assert!(seg.postings(b"nope").is_none());
+    }
+
+    #[test]
+    fn every_flipped_byte_is_caught() {
+        let docs = vec![doc("a", &[("x", [1, 0, 0, 0, 0])])];
+        let bytes = build_segment(&docs).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x40;
+            assert!(
+                Segment::open(&write(tmp.path(), &bad)).is_err(),
+                "flip at {i} accepted"
+            );
+        }
+        for cut in [0, 10, bytes.len() - 1] {
+            assert!(Segment::open(&write(tmp.path(), &bytes[..cut])).is_err());
+        }
+    }
+}

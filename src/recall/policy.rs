@@ -1,0 +1,188 @@
+//! Every ranking constant in one place. Each says what it trades off; nothing in recall uses an
+//! inline number instead. Changing one changes ranking for every query set alike: tune on
+//! mechanisms, never on individual queries.
+
+use crate::notes::{EdgeKind, NoteType, Provenance};
+
+// ---- Lexical (BM25F) -------------------------------------------------------------------------
+
+/// BM25 term-frequency saturation: higher lets repeated words count longer.
+pub const BM25_K1: f32 = 1.2;
+/// Field weights (id/slug, name, description, tags, body): a word in the title says more about
+/// the note than the same word deep in the body.
+pub const FIELD_WEIGHTS: [f32; 5] = [2.5, 3.0, 1.8, 2.0, 1.0];
+/// Length normalisation per field: 1 penalises long fields fully, 0 not at all. Short fields
+/// (ids, names, tags) are nearly constant in length, so normalising them adds only noise.
+pub const FIELD_LENGTH_NORM: [f32; 5] = [0.2, 0.3, 0.5, 0.2, 0.75];
+/// A query term that matched only through typo tolerance counts this much: a near miss must not
+/// beat an exact hit.
+pub const FUZZY_TERM_WEIGHT: f32 = 0.6;
+/// A last query term matched as a prefix counts this much.
+pub const PREFIX_TERM_WEIGHT: f32 = 0.7;
+/// At most this many dictionary terms are taken per fuzzy or prefix expansion (cost bound).
+pub const MAX_EXPANSIONS_PER_TERM: usize = 8;
+
+// ---- Score floor -----------------------------------------------------------------------------
+
+/// A direct hit needs at least this BM25F score: one very common word (low idf) stays below it,
+/// so a query that shares only such a word returns little or nothing. Lower admits weaker matches.
+pub const MIN_LEXICAL_SCORE: f32 = 1.2;
+/// A direct hit needs at least this fraction of the best hit's lexical score: cuts the long tail
+/// of one-word matches under a strong hit. Lower returns more, noisier direct hits.
+pub const MIN_RELATIVE_LEXICAL: f32 = 0.12;
+/// Final results below this score are dropped (`--min-score` overrides it).
+pub const DEFAULT_MIN_SCORE: f32 = 0.05;
+/// At most this many direct hits seed the graph walk: more widens recall, costs time.
+pub const MAX_SEEDS: usize = 24;
+
+// ---- Graph walk ------------------------------------------------------------------------------
+
+/// Default BFS depth from the direct hits.
+pub const DEFAULT_DEPTH: u8 = 2;
+/// Deepest BFS allowed (a limit on everything).
+pub const MAX_DEPTH: u8 = 5;
+/// Score kept per hop: lower keeps neighbours further below their seed.
+pub const HOP_DECAY: f32 = 0.5;
+/// Walking an edge against its direction (from its target back to its source) keeps this much of
+/// the forward weight: a note that links here is related, a little less than one linked from here.
+pub const REVERSE_EDGE_FACTOR: f32 = 0.85;
+/// Nodes visited by one BFS at most (cost bound on hubs).
+pub const MAX_VISITED: usize = 2000;
+/// Edges followed from one node at most (hubs with thousands of links are sampled by weight).
+pub const MAX_FANOUT: usize = 64;
+
+/// Weight of an edge kind (facts from the original system). A hand-written link must never rank
+/// below an inferred one, so every declared kind outweighs both co-occurrence kinds.
+pub fn edge_kind_weight(kind: EdgeKind) -> f32 {
+    match kind {
+        EdgeKind::References => 1.0,
+        EdgeKind::PartOf => 0.9,
+        EdgeKind::DerivedFrom => 0.8,
+        EdgeKind::Supersedes => 0.7,
+        EdgeKind::Contradicts => 0.6,
+        EdgeKind::CoOccursSlug => 0.55,
+        EdgeKind::CoOccursToken => 0.45,
+    }
+}
+
+/// Extra factor by provenance: hand-written links at full strength, inferred ones a little less.
+pub fn provenance_weight(p: Provenance) -> f32 {
+    match p {
+        Provenance::Frontmatter | Provenance::InlineLink => 1.0,
+        Provenance::Synthesized => 0.9,
+    }
+}
+
+// ---- Co-occurrence synthesis -----------------------------------------------------------------
+
+/// Synthesized co-occurrence edges kept per note (both kinds together): more adds weak neighbours.
+pub const CO_OCCURRENCE_CAP: usize = 5;
+/// Minimum TF-IDF cosine for a token co-occurrence edge.
+pub const MIN_TOKEN_COSINE: f32 = 0.3;
+/// Terms of a note used to find co-occurrence candidates (its highest TF-IDF terms).
+pub const CO_OCCURRENCE_PROBE_TERMS: usize = 12;
+/// A term in more notes than this is too common to find candidates with (cost bound at 100k).
+pub const CO_OCCURRENCE_MAX_DF: usize = 400;
+/// Slug-prefix clusters larger than this are not linked all-to-all (cost and noise bound).
+pub const MAX_SLUG_CLUSTER: usize = 12;
+/// Minimum shared leading slug words for a slug cluster (`deploy-canary` / `deploy-rollback`).
+pub const SLUG_PREFIX_WORDS: usize = 1;
+
+// ---- Node priors -----------------------------------------------------------------------------
+
+/// Multiplier by note type (original: project 1.2, feedback 1.1, user 1.0, index 0.9, reference
+/// 0.8): favours notes about the work at hand over reference material.
+pub fn note_type_weight(t: NoteType) -> f32 {
+    match t {
+        NoteType::Project => 1.2,
+        NoteType::Feedback => 1.1,
+        NoteType::User => 1.0,
+        NoteType::Index => 0.9,
+        NoteType::Reference => 0.8,
+        NoteType::Unknown => 1.0,
+    }
+}
+
+/// Reinforcement per recall, `REINFORCE_COEF * ln(1 + recall_count)`: saturates, so a popular note
+/// cannot beat a directly relevant one.
+pub const REINFORCE_COEF: f32 = 0.15;
+/// Importance bonus per point (1..=10): importance 10 adds 2.0, enough to beat a weak BFS rank.
+pub const IMPORTANCE_COEF: f32 = 0.20;
+/// Half-life of the recency bonus, in days, on max(last_recalled_at, updated_at).
+pub const RECENCY_HALF_LIFE_DAYS: f32 = 90.0;
+/// Size of the recency bonus for a note touched today: small, it breaks ties between equals.
+pub const RECENCY_WEIGHT: f32 = 0.10;
+/// Score multiplier once a note's ttl has expired: stale facts sink but stay findable.
+pub const TTL_EXPIRED_FACTOR: f32 = 0.5;
+/// Multiplier when less than [`TTL_WARN_FRACTION`] of the ttl is left.
+pub const TTL_NEAR_FACTOR: f32 = 0.85;
+/// Fraction of the ttl left under which a note counts as close to expiring.
+pub const TTL_WARN_FRACTION: f32 = 0.2;
+
+/// Seconds per day.
+pub const DAY_S: i64 = 86_400;
+
+/// Reinforcement bonus for `recall_count` past recalls.
+pub fn reinforcement(recall_count: u64) -> f32 {
+    REINFORCE_COEF * (1.0 + recall_count as f32).ln()
+}
+
+/// Importance bonus (0 when unset).
+pub fn importance_bonus(importance: u8) -> f32 {
+    IMPORTANCE_COEF * f32::from(importance.min(10))
+}
+
+/// Recency bonus for a note last touched at `touched_s` (Unix seconds), seen at `now_s`.
+pub fn recency_bonus(touched_s: Option<i64>, now_s: i64) -> f32 {
+    let Some(t) = touched_s else { return 0.0 };
+    let age_days = ((now_s - t).max(0) as f32) / DAY_S as f32;
+    RECENCY_WEIGHT * 0.5f32.powf(age_days / RECENCY_HALF_LIFE_DAYS)
+}
+
+/// TTL multiplier: 1 when fresh or no ttl, smaller when close to or past expiry.
+pub fn ttl_factor(ttl_days: Option<u32>, updated_s: Option<i64>, now_s: i64) -> f32 {
+    let (Some(ttl), Some(updated)) = (ttl_days, updated_s) else {
+        return 1.0;
+    };
+    let ttl_s = i64::from(ttl) * DAY_S;
+    let age_s = now_s - updated;
+    if age_s >= ttl_s {
+        TTL_EXPIRED_FACTOR
+    } else if (ttl_s - age_s) as f32 <= TTL_WARN_FRACTION * ttl_s as f32 {
+        TTL_NEAR_FACTOR
+    } else {
+        1.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declared_kinds_outrank_inferred_ones() {
+        let inferred = [EdgeKind::CoOccursSlug, EdgeKind::CoOccursToken];
+        for k in EdgeKind::ALL.into_iter().filter(|k| !inferred.contains(k)) {
+            for i in inferred {
+                assert!(
+                    edge_kind_weight(k) * provenance_weight(Provenance::InlineLink)
+                        > edge_kind_weight(i) * provenance_weight(Provenance::Synthesized)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn bonuses_follow_the_formulas() {
+        assert_eq!(reinforcement(0), 0.0);
+        assert!((reinforcement(5) - 0.15 * 6f32.ln()).abs() < 1e-6);
+        assert!((importance_bonus(10) - 2.0).abs() < 1e-6);
+        let now = 1_000 * DAY_S;
+        assert!((recency_bonus(Some(now - 90 * DAY_S), now) - RECENCY_WEIGHT / 2.0).abs() < 1e-6);
+        assert_eq!(recency_bonus(None, now), 0.0);
+        assert_eq!(ttl_factor(Some(10), Some(now - 11 * DAY_S), now), TTL_EXPIRED_FACTOR);
+        assert_eq!(ttl_factor(Some(10), Some(now - 9 * DAY_S), now), TTL_NEAR_FACTOR);
+        assert_eq!(ttl_factor(Some(10), Some(now - DAY_S), now), 1.0);
+        assert_eq!(ttl_factor(None, Some(0), now), 1.0);
+    }
+}

@@ -584,13 +584,13 @@ fn build(cfg: &GenConfig) -> Corpus {
     let rendered = render_all(&ctx);
     eprintln!("TIMING render {:?}", t0.elapsed());
     let links = plans.iter().map(|p| p.links.len()).sum();
-    let metas: Vec<NoteMeta> = rendered.iter().map(|(_, m)| m.clone()).collect();
+    let mut metas: Vec<NoteMeta> = Vec::with_capacity(rendered.len());
+    let mut notes: Vec<(String, String)> = Vec::with_capacity(rendered.len());
+    for (p, (text, meta)) in plans.iter().zip(rendered) {
+        notes.push((format!("{}.md", p.id), text));
+        metas.push(meta);
+    }
     let (queries_yaml, queries) = build_queries(cfg, &ctx, &metas);
-    let notes = plans
-        .iter()
-        .zip(rendered)
-        .map(|(p, (text, _))| (format!("{}.md", p.id), text))
-        .collect();
     Corpus {
         notes,
         queries_yaml,
@@ -973,12 +973,7 @@ fn render_note(ctx: &Ctx, i: usize) -> (String, NoteMeta) {
         plan,
         rng: ChaCha8Rng::seed_from_u64(seed),
     };
-    let mut sents_meta: Vec<Sentence> = Vec::new();
-
     let desc = w.description();
-    let (body, body_sents) = w.body();
-    sents_meta.push(desc);
-    sents_meta.extend(body_sents);
 
     let rng = &mut w.rng;
     let cm = rng.random_range(1..=12u32);
@@ -1007,10 +1002,10 @@ fn render_note(ctx: &Ctx, i: usize) -> (String, NoteMeta) {
         }
     }
 
-    let mut s = String::with_capacity(body.len() + 400);
+    let mut s = String::with_capacity(BODY_MAX + 800);
     s.push_str("---\n");
     let _ = writeln!(s, "name: {}", yaml_str(&plan.name));
-    let _ = writeln!(s, "description: {}", yaml_str(&sents_meta[0].text));
+    let _ = writeln!(s, "description: {}", yaml_str(&desc.text));
     let _ = writeln!(s, "type: {}", plan.kind.as_str());
     let _ = writeln!(s, "created_at: 2025-{cm:02}-{cd:02}");
     let _ = writeln!(s, "updated_at: 2026-{um:02}-{ud:02}");
@@ -1025,12 +1020,15 @@ fn render_note(ctx: &Ctx, i: usize) -> (String, NoteMeta) {
         }
     }
     s.push_str("---\n\n");
-    s.push_str(&body);
 
-    (s, collect_meta(ctx, plan, &sents_meta))
+    let mut buf = s.into_bytes();
+    let mut sents = w.body(&mut buf);
+    let text = String::from_utf8(buf).expect("generated text is valid UTF-8");
+    sents.push(desc);
+    (text, collect_meta(plan, &sents))
 }
 
-fn collect_meta(ctx: &Ctx, plan: &Plan, sents: &[Sentence]) -> NoteMeta {
+fn collect_meta(plan: &Plan, sents: &[Sentence]) -> NoteMeta {
     let mut kw = 0u32;
     let mut rare: Vec<u16> = Vec::new();
     let mut common = None;
@@ -1055,7 +1053,6 @@ fn collect_meta(ctx: &Ctx, plan: &Plan, sents: &[Sentence]) -> NoteMeta {
     cands.sort_unstable_by(|a, b| b.cmp(a));
     cands.dedup();
     cands.truncate(10);
-    let _ = ctx;
     NoteMeta { cands, common }
 }
 
@@ -1173,7 +1170,7 @@ impl Writer<'_> {
 
     fn sentence(&mut self) -> Sentence {
         let mut s = Sentence {
-            text: String::with_capacity(128),
+            text: String::with_capacity(192),
             kw: 0,
             rare: Vec::new(),
             common: None,
@@ -1360,15 +1357,16 @@ impl Writer<'_> {
         }
     }
 
-    /// Generates the Markdown body (300..=3000 bytes) and the sentences it is made of.
-    fn body(&mut self) -> (String, Vec<Sentence>) {
+    /// Appends the Markdown body (300..=3000 bytes) to `buf` and returns the
+    /// sentences it is made of.
+    fn body(&mut self, buf: &mut Vec<u8>) -> Vec<Sentence> {
+        let base = buf.len();
         let target = self.rng.random_range(BODY_MIN..=BODY_MAX);
         let inline: Vec<u32> = self.plan.links[self.plan.n_related..].to_vec();
         let snippets: Vec<String> = inline.iter().map(|&t| self.link_snippet(t)).collect();
-        let fixed =
-            snippets.iter().map(String::len).sum::<usize>() + self.block_overhead() + 1;
+        let fixed = snippets.iter().map(String::len).sum::<usize>() + self.block_overhead() + 1;
         let min_sents = self.min_sentences();
-        let mut sents: Vec<Sentence> = Vec::new();
+        let mut sents: Vec<Sentence> = Vec::with_capacity(32);
         let mut total = fixed;
         loop {
             let s = self.sentence();
@@ -1396,45 +1394,58 @@ impl Writer<'_> {
         }
         let layout_seed: u64 = self.rng.random();
         loop {
-            let text = self.layout(&sents, layout_seed);
-            if text.len() > BODY_MAX && sents.len() > min_sents {
+            buf.truncate(base);
+            self.layout(&sents, layout_seed, buf);
+            let len = buf.len() - base;
+            if len > BODY_MAX && sents.len() > min_sents {
                 if let Some(pos) = sents.iter().rposition(|s| !s.linked) {
                     sents.remove(pos);
                     continue;
                 }
             }
-            if text.len() < BODY_MIN {
+            if len < BODY_MIN {
                 let s = self.sentence();
                 sents.push(s);
                 continue;
             }
-            return (text, sents);
+            return sents;
         }
     }
 
-    fn layout(&self, sents: &[Sentence], seed: u64) -> String {
+    /// Lays the sentences out as Markdown blocks, appended to `out`.
+    /// Deterministic for a given `seed`, so it can be redone after trimming.
+    fn layout(&self, sents: &[Sentence], seed: u64, out: &mut Vec<u8>) {
+        let base = out.len();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let cjk = self.plan.cjk;
-        let sep = if cjk { "" } else { " " };
+        let sep: &[u8] = if cjk { b"" } else { b" " };
         let wrap = !cjk && rng.random_bool(0.4);
-        let para = |group: &[Sentence], prefix: &str| -> String {
-            let mut p = String::from(prefix);
+        let block = |out: &mut Vec<u8>| {
+            if out.len() > base {
+                out.extend_from_slice(b"\n\n");
+            }
+        };
+        let para = |out: &mut Vec<u8>, group: &[Sentence], prefix: &str| {
+            let start = out.len();
+            out.extend_from_slice(prefix.as_bytes());
             for (k, s) in group.iter().enumerate() {
                 if k > 0 {
-                    p.push_str(sep);
+                    out.extend_from_slice(sep);
                 }
-                p.push_str(&s.text);
+                out.extend_from_slice(s.text.as_bytes());
             }
-            if wrap { wrap_text(&p, 72) } else { p }
+            if wrap {
+                wrap_bytes(&mut out[start..], 72);
+            }
         };
         let m = sents.len();
-        let mut blocks: Vec<String> = Vec::new();
         match self.plan.style {
             Style::Plain => {
                 let mut start = 0;
                 for k in 0..m {
                     if k + 1 == m || rng.random_bool(0.3) {
-                        blocks.push(para(&sents[start..=k], ""));
+                        block(out);
+                        para(out, &sents[start..=k], "");
                         start = k + 1;
                     }
                 }
@@ -1449,15 +1460,17 @@ impl Writer<'_> {
                 let g2 = if m >= g1 + 3 && rng.random_bool(0.5) { 2 } else { 1 };
                 let g1 = g1.min(m);
                 let g2 = g2.min(m - g1);
-                blocks.push(para(&sents[..g1], labels[0]));
-                blocks.push(para(&sents[g1..g1 + g2], labels[1]));
-                blocks.push(para(&sents[g1 + g2..], labels[2]));
+                para(out, &sents[..g1], labels[0]);
+                block(out);
+                para(out, &sents[g1..g1 + g2], labels[1]);
+                block(out);
+                para(out, &sents[g1 + g2..], labels[2]);
             }
             Style::Sections => {
                 let h = self.plan.headings.len();
                 let intro = if m > h && rng.random_bool(0.6) { 1 } else { 0 };
                 if intro > 0 {
-                    blocks.push(para(&sents[..intro], ""));
+                    para(out, &sents[..intro], "");
                 }
                 let rest = m - intro;
                 let mut start = intro;
@@ -1465,22 +1478,25 @@ impl Writer<'_> {
                     let cnt = rest / h + usize::from(k < rest % h);
                     let group = &sents[start..start + cnt];
                     start += cnt;
-                    let content = if group.len() > 1 && rng.random_bool(0.3) {
-                        group
-                            .iter()
-                            .map(|s| format!("- {}", s.text))
-                            .collect::<Vec<_>>()
-                            .join("\n")
+                    block(out);
+                    out.extend_from_slice(b"## ");
+                    out.extend_from_slice(heading.as_bytes());
+                    out.extend_from_slice(b"\n\n");
+                    if group.len() > 1 && rng.random_bool(0.3) {
+                        for (k, s) in group.iter().enumerate() {
+                            if k > 0 {
+                                out.push(b'\n');
+                            }
+                            out.extend_from_slice(b"- ");
+                            out.extend_from_slice(s.text.as_bytes());
+                        }
                     } else {
-                        para(group, "")
-                    };
-                    blocks.push(format!("## {heading}\n\n{content}"));
+                        para(out, group, "");
+                    }
                 }
             }
         }
-        let mut out = blocks.join("\n\n");
-        out.push('\n');
-        out
+        out.push(b'\n');
     }
 }
 
@@ -1500,16 +1516,13 @@ fn title_first(w: &str) -> String {
     }
 }
 
-/// Greedy line wrap that never breaks inside `[[...]]` or backticks.
-/// Only replaces spaces by newlines, so the byte length is unchanged.
-fn wrap_text(s: &str, width: usize) -> String {
-    let b = s.as_bytes();
-    let mut out = b.to_vec();
+/// Greedy in-place line wrap that never breaks inside `[[...]]` or
+/// backticks. Only turns spaces into newlines, so the length is unchanged.
+fn wrap_bytes(b: &mut [u8], width: usize) {
     let mut line = 0usize;
     let mut in_link = false;
     let mut in_code = false;
-    let mut i = 0;
-    while i < b.len() {
+    for i in 0..b.len() {
         let c = b[i];
         if c == b'[' && b.get(i + 1) == Some(&b'[') {
             in_link = true;
@@ -1524,16 +1537,13 @@ fn wrap_text(s: &str, width: usize) -> String {
                 .position(|&x| x == b' ')
                 .unwrap_or(b.len() - i - 1);
             if line + 1 + next > width {
-                out[i] = b'\n';
+                b[i] = b'\n';
                 line = 0;
-                i += 1;
                 continue;
             }
         }
         line = if c == b'\n' { 0 } else { line + 1 };
-        i += 1;
     }
-    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
 
 // ---------------------------------------------------------------------------

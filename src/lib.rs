@@ -11,6 +11,7 @@ pub mod folder;
 pub mod index;
 pub mod memory;
 pub mod notes;
+pub mod recall;
 pub mod scan;
 pub mod store;
 

@@ -2,5 +2,9 @@
 //! fst segments, and the set of live segments with their deletions.
 
 pub mod fields;
+pub mod lexical;
+pub mod manifest;
 pub mod segment;
 pub mod tokenize;
+
+pub use lexical::{LexHit, LexicalIndex, TermMatch};

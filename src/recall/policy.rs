@@ -180,8 +180,14 @@ mod tests {
         let now = 1_000 * DAY_S;
         assert!((recency_bonus(Some(now - 90 * DAY_S), now) - RECENCY_WEIGHT / 2.0).abs() < 1e-6);
         assert_eq!(recency_bonus(None, now), 0.0);
-        assert_eq!(ttl_factor(Some(10), Some(now - 11 * DAY_S), now), TTL_EXPIRED_FACTOR);
-        assert_eq!(ttl_factor(Some(10), Some(now - 9 * DAY_S), now), TTL_NEAR_FACTOR);
+        assert_eq!(
+            ttl_factor(Some(10), Some(now - 11 * DAY_S), now),
+            TTL_EXPIRED_FACTOR
+        );
+        assert_eq!(
+            ttl_factor(Some(10), Some(now - 9 * DAY_S), now),
+            TTL_NEAR_FACTOR
+        );
         assert_eq!(ttl_factor(Some(10), Some(now - DAY_S), now), 1.0);
         assert_eq!(ttl_factor(None, Some(0), now), 1.0);
     }

@@ -1,0 +1,657 @@
+//! The live lexical index: the segments a manifest names, with their deletions, searched with
+//! BM25F under OR semantics; updated by writing a small segment for changed notes and marking
+//! their old versions deleted, and kept small by merging segments (tantivy/Lucene style).
+
+use super::fields::{DocTerms, FIELD_COUNT};
+use super::manifest::{Manifest, SegmentEntry};
+use super::segment::{Segment, SegmentWriter, build_segment};
+use super::tokenize::{QueryTerm, QueryTerms};
+use crate::error::{Error, Result};
+use crate::recall::policy;
+use fst::{Automaton, IntoStreamer, Streamer};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Above this many segments, small ones are merged.
+pub const MAX_LIVE_SEGMENTS: usize = 8;
+/// A segment with more than this fraction of its docs deleted is merged away.
+pub const MAX_DELETED_FRACTION: f32 = 0.5;
+/// Longest query term (chars) given typo tolerance: Levenshtein automata grow with length.
+pub const MAX_FUZZY_TERM_CHARS: usize = 24;
+
+/// One segment in the live set.
+struct Live {
+    entry: SegmentEntry,
+    seg: Arc<Segment>,
+    deleted: Vec<bool>,
+}
+
+impl Live {
+    fn live_count(&self) -> usize {
+        self.seg.doc_count() as usize - self.entry.deleted.len()
+    }
+}
+
+/// A lexical hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LexHit {
+    pub id: String,
+    /// BM25F score.
+    pub score: f32,
+    /// Bit i set when query term i matched.
+    pub matched: u32,
+}
+
+/// How one query term matched the dictionary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermMatch {
+    /// The query term.
+    pub term: String,
+    /// Dictionary terms used, with their weight (1 exact; less for typo or prefix expansions).
+    pub expansions: Vec<(String, f32)>,
+}
+
+/// The live lexical index.
+pub struct LexicalIndex {
+    generation: u64,
+    segments: Vec<Live>,
+    live_docs: u64,
+    avg_field_lens: [f32; FIELD_COUNT],
+}
+
+impl LexicalIndex {
+    /// An empty index (no manifest yet).
+    pub fn empty() -> Self {
+        LexicalIndex {
+            generation: 0,
+            segments: Vec::new(),
+            live_docs: 0,
+            avg_field_lens: [1.0; FIELD_COUNT],
+        }
+    }
+
+    /// Open the index described by the manifest in `index_dir`. `Ok(None)` when there is no
+    /// manifest; `Err(Corrupt)` when the manifest or a segment fails verification.
+    pub fn open(index_dir: &Path) -> Result<Option<LexicalIndex>> {
+        let Some(manifest) = Manifest::load(index_dir)? else {
+            return Ok(None);
+        };
+        let mut segments = Vec::with_capacity(manifest.segments.len());
+        for entry in manifest.segments {
+            let path = index_dir.join(&entry.file);
+            let seg = Segment::open(&path).map_err(|reason| Error::Corrupt {
+                path: path.clone(),
+                reason,
+            })?;
+            if seg.body_crc() != entry.body_crc || seg.doc_count() != entry.doc_count {
+                return Err(Error::Corrupt {
+                    path,
+                    reason: "segment does not match the manifest (crc or doc count)".into(),
+                });
+            }
+            segments.push(Live::new(entry, Arc::new(seg)));
+        }
+        Ok(Some(LexicalIndex::from_parts(
+            manifest.generation,
+            segments,
+        )))
+    }
+
+    fn from_parts(generation: u64, segments: Vec<Live>) -> Self {
+        let mut live_docs = 0u64;
+        let mut sums = [0u64; FIELD_COUNT];
+        for l in &segments {
+            live_docs += l.live_count() as u64;
+            let s = l.seg.field_len_sums();
+            for f in 0..FIELD_COUNT {
+                sums[f] += s[f];
+            }
+            for (doc, del) in l.deleted.iter().enumerate() {
+                if *del {
+                    let lens = l.seg.field_lens(doc as u32);
+                    for f in 0..FIELD_COUNT {
+                        sums[f] = sums[f].saturating_sub(u64::from(lens[f]));
+                    }
+                }
+            }
+        }
+        let mut avg_field_lens = [1.0f32; FIELD_COUNT];
+        if live_docs > 0 {
+            for f in 0..FIELD_COUNT {
+                avg_field_lens[f] = (sums[f] as f32 / live_docs as f32).max(1.0);
+            }
+        }
+        LexicalIndex {
+            generation,
+            segments,
+            live_docs,
+            avg_field_lens,
+        }
+    }
+
+    /// Live documents.
+    pub fn live_docs(&self) -> u64 {
+        self.live_docs
+    }
+    /// Manifest generation this view was built from.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+    /// Number of live segments.
+    pub fn segment_count(&self) -> usize {
+        self.segments.len()
+    }
+
+    /// Every live id (unordered).
+    pub fn live_ids(&self) -> impl Iterator<Item = &str> {
+        self.segments.iter().flat_map(|l| {
+            l.seg
+                .ids()
+                .iter()
+                .enumerate()
+                .filter(|(d, _)| !l.deleted[*d])
+                .map(|(_, id)| &**id)
+        })
+    }
+
+    /// Replace the whole index with one segment of `docs`.
+    pub fn rebuild(index_dir: &Path, docs: &[DocTerms]) -> Result<LexicalIndex> {
+        LexicalIndex::empty().update(index_dir, docs, &[], true)
+    }
+
+    /// A new index with `added` (new or changed notes) indexed and `removed` ids gone, written
+    /// durably (segment files, then the manifest). `replace_all` drops every old segment.
+    pub fn update(
+        &self,
+        index_dir: &Path,
+        added: &[DocTerms],
+        removed: &[String],
+        replace_all: bool,
+    ) -> Result<LexicalIndex> {
+        let generation = self.generation + 1;
+        let mut segments: Vec<Live> = if replace_all {
+            Vec::new()
+        } else {
+            self.segments.iter().map(Live::share).collect()
+        };
+        // Old versions of changed notes and removed notes are deleted where they live.
+        let mut gone: std::collections::HashSet<&str> =
+            removed.iter().map(String::as_str).collect();
+        gone.extend(added.iter().map(|d| d.id.as_str()));
+        if !gone.is_empty() {
+            for l in &mut segments {
+                let mut changed = false;
+                for (doc, id) in l.seg.ids().iter().enumerate() {
+                    if !l.deleted[doc] && gone.contains(&**id) {
+                        l.deleted[doc] = true;
+                        changed = true;
+                    }
+                }
+                if changed {
+                    l.entry.deleted = deleted_list(&l.deleted);
+                }
+            }
+        }
+        let mut written = Vec::new();
+        if !added.is_empty() {
+            let mut docs: Vec<&DocTerms> = added.iter().collect();
+            docs.sort_by(|a, b| a.id.cmp(&b.id));
+            docs.dedup_by(|a, b| a.id == b.id);
+            let owned: Vec<DocTerms> = docs.into_iter().cloned().collect();
+            let bytes = build_segment(&owned).map_err(|e| Error::Corrupt {
+                path: index_dir.to_path_buf(),
+                reason: e.to_string(),
+            })?;
+            let live = write_segment(index_dir, generation, 0, &bytes)?;
+            written.push(live.entry.file.clone());
+            segments.push(live);
+        }
+        segments.retain(|l| l.live_count() > 0);
+        let segments = merge_if_needed(index_dir, generation, segments, &mut written)?;
+        let manifest = Manifest {
+            generation,
+            segments: segments.iter().map(|l| l.entry.clone()).collect(),
+        };
+        manifest.store(index_dir)?;
+        remove_unlisted_segments(index_dir, &manifest);
+        Ok(LexicalIndex::from_parts(generation, segments))
+    }
+
+    /// How each query term matches the dictionary: exact, else typo-tolerant (Levenshtein
+    /// distance 1 for 5+ chars, 2 for 9+), plus prefix expansions of an unfinished last term.
+    pub fn expand(&self, q: &QueryTerms) -> Vec<TermMatch> {
+        let n = q.terms.len();
+        q.terms
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut expansions = Vec::new();
+                let exact = self.df(t.term.as_bytes()) > 0;
+                if exact {
+                    expansions.push((t.term.clone(), 1.0));
+                } else if !t.cjk {
+                    for e in self.fuzzy(t) {
+                        expansions.push((e, policy::FUZZY_TERM_WEIGHT));
+                    }
+                }
+                if i + 1 == n && q.last_is_prefix && !t.cjk {
+                    for e in self.prefixed(&t.surface) {
+                        if !expansions.iter().any(|(x, _)| *x == e) {
+                            expansions.push((e, policy::PREFIX_TERM_WEIGHT));
+                        }
+                    }
+                }
+                TermMatch {
+                    term: t.term.clone(),
+                    expansions,
+                }
+            })
+            .collect()
+    }
+
+    fn df(&self, term: &[u8]) -> u64 {
+        self.segments
+            .iter()
+            .filter_map(|l| l.seg.postings(term).map(|p| p.len()))
+            .sum()
+    }
+
+    /// Dictionary terms within the allowed edit distance of `t`, most frequent first.
+    fn fuzzy(&self, t: &QueryTerm) -> Vec<String> {
+        let chars = t.term.chars().count();
+        let dist = if chars >= 9 {
+            2
+        } else if chars >= 5 {
+            1
+        } else {
+            return Vec::new();
+        };
+        if chars > MAX_FUZZY_TERM_CHARS {
+            return Vec::new();
+        }
+        let Ok(aut) = fst::automaton::Levenshtein::new(&t.term, dist) else {
+            return Vec::new();
+        };
+        let mut found: HashMap<String, u64> = HashMap::new();
+        for l in &self.segments {
+            let mut s = l.seg.terms().search(&aut).into_stream();
+            while let Some((k, _)) = s.next() {
+                if let Ok(k) = std::str::from_utf8(k) {
+                    *found.entry(k.to_string()).or_default() += 1;
+                }
+                if found.len() > 64 {
+                    break;
+                }
+            }
+        }
+        self.top_by_df(found.into_keys())
+    }
+
+    /// Dictionary terms starting with `prefix` (other than `prefix` itself), most frequent first.
+    fn prefixed(&self, prefix: &str) -> Vec<String> {
+        if prefix.chars().count() < 2 {
+            return Vec::new();
+        }
+        let aut = fst::automaton::Str::new(prefix).starts_with();
+        let mut found: HashMap<String, u64> = HashMap::new();
+        for l in &self.segments {
+            let mut s = l.seg.terms().search(aut.clone()).into_stream();
+            while let Some((k, _)) = s.next() {
+                if k != prefix.as_bytes()
+                    && let Ok(k) = std::str::from_utf8(k)
+                {
+                    found.entry(k.to_string()).or_default();
+                }
+                if found.len() > 256 {
+                    break;
+                }
+            }
+        }
+        self.top_by_df(found.into_keys())
+    }
+
+    fn top_by_df(&self, terms: impl Iterator<Item = String>) -> Vec<String> {
+        let mut v: Vec<(u64, String)> = terms.map(|t| (self.df(t.as_bytes()), t)).collect();
+        v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        v.truncate(policy::MAX_EXPANSIONS_PER_TERM);
+        v.into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// BM25F search with OR semantics over expanded terms; the best `limit` hits.
+    pub fn search(&self, matches: &[TermMatch], limit: usize) -> Vec<LexHit> {
+        let n = self.live_docs.max(1) as f32;
+        let mut hits = Vec::new();
+        for l in &self.segments {
+            let mut scores: HashMap<u32, (f32, u32)> = HashMap::new();
+            for (qi, m) in matches.iter().enumerate() {
+                for (term, weight) in &m.expansions {
+                    let df = self.df(term.as_bytes()) as f32;
+                    let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                    let Some(postings) = l.seg.postings(term.as_bytes()) else {
+                        continue;
+                    };
+                    for p in postings {
+                        if l.deleted.get(p.doc as usize).copied().unwrap_or(true) {
+                            continue;
+                        }
+                        let lens = l.seg.field_lens(p.doc);
+                        let mut tf = 0.0f32;
+                        for f in 0..FIELD_COUNT {
+                            if p.tfs[f] > 0 {
+                                let b = policy::FIELD_LENGTH_NORM[f];
+                                let norm = 1.0 - b + b * lens[f] as f32 / self.avg_field_lens[f];
+                                tf += policy::FIELD_WEIGHTS[f] * f32::from(p.tfs[f]) / norm;
+                            }
+                        }
+                        let s =
+                            weight * idf * tf * (policy::BM25_K1 + 1.0) / (policy::BM25_K1 + tf);
+                        let slot = scores.entry(p.doc).or_insert((0.0, 0));
+                        slot.0 += s;
+                        slot.1 |= 1u32 << (qi % 32);
+                    }
+                }
+            }
+            hits.extend(scores.into_iter().map(|(doc, (score, matched))| LexHit {
+                id: l.seg.id(doc).to_string(),
+                score,
+                matched,
+            }));
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        hits.truncate(limit);
+        hits
+    }
+
+    /// Every live document's terms with tf-idf weights, for co-occurrence (see `recall::cooccur`):
+    /// for each of `terms`, the postings as (id, per-field counts).
+    pub fn postings_of(&self, term: &str) -> Vec<(&str, [u16; FIELD_COUNT])> {
+        let mut out = Vec::new();
+        for l in &self.segments {
+            if let Some(p) = l.seg.postings(term.as_bytes()) {
+                for p in p {
+                    if !l.deleted.get(p.doc as usize).copied().unwrap_or(true) {
+                        out.push((l.seg.id(p.doc), p.tfs));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Document frequency of `term` among live and deleted docs (an upper bound of the live one).
+    pub fn doc_freq(&self, term: &str) -> u64 {
+        self.df(term.as_bytes())
+    }
+}
+
+impl Live {
+    fn new(entry: SegmentEntry, seg: Arc<Segment>) -> Live {
+        let mut deleted = vec![false; seg.doc_count() as usize];
+        for d in &entry.deleted {
+            if let Some(slot) = deleted.get_mut(*d as usize) {
+                *slot = true;
+            }
+        }
+        Live {
+            entry,
+            seg,
+            deleted,
+        }
+    }
+    fn share(&self) -> Live {
+        Live {
+            entry: self.entry.clone(),
+            seg: self.seg.clone(),
+            deleted: self.deleted.clone(),
+        }
+    }
+}
+
+fn deleted_list(deleted: &[bool]) -> Vec<u32> {
+    deleted
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| **d)
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
+fn segment_file_name(generation: u64, n: u32) -> String {
+    format!("lex-{generation:016x}-{n}.seg")
+}
+
+fn write_segment(index_dir: &Path, generation: u64, n: u32, bytes: &[u8]) -> Result<Live> {
+    let file = segment_file_name(generation, n);
+    let path = index_dir.join(&file);
+    super::manifest::write_atomic(index_dir, &path, bytes)?;
+    let seg = Segment::open(&path).map_err(|reason| Error::Corrupt {
+        path: path.clone(),
+        reason: format!("just written and unreadable: {reason}"),
+    })?;
+    let entry = SegmentEntry {
+        file,
+        body_crc: seg.body_crc(),
+        doc_count: seg.doc_count(),
+        deleted: Vec::new(),
+    };
+    Ok(Live::new(entry, Arc::new(seg)))
+}
+
+/// Tiered merging: when there are too many segments, merge all but the largest if they are small
+/// next to it, else everything; segments mostly deleted are always merged.
+fn merge_if_needed(
+    index_dir: &Path,
+    generation: u64,
+    mut segments: Vec<Live>,
+    written: &mut Vec<String>,
+) -> Result<Vec<Live>> {
+    let too_deleted =
+        |l: &Live| l.entry.deleted.len() as f32 > MAX_DELETED_FRACTION * l.seg.doc_count() as f32;
+    if segments.len() <= MAX_LIVE_SEGMENTS && !segments.iter().any(too_deleted) {
+        return Ok(segments);
+    }
+    segments.sort_by_key(|l| std::cmp::Reverse(l.live_count()));
+    let largest = segments.first().map_or(0, Live::live_count);
+    let rest: usize = segments.iter().skip(1).map(Live::live_count).sum();
+    let merge_all = rest * 4 >= largest || segments.first().is_some_and(too_deleted);
+    let (keep, merge): (Vec<Live>, Vec<Live>) = if merge_all {
+        (Vec::new(), segments)
+    } else {
+        let mut it = segments.into_iter();
+        let first = it.next().into_iter().collect();
+        (first, it.collect())
+    };
+    if merge.len() < 2 && merge.iter().all(|l| l.entry.deleted.is_empty()) {
+        let mut all = keep;
+        all.extend(merge);
+        return Ok(all);
+    }
+    let bytes = merge_segments(&merge).map_err(|e| Error::Corrupt {
+        path: index_dir.to_path_buf(),
+        reason: e,
+    })?;
+    let live = write_segment(index_dir, generation, 1 + written.len() as u32, &bytes)?;
+    written.push(live.entry.file.clone());
+    let mut out = keep;
+    if live.live_count() > 0 {
+        out.push(live);
+    }
+    Ok(out)
+}
+
+/// Merge segments into one, dropping deleted docs (docs renumbered in segment order).
+fn merge_segments(segs: &[Live]) -> std::result::Result<Vec<u8>, String> {
+    let mut w = SegmentWriter::new();
+    let mut remap: Vec<Vec<Option<u32>>> = Vec::with_capacity(segs.len());
+    for l in segs {
+        let mut m = Vec::with_capacity(l.seg.doc_count() as usize);
+        for doc in 0..l.seg.doc_count() {
+            if l.deleted[doc as usize] {
+                m.push(None);
+            } else {
+                let n = w
+                    .add_doc(l.seg.id(doc), l.seg.field_lens(doc))
+                    .map_err(|e| e.to_string())?;
+                m.push(Some(n));
+            }
+        }
+        remap.push(m);
+    }
+    let mut op = fst::map::OpBuilder::new();
+    for l in segs {
+        op = op.add(l.seg.terms());
+    }
+    let mut union = op.union();
+    let mut buf = Vec::new();
+    while let Some((term, values)) = union.next() {
+        buf.clear();
+        let mut vals: Vec<_> = values.to_vec();
+        vals.sort_by_key(|v| v.index);
+        for v in vals {
+            let l = &segs[v.index];
+            let Some(postings) = l.seg.postings_at(v.value) else {
+                return Err("postings offset outside the segment".into());
+            };
+            for p in postings {
+                if let Some(Some(n)) = remap[v.index].get(p.doc as usize) {
+                    buf.push((*n, p.tfs));
+                }
+            }
+        }
+        w.add_term(term, &buf).map_err(|e| e.to_string())?;
+    }
+    w.finish().map_err(|e| e.to_string())
+}
+
+/// Delete segment files (and stale temp files) of `index_dir` that the manifest does not list.
+/// Best effort: a file another process still maps stays readable until it unmaps it.
+fn remove_unlisted_segments(index_dir: &Path, manifest: &Manifest) {
+    let Ok(dir) = std::fs::read_dir(index_dir) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with("lex-")
+            && name.ends_with(".seg")
+            && !manifest.segments.iter().any(|s| s.file == name)
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::tokenize::Tokenizer;
+
+    fn doc(tok: &Tokenizer, id: &str, body: &str) -> DocTerms {
+        let note = crate::notes::parse_note(id, body.as_bytes());
+        DocTerms::from_note(tok, &note)
+    }
+
+    fn ids(idx: &LexicalIndex, tok: &Tokenizer, q: &str) -> Vec<String> {
+        let m = idx.expand(&tok.query_terms(q));
+        idx.search(&m, 10).into_iter().map(|h| h.id).collect()
+    }
+
+    #[test]
+    fn update_delete_merge_keep_one_live_version() {
+        let tok = Tokenizer::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let mut idx = LexicalIndex::rebuild(
+            dir,
+            &[
+                doc(&tok, "a", "postgres pool sizing"),
+                doc(&tok, "b", "deploy rollback"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(ids(&idx, &tok, "pool"), vec!["a"]);
+        for i in 0..20 {
+            let body = format!("redis failover drill number{i}");
+            idx = idx
+                .update(dir, &[doc(&tok, "a", &body)], &[], false)
+                .unwrap();
+            assert!(idx.segment_count() <= MAX_LIVE_SEGMENTS + 1);
+        }
+        assert_eq!(idx.live_docs(), 2);
+        assert!(ids(&idx, &tok, "pool").is_empty(), "old version deleted");
+        assert_eq!(ids(&idx, &tok, "number19"), vec!["a"]);
+        assert!(ids(&idx, &tok, "number3").is_empty());
+        idx = idx.update(dir, &[], &["b".to_string()], false).unwrap();
+        assert!(ids(&idx, &tok, "rollback").is_empty());
+        // Reopening from disk gives the same answers.
+        let again = LexicalIndex::open(dir).unwrap().unwrap();
+        assert_eq!(again.live_docs(), 1);
+        assert_eq!(ids(&again, &tok, "failover"), vec!["a"]);
+        let files = std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_str()
+                    .unwrap()
+                    .ends_with(".seg")
+            })
+            .count();
+        assert_eq!(files, again.segment_count(), "unlisted segments removed");
+    }
+
+    #[test]
+    fn typo_and_prefix_expansion() {
+        let tok = Tokenizer::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let idx = LexicalIndex::rebuild(
+            tmp.path(),
+            &[
+                doc(&tok, "a", "pgbouncer connection pooling"),
+                doc(&tok, "b", "kubernetes deployment"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(ids(&idx, &tok, "pgbouncr"), vec!["a"], "distance 1");
+        assert_eq!(
+            ids(&idx, &tok, "kubernetis"),
+            vec!["b"],
+            "distance 1 at 10 chars"
+        );
+        assert_eq!(
+            ids(&idx, &tok, "kubernets"),
+            vec!["b"],
+            "distance 1 at 9 chars"
+        );
+        assert_eq!(ids(&idx, &tok, "connection pgbou"), vec!["a"]);
+        assert!(
+            ids(&idx, &tok, "pgb ").is_empty(),
+            "finished word: no prefix"
+        );
+        assert_eq!(
+            ids(&idx, &tok, "kube"),
+            vec!["b"],
+            "prefix of the last term"
+        );
+    }
+
+    #[test]
+    fn damaged_segment_is_reported_as_corrupt() {
+        let tok = Tokenizer::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let idx = LexicalIndex::rebuild(tmp.path(), &[doc(&tok, "a", "x y z")]).unwrap();
+        drop(idx);
+        let seg = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "seg"))
+            .unwrap();
+        let mut b = std::fs::read(&seg).unwrap();
+        b[20] ^= 0xff;
+        std::fs::write(&seg, b).unwrap();
+        let err = LexicalIndex::open(tmp.path()).err().unwrap();
+        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+    }
+}

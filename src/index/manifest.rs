@@ -1,0 +1,209 @@
+//! Which segments are live? The lexical manifest: a small checksummed file naming the live
+//! segment files and, per segment, its deleted doc numbers. It is replaced atomically (temp file,
+//! fsync, rename, fsync of the folder), so a reader sees the old or the new set, never a mix.
+//! Byte layout: `format-spec/lexical.md`.
+
+use crate::error::{Error, Result};
+use std::io::Write;
+use std::path::Path;
+
+/// File name of the manifest inside `index/`.
+pub const MANIFEST_FILE: &str = "lexical.manifest";
+/// First 8 bytes.
+pub const MAGIC: [u8; 8] = *b"\x89MNLM\r\n\x1a";
+/// Format version written by this build.
+pub const VERSION: u16 = 1;
+/// Most segments listed (a limit on everything).
+pub const MAX_SEGMENTS: usize = 1024;
+
+/// One live segment as the manifest lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentEntry {
+    /// File name inside `index/` (`lex-<generation>-<n>.seg`).
+    pub file: String,
+    /// The segment's body checksum (must equal its footer's).
+    pub body_crc: u32,
+    pub doc_count: u32,
+    /// Deleted doc numbers, strictly increasing, each `< doc_count`.
+    pub deleted: Vec<u32>,
+}
+
+/// The manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Manifest {
+    /// Incremented on every change; segment files of generation g are named after it.
+    pub generation: u64,
+    pub segments: Vec<SegmentEntry>,
+}
+
+fn valid_file_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && !s.starts_with('.')
+}
+
+impl Manifest {
+    /// Encode (format-spec/lexical.md, "Manifest").
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(32 + self.segments.len() * 32);
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&self.generation.to_le_bytes());
+        out.extend_from_slice(&(self.segments.len() as u32).to_le_bytes());
+        for s in &self.segments {
+            debug_assert!(valid_file_name(&s.file));
+            debug_assert!(s.deleted.windows(2).all(|w| w[0] < w[1]));
+            out.extend_from_slice(&(s.file.len() as u16).to_le_bytes());
+            out.extend_from_slice(s.file.as_bytes());
+            out.extend_from_slice(&s.body_crc.to_le_bytes());
+            out.extend_from_slice(&s.doc_count.to_le_bytes());
+            out.extend_from_slice(&(s.deleted.len() as u32).to_le_bytes());
+            for d in &s.deleted {
+                out.extend_from_slice(&d.to_le_bytes());
+            }
+        }
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Decode and check everything; the error says what is wrong.
+    pub fn decode(b: &[u8]) -> std::result::Result<Manifest, String> {
+        if b.len() < 32 {
+            return Err(format!("{} bytes is too short", b.len()));
+        }
+        let (body, crc) = b.split_at(b.len() - 4);
+        let stored = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
+        if crc32fast::hash(body) != stored {
+            return Err("checksum mismatch".into());
+        }
+        if body[..8] != MAGIC {
+            return Err("bad magic: not a mnemon lexical manifest".into());
+        }
+        let mut pos = 8;
+        let mut take = |n: usize| -> std::result::Result<&[u8], String> {
+            let s = body.get(pos..pos + n).ok_or("truncated")?;
+            pos += n;
+            Ok(s)
+        };
+        let version = u16::from_le_bytes(take(2)?.try_into().map_err(|_| "truncated")?);
+        if version != VERSION {
+            return Err(format!(
+                "format version {version}, this build reads {VERSION}"
+            ));
+        }
+        take(6)?;
+        let generation = u64::from_le_bytes(take(8)?.try_into().map_err(|_| "truncated")?);
+        let count = u32::from_le_bytes(take(4)?.try_into().map_err(|_| "truncated")?) as usize;
+        if count > MAX_SEGMENTS {
+            return Err(format!("{count} segments is over the limit"));
+        }
+        let mut segments = Vec::with_capacity(count);
+        for _ in 0..count {
+            let len = u16::from_le_bytes(take(2)?.try_into().map_err(|_| "truncated")?) as usize;
+            let file = std::str::from_utf8(take(len)?)
+                .map_err(|_| "file name not UTF-8")?
+                .to_string();
+            if !valid_file_name(&file) {
+                return Err(format!("invalid segment file name {file:?}"));
+            }
+            let body_crc = u32::from_le_bytes(take(4)?.try_into().map_err(|_| "truncated")?);
+            let doc_count = u32::from_le_bytes(take(4)?.try_into().map_err(|_| "truncated")?);
+            let n_del = u32::from_le_bytes(take(4)?.try_into().map_err(|_| "truncated")?);
+            if n_del > doc_count {
+                return Err(format!("{file}: more deletions than docs"));
+            }
+            let mut deleted = Vec::with_capacity(n_del as usize);
+            for _ in 0..n_del {
+                let d = u32::from_le_bytes(take(4)?.try_into().map_err(|_| "truncated")?);
+                if d >= doc_count || deleted.last().is_some_and(|&p| p >= d) {
+                    return Err(format!("{file}: deleted doc {d} out of order or range"));
+                }
+                deleted.push(d);
+            }
+            segments.push(SegmentEntry {
+                file,
+                body_crc,
+                doc_count,
+                deleted,
+            });
+        }
+        if pos != body.len() {
+            return Err(format!("{} trailing bytes", body.len() - pos));
+        }
+        Ok(Manifest {
+            generation,
+            segments,
+        })
+    }
+
+    /// Read the manifest in `index_dir`; `Ok(None)` when there is none yet.
+    pub fn load(index_dir: &Path) -> Result<Option<Manifest>> {
+        let path = index_dir.join(MANIFEST_FILE);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io("read", &path, e)),
+        };
+        Manifest::decode(&bytes)
+            .map(Some)
+            .map_err(|reason| Error::Corrupt { path, reason })
+    }
+
+    /// Replace the manifest in `index_dir` atomically and durably.
+    pub fn store(&self, index_dir: &Path) -> Result<()> {
+        let path = index_dir.join(MANIFEST_FILE);
+        write_atomic(index_dir, &path, &self.encode())
+    }
+}
+
+/// Write `bytes` to `path` through a uniquely named temp file in `dir`: write, fsync, rename,
+/// fsync the folder. Readers see the old file or the new one, never a partial one.
+pub fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io("create temp file in", dir, e))?;
+    tmp.write_all(bytes)
+        .map_err(|e| Error::io("write", tmp.path(), e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io("fsync", tmp.path(), e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io("rename into place", path, e.error))?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        d.sync_all()
+            .map_err(|e| Error::io("fsync folder", dir, e))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_damage() {
+        let m = Manifest {
+            generation: 7,
+            segments: vec![SegmentEntry {
+                file: "lex-0000000000000007-0.seg".into(),
+                body_crc: 0xdead_beef,
+                doc_count: 10,
+                deleted: vec![1, 5],
+            }],
+        };
+        let b = m.encode();
+        assert_eq!(Manifest::decode(&b).unwrap(), m);
+        for i in 0..b.len() {
+            let mut bad = b.clone();
+            bad[i] ^= 1;
+            assert!(Manifest::decode(&bad).is_err(), "flip at {i}");
+        }
+        assert!(Manifest::decode(&b[..b.len() - 1]).is_err());
+    }
+}

@@ -101,6 +101,8 @@ pub fn generate_notes(cfg: &GenConfig) -> Vec<(String, String)> {
 
 const VOCAB_SIZE: usize = 4000;
 const ZIPF_S: f64 = 1.07;
+/// The CJK word list is much shorter, so it gets a slightly flatter curve.
+const CJK_ZIPF_S: f64 = 0.95;
 /// Milder skew for picking topic (slug) words, so popular topics form big families.
 const TOPIC_ZIPF_S: f64 = 0.9;
 const BODY_MIN: usize = 300;
@@ -135,6 +137,44 @@ const FUNCTION_WORDS: &[&str] = &[
     "than", "also", "just", "because", "while", "which", "same", "every", "during", "without",
     "between", "first", "last", "next", "back", "make", "keep", "set", "need", "check", "two",
     "instead", "never", "always", "again", "both", "most", "other", "there", "they", "them",
+];
+
+/// Common English content words of engineering notes (verbs, adjectives, nouns).
+const GENERAL_WORDS: &[&str] = &[
+    "issue", "fix", "change", "value", "default", "old", "large", "small", "slow", "fast", "daily",
+    "weekly", "manual", "script", "rule", "note", "case", "time", "date", "week", "month", "day",
+    "hour", "minute", "second", "number", "count", "size", "rate", "total", "average", "peak",
+    "window", "range", "level", "mode", "state", "path", "file", "line", "field", "column",
+    "table", "row", "key", "name", "list", "map", "item", "entry", "record", "result", "output",
+    "input", "source", "target", "local", "remote", "global", "current", "previous", "original",
+    "final", "initial", "extra", "missing", "broken", "stable", "flaky", "noisy", "safe", "unsafe",
+    "critical", "minor", "major", "simple", "complex", "clean", "dirty", "empty", "full",
+    "partial", "single", "multiple", "separate", "shared", "public", "private", "internal",
+    "external", "automatic", "optional", "required", "expected", "actual", "known", "unknown",
+    "correct", "wrong", "better", "worse", "higher", "lower", "faster", "slower", "cheaper",
+    "added", "removed", "moved", "renamed", "fixed", "broke", "failed", "passed", "started",
+    "stopped", "restarted", "deployed", "merged", "reverted", "bumped", "pinned", "replaced",
+    "disabled", "enabled", "tuned", "raised", "lowered", "dropped", "skipped", "blocked",
+    "waiting", "running", "pending", "done", "works", "fails", "breaks", "returns", "uses",
+    "reads", "writes", "sends", "gets", "takes", "shows", "hits", "misses", "grows", "spikes",
+    "drops", "leaks", "retries", "means", "needs", "wants", "prefers", "asked", "said",
+    "confirmed", "agreed", "decided", "noticed", "found", "saw", "tried", "measured", "verified",
+    "tested", "reviewed", "documented", "explained", "reason", "cause", "effect", "impact",
+    "problem", "question", "answer", "idea", "plan", "goal", "approach", "option", "choice",
+    "trick", "hack", "workaround", "gotcha", "caveat", "detail", "summary", "example", "history",
+    "person", "people", "manager", "engineer", "reviewer", "morning", "night", "weekend", "today",
+    "yesterday", "tomorrow", "soon", "later", "earlier", "recently", "usually", "sometimes",
+    "rarely", "often", "mostly", "mainly", "probably", "maybe", "definitely", "actually",
+    "currently", "already", "roughly", "exactly", "around", "about", "under", "above", "below",
+    "behind", "ahead", "across", "through", "against", "within", "otherwise", "however", "though",
+    "although", "unless", "since", "once", "whether", "either", "several", "many", "few", "much",
+    "less", "least", "enough", "too", "very", "quite", "really", "well", "good", "bad", "nice",
+    "ugly", "hard", "easy", "cheap", "expensive", "heavy", "light", "long", "short", "high", "low",
+    "big", "tiny", "huge", "call", "calls", "handle", "handles", "open", "close", "closed",
+    "opened", "create", "created", "update", "updated", "delete", "deleted", "read", "write",
+    "send", "receive", "start", "stop", "wait", "pass", "fail", "load", "save", "store", "fetch",
+    "parse", "render", "compute", "apply", "revert", "bump", "pin", "skip", "block", "allow",
+    "deny", "accept", "reject", "approve",
 ];
 
 /// Real technical vocabulary; earlier entries tend to get more common ranks.
@@ -361,7 +401,13 @@ impl Vocab {
                 tech.push((*w).to_string());
             }
         }
-        let n_synth = VOCAB_SIZE.saturating_sub(n_function + tech.len());
+        let mut general: Vec<String> = Vec::new();
+        for w in GENERAL_WORDS {
+            if seen.insert((*w).to_string()) {
+                general.push((*w).to_string());
+            }
+        }
+        let n_synth = VOCAB_SIZE.saturating_sub(words.len() + tech.len() + general.len());
         let mut synth: Vec<String> = Vec::with_capacity(n_synth);
         while synth.len() < n_synth {
             let w = synth_word(&mut rng);
@@ -369,25 +415,36 @@ impl Vocab {
                 synth.push(w);
             }
         }
-        // Merge: technical words dominate the head of the distribution, a few
-        // of them are scattered into the tail; synthetic words fill the rest.
+        // Merge: real (technical and general) words dominate the head of the
+        // distribution, a few of them are scattered into the tail, and
+        // synthetic codename-like words fill the rest of the tail.
         let mut tech_it = tech.into_iter().peekable();
+        let mut general_it = general.into_iter().peekable();
         let mut synth_it = synth.into_iter().peekable();
         let mut tech_ranks = Vec::new();
         let mut synth_ranks = Vec::new();
         let mut slot = 0usize;
         loop {
-            let p_tech = if slot < 500 { 0.75 } else { 0.06 };
-            let take_tech = match (tech_it.peek().is_some(), synth_it.peek().is_some()) {
+            let p_real = if slot < 900 { 0.88 } else { 0.06 };
+            let have_real = tech_it.peek().is_some() || general_it.peek().is_some();
+            let take_real = match (have_real, synth_it.peek().is_some()) {
                 (false, false) => break,
                 (true, false) => true,
                 (false, true) => false,
-                (true, true) => rng.random_bool(p_tech),
+                (true, true) => rng.random_bool(p_real),
             };
             let rank = words.len() as u16;
-            if take_tech {
-                words.push(tech_it.next().unwrap_or_default());
-                tech_ranks.push(rank);
+            if take_real {
+                let use_tech = match (tech_it.peek().is_some(), general_it.peek().is_some()) {
+                    (true, true) => rng.random_bool(0.6),
+                    (t, _) => t,
+                };
+                if use_tech {
+                    words.push(tech_it.next().unwrap_or_default());
+                    tech_ranks.push(rank);
+                } else {
+                    words.push(general_it.next().unwrap_or_default());
+                }
             } else {
                 words.push(synth_it.next().unwrap_or_default());
                 synth_ranks.push(rank);
@@ -462,7 +519,7 @@ impl CjkVocab {
         let mut seen = HashSet::new();
         let words: Vec<&'static str> = CJK_WORDS.iter().copied().filter(|w| seen.insert(*w)).collect();
         Self {
-            zipf: Zipf::new(words.len(), ZIPF_S),
+            zipf: Zipf::new(words.len(), CJK_ZIPF_S),
             n_function: 40.min(words.len()),
             tail: 100.min(words.len().saturating_sub(1)),
             words,
@@ -570,11 +627,8 @@ fn build(cfg: &GenConfig) -> Corpus {
     let en = Vocab::build();
     let zh = CjkVocab::build();
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
-    let t0 = std::time::Instant::now();
     let (mut plans, families) = plan_notes(cfg, &en, &zh, &mut rng);
-    eprintln!("TIMING plan {:?}", t0.elapsed());
     assign_links(&mut plans, &families, &mut rng);
-    eprintln!("TIMING links {:?}", t0.elapsed());
     let ctx = Ctx {
         seed: cfg.seed,
         en: &en,
@@ -582,7 +636,6 @@ fn build(cfg: &GenConfig) -> Corpus {
         plans: &plans,
     };
     let rendered = render_all(&ctx);
-    eprintln!("TIMING render {:?}", t0.elapsed());
     let links = plans.iter().map(|p| p.links.len()).sum();
     let mut metas: Vec<NoteMeta> = Vec::with_capacity(rendered.len());
     let mut notes: Vec<(String, String)> = Vec::with_capacity(rendered.len());
@@ -889,7 +942,7 @@ fn render_all(ctx: &Ctx) -> Vec<(String, NoteMeta)> {
         .map(|t| t.get())
         .unwrap_or(1)
         .min(16);
-    if n < 2000 || threads < 2 || std::env::var("GEN_SEQ").is_ok() {
+    if n < 2000 || threads < 2 {
         return (0..n).map(|i| render_note(ctx, i)).collect();
     }
     // Every note has its own RNG stream, so the split does not affect output.
@@ -1002,7 +1055,7 @@ fn render_note(ctx: &Ctx, i: usize) -> (String, NoteMeta) {
         }
     }
 
-    let mut s = String::with_capacity(BODY_MAX + 800);
+    let mut s = String::with_capacity(512);
     s.push_str("---\n");
     let _ = writeln!(s, "name: {}", yaml_str(&plan.name));
     let _ = writeln!(s, "description: {}", yaml_str(&desc.text));
@@ -1060,11 +1113,11 @@ impl Writer<'_> {
     fn en_word(&mut self, s: &mut Sentence) -> u16 {
         let p = self.plan;
         let roll: f64 = self.rng.random();
-        let r = if roll < 0.09 && !p.keywords.is_empty() {
+        let r = if roll < 0.06 && !p.keywords.is_empty() {
             let k = self.rng.random_range(0..p.keywords.len());
             s.kw |= 1 << k;
             p.keywords[k]
-        } else if roll < 0.15 {
+        } else if roll < 0.12 {
             p.slug[self.rng.random_range(0..p.slug.len())]
         } else {
             self.ctx.en.zipf.sample(&mut self.rng) as u16
@@ -1187,6 +1240,7 @@ impl Writer<'_> {
     fn en_sentence(&mut self, s: &mut Sentence) {
         let n = self.rng.random_range(8..=20);
         let mut out = std::mem::take(&mut s.text);
+        let mut prev = u16::MAX;
         for j in 0..n {
             if j > 0 {
                 out.push(' ');
@@ -1197,7 +1251,12 @@ impl Writer<'_> {
             } else if roll < 0.05 {
                 self.code_ident(&mut out);
             } else {
-                let r = self.en_word(s);
+                let mut r = self.en_word(s);
+                if r == prev {
+                    // Re-draw once to avoid "the the"; the repeated word is in the sentence anyway.
+                    r = self.en_word(s);
+                }
+                prev = r;
                 let w = self.ctx.en.word(r);
                 if j == 0 {
                     push_title(&mut out, w);
@@ -1218,6 +1277,7 @@ impl Writer<'_> {
         let mut out = std::mem::take(&mut s.text);
         let mut prev_ascii = false;
         let mut after_comma = true;
+        let mut prev = u16::MAX;
         for j in 0..n {
             let roll: f64 = self.rng.random();
             let (tok, ascii) = if roll < 0.06 {
@@ -1235,7 +1295,11 @@ impl Writer<'_> {
                 };
                 (t, true)
             } else {
-                let r = self.zh_word(s);
+                let mut r = self.zh_word(s);
+                if r == prev {
+                    r = self.zh_word(s);
+                }
+                prev = r;
                 (self.ctx.zh.words[r as usize].to_string(), false)
             };
             if !after_comma && (prev_ascii || ascii) {
@@ -1362,6 +1426,7 @@ impl Writer<'_> {
     fn body(&mut self, buf: &mut Vec<u8>) -> Vec<Sentence> {
         let base = buf.len();
         let target = self.rng.random_range(BODY_MIN..=BODY_MAX);
+        buf.reserve(target + 160);
         let inline: Vec<u32> = self.plan.links[self.plan.n_related..].to_vec();
         let snippets: Vec<String> = inline.iter().map(|&t| self.link_snippet(t)).collect();
         let fixed = snippets.iter().map(String::len).sum::<usize>() + self.block_overhead() + 1;

@@ -3,17 +3,32 @@
 
 use crate::error::{Error, Result};
 use crate::folder::MemoryDir;
-use crate::notes::{self, ProblemKind};
+use crate::index::LexicalIndex;
+use crate::index::fields::DocTerms;
+use crate::index::tokenize::Tokenizer;
+use crate::notes::{self, NoteType, ProblemKind};
+use crate::recall::{self, Clock, NodeStats, Query, Recall, SystemClock, cooccur, policy};
 use crate::scan::{self, ScanError};
-use crate::store::{Edge, NodeRecord, Store};
+use crate::store::{Batch, Edge, NodeRecord, Store};
 use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
+
+/// Lock file in `index/` held while one process updates the derived index.
+pub const WRITE_LOCK_FILE: &str = "write.lock";
 
 /// An open memory folder.
 pub struct Memory {
     dir: MemoryDir,
     store: Store,
+    tokenizer: Tokenizer,
+    lexical: RwLock<Arc<LexicalIndex>>,
+    /// Identity (len, mtime) of the manifest file the loaded lexical index came from.
+    lexical_stamp: Mutex<Option<(u64, std::time::SystemTime)>>,
+    clock: Box<dyn Clock>,
     notices: Vec<String>,
+    qid_counter: std::sync::atomic::AtomicU64,
 }
 
 /// What `index` did. An empty `changed` list means nothing changed.
@@ -137,11 +152,116 @@ impl Memory {
         }
         let (store, rebuilt) = Store::open(&dir.index())?;
         notices.extend(rebuilt);
-        Ok(Memory {
+        let memory = Memory {
             dir,
             store,
+            tokenizer: Tokenizer::new(),
+            lexical: RwLock::new(Arc::new(LexicalIndex::empty())),
+            lexical_stamp: Mutex::new(None),
+            clock: Box::new(SystemClock),
             notices,
-        })
+            qid_counter: std::sync::atomic::AtomicU64::new(0),
+        };
+        let mut memory = memory;
+        if let Some(n) = memory.load_lexical()? {
+            memory.notices.push(n);
+        }
+        Ok(memory)
+    }
+
+    /// Use `clock` for recency and TTL (tests, replays).
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Box::new(clock);
+        self
+    }
+
+    fn manifest_stamp(&self) -> Option<(u64, std::time::SystemTime)> {
+        let m =
+            std::fs::metadata(self.dir.index().join(crate::index::manifest::MANIFEST_FILE)).ok()?;
+        Some((m.len(), m.modified().ok()?))
+    }
+
+    /// Load the lexical index from disk; rebuild it from the notes when it is missing, damaged, or
+    /// disagrees with the store. Returns a notice when it had to be rebuilt.
+    fn load_lexical(&self) -> Result<Option<String>> {
+        let index_dir = self.dir.index();
+        let stamp = self.manifest_stamp();
+        let nodes = self.store.read()?.node_count()?;
+        let problem = match LexicalIndex::open(&index_dir) {
+            Ok(Some(lex)) if lex.live_docs() == nodes => {
+                self.set_lexical(lex, stamp);
+                return Ok(None);
+            }
+            Ok(Some(lex)) => format!(
+                "lexical index holds {} notes, the store {nodes}",
+                lex.live_docs()
+            ),
+            Ok(None) if nodes == 0 => return Ok(None),
+            Ok(None) => "lexical index is missing".to_string(),
+            Err(Error::Corrupt { path, reason }) => {
+                format!(
+                    "lexical index file {} is damaged ({reason})",
+                    path.display()
+                )
+            }
+            Err(e) => return Err(e),
+        };
+        let _lock = self.write_lock()?;
+        let outcome = scan::scan(&self.dir.memory(), &HashMap::new());
+        let docs: Vec<DocTerms> = outcome
+            .parsed
+            .iter()
+            .map(|p| DocTerms::from_note(&self.tokenizer, p))
+            .collect();
+        let lex = LexicalIndex::rebuild(&index_dir, &docs)?;
+        let stamp = self.manifest_stamp();
+        self.set_lexical(lex, stamp);
+        Ok(Some(format!("{problem}: rebuilt it from the notes")))
+    }
+
+    fn set_lexical(&self, lex: LexicalIndex, stamp: Option<(u64, std::time::SystemTime)>) {
+        if let Ok(mut g) = self.lexical.write() {
+            *g = Arc::new(lex);
+        }
+        if let Ok(mut s) = self.lexical_stamp.lock() {
+            *s = stamp;
+        }
+    }
+
+    /// The current lexical index, reloaded first if another process replaced its manifest.
+    fn lexical(&self) -> Result<Arc<LexicalIndex>> {
+        let stamp = self.manifest_stamp();
+        let stale = self
+            .lexical_stamp
+            .lock()
+            .map(|s| *s != stamp)
+            .unwrap_or(true);
+        if stale && stamp.is_some() {
+            match LexicalIndex::open(&self.dir.index()) {
+                Ok(Some(lex)) => self.set_lexical(lex, stamp),
+                // Mid-update by another process (a segment already replaced): keep the old view.
+                Ok(None) | Err(_) => {}
+            }
+        }
+        self.lexical
+            .read()
+            .map(|g| g.clone())
+            .map_err(|_| Error::InvalidArgument {
+                what: "lexical index",
+                message: "lock poisoned by a panic in another thread".into(),
+            })
+    }
+
+    fn write_lock(&self) -> Result<std::fs::File> {
+        let path = self.dir.index().join(WRITE_LOCK_FILE);
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io("open lock file", &path, e))?;
+        f.lock().map_err(|e| Error::io("lock", &path, e))?;
+        Ok(f)
     }
 
     /// The folder this memory lives in.
@@ -157,9 +277,26 @@ impl Memory {
     /// Bring the index up to date with `memory/` (incremental).
     pub fn index(&self) -> Result<IndexReport> {
         let started = Instant::now();
+        let _lock = self.write_lock()?;
         let manifest = self.store.read()?.manifest()?;
-        let outcome = scan::scan(&self.dir.memory(), &manifest);
-        self.store.apply(&outcome.batch)?;
+        let mut outcome = scan::scan(&self.dir.memory(), &manifest);
+        if !outcome.parsed.is_empty() || !outcome.removed.is_empty() {
+            // Lexical first, then the store: a crash in between leaves the store's manifest
+            // old, so the next scan redoes both (the lexical update is idempotent).
+            let docs: Vec<DocTerms> = outcome
+                .parsed
+                .iter()
+                .map(|p| DocTerms::from_note(&self.tokenizer, p))
+                .collect();
+            let current = self.lexical()?;
+            let lex = current.update(&self.dir.index(), &docs, &outcome.removed, false)?;
+            self.synthesize(&mut outcome.batch, &docs, &lex)?;
+            self.store.apply(&outcome.batch)?;
+            let stamp = self.manifest_stamp();
+            self.set_lexical(lex, stamp);
+        } else {
+            self.store.apply(&outcome.batch)?;
+        }
         let reader = self.store.read()?;
         let mut changed: Vec<String> = outcome.parsed.iter().map(|p| p.id.clone()).collect();
         changed.sort();
@@ -179,6 +316,78 @@ impl Memory {
             removed: outcome.removed,
             errors,
             elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        })
+    }
+
+    /// Add synthesized edges (slug clusters, token similarity, derived_from) to each upsert.
+    fn synthesize(&self, batch: &mut Batch, docs: &[DocTerms], lex: &LexicalIndex) -> Result<()> {
+        let reader = self.store.read()?;
+        let removed: std::collections::HashSet<&str> =
+            batch.removals.iter().map(|(_, id)| id.as_str()).collect();
+        let batch_types: HashMap<String, NoteType> = batch
+            .upserts
+            .iter()
+            .map(|u| (u.id.clone(), u.record.note_type))
+            .collect();
+        let batch_ids: Vec<String> = batch.upserts.iter().map(|u| u.id.clone()).collect();
+        let doc_of: HashMap<&str, &DocTerms> = docs.iter().map(|d| (d.id.as_str(), d)).collect();
+        let type_of = |id: &str| -> Option<NoteType> {
+            batch_types
+                .get(id)
+                .copied()
+                .or_else(|| reader.node(id).ok().flatten().map(|r| r.note_type))
+        };
+        for u in &mut batch.upserts {
+            let mut synth = Vec::new();
+            if let Some(prefix) = cooccur::slug_prefix(&u.id) {
+                let mut cluster = reader.ids_with_prefix(&prefix, policy::MAX_SLUG_CLUSTER + 1)?;
+                cluster.retain(|id| !removed.contains(id.as_str()));
+                for id in batch_ids.iter().filter(|id| id.starts_with(&prefix)) {
+                    if !cluster.contains(id) {
+                        cluster.push(id.clone());
+                    }
+                }
+                cluster.sort();
+                synth.extend(cooccur::slug_edges(&u.id, &cluster));
+            }
+            synth.truncate(policy::CO_OCCURRENCE_CAP);
+            if let Some(doc) = doc_of.get(u.id.as_str()) {
+                let mut exclude: Vec<String> = synth.iter().map(|e| e.other.clone()).collect();
+                exclude.extend(u.edges.iter().map(|e| e.other.clone()));
+                let cap = policy::CO_OCCURRENCE_CAP - synth.len();
+                synth.extend(cooccur::token_edges(doc, lex, &exclude, cap));
+            }
+            synth.extend(cooccur::derived_from_user_edges(
+                u.record.note_type,
+                &u.edges,
+                &type_of,
+            ));
+            u.edges.extend(synth);
+        }
+        Ok(())
+    }
+
+    /// Answer a query: lexical hits and anchors, the typed-graph walk, scored by the policy.
+    pub fn recall(&self, q: &Query) -> Result<Recall> {
+        let started = Instant::now();
+        let lex = self.lexical()?;
+        let reader = self.store.read()?;
+        let stats = |_id: &str| NodeStats::default();
+        let results = recall::engine::run(
+            &lex,
+            &reader,
+            &self.tokenizer,
+            q,
+            self.clock.now_s(),
+            &stats,
+        )?;
+        let n = self
+            .qid_counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Recall {
+            qid: format!("q{}-{n}", std::process::id()),
+            results,
+            latency_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
         })
     }
 

@@ -57,6 +57,35 @@ enum Command {
     },
     /// Check the memory: dangling links, broken notes, merge conflicts, index health.
     Doctor,
+    /// Find the notes that matter for a question (or around anchor notes).
+    Recall {
+        /// Question or keywords.
+        query: Option<String>,
+        /// Start from this note id (repeatable); an anchor is a direct hit.
+        #[arg(long = "anchor", value_name = "ID")]
+        anchors: Vec<String>,
+        /// Depth of the walk over typed edges (0..=5).
+        #[arg(long, default_value_t = mnemon::recall::policy::DEFAULT_DEPTH)]
+        depth: u8,
+        /// Number of results (1..=200).
+        #[arg(long, default_value_t = mnemon::recall::query::DEFAULT_LIMIT)]
+        limit: usize,
+        /// Drop results scoring below this.
+        #[arg(long, default_value_t = mnemon::recall::policy::DEFAULT_MIN_SCORE)]
+        min_score: f32,
+        /// Show each score taken apart.
+        #[arg(long)]
+        explain: bool,
+    },
+    /// Run a ground-truth query set against a corpus (loopal-58 protocol) and print the metrics.
+    Eval {
+        /// Folder of notes to build a temporary memory from.
+        #[arg(long, value_name = "DIR")]
+        corpus: PathBuf,
+        /// Ground-truth YAML (the format of loopal-58's ground_truth.yaml).
+        #[arg(long, value_name = "FILE")]
+        truth: PathBuf,
+    },
     /// Index the bundled demo memory into a temporary folder and show what mnemon sees.
     Demo {
         /// Folder of demo notes (default: the examples/demo-memory shipped with the sources).
@@ -139,6 +168,37 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             } else {
                 EXIT_PROBLEMS
             })
+        }
+        Command::Recall {
+            query,
+            anchors,
+            depth,
+            limit,
+            min_score,
+            explain,
+        } => {
+            let memory = open(cli, out)?;
+            memory.index()?;
+            let q = mnemon::recall::Query {
+                text: query.clone().unwrap_or_default(),
+                anchors: anchors.clone(),
+                depth: *depth,
+                limit: *limit,
+                min_score: *min_score,
+                caller: "cli".into(),
+            };
+            let r = memory.recall(&q)?;
+            out.recall(&r, *explain);
+            Ok(EXIT_OK)
+        }
+        Command::Eval { corpus, truth } => {
+            let t = mnemon::eval::truth::load_truth(truth).map_err(|e| Error::InvalidArgument {
+                what: "ground truth",
+                message: e.to_string(),
+            })?;
+            let report = mnemon::eval::run::eval_cold(corpus, &t)?;
+            out.eval(&report);
+            Ok(EXIT_OK)
         }
         Command::Demo { notes } => demo::run(notes.as_deref(), out),
     }

@@ -1,6 +1,8 @@
 //! Printing results: one JSON object on stdout with `--json`, readable text otherwise.
 //! Colours only on a terminal and never when `NO_COLOR` is set.
 
+use mnemon::eval::run::EvalReport;
+use mnemon::recall::{Recall, Source};
 use mnemon::{DoctorReport, Error, IndexReport, NodeView};
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -198,6 +200,116 @@ impl Out {
                 r.conflicts.len(),
                 r.walk_errors.len()
             );
+        }
+    }
+
+    pub fn recall(&self, r: &Recall, explain: bool) {
+        if self.json {
+            let results: Vec<serde_json::Value> = r
+                .results
+                .iter()
+                .map(|h| {
+                    let mut v = serde_json::json!({
+                        "id": h.id,
+                        "name": h.name,
+                        "description": h.description,
+                        "type": h.note_type,
+                        "score": h.score,
+                        "source": h.source,
+                        "trail": h.trail,
+                    });
+                    if explain {
+                        v["explain"] = serde_json::to_value(&h.explain).unwrap_or_default();
+                    }
+                    v
+                })
+                .collect();
+            self.json(&serde_json::json!({
+                "qid": r.qid,
+                "results": results,
+                "latency_us": r.latency_us,
+            }));
+            return;
+        }
+        if r.results.is_empty() {
+            println!("nothing relevant ({} us)", r.latency_us);
+            return;
+        }
+        for (i, h) in r.results.iter().enumerate() {
+            let src = match h.source {
+                Source::Direct => "direct",
+                Source::Neighbor => "neighbor",
+                Source::CoOccur => "co-occur",
+            };
+            println!(
+                "{:>2}. {}  {}  {}",
+                i + 1,
+                self.bold(&h.id),
+                h.name.as_deref().unwrap_or(""),
+                self.dim(&format!("{:.3} {src}", h.score))
+            );
+            if !h.trail.is_empty() {
+                let mut t = h.trail[0].from.clone();
+                for e in &h.trail {
+                    let (arrow, next) = if e.from == t {
+                        (format!(" -{}-> ", e.kind.as_str()), &e.to)
+                    } else {
+                        (format!(" <-{}- ", e.kind.as_str()), &e.from)
+                    };
+                    t.push_str(&arrow);
+                    t.push_str(next);
+                }
+                println!("      {}", self.dim(&t));
+            }
+            if explain {
+                let x = &h.explain;
+                println!(
+                    "      {}",
+                    self.dim(&format!(
+                        "base {:.3} (lexical {:.2}, terms [{}]) x type {:.2} x ttl {:.2} + reinforce {:.3} + importance {:.2} + recency {:.3}",
+                        x.base,
+                        x.lexical,
+                        x.matched_terms.join(" "),
+                        x.type_weight,
+                        x.ttl_factor,
+                        x.reinforcement,
+                        x.importance,
+                        x.recency
+                    ))
+                );
+            }
+        }
+        println!(
+            "{}",
+            self.dim(&format!(
+                "{} results in {} us",
+                r.results.len(),
+                r.latency_us
+            ))
+        );
+    }
+
+    pub fn eval(&self, r: &EvalReport) {
+        if self.json {
+            self.json(r);
+            return;
+        }
+        println!("{} queries", r.queries);
+        println!(
+            "{:<8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>9}",
+            "mode", "R@5", "R@10", "P@5", "MRR", "nDCG@5", "p50 us", "p99 us"
+        );
+        for (name, m) in &r.modes {
+            println!(
+                "{:<8} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>9} {:>9}",
+                name, m.r5, m.r10, m.p5, m.mrr, m.ndcg5, m.latency_us_p50, m.latency_us_p99
+            );
+            for (sub, s) in &m.by_mode {
+                println!(
+                    "  {:<6} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+                    sub, s.r5, s.r10, s.p5, s.mrr, s.ndcg5
+                );
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
-//! How good is recall? Ground truth files and the retrieval metrics computed against them.
+//! How good is recall? Ground truth files, the retrieval metrics, and the eval runner.
 
 pub mod metrics;
+pub mod run;
 pub mod truth;

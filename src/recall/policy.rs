@@ -85,6 +85,8 @@ pub const CO_OCCURRENCE_PROBE_TERMS: usize = 12;
 pub const CO_OCCURRENCE_MAX_DF: usize = 400;
 /// Slug-prefix clusters larger than this are not linked all-to-all (cost and noise bound).
 pub const MAX_SLUG_CLUSTER: usize = 12;
+/// Confidence of a `derived_from` edge inferred from a project note linking a user note.
+pub const SYNTH_DERIVED_CONFIDENCE: f32 = 0.7;
 /// Minimum shared leading slug words for a slug cluster (`deploy-canary` / `deploy-rollback`).
 pub const SLUG_PREFIX_WORDS: usize = 1;
 

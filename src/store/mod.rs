@@ -303,6 +303,21 @@ impl StoreReader<'_> {
         Ok(t.get(id).map_err(|e| self.err(e))?.is_some())
     }
 
+    /// Ids starting with `prefix`, in order, at most `max` of them.
+    pub fn ids_with_prefix(&self, prefix: &str, max: usize) -> Result<Vec<String>> {
+        let t = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in t.range(prefix..).map_err(|e| self.err(e))? {
+            let (k, _) = row.map_err(|e| self.err(e))?;
+            let id = k.value();
+            if !id.starts_with(prefix) || out.len() >= max {
+                break;
+            }
+            out.push(id.to_string());
+        }
+        Ok(out)
+    }
+
     /// Number of nodes.
     pub fn node_count(&self) -> Result<u64> {
         let t = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;

@@ -1,0 +1,155 @@
+//! `mnemon eval`: build a temporary memory from a corpus folder, run every ground-truth query
+//! with the loopal-58 protocol, and report macro metrics overall and per mode, with in-process
+//! recall latency.
+//!
+//! Protocol (`../shared/eval/loopal-58/NOTICE.md`): query mode recalls the text at depth 2,
+//! anchor mode the anchors at depth 2, mixed both. The retrieved list is direct hits, then
+//! neighbours, then co-occurring notes (each group in score order), de-duplicated, with the
+//! query's anchors removed before scoring.
+
+use super::metrics::{Scores, macro_average, percentile_u64, score_query};
+use super::truth::{Mode, Truth, TruthQuery};
+use crate::error::{Error, Result};
+use crate::memory::Memory;
+use crate::recall::{Query, Recall, Source};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Results requested per query (more than the deepest cut-off, so grouping is not truncated).
+pub const EVAL_LIMIT: usize = 50;
+
+/// Metrics of one mode (cold, warm, ...).
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeReport {
+    pub r5: f64,
+    pub r10: f64,
+    pub p5: f64,
+    pub mrr: f64,
+    pub ndcg5: f64,
+    pub latency_us_p50: u64,
+    pub latency_us_p99: u64,
+    pub by_mode: BTreeMap<&'static str, Scores>,
+}
+
+/// The whole eval report.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    pub queries: usize,
+    pub modes: BTreeMap<String, ModeReport>,
+}
+
+/// The query a ground-truth entry asks.
+pub fn query_of(t: &TruthQuery) -> Query {
+    let mut q = match t.mode {
+        Mode::Query => Query::text(t.query.clone().unwrap_or_default()),
+        Mode::Anchor => Query::anchors(t.anchors.clone()),
+        Mode::Mixed => Query {
+            text: t.query.clone().unwrap_or_default(),
+            anchors: t.anchors.clone(),
+            ..Query::default()
+        },
+    };
+    q.depth = 2;
+    q.limit = EVAL_LIMIT;
+    q.caller = "eval".into();
+    q
+}
+
+/// The retrieved list the protocol scores: grouped by source, de-duplicated, anchors removed.
+pub fn retrieved_list(recall: &Recall, anchors: &[String]) -> Vec<String> {
+    let mut hits: Vec<_> = recall.results.iter().collect();
+    hits.sort_by(|a, b| {
+        let rank = |s: Source| match s {
+            Source::Direct => 0,
+            Source::Neighbor => 1,
+            Source::CoOccur => 2,
+        };
+        rank(a.source)
+            .cmp(&rank(b.source))
+            .then(b.score.total_cmp(&a.score))
+    });
+    let mut out: Vec<String> = Vec::with_capacity(hits.len());
+    for h in hits {
+        if !anchors.contains(&h.id) && !out.contains(&h.id) {
+            out.push(h.id.clone());
+        }
+    }
+    out
+}
+
+/// Run every query of `truth` cold against `memory`; `before_each` runs before each query (warm-up
+/// modes reset and warm there).
+pub fn run_mode(
+    memory: &Memory,
+    truth: &Truth,
+    before_each: &mut dyn FnMut(&Memory, &TruthQuery) -> Result<()>,
+) -> Result<ModeReport> {
+    let mut all = Vec::with_capacity(truth.queries.len());
+    let mut per_mode: BTreeMap<&'static str, Vec<Scores>> = BTreeMap::new();
+    let mut latencies = Vec::with_capacity(truth.queries.len());
+    for t in &truth.queries {
+        before_each(memory, t)?;
+        let recall = memory.recall(&query_of(t))?;
+        latencies.push(recall.latency_us);
+        let list = retrieved_list(&recall, &t.anchors);
+        let refs: Vec<&str> = list.iter().map(String::as_str).collect();
+        let s = score_query(&refs, &t.relevant_pairs());
+        all.push(s);
+        let name = match t.mode {
+            Mode::Query => "query",
+            Mode::Anchor => "anchor",
+            Mode::Mixed => "mixed",
+        };
+        per_mode.entry(name).or_default().push(s);
+    }
+    let avg = macro_average(&all);
+    Ok(ModeReport {
+        r5: avg.r5,
+        r10: avg.r10,
+        p5: avg.p5,
+        mrr: avg.mrr,
+        ndcg5: avg.ndcg5,
+        latency_us_p50: percentile_u64(&latencies, 50.0),
+        latency_us_p99: percentile_u64(&latencies, 99.0),
+        by_mode: per_mode
+            .into_iter()
+            .map(|(k, v)| (k, macro_average(&v)))
+            .collect(),
+    })
+}
+
+/// Build a temporary memory holding the `.md` files of `corpus` (recursively).
+pub fn build_memory(corpus: &Path, root: &Path) -> Result<Memory> {
+    let memory = Memory::init(root)?;
+    let dst = memory.dir().memory();
+    for e in walkdir::WalkDir::new(corpus).sort_by_file_name() {
+        let e = e.map_err(|e| Error::io("read corpus", corpus, e.into()))?;
+        if !e.file_type().is_file() || e.path().extension().is_none_or(|x| x != "md") {
+            continue;
+        }
+        let Ok(rel) = e.path().strip_prefix(corpus) else {
+            continue;
+        };
+        let target = dst.join(rel);
+        if let Some(p) = target.parent() {
+            std::fs::create_dir_all(p).map_err(|e| Error::io("create folder", p, e))?;
+        }
+        std::fs::copy(e.path(), &target).map_err(|e| Error::io("copy to", &target, e))?;
+    }
+    memory.index()?;
+    Ok(memory)
+}
+
+/// The cold eval of `truth` on `corpus`.
+pub fn eval_cold(corpus: &Path, truth: &Truth) -> Result<EvalReport> {
+    let tmp = tempfile::tempdir().map_err(|e| Error::io("create temp folder", "", e))?;
+    let memory = build_memory(corpus, &tmp.path().join(".mnemon"))?;
+    let cold = run_mode(&memory, truth, &mut |_, _| Ok(()))?;
+    let mut modes = BTreeMap::new();
+    modes.insert("cold".to_string(), cold);
+    Ok(EvalReport {
+        queries: truth.queries.len(),
+        modes,
+    })
+}

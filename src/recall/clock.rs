@@ -1,0 +1,30 @@
+//! Time as recall sees it: injectable, so recency and TTL are testable.
+
+/// A source of the current time.
+pub trait Clock: Send + Sync {
+    /// Seconds since the Unix epoch.
+    fn now_s(&self) -> i64;
+}
+
+/// The system clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_s(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0)
+    }
+}
+
+/// A clock stopped at a given time.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedClock(pub i64);
+
+impl Clock for FixedClock {
+    fn now_s(&self) -> i64 {
+        self.0
+    }
+}

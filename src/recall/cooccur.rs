@@ -1,0 +1,190 @@
+//! Synthesized edges, computed at index time for each changed note: slug-prefix clusters
+//! (`deploy-canary` ~ `deploy-rollback`), TF-IDF token similarity found through the inverted
+//! index (no O(n^2) pass: only notes sharing a note's most distinctive terms are candidates), and
+//! `derived_from` from project notes that link user notes.
+
+use super::policy;
+use crate::index::LexicalIndex;
+use crate::index::fields::DocTerms;
+use crate::notes::{EdgeKind, NoteType, Provenance};
+use crate::store::EdgeValue;
+use std::collections::HashMap;
+
+/// The slug-cluster key of an id: its folder plus its first `-`-separated word and the `-`
+/// (`runbooks/deploy-rollback` -> `runbooks/deploy-`), or `None` for one-word slugs.
+pub fn slug_prefix(id: &str) -> Option<String> {
+    let (folder, last) = match id.rfind('/') {
+        Some(i) => (&id[..=i], &id[i + 1..]),
+        None => ("", id),
+    };
+    let words: Vec<&str> = last.split('-').collect();
+    if words.len() <= policy::SLUG_PREFIX_WORDS || words[0].is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{folder}{}-",
+        words[..policy::SLUG_PREFIX_WORDS].join("-")
+    ))
+}
+
+/// Slug co-occurrence edges of `id` given its cluster (ids sharing its prefix, itself included).
+/// Clusters larger than `MAX_SLUG_CLUSTER` are too generic and give nothing.
+pub fn slug_edges(id: &str, cluster: &[String]) -> Vec<EdgeValue> {
+    if cluster.len() < 2 || cluster.len() > policy::MAX_SLUG_CLUSTER {
+        return Vec::new();
+    }
+    let confidence = 1.0 / (cluster.len() - 1) as f32;
+    cluster
+        .iter()
+        .filter(|o| o.as_str() != id)
+        .map(|o| EdgeValue {
+            other: o.clone(),
+            kind: EdgeKind::CoOccursSlug,
+            provenance: Provenance::Synthesized,
+            confidence,
+        })
+        .collect()
+}
+
+/// Token co-occurrence edges of `doc`: candidates are the notes sharing its highest TF-IDF terms
+/// (each term in at most `CO_OCCURRENCE_MAX_DF` notes); similarity is the TF-IDF-weighted share of
+/// those terms the candidate holds. At most `cap` edges, best first, similarity >= threshold.
+pub fn token_edges(
+    doc: &DocTerms,
+    lex: &LexicalIndex,
+    exclude: &[String],
+    cap: usize,
+) -> Vec<EdgeValue> {
+    if cap == 0 {
+        return Vec::new();
+    }
+    let n = lex.live_docs().max(1) as f32;
+    let mut probes: Vec<(&str, f32)> = doc
+        .terms
+        .iter()
+        .filter(|(t, _)| t.chars().count() > 1)
+        .filter_map(|(t, tfs)| {
+            let df = lex.doc_freq(t) as usize;
+            if df < 2 || df > policy::CO_OCCURRENCE_MAX_DF {
+                return None;
+            }
+            let tf: u32 = tfs.iter().map(|x| u32::from(*x)).sum();
+            let idf = (n / df as f32).ln().max(0.0);
+            Some((t.as_str(), (1.0 + (tf as f32).ln()) * idf))
+        })
+        .collect();
+    probes.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    probes.truncate(policy::CO_OCCURRENCE_PROBE_TERMS);
+    let total: f32 = probes.iter().map(|(_, w)| w * w).sum();
+    if total <= 0.0 {
+        return Vec::new();
+    }
+    let mut acc: HashMap<&str, f32> = HashMap::new();
+    for (t, w) in &probes {
+        for (other, _) in lex.postings_of(t) {
+            if other != doc.id {
+                *acc.entry(other).or_default() += w * w;
+            }
+        }
+    }
+    let mut sims: Vec<(&str, f32)> = acc
+        .into_iter()
+        .map(|(id, s)| (id, s / total))
+        .filter(|(id, s)| *s >= policy::MIN_TOKEN_COSINE && !exclude.iter().any(|e| e == id))
+        .collect();
+    sims.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    sims.truncate(cap);
+    sims.into_iter()
+        .map(|(id, s)| EdgeValue {
+            other: id.to_string(),
+            kind: EdgeKind::CoOccursToken,
+            provenance: Provenance::Synthesized,
+            confidence: s.min(1.0),
+        })
+        .collect()
+}
+
+/// `derived_from` edges of a project note towards the user notes it references.
+pub fn derived_from_user_edges(
+    note_type: NoteType,
+    edges: &[EdgeValue],
+    type_of: &dyn Fn(&str) -> Option<NoteType>,
+) -> Vec<EdgeValue> {
+    if note_type != NoteType::Project {
+        return Vec::new();
+    }
+    let mut out: Vec<EdgeValue> = Vec::new();
+    for e in edges.iter().filter(|e| e.kind == EdgeKind::References) {
+        if type_of(&e.other) == Some(NoteType::User) && !out.iter().any(|o| o.other == e.other) {
+            out.push(EdgeValue {
+                other: e.other.clone(),
+                kind: EdgeKind::DerivedFrom,
+                provenance: Provenance::Synthesized,
+                confidence: policy::SYNTH_DERIVED_CONFIDENCE,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slug_prefixes() {
+        assert_eq!(slug_prefix("deploy-canary").as_deref(), Some("deploy-"));
+        assert_eq!(
+            slug_prefix("runbooks/deploy-rollback").as_deref(),
+            Some("runbooks/deploy-")
+        );
+        assert_eq!(slug_prefix("index"), None);
+        assert_eq!(slug_prefix("-x"), None);
+    }
+
+    #[test]
+    fn slug_cluster_confidence_is_one_over_n_minus_one() {
+        let cluster: Vec<String> = ["a-1", "a-2", "a-3"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let e = slug_edges("a-1", &cluster);
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].confidence, 0.5);
+        assert!(e.iter().all(|x| x.other != "a-1"));
+        let big: Vec<String> = (0..=policy::MAX_SLUG_CLUSTER)
+            .map(|i| format!("a-{i}"))
+            .collect();
+        assert!(slug_edges("a-1", &big).is_empty());
+    }
+
+    #[test]
+    fn derived_from_only_for_project_to_user() {
+        let edges = vec![
+            EdgeValue {
+                other: "u".into(),
+                kind: EdgeKind::References,
+                provenance: Provenance::InlineLink,
+                confidence: 1.0,
+            },
+            EdgeValue {
+                other: "r".into(),
+                kind: EdgeKind::References,
+                provenance: Provenance::InlineLink,
+                confidence: 1.0,
+            },
+        ];
+        let type_of = |id: &str| {
+            Some(if id == "u" {
+                NoteType::User
+            } else {
+                NoteType::Reference
+            })
+        };
+        let d = derived_from_user_edges(NoteType::Project, &edges, &type_of);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].other, "u");
+        assert_eq!(d[0].kind, EdgeKind::DerivedFrom);
+        assert!(derived_from_user_edges(NoteType::Feedback, &edges, &type_of).is_empty());
+    }
+}

@@ -70,17 +70,19 @@ pub fn generate(cfg: &GenConfig, out: &Path) -> io::Result<GenReport> {
     let mem = out.join("memory");
     std::fs::create_dir_all(&mem)?;
     let mut dirs: HashSet<PathBuf> = HashSet::new();
-    let mut bytes = 0u64;
-    for (rel, text) in &corpus.notes {
-        let path = mem.join(rel);
-        if let Some(parent) = path.parent()
+    for (rel, _) in &corpus.notes {
+        if let Some(parent) = mem.join(rel).parent()
             && dirs.insert(parent.to_path_buf())
         {
             std::fs::create_dir_all(parent)?;
         }
-        std::fs::write(&path, text)?;
-        bytes += text.len() as u64;
     }
+    // Written sequentially on purpose: parallel writers into one directory
+    // contend on the directory lock and are much slower on common filesystems.
+    for (rel, text) in &corpus.notes {
+        std::fs::write(mem.join(rel), text)?;
+    }
+    let bytes = corpus.notes.iter().map(|(_, t)| t.len() as u64).sum();
     std::fs::write(out.join("queries.yaml"), &corpus.queries_yaml)?;
     Ok(GenReport {
         notes: corpus.notes.len(),
@@ -338,7 +340,7 @@ struct Zipf {
     lut: Vec<u32>,
 }
 
-const ZIPF_LUT: usize = 4096;
+const ZIPF_LUT: usize = 1 << 14;
 
 impl Zipf {
     fn new(n: usize, s: f64) -> Self {
@@ -936,13 +938,21 @@ fn assign_links<R: Rng>(plans: &mut [Plan], families: &[Family], rng: &mut R) {
 // Rendering
 // ---------------------------------------------------------------------------
 
-fn render_all(ctx: &Ctx) -> Vec<(String, NoteMeta)> {
-    let n = ctx.plans.len();
-    let threads = std::thread::available_parallelism()
+/// Threads worth using for `n` independent per-note jobs (1 for small corpora).
+fn worker_threads(n: usize) -> usize {
+    if n < 2000 {
+        return 1;
+    }
+    std::thread::available_parallelism()
         .map(|t| t.get())
         .unwrap_or(1)
-        .min(16);
-    if n < 2000 || threads < 2 {
+        .min(16)
+}
+
+fn render_all(ctx: &Ctx) -> Vec<(String, NoteMeta)> {
+    let n = ctx.plans.len();
+    let threads = worker_threads(n);
+    if threads < 2 {
         return (0..n).map(|i| render_note(ctx, i)).collect();
     }
     // Every note has its own RNG stream, so the split does not affect output.

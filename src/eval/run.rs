@@ -95,6 +95,9 @@ pub fn run_mode(
         let list = retrieved_list(&recall, &t.anchors);
         let refs: Vec<&str> = list.iter().map(String::as_str).collect();
         let s = score_query(&refs, &t.relevant_pairs());
+        if std::env::var_os("MNEMON_EVAL_TRACE").is_some() {
+            trace(t, &recall, &list, &s);
+        }
         all.push(s);
         let name = match t.mode {
             Mode::Query => "query",
@@ -117,6 +120,34 @@ pub fn run_mode(
             .map(|(k, v)| (k, macro_average(&v)))
             .collect(),
     })
+}
+
+/// Print one query's outcome on stderr (set `MNEMON_EVAL_TRACE=1`).
+fn trace(t: &TruthQuery, recall: &Recall, list: &[String], s: &Scores) {
+    eprintln!(
+        "{} [{:?}] {:?} anchors={:?} rr={:.2} r10={:.2} latency_us={}",
+        t.id, t.mode, t.query, t.anchors, s.mrr, s.r10, recall.latency_us
+    );
+    for (i, id) in list.iter().take(10).enumerate() {
+        let grade = t
+            .relevant
+            .iter()
+            .find(|r| &r.id == id)
+            .map_or(0, |r| r.relevance);
+        let hit = recall.results.iter().find(|h| &h.id == id);
+        eprintln!(
+            "  {:>2} {} {id} {:.3} {:?}",
+            i + 1,
+            if grade > 0 { format!("*{grade}") } else { "  ".into() },
+            hit.map_or(0.0, |h| h.score),
+            hit.map(|h| h.source)
+        );
+    }
+    for r in &t.relevant {
+        if !list.iter().take(10).any(|id| *id == r.id) {
+            eprintln!("     missing {} (grade {})", r.id, r.relevance);
+        }
+    }
 }
 
 /// Build a temporary memory holding the `.md` files of `corpus` (recursively).

@@ -20,6 +20,37 @@ pub const MAX_DELETED_FRACTION: f32 = 0.5;
 /// Longest query term (chars) given typo tolerance: Levenshtein automata grow with length.
 pub const MAX_FUZZY_TERM_CHARS: usize = 24;
 
+/// The Levenshtein DFA builders (distance 1 and 2, transposition costs 1), built once: building
+/// a builder is costly, building a DFA from one takes microseconds (fst's own Levenshtein type
+/// builds its DFA eagerly and took milliseconds per query term).
+fn typo_builder(dist: u8) -> &'static levenshtein_automata::LevenshteinAutomatonBuilder {
+    static ONE: std::sync::OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> =
+        std::sync::OnceLock::new();
+    static TWO: std::sync::OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> =
+        std::sync::OnceLock::new();
+    let cell = if dist <= 1 { &ONE } else { &TWO };
+    cell.get_or_init(|| levenshtein_automata::LevenshteinAutomatonBuilder::new(dist.min(2), true))
+}
+
+/// A Levenshtein DFA as an fst automaton.
+struct TypoAutomaton(levenshtein_automata::DFA);
+
+impl fst::Automaton for TypoAutomaton {
+    type State = u32;
+    fn start(&self) -> u32 {
+        self.0.initial_state()
+    }
+    fn is_match(&self, state: &u32) -> bool {
+        matches!(self.0.distance(*state), levenshtein_automata::Distance::Exact(_))
+    }
+    fn can_match(&self, state: &u32) -> bool {
+        *state != levenshtein_automata::SINK_STATE
+    }
+    fn accept(&self, state: &u32, byte: u8) -> u32 {
+        self.0.transition(*state, byte)
+    }
+}
+
 /// One segment in the live set.
 struct Live {
     entry: SegmentEntry,
@@ -270,9 +301,7 @@ impl LexicalIndex {
         if chars > MAX_FUZZY_TERM_CHARS {
             return Vec::new();
         }
-        let Ok(aut) = fst::automaton::Levenshtein::new(&t.term, dist) else {
-            return Vec::new();
-        };
+        let aut = TypoAutomaton(typo_builder(dist).build_dfa(&t.term));
         let mut found: HashMap<String, u64> = HashMap::new();
         for l in &self.segments {
             let mut s = l.seg.terms().search(&aut).into_stream();

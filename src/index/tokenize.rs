@@ -209,30 +209,45 @@ impl Tokenizer {
 
 /// Longest word memoised by the stem cache (longer words are rarer and stemmed directly).
 const STEM_KEY_BYTES: usize = 16;
-/// log2 of the number of stem cache slots (8192 slots of 32 bytes: 256 KB per thread).
-const STEM_CACHE_BITS: u32 = 13;
+/// log2 of the number of stem cache sets (4096 sets of 2 slots of 32 bytes: 256 KB per thread).
+const STEM_CACHE_BITS: u32 = 12;
 
 thread_local! {
     /// Per-thread memo of `word -> stem` (the stemmer is always English): Snowball stemming
     /// would otherwise dominate indexing time, and word frequencies are Zipfian.
-    static STEM_CACHE: RefCell<StemCache> = const { RefCell::new(StemCache { slots: Vec::new() }) };
+    static STEM_CACHE: RefCell<StemCache> = const { RefCell::new(StemCache { sets: Vec::new() }) };
 }
 
-/// A direct-mapped cache with inline keys and values (no pointer chasing on a hit). A slot is
-/// `[key lo, key hi, stem lo, stem hi]`: ASCII bytes, little-endian, zero-padded (words never
-/// contain NUL, so the padding is unambiguous); an all-zero key marks an empty slot.
+/// A 2-way set-associative cache with inline keys and values (a set is one 64-byte cache line,
+/// no pointer chasing). A slot is `[key lo, key hi, meta, tail]`: the key is the word's ASCII
+/// bytes, little-endian, zero-padded (words never contain NUL, so the padding is unambiguous;
+/// an all-zero key marks an empty slot); the stem is `word[..p]` followed by up to 8 ASCII `tail`
+/// bytes, with `meta = p | tail_len << 8`. A miss evicts the older slot of its set.
 struct StemCache {
-    slots: Vec<[u64; 4]>,
+    sets: Vec<[[u64; 4]; 2]>,
 }
 
-/// Packs up to 16 ASCII bytes into two zero-padded little-endian words.
+/// Packs 1..=16 bytes into two zero-padded little-endian words.
 #[inline]
-fn pack16(bytes: &[u8]) -> [u64; 2] {
-    let mut k = [0u64; 2];
-    for (i, &b) in bytes.iter().enumerate() {
-        k[i / 8] |= u64::from(b) << (8 * (i % 8));
+fn pack16(b: &[u8]) -> [u64; 2] {
+    let n = b.len();
+    debug_assert!((1..=16).contains(&n));
+    let le8 = |i: usize| u64::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
+    let le4 = |i: usize| u64::from(u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]));
+    if n >= 8 {
+        // The second load overlaps the first; shift out the bytes before index 8.
+        let hi = if n > 8 { le8(n - 8) >> (8 * (16 - n)) } else { 0 };
+        [le8(0), hi]
+    } else if n >= 4 {
+        // Overlapping loads: the shared bytes are equal, so OR-ing them is exact.
+        [le4(0) | (le4(n - 4) << (8 * (n - 4))), 0]
+    } else {
+        let mut lo = 0;
+        for (i, &x) in b.iter().enumerate() {
+            lo |= u64::from(x) << (8 * i);
+        }
+        [lo, 0]
     }
-    k
 }
 
 impl StemCache {
@@ -241,26 +256,36 @@ impl StemCache {
         let [k0, k1] = pack16(word.as_bytes());
         let h = (k0.rotate_left(5) ^ k1).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
         let idx = (h >> (64 - STEM_CACHE_BITS)) as usize;
-        if self.slots.is_empty() {
-            self.slots = vec![[0; 4]; 1 << STEM_CACHE_BITS];
+        if self.sets.is_empty() {
+            self.sets = vec![[[0; 4]; 2]; 1 << STEM_CACHE_BITS];
         }
-        let slot = &mut self.slots[idx];
-        if slot[0] == k0 && slot[1] == k1 {
-            let mut t = String::with_capacity(STEM_KEY_BYTES);
-            for v in [slot[2], slot[3]] {
-                for b in v.to_le_bytes() {
-                    if b == 0 {
-                        return t;
-                    }
-                    t.push(char::from(b));
+        let set = &mut self.sets[idx];
+        for slot in set.iter() {
+            if slot[0] == k0 && slot[1] == k1 {
+                let p = (slot[2] & 0xFF) as usize;
+                let tail_len = ((slot[2] >> 8) & 0xFF) as usize;
+                let mut t = String::with_capacity(p + tail_len);
+                t.push_str(&word[..p]);
+                for i in 0..tail_len {
+                    t.push(char::from((slot[3] >> (8 * i)) as u8));
                 }
+                return t;
             }
-            return t;
         }
         let t = stem(word);
-        if t.len() <= STEM_KEY_BYTES && t.is_ascii() && !t.contains('\0') {
-            let [v0, v1] = pack16(t.as_bytes());
-            *slot = [k0, k1, v0, v1];
+        let p = t
+            .bytes()
+            .zip(word.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let tail = &t.as_bytes()[p..];
+        if !t.is_empty() && tail.len() <= 8 && tail.is_ascii() {
+            let mut packed = 0u64;
+            for (i, &b) in tail.iter().enumerate() {
+                packed |= u64::from(b) << (8 * i);
+            }
+            set[1] = set[0];
+            set[0] = [k0, k1, p as u64 | (tail.len() as u64) << 8, packed];
         }
         t
     }
@@ -387,25 +412,34 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
         let n = bytes.len();
         let mut k = 0;
         while k < n {
-            let b = bytes[k];
-            if b.is_ascii_alphanumeric() {
+            if class(bytes[k]) & ALNUM != 0 {
                 let start = k;
+                let mut acc = class(bytes[k]);
                 k += 1;
-                while k < n && bytes[k].is_ascii_alphanumeric() {
+                while k < n && class(bytes[k]) & ALNUM != 0 {
+                    acc |= class(bytes[k]);
                     k += 1;
                 }
-                self.push_ascii_run(&chunk[start..k], base + k);
-                continue;
+                let run = &chunk[start..k];
+                // Common case: a whole, already lowercase word in one run; emit it uncopied.
+                if acc & UPPER == 0
+                    && self.buf.is_empty()
+                    && !apostrophe_joins(bytes, k)
+                {
+                    (self.emit)(Token::Word {
+                        surface: &run[..run.len().min(MAX_TERM_BYTES)],
+                        stem: acc & DIGIT == 0 && run.len() > 2,
+                        end: base + k,
+                    });
+                    continue;
+                }
+                self.push_ascii_run(run, base + k);
+            } else {
+                if !apostrophe_joins(bytes, k) {
+                    self.flush_word();
+                }
+                k += 1;
             }
-            let joins = b == b'\''
-                && k > 0
-                && k + 1 < n
-                && ((bytes[k - 1].is_ascii_alphabetic() && bytes[k + 1].is_ascii_alphabetic())
-                    || (bytes[k - 1].is_ascii_digit() && bytes[k + 1].is_ascii_digit()));
-            if !joins {
-                self.flush_word();
-            }
-            k += 1;
         }
         self.flush_word();
     }
@@ -506,18 +540,21 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
         }
     }
 
+    /// Emits the pending word, if any. Invariant: an empty `buf` means the word state is reset.
+    #[inline]
     fn flush_word(&mut self) {
-        if !self.buf.is_empty() {
-            if self.word_alnum {
-                let stem = self.word_ascii_alpha && self.buf.len() > 2;
-                (self.emit)(Token::Word {
-                    surface: &self.buf,
-                    stem,
-                    end: self.word_end,
-                });
-            }
-            self.buf.clear();
+        if self.buf.is_empty() {
+            return;
         }
+        if self.word_alnum {
+            let stem = self.word_ascii_alpha && self.buf.len() > 2;
+            (self.emit)(Token::Word {
+                surface: &self.buf,
+                stem,
+                end: self.word_end,
+            });
+        }
+        self.buf.clear();
         self.word_alnum = false;
         self.word_ascii_alpha = true;
         self.word_full = false;
@@ -531,6 +568,46 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
             self.cjk_start = self.cjk_end;
         }
     }
+}
+
+const ALNUM: u8 = 1;
+const UPPER: u8 = 2;
+const DIGIT: u8 = 4;
+
+/// Class bits of a byte: `ALNUM` for ASCII letters and digits, plus `UPPER` or `DIGIT`.
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if c.is_ascii_uppercase() {
+            ALNUM | UPPER
+        } else if c.is_ascii_lowercase() {
+            ALNUM
+        } else if c.is_ascii_digit() {
+            ALNUM | DIGIT
+        } else {
+            0
+        };
+        b += 1;
+    }
+    t
+};
+
+#[inline(always)]
+fn class(b: u8) -> u8 {
+    BYTE_CLASS[usize::from(b)]
+}
+
+/// Is `bytes[k]` an apostrophe that UAX #29 keeps inside a word (between two ASCII letters or
+/// two ASCII digits)?
+#[inline]
+fn apostrophe_joins(bytes: &[u8], k: usize) -> bool {
+    k > 0
+        && k + 1 < bytes.len()
+        && bytes[k] == b'\''
+        && ((bytes[k - 1].is_ascii_alphabetic() && bytes[k + 1].is_ascii_alphabetic())
+            || (bytes[k - 1].is_ascii_digit() && bytes[k + 1].is_ascii_digit()))
 }
 
 /// Index terms of a CJK run: `c0, c0c1, c1, c1c2, ..., c(n-1)`; a one-char run gives `c0`.

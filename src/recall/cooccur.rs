@@ -42,6 +42,7 @@ pub fn slug_edges(id: &str, cluster: &[String]) -> Vec<EdgeValue> {
             kind: EdgeKind::CoOccursSlug,
             provenance: Provenance::Synthesized,
             confidence,
+            source_out_degree: 0,
         })
         .collect()
 }
@@ -100,6 +101,7 @@ pub fn token_edges(
             kind: EdgeKind::CoOccursToken,
             provenance: Provenance::Synthesized,
             confidence: s.min(1.0),
+            source_out_degree: 0,
         })
         .collect()
 }
@@ -121,6 +123,7 @@ pub fn derived_from_user_edges(
                 kind: EdgeKind::DerivedFrom,
                 provenance: Provenance::Synthesized,
                 confidence: policy::SYNTH_DERIVED_CONFIDENCE,
+                source_out_degree: 0,
             });
         }
     }
@@ -166,12 +169,14 @@ mod tests {
                 kind: EdgeKind::References,
                 provenance: Provenance::InlineLink,
                 confidence: 1.0,
+                source_out_degree: 0,
             },
             EdgeValue {
                 other: "r".into(),
                 kind: EdgeKind::References,
                 provenance: Provenance::InlineLink,
                 confidence: 1.0,
+                source_out_degree: 0,
             },
         ];
         let type_of = |id: &str| {

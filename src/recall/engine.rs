@@ -20,6 +20,8 @@ struct Cand {
     trail: Vec<TrailEdge>,
     lexical: f32,
     matched: u32,
+    /// For direct hits: the best score a walk from another seed brought to it.
+    support: f32,
 }
 
 #[derive(Debug, PartialEq)]
@@ -43,6 +45,101 @@ impl Ord for Frontier {
 
 fn is_co_occurrence(kind: EdgeKind) -> bool {
     matches!(kind, EdgeKind::CoOccursSlug | EdgeKind::CoOccursToken)
+}
+
+/// Best-first walk over typed edges from `seeds` (id, base), at most `max_depth` hops, adding or
+/// improving candidates. Co-occurrence edges are followed only from seeds. A walk that reaches a
+/// direct hit records it as support instead of replacing it.
+fn walk(
+    store: &StoreReader<'_>,
+    cands: &mut HashMap<String, Cand>,
+    seeds: Vec<(String, f32)>,
+    max_depth: u8,
+) -> Result<()> {
+    let mut heap: BinaryHeap<Frontier> = seeds
+        .into_iter()
+        .map(|(id, base)| Frontier { base, id })
+        .collect();
+    let mut expanded = 0usize;
+    while let Some(Frontier { base, id }) = heap.pop() {
+        let Some(cur) = cands.get(&id) else { continue };
+        if cur.base > base || cur.depth >= max_depth {
+            continue;
+        }
+        expanded += 1;
+        if expanded > policy::MAX_VISITED {
+            break;
+        }
+        let (depth, trail, from_seed) = (cur.depth, cur.trail.clone(), cur.depth == 0);
+        let cur_source = cur.source;
+        let mut steps: Vec<(String, f32, TrailEdge)> = Vec::new();
+        for (edges, forward) in [(store.edges_out(&id)?, true), (store.edges_in(&id)?, false)] {
+            for e in edges.into_iter().take(policy::MAX_FANOUT) {
+                if is_co_occurrence(e.kind) && !from_seed {
+                    continue;
+                }
+                let mut w = policy::edge_kind_weight(e.kind)
+                    * policy::provenance_weight(e.provenance)
+                    * e.confidence
+                    * policy::hub_damping(e.source_out_degree);
+                if !forward {
+                    w *= policy::REVERSE_EDGE_FACTOR;
+                }
+                let (from, to) = if forward {
+                    (id.clone(), e.other.clone())
+                } else {
+                    (e.other.clone(), id.clone())
+                };
+                steps.push((
+                    e.other,
+                    base * policy::HOP_DECAY * w,
+                    TrailEdge {
+                        from,
+                        to,
+                        kind: e.kind,
+                        provenance: e.provenance,
+                    },
+                ));
+            }
+        }
+        for (other, child_base, edge) in steps {
+            if let Some(existing) = cands.get_mut(&other) {
+                if existing.source == Source::Direct {
+                    if existing.depth == 0 && other != id {
+                        existing.support = existing.support.max(child_base);
+                    }
+                    continue;
+                }
+                if existing.base >= child_base {
+                    continue;
+                }
+            }
+            let source = if is_co_occurrence(edge.kind) || cur_source == Source::CoOccur {
+                Source::CoOccur
+            } else {
+                Source::Neighbor
+            };
+            let mut t = trail.clone();
+            t.push(edge);
+            cands.insert(
+                other.clone(),
+                Cand {
+                    base: child_base,
+                    depth: depth + 1,
+                    source,
+                    trail: t,
+                    lexical: 0.0,
+                    matched: 0,
+                    support: 0.0,
+                },
+            );
+            heap.push(Frontier {
+                base: child_base,
+                id: other,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Check a query's ranges; the error says what to fix.
@@ -118,6 +215,7 @@ pub fn run(
                 trail: Vec::new(),
                 lexical: 0.0,
                 matched: 0,
+                support: 0.0,
             },
         );
     }
@@ -135,10 +233,26 @@ pub fn run(
     } else {
         lex.search(&matches, want)
     };
+    // With anchors, the anchors' neighbourhood is the context: a weak lexical hit outside it is
+    // noise, a hit inside it is kept.
+    let near_anchors: HashMap<String, Cand> = if q.anchors.is_empty() || hits.is_empty() {
+        HashMap::new()
+    } else {
+        let mut around = cands.clone();
+        let seeds = q.anchors.iter().map(|a| (a.clone(), 1.0)).collect();
+        walk(store, &mut around, seeds, q.depth)?;
+        around
+    };
     if let Some(top) = hits.first().map(|h| h.score) {
         let floor = policy::MIN_LEXICAL_SCORE.max(policy::MIN_RELATIVE_LEXICAL * top);
         for h in hits.into_iter().filter(|h| h.score >= floor) {
             let base = h.score / top;
+            if !q.anchors.is_empty()
+                && base < policy::MIN_UNANCHORED_RELATIVE
+                && !near_anchors.contains_key(&h.id)
+            {
+                continue;
+            }
             let c = cands.entry(h.id).or_insert(Cand {
                 base,
                 depth: 0,
@@ -146,6 +260,7 @@ pub fn run(
                 trail: Vec::new(),
                 lexical: 0.0,
                 matched: 0,
+                support: 0.0,
             });
             c.lexical = h.score;
             c.matched = h.matched;
@@ -154,85 +269,13 @@ pub fn run(
     }
 
     // 3. Best-first walk over typed edges from the strongest direct hits.
-    let mut seeds: Vec<(&String, f32)> = cands.iter().map(|(id, c)| (id, c.base)).collect();
-    seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let mut seeds: Vec<(String, f32)> = cands.iter().map(|(id, c)| (id.clone(), c.base)).collect();
+    seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     seeds.truncate(policy::MAX_SEEDS + q.anchors.len());
-    let mut heap: BinaryHeap<Frontier> = seeds
-        .into_iter()
-        .map(|(id, base)| Frontier {
-            base,
-            id: id.clone(),
-        })
-        .collect();
-    let mut expanded = 0usize;
-    while let Some(Frontier { base, id }) = heap.pop() {
-        let Some(cur) = cands.get(&id) else { continue };
-        if cur.base > base || cur.depth >= q.depth {
-            continue;
-        }
-        expanded += 1;
-        if expanded > policy::MAX_VISITED {
-            break;
-        }
-        let (depth, trail, from_seed) = (cur.depth, cur.trail.clone(), cur.depth == 0);
-        let cur_source = cur.source;
-        let mut steps: Vec<(String, f32, TrailEdge)> = Vec::new();
-        for (edges, forward) in [(store.edges_out(&id)?, true), (store.edges_in(&id)?, false)] {
-            for e in edges.into_iter().take(policy::MAX_FANOUT) {
-                if is_co_occurrence(e.kind) && !from_seed {
-                    continue;
-                }
-                let mut w = policy::edge_kind_weight(e.kind)
-                    * policy::provenance_weight(e.provenance)
-                    * e.confidence;
-                if !forward {
-                    w *= policy::REVERSE_EDGE_FACTOR;
-                }
-                let (from, to) = if forward {
-                    (id.clone(), e.other.clone())
-                } else {
-                    (e.other.clone(), id.clone())
-                };
-                steps.push((
-                    e.other,
-                    base * policy::HOP_DECAY * w,
-                    TrailEdge {
-                        from,
-                        to,
-                        kind: e.kind,
-                        provenance: e.provenance,
-                    },
-                ));
-            }
-        }
-        for (other, child_base, edge) in steps {
-            if let Some(existing) = cands.get(&other)
-                && (existing.source == Source::Direct || existing.base >= child_base)
-            {
-                continue;
-            }
-            let source = if is_co_occurrence(edge.kind) || cur_source == Source::CoOccur {
-                Source::CoOccur
-            } else {
-                Source::Neighbor
-            };
-            let mut t = trail.clone();
-            t.push(edge);
-            cands.insert(
-                other.clone(),
-                Cand {
-                    base: child_base,
-                    depth: depth + 1,
-                    source,
-                    trail: t,
-                    lexical: 0.0,
-                    matched: 0,
-                },
-            );
-            heap.push(Frontier {
-                base: child_base,
-                id: other,
-            });
+    walk(store, &mut cands, seeds, q.depth)?;
+    for c in cands.values_mut() {
+        if c.source == Source::Direct {
+            c.base += policy::GRAPH_SUPPORT_WEIGHT * c.support;
         }
     }
 

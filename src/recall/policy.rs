@@ -29,7 +29,13 @@ pub const MAX_EXPANSIONS_PER_TERM: usize = 8;
 pub const MIN_LEXICAL_SCORE: f32 = 1.2;
 /// A direct hit needs at least this fraction of the best hit's lexical score: cuts the long tail
 /// of one-word matches under a strong hit. Lower returns more, noisier direct hits.
-pub const MIN_RELATIVE_LEXICAL: f32 = 0.12;
+pub const MIN_RELATIVE_LEXICAL: f32 = 0.2;
+/// With anchors, a lexical hit outside the anchors' neighbourhood needs at least this fraction of
+/// the best hit's score: the anchors say what the question is about.
+pub const MIN_UNANCHORED_RELATIVE: f32 = 0.5;
+/// A direct hit that the walk from another seed also reaches gets this share of that path's
+/// score on top: two signals agreeing outrank one.
+pub const GRAPH_SUPPORT_WEIGHT: f32 = 0.5;
 /// Final results below this score are dropped (`--min-score` overrides it).
 pub const DEFAULT_MIN_SCORE: f32 = 0.05;
 /// At most this many direct hits seed the graph walk: more widens recall, costs time.
@@ -50,6 +56,19 @@ pub const REVERSE_EDGE_FACTOR: f32 = 0.85;
 pub const MAX_VISITED: usize = 2000;
 /// Edges followed from one node at most (hubs with thousands of links are sampled by weight).
 pub const MAX_FANOUT: usize = 64;
+
+/// Out-degree up to which an edge's source is not a hub.
+pub const HUB_OUT_DEGREE: u32 = 10;
+
+/// Damping of an edge by its source's out-degree, `min(1, sqrt(HUB_OUT_DEGREE / degree))`: a note
+/// that links to everything (an index, a map of content) says little about each target.
+pub fn hub_damping(source_out_degree: u32) -> f32 {
+    if source_out_degree <= HUB_OUT_DEGREE {
+        1.0
+    } else {
+        (HUB_OUT_DEGREE as f32 / source_out_degree as f32).sqrt()
+    }
+}
 
 /// Weight of an edge kind (facts from the original system). A hand-written link must never rank
 /// below an inferred one, so every declared kind outweighs both co-occurrence kinds.

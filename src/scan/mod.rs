@@ -176,6 +176,7 @@ fn read_one(f: &Found, manifest: &HashMap<String, FileEntry>) -> ReadResult {
                 kind: e.kind,
                 provenance: e.provenance,
                 confidence: e.confidence,
+                source_out_degree: 0,
             })
             .collect(),
         file: entry,

@@ -52,13 +52,17 @@ pub struct NodeRecord {
     pub excerpt: String,
 }
 
-/// One edge as seen from one end: the other end's id plus kind, provenance and confidence.
+/// One edge as seen from one end: the other end's id plus kind, provenance, confidence and the
+/// out-degree of the edge's source (how many distinct notes it links to: a note that links to
+/// everything says little about each; recall damps such edges).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EdgeValue {
     pub other: String,
     pub kind: EdgeKind,
     pub provenance: Provenance,
     pub confidence: f32,
+    /// Set by the store when it writes the edge (`Store::apply`); callers may leave it 0.
+    pub source_out_degree: u32,
 }
 
 /// What the store remembers of a note file, to skip unchanged files on the next scan.
@@ -248,10 +252,11 @@ impl NodeRecord {
 impl EdgeValue {
     /// Encode (format-spec/store.md, "edges_out / edges_in").
     pub fn encode(&self) -> Vec<u8> {
-        let mut w = Writer(Vec::with_capacity(6 + self.other.len()));
+        let mut w = Writer(Vec::with_capacity(10 + self.other.len()));
         w.u8(self.kind.code());
         w.u8(self.provenance.code());
         w.f32(self.confidence);
+        w.u32(self.source_out_degree);
         w.0.extend_from_slice(self.other.as_bytes());
         w.0
     }
@@ -275,6 +280,7 @@ impl EdgeValue {
                 format!("confidence {confidence} outside 0..=1"),
             ));
         }
+        let source_out_degree = r.u32()?;
         let other = r.rest_str()?;
         if other.is_empty() {
             return Err(err("edge value", "empty id"));
@@ -284,6 +290,7 @@ impl EdgeValue {
             kind,
             provenance,
             confidence,
+            source_out_degree,
         })
     }
 }
@@ -398,12 +405,13 @@ mod tests {
             kind: EdgeKind::Supersedes,
             provenance: Provenance::Synthesized,
             confidence: 0.5,
+            source_out_degree: 3,
         };
-        // kind 4, provenance 3, 0.5f32 LE = 00 00 00 3f, then "b"
-        assert_eq!(e.encode(), vec![4, 3, 0, 0, 0, 0x3f, b'b']);
+        // kind 4, provenance 3, 0.5f32 LE = 00 00 00 3f, degree 3 LE, then "b"
+        assert_eq!(e.encode(), vec![4, 3, 0, 0, 0, 0x3f, 3, 0, 0, 0, b'b']);
         assert_eq!(EdgeValue::decode(&e.encode()).unwrap(), e);
-        assert!(EdgeValue::decode(&[9, 1, 0, 0, 0, 0, b'b']).is_err());
-        assert!(EdgeValue::decode(&[1, 1, 0, 0, 0, 0]).is_err());
+        assert!(EdgeValue::decode(&[9, 1, 0, 0, 0, 0, 0, 0, 0, 0, b'b']).is_err());
+        assert!(EdgeValue::decode(&[1, 1, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
     }
 
     #[test]

@@ -19,7 +19,7 @@ use redb::{
 use std::path::{Path, PathBuf};
 
 /// Schema version of the tables below; bump it on any layout change (format-spec/store.md).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 /// File name of the store inside `index/`.
 pub const STORE_FILE: &str = "graph.redb";
 
@@ -223,7 +223,12 @@ impl Store {
                 nodes
                     .insert(u.id.as_str(), u.record.encode().as_slice())
                     .map_err(|x| e(x.into()))?;
+                let degree = out_degree(&u.edges);
                 for edge in &u.edges {
+                    let edge = EdgeValue {
+                        source_out_degree: degree,
+                        ..edge.clone()
+                    };
                     out.insert(u.id.as_str(), edge.encode().as_slice())
                         .map_err(|x| e(x.into()))?;
                     let mirror = EdgeValue {
@@ -256,6 +261,12 @@ impl Store {
         wtx.commit().map_err(|x| e(x.into()))?;
         Ok(())
     }
+}
+
+/// Distinct targets among a note's edges.
+fn out_degree(edges: &[EdgeValue]) -> u32 {
+    let distinct: std::collections::HashSet<&str> = edges.iter().map(|e| e.other.as_str()).collect();
+    u32::try_from(distinct.len()).unwrap_or(u32::MAX)
 }
 
 fn open_db(path: &Path) -> std::result::Result<Database, String> {

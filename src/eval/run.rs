@@ -138,7 +138,11 @@ fn trace(t: &TruthQuery, recall: &Recall, list: &[String], s: &Scores) {
         eprintln!(
             "  {:>2} {} {id} {:.3} {:?}",
             i + 1,
-            if grade > 0 { format!("*{grade}") } else { "  ".into() },
+            if grade > 0 {
+                format!("*{grade}")
+            } else {
+                "  ".into()
+            },
             hit.map_or(0.0, |h| h.score),
             hit.map(|h| h.source)
         );

@@ -32,6 +32,18 @@ fn typo_builder(dist: u8) -> &'static levenshtein_automata::LevenshteinAutomaton
     cell.get_or_init(|| levenshtein_automata::LevenshteinAutomatonBuilder::new(dist.min(2), true))
 }
 
+/// Build the typo DFA builders on a background thread, so the first query that needs one does
+/// not pay for it (called when an index is opened).
+pub fn warm_typo_builders() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        std::thread::spawn(|| {
+            typo_builder(1);
+            typo_builder(2);
+        });
+    });
+}
+
 /// A Levenshtein DFA as an fst automaton.
 struct TypoAutomaton(levenshtein_automata::DFA);
 
@@ -41,7 +53,10 @@ impl fst::Automaton for TypoAutomaton {
         self.0.initial_state()
     }
     fn is_match(&self, state: &u32) -> bool {
-        matches!(self.0.distance(*state), levenshtein_automata::Distance::Exact(_))
+        matches!(
+            self.0.distance(*state),
+            levenshtein_automata::Distance::Exact(_)
+        )
     }
     fn can_match(&self, state: &u32) -> bool {
         *state != levenshtein_automata::SINK_STATE
@@ -105,6 +120,7 @@ impl LexicalIndex {
     /// Open the index described by the manifest in `index_dir`. `Ok(None)` when there is no
     /// manifest; `Err(Corrupt)` when the manifest or a segment fails verification.
     pub fn open(index_dir: &Path) -> Result<Option<LexicalIndex>> {
+        warm_typo_builders();
         let Some(manifest) = Manifest::load(index_dir)? else {
             return Ok(None);
         };

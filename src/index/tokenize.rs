@@ -209,8 +209,9 @@ impl Tokenizer {
 
 /// Longest word memoised by the stem cache (longer words are rarer and stemmed directly).
 const STEM_KEY_BYTES: usize = 16;
-/// log2 of the number of stem cache sets (4096 sets of 2 slots of 32 bytes: 256 KB per thread).
-const STEM_CACHE_BITS: u32 = 12;
+/// log2 of the number of stem cache sets (8192 sets of 2 slots of 32 bytes: 512 KB per
+/// thread, zero-initialised, so pages only become resident as they are used).
+const STEM_CACHE_BITS: u32 = 13;
 
 thread_local! {
     /// Per-thread memo of `word -> stem` (the stemmer is always English): Snowball stemming
@@ -232,11 +233,26 @@ struct StemCache {
 fn pack16(b: &[u8]) -> [u64; 2] {
     let n = b.len();
     debug_assert!((1..=16).contains(&n));
-    let le8 = |i: usize| u64::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
+    let le8 = |i: usize| {
+        u64::from_le_bytes([
+            b[i],
+            b[i + 1],
+            b[i + 2],
+            b[i + 3],
+            b[i + 4],
+            b[i + 5],
+            b[i + 6],
+            b[i + 7],
+        ])
+    };
     let le4 = |i: usize| u64::from(u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]));
     if n >= 8 {
         // The second load overlaps the first; shift out the bytes before index 8.
-        let hi = if n > 8 { le8(n - 8) >> (8 * (16 - n)) } else { 0 };
+        let hi = if n > 8 {
+            le8(n - 8) >> (8 * (16 - n))
+        } else {
+            0
+        };
         [le8(0), hi]
     } else if n >= 4 {
         // Overlapping loads: the shared bytes are equal, so OR-ing them is exact.
@@ -344,9 +360,10 @@ fn scan<F: FnMut(Token<'_>)>(text: &str, emit: F) {
     scan_with(text, true, emit);
 }
 
-/// `ascii_fast`: handle all-ASCII lines and chunks with [`Scanner::ascii_chunk`] instead of
-/// running word segmentation on them (same result, several times faster; `false` only in tests).
-fn scan_with<F: FnMut(Token<'_>)>(text: &str, ascii_fast: bool, emit: F) {
+/// `fast`: take the shortcuts described on [`Scanner::ascii_chunk`] and [`Scanner::mixed_chunk`]
+/// (same result, several times faster). `false` (tests only) runs word segmentation on every
+/// whitespace-free chunk and [`Scanner::segment`] on every word: the reference behaviour.
+fn scan_with<F: FnMut(Token<'_>)>(text: &str, fast: bool, emit: F) {
     let mut s = Scanner {
         text,
         buf: String::with_capacity(MAX_TERM_BYTES + 8),
@@ -360,10 +377,10 @@ fn scan_with<F: FnMut(Token<'_>)>(text: &str, ascii_fast: bool, emit: F) {
     };
     let mut base = 0;
     for line in text.split_inclusive('\n') {
-        if ascii_fast && line.is_ascii() {
+        if fast && line.is_ascii() {
             s.ascii_chunk(base, line);
         } else {
-            s.mixed_line(base, line, ascii_fast);
+            s.mixed_line(base, line, fast);
         }
         base += line.len();
     }
@@ -372,9 +389,9 @@ fn scan_with<F: FnMut(Token<'_>)>(text: &str, ascii_fast: bool, emit: F) {
 }
 
 impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
-    /// A line with non-ASCII text: cut at ASCII whitespace (UAX #29 never joins across it), then
-    /// all-ASCII chunks take the fast path and the others go through word segmentation.
-    fn mixed_line(&mut self, base: usize, line: &str, ascii_fast: bool) {
+    /// A line with non-ASCII text: cut at ASCII whitespace (UAX #29 never joins across it) into
+    /// chunks.
+    fn mixed_line(&mut self, base: usize, line: &str, fast: bool) {
         let bytes = line.as_bytes();
         let mut i = 0;
         loop {
@@ -385,21 +402,60 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 break;
             }
             let start = i;
-            let mut high = 0u8;
             while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
-                high |= bytes[i];
                 i += 1;
             }
             // ASCII whitespace bytes never occur inside a multi-byte UTF-8 sequence.
             let chunk = &line[start..i];
-            if ascii_fast && high < 0x80 {
-                self.ascii_chunk(base + start, chunk);
+            if fast {
+                self.mixed_chunk(base + start, chunk);
             } else {
                 for (off, seg) in chunk.unicode_word_indices() {
                     self.segment(base + start + off, seg);
                 }
             }
         }
+    }
+
+    /// A whitespace-free chunk. CJK chars are taken out directly (UAX #29 puts each Han or kana
+    /// char in its own word or joins it only with same-script chars or with letters that the
+    /// script-change rule splits off anyway), the stretches between them are segmented
+    /// separately (or take [`Scanner::ascii_chunk`] when ASCII).
+    fn mixed_chunk(&mut self, base: usize, chunk: &str) {
+        let mut other = 0; // start of the pending non-CJK stretch
+        for (i, c) in chunk.char_indices() {
+            if is_cjk(c) {
+                if other < i {
+                    self.non_cjk(base + other, &chunk[other..i]);
+                }
+                self.flush_word();
+                self.cjk_char(base + i, c.len_utf8());
+                other = i + c.len_utf8();
+            }
+        }
+        if other < chunk.len() {
+            self.non_cjk(base + other, &chunk[other..]);
+        }
+    }
+
+    fn non_cjk(&mut self, base: usize, s: &str) {
+        if s.is_ascii() {
+            self.ascii_chunk(base, s);
+        } else {
+            for (off, seg) in s.unicode_word_indices() {
+                self.segment(base + off, seg);
+            }
+        }
+    }
+
+    /// Adds the CJK char at `pos` to the pending run, or starts a new run if it is not adjacent.
+    #[inline]
+    fn cjk_char(&mut self, pos: usize, len: usize) {
+        if self.cjk_start == self.cjk_end || self.cjk_end != pos {
+            self.flush_cjk();
+            self.cjk_start = pos;
+        }
+        self.cjk_end = pos + len;
     }
 
     /// All-ASCII text. Equivalent to segmenting it with UAX #29 and then applying
@@ -422,10 +478,7 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 }
                 let run = &chunk[start..k];
                 // Common case: a whole, already lowercase word in one run; emit it uncopied.
-                if acc & UPPER == 0
-                    && self.buf.is_empty()
-                    && !apostrophe_joins(bytes, k)
-                {
+                if acc & UPPER == 0 && self.buf.is_empty() && !apostrophe_joins(bytes, k) {
                     (self.emit)(Token::Word {
                         surface: &run[..run.len().min(MAX_TERM_BYTES)],
                         stem: acc & DIGIT == 0 && run.len() > 2,
@@ -484,11 +537,7 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 let len = c.len_utf8();
                 if is_cjk(c) {
                     self.flush_word();
-                    if self.cjk_start == self.cjk_end || self.cjk_end != pos {
-                        self.flush_cjk();
-                        self.cjk_start = pos;
-                    }
-                    self.cjk_end = pos + len;
+                    self.cjk_char(pos, len);
                     continue;
                 }
                 self.flush_cjk();

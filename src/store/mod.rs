@@ -265,7 +265,8 @@ impl Store {
 
 /// Distinct targets among a note's edges.
 fn out_degree(edges: &[EdgeValue]) -> u32 {
-    let distinct: std::collections::HashSet<&str> = edges.iter().map(|e| e.other.as_str()).collect();
+    let distinct: std::collections::HashSet<&str> =
+        edges.iter().map(|e| e.other.as_str()).collect();
     u32::try_from(distinct.len()).unwrap_or(u32::MAX)
 }
 

@@ -237,10 +237,9 @@ impl Memory {
             .map(|s| *s != stamp)
             .unwrap_or(true);
         if stale && stamp.is_some() {
-            match LexicalIndex::open(&self.dir.index()) {
-                Ok(Some(lex)) => self.set_lexical(lex, stamp),
-                // Mid-update by another process (a segment already replaced): keep the old view.
-                Ok(None) | Err(_) => {}
+            // Mid-update by another process (a segment already replaced): keep the old view.
+            if let Ok(Some(lex)) = LexicalIndex::open(&self.dir.index()) {
+                self.set_lexical(lex, stamp);
             }
         }
         self.lexical

@@ -86,6 +86,18 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         truth: PathBuf,
     },
+    /// Generate a deterministic synthetic corpus (notes + queries.yaml) for benchmarks.
+    Gen {
+        /// Number of notes.
+        #[arg(long, default_value_t = 1000)]
+        notes: usize,
+        /// Random seed (same seed, same bytes).
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Output folder (gets memory/ and queries.yaml).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Index the bundled demo memory into a temporary folder and show what mnemon sees.
     Demo {
         /// Folder of demo notes (default: the examples/demo-memory shipped with the sources).
@@ -198,6 +210,37 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             })?;
             let report = mnemon::eval::run::eval_cold(corpus, &t)?;
             out.eval(&report);
+            Ok(EXIT_OK)
+        }
+        Command::Gen {
+            notes,
+            seed,
+            out: dir,
+        } => {
+            let cfg = mnemon::corpus::GenConfig::new(*notes, *seed);
+            let report = progress::with_spinner(out, "generating notes", || {
+                mnemon::corpus::generate(&cfg, dir)
+            })
+            .map_err(|e| Error::io("generate corpus in", dir, e))?;
+            if out.json {
+                out.json(&serde_json::json!({
+                    "notes": report.notes,
+                    "bytes": report.bytes,
+                    "links": report.links,
+                    "queries": report.queries,
+                    "out": dir.display().to_string(),
+                }));
+            } else {
+                println!(
+                    "{} notes ({} bytes, {} links) in {}, {} queries in {}",
+                    report.notes,
+                    report.bytes,
+                    report.links,
+                    dir.join("memory").display(),
+                    report.queries,
+                    dir.join("queries.yaml").display()
+                );
+            }
             Ok(EXIT_OK)
         }
         Command::Demo { notes } => demo::run(notes.as_deref(), out),

@@ -17,6 +17,8 @@ use std::sync::Arc;
 pub const MAX_LIVE_SEGMENTS: usize = 8;
 /// A segment with more than this fraction of its docs deleted is merged away.
 pub const MAX_DELETED_FRACTION: f32 = 0.5;
+/// Temp files in `index/` older than this are leftovers of a crashed writer.
+pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 /// Longest query term (chars) given typo tolerance: Levenshtein automata grow with length.
 pub const MAX_FUZZY_TERM_CHARS: usize = 24;
 
@@ -282,7 +284,8 @@ impl LexicalIndex {
                         expansions.push((e, policy::FUZZY_TERM_WEIGHT));
                     }
                 }
-                if i + 1 == n && q.last_is_prefix && !t.cjk {
+                // An unfinished last word: complete it, unless it already is a word here.
+                if i + 1 == n && q.last_is_prefix && !t.cjk && !exact {
                     for e in self.prefixed(&t.surface) {
                         if !expansions.iter().any(|(x, _)| *x == e) {
                             expansions.push((e, policy::PREFIX_TERM_WEIGHT));
@@ -363,44 +366,68 @@ impl LexicalIndex {
         v.into_iter().map(|(_, t)| t).collect()
     }
 
+    /// BM25F pseudo term frequency: field counts weighted and length-normalised per field.
+    fn field_tf(&self, tfs: &[u16; FIELD_COUNT], lens: &[u32; FIELD_COUNT]) -> f32 {
+        let mut tf = 0.0f32;
+        for (f, (&count, &len)) in tfs.iter().zip(lens).enumerate() {
+            if count > 0 {
+                let b = policy::FIELD_LENGTH_NORM[f];
+                let norm = 1.0 - b + b * len as f32 / self.avg_field_lens[f];
+                tf += policy::FIELD_WEIGHTS[f] * f32::from(count) / norm;
+            }
+        }
+        tf
+    }
+
     /// BM25F search with OR semantics over expanded terms; the best `limit` hits.
     pub fn search(&self, matches: &[TermMatch], limit: usize) -> Vec<LexHit> {
         let n = self.live_docs.max(1) as f32;
+        // idf once per dictionary term (document frequency summed over segments).
+        let mut terms: Vec<(usize, &str, f32)> = Vec::new();
+        for (qi, m) in matches.iter().enumerate() {
+            for (term, weight) in &m.expansions {
+                let df = self.df(term.as_bytes()) as f32;
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                terms.push((qi, term.as_str(), weight * idf));
+            }
+        }
         let mut hits = Vec::new();
+        let mut scores: Vec<f32> = Vec::new();
+        let mut matched: Vec<u32> = Vec::new();
+        let mut touched: Vec<u32> = Vec::new();
         for l in &self.segments {
-            let mut scores: HashMap<u32, (f32, u32)> = HashMap::new();
-            for (qi, m) in matches.iter().enumerate() {
-                for (term, weight) in &m.expansions {
-                    let df = self.df(term.as_bytes()) as f32;
-                    let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                    let Some(postings) = l.seg.postings(term.as_bytes()) else {
+            scores.clear();
+            scores.resize(l.seg.doc_count() as usize, 0.0);
+            matched.clear();
+            matched.resize(l.seg.doc_count() as usize, 0);
+            touched.clear();
+            for (qi, term, w) in &terms {
+                let Some(postings) = l.seg.postings(term.as_bytes()) else {
+                    continue;
+                };
+                for p in postings {
+                    let d = p.doc as usize;
+                    if l.deleted.get(d).copied().unwrap_or(true) {
                         continue;
-                    };
-                    for p in postings {
-                        if l.deleted.get(p.doc as usize).copied().unwrap_or(true) {
-                            continue;
-                        }
-                        let lens = l.seg.field_lens(p.doc);
-                        let mut tf = 0.0f32;
-                        for f in 0..FIELD_COUNT {
-                            if p.tfs[f] > 0 {
-                                let b = policy::FIELD_LENGTH_NORM[f];
-                                let norm = 1.0 - b + b * lens[f] as f32 / self.avg_field_lens[f];
-                                tf += policy::FIELD_WEIGHTS[f] * f32::from(p.tfs[f]) / norm;
-                            }
-                        }
-                        let s =
-                            weight * idf * tf * (policy::BM25_K1 + 1.0) / (policy::BM25_K1 + tf);
-                        let slot = scores.entry(p.doc).or_insert((0.0, 0));
-                        slot.0 += s;
-                        slot.1 |= 1u32 << (qi % 32);
                     }
+                    let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
+                    if matched[d] == 0 {
+                        touched.push(p.doc);
+                    }
+                    scores[d] += w * tf * (policy::BM25_K1 + 1.0) / (policy::BM25_K1 + tf);
+                    matched[d] |= 1u32 << (qi % 32);
                 }
             }
-            hits.extend(scores.into_iter().map(|(doc, (score, matched))| LexHit {
+            if touched.len() > limit {
+                touched.select_nth_unstable_by(limit, |a, b| {
+                    scores[*b as usize].total_cmp(&scores[*a as usize])
+                });
+                touched.truncate(limit);
+            }
+            hits.extend(touched.iter().map(|&doc| LexHit {
                 id: l.seg.id(doc).to_string(),
-                score,
-                matched,
+                score: scores[doc as usize],
+                matched: matched[doc as usize],
             }));
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
@@ -578,10 +605,17 @@ fn remove_unlisted_segments(index_dir: &Path, manifest: &Manifest) {
     for e in dir.flatten() {
         let name = e.file_name();
         let Some(name) = name.to_str() else { continue };
-        if name.starts_with("lex-")
+        let unlisted_segment = name.starts_with("lex-")
             && name.ends_with(".seg")
-            && !manifest.segments.iter().any(|s| s.file == name)
-        {
+            && !manifest.segments.iter().any(|s| s.file == name);
+        // Temp files of a crashed writer; an old age keeps a live writer's temp file safe.
+        let stale_temp = name.starts_with(".tmp-")
+            && e.metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > STALE_TEMP_AGE);
+        if unlisted_segment || stale_temp {
             let _ = std::fs::remove_file(e.path());
         }
     }

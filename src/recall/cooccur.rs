@@ -66,7 +66,7 @@ pub fn token_edges(
         .filter(|(t, _)| t.chars().count() > 1)
         .filter_map(|(t, tfs)| {
             let df = lex.doc_freq(t) as usize;
-            if df < 2 || df > policy::CO_OCCURRENCE_MAX_DF {
+            if !(2..=policy::CO_OCCURRENCE_MAX_DF).contains(&df) {
                 return None;
             }
             let tf: u32 = tfs.iter().map(|x| u32::from(*x)).sum();

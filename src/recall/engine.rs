@@ -17,7 +17,8 @@ struct Cand {
     base: f32,
     depth: u8,
     source: Source,
-    trail: Vec<TrailEdge>,
+    /// The node and edge this candidate was reached from (none for direct hits).
+    via: Option<(String, TrailEdge)>,
     lexical: f32,
     matched: u32,
     /// For direct hits: the best score a walk from another seed brought to it.
@@ -67,14 +68,17 @@ fn walk(
             continue;
         }
         expanded += 1;
-        if expanded > policy::MAX_VISITED {
+        if expanded > policy::MAX_EXPANSIONS {
             break;
         }
-        let (depth, trail, from_seed) = (cur.depth, cur.trail.clone(), cur.depth == 0);
+        let (depth, from_seed) = (cur.depth, cur.depth == 0);
         let cur_source = cur.source;
         let mut steps: Vec<(String, f32, TrailEdge)> = Vec::new();
-        for (edges, forward) in [(store.edges_out(&id)?, true), (store.edges_in(&id)?, false)] {
-            for e in edges.into_iter().take(policy::MAX_FANOUT) {
+        for (edges, forward) in [
+            (store.edges_out_limited(&id, policy::MAX_FANOUT)?, true),
+            (store.edges_in_limited(&id, policy::MAX_FANOUT)?, false),
+        ] {
+            for e in edges {
                 if is_co_occurrence(e.kind) && !from_seed {
                     continue;
                 }
@@ -119,15 +123,13 @@ fn walk(
             } else {
                 Source::Neighbor
             };
-            let mut t = trail.clone();
-            t.push(edge);
             cands.insert(
                 other.clone(),
                 Cand {
                     base: child_base,
                     depth: depth + 1,
                     source,
-                    trail: t,
+                    via: Some((id.clone(), edge)),
                     lexical: 0.0,
                     matched: 0,
                     support: 0.0,
@@ -212,7 +214,7 @@ pub fn run(
                 base: 1.0,
                 depth: 0,
                 source: Source::Direct,
-                trail: Vec::new(),
+                via: None,
                 lexical: 0.0,
                 matched: 0,
                 support: 0.0,
@@ -257,7 +259,7 @@ pub fn run(
                 base,
                 depth: 0,
                 source: Source::Direct,
-                trail: Vec::new(),
+                via: None,
                 lexical: 0.0,
                 matched: 0,
                 support: 0.0,
@@ -279,13 +281,47 @@ pub fn run(
         }
     }
 
-    // 4. Score with the policy; drop notes that do not exist (dangling targets).
-    let mut out = Vec::with_capacity(cands.len());
-    for (id, c) in cands {
+    // 4. Score with the policy. Reading a note's record costs a store lookup, so candidates are
+    // visited in order of an upper bound of their score (type weight and ttl at their maximum),
+    // stopping once the bound cannot beat the `limit`-th exact score. Dangling targets drop out.
+    let vias: HashMap<String, Option<(String, TrailEdge)>> = cands
+        .iter()
+        .map(|(id, c)| (id.clone(), c.via.clone()))
+        .collect();
+    let trail_of = |id: &str| -> Vec<TrailEdge> {
+        let mut t = Vec::new();
+        let mut cur = id;
+        while let Some(Some((parent, edge))) = vias.get(cur) {
+            t.push(edge.clone());
+            cur = parent;
+            if t.len() > usize::from(policy::MAX_DEPTH) {
+                break;
+            }
+        }
+        t.reverse();
+        t
+    };
+    let mut order: Vec<(f32, String, Cand, NodeStats)> = cands
+        .into_iter()
+        .map(|(id, c)| {
+            let st = stats(&id);
+            let bound = c.base * policy::MAX_TYPE_WEIGHT
+                + policy::reinforcement(st.recall_count)
+                + policy::importance_bonus(st.importance.unwrap_or(0))
+                + policy::RECENCY_WEIGHT;
+            (bound, id, c, st)
+        })
+        .collect();
+    order.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut out: Vec<Hit> = Vec::with_capacity(q.limit + 1);
+    let mut kth = f32::NEG_INFINITY;
+    for (bound, id, c, st) in order {
+        if bound < q.min_score || (out.len() >= q.limit && bound < kth) {
+            break;
+        }
         let Some(rec) = store.node(&id)? else {
             continue;
         };
-        let st = stats(&id);
         let type_weight = policy::note_type_weight(rec.note_type);
         let ttl_factor = policy::ttl_factor(rec.ttl_days, rec.updated_at, now_s);
         let touched = match (st.last_recalled_at, rec.updated_at) {
@@ -315,6 +351,7 @@ pub fn run(
         if score < q.min_score {
             continue;
         }
+        let trail = trail_of(&id);
         out.push(Hit {
             id,
             name: rec.name,
@@ -322,10 +359,15 @@ pub fn run(
             note_type: rec.note_type.as_str(),
             score,
             source: c.source,
-            trail: c.trail,
+            trail,
             excerpt: rec.excerpt,
             explain,
         });
+        if out.len() >= q.limit {
+            out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+            out.truncate(q.limit);
+            kth = out.last().map_or(f32::NEG_INFINITY, |h| h.score);
+        }
     }
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     out.truncate(q.limit);

@@ -52,8 +52,9 @@ pub const HOP_DECAY: f32 = 0.5;
 /// Walking an edge against its direction (from its target back to its source) keeps this much of
 /// the forward weight: a note that links here is related, a little less than one linked from here.
 pub const REVERSE_EDGE_FACTOR: f32 = 0.85;
-/// Nodes visited by one BFS at most (cost bound on hubs).
-pub const MAX_VISITED: usize = 2000;
+/// Nodes expanded by one walk at most, best first (cost bound: each expansion reads two edge
+/// lists from the store).
+pub const MAX_EXPANSIONS: usize = 96;
 /// Edges followed from one node at most (hubs with thousands of links are sampled by weight).
 pub const MAX_FANOUT: usize = 64;
 
@@ -110,6 +111,9 @@ pub const SYNTH_DERIVED_CONFIDENCE: f32 = 0.7;
 pub const SLUG_PREFIX_WORDS: usize = 1;
 
 // ---- Node priors -----------------------------------------------------------------------------
+
+/// The largest note-type weight (an upper bound used to skip hopeless candidates).
+pub const MAX_TYPE_WEIGHT: f32 = 1.2;
 
 /// Multiplier by note type (original: project 1.2, feedback 1.1, user 1.0, index 0.9, reference
 /// 0.8): favours notes about the work at hand over reference material.

@@ -345,10 +345,15 @@ impl StoreReader<'_> {
         t.len().map_err(|e| self.err(e))
     }
 
-    fn edges(&self, def: MultimapTableDefinition<&str, &[u8]>, id: &str) -> Result<Vec<EdgeValue>> {
+    fn edges(
+        &self,
+        def: MultimapTableDefinition<&str, &[u8]>,
+        id: &str,
+        max: usize,
+    ) -> Result<Vec<EdgeValue>> {
         let t = self.rtx.open_multimap_table(def).map_err(|e| self.err(e))?;
         let mut out = Vec::new();
-        for v in t.get(id).map_err(|e| self.err(e))? {
+        for v in t.get(id).map_err(|e| self.err(e))?.take(max) {
             let v = v.map_err(|e| self.err(e))?;
             out.push(EdgeValue::decode(v.value()).map_err(|e| self.corrupt(id, e))?);
         }
@@ -357,12 +362,22 @@ impl StoreReader<'_> {
 
     /// Edges leaving `id` (`other` is the target), in O(degree).
     pub fn edges_out(&self, id: &str) -> Result<Vec<EdgeValue>> {
-        self.edges(EDGES_OUT, id)
+        self.edges(EDGES_OUT, id, usize::MAX)
+    }
+
+    /// At most `max` edges leaving `id` (in stored order: by kind, then provenance).
+    pub fn edges_out_limited(&self, id: &str, max: usize) -> Result<Vec<EdgeValue>> {
+        self.edges(EDGES_OUT, id, max)
+    }
+
+    /// At most `max` edges arriving at `id`.
+    pub fn edges_in_limited(&self, id: &str, max: usize) -> Result<Vec<EdgeValue>> {
+        self.edges(EDGES_IN, id, max)
     }
 
     /// Edges arriving at `id` (`other` is the source), in O(degree).
     pub fn edges_in(&self, id: &str) -> Result<Vec<EdgeValue>> {
-        self.edges(EDGES_IN, id)
+        self.edges(EDGES_IN, id, usize::MAX)
     }
 
     /// Every node id with its record, in id order.

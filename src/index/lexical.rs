@@ -89,6 +89,8 @@ pub struct LexHit {
     pub score: f32,
     /// Bit i set when query term i matched.
     pub matched: u32,
+    /// The highest idf among the terms it matched (how distinctive its best match is).
+    pub max_idf: f32,
 }
 
 /// How one query term matched the dictionary.
@@ -383,25 +385,28 @@ impl LexicalIndex {
     pub fn search(&self, matches: &[TermMatch], limit: usize) -> Vec<LexHit> {
         let n = self.live_docs.max(1) as f32;
         // idf once per dictionary term (document frequency summed over segments).
-        let mut terms: Vec<(usize, &str, f32)> = Vec::new();
+        let mut terms: Vec<(usize, &str, f32, f32)> = Vec::new();
         for (qi, m) in matches.iter().enumerate() {
             for (term, weight) in &m.expansions {
                 let df = self.df(term.as_bytes()) as f32;
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                terms.push((qi, term.as_str(), weight * idf));
+                terms.push((qi, term.as_str(), weight * idf, idf));
             }
         }
         let mut hits = Vec::new();
         let mut scores: Vec<f32> = Vec::new();
         let mut matched: Vec<u32> = Vec::new();
         let mut touched: Vec<u32> = Vec::new();
+        let mut best_idf: Vec<f32> = Vec::new();
         for l in &self.segments {
             scores.clear();
             scores.resize(l.seg.doc_count() as usize, 0.0);
             matched.clear();
             matched.resize(l.seg.doc_count() as usize, 0);
+            best_idf.clear();
+            best_idf.resize(l.seg.doc_count() as usize, 0.0);
             touched.clear();
-            for (qi, term, w) in &terms {
+            for (qi, term, w, idf) in &terms {
                 let Some(postings) = l.seg.postings(term.as_bytes()) else {
                     continue;
                 };
@@ -416,6 +421,7 @@ impl LexicalIndex {
                     }
                     scores[d] += w * tf * (policy::BM25_K1 + 1.0) / (policy::BM25_K1 + tf);
                     matched[d] |= 1u32 << (qi % 32);
+                    best_idf[d] = best_idf[d].max(*idf);
                 }
             }
             if touched.len() > limit {
@@ -428,6 +434,7 @@ impl LexicalIndex {
                 id: l.seg.id(doc).to_string(),
                 score: scores[doc as usize],
                 matched: matched[doc as usize],
+                max_idf: best_idf[doc as usize],
             }));
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));

@@ -32,7 +32,7 @@
 //!   only the bigrams (or the single char of a one-char run).
 //! * **Length.** A word is truncated to [`MAX_TERM_BYTES`] bytes at a char boundary *before*
 //!   stemming (the stem is then truncated again, defensively). Empty terms are never produced.
-//! * **Stop words** (a compact English list of ~130 words, matched on the folded, unstemmed form)
+//! * **Stop words** (a compact English list of ~140 words, matched on the folded, unstemmed form)
 //!   are kept when indexing and dropped from queries, unless the query holds nothing else.
 //!
 //! Query parsing additionally deduplicates terms (first appearance wins), caps them at
@@ -742,6 +742,7 @@ fn fold_fullwidth(c: char) -> char {
 }
 
 #[inline]
+#[rustfmt::skip]
 fn classify(c: char) -> CharClass {
     if c.is_ascii() {
         return if c.is_ascii_alphanumeric() {
@@ -754,185 +755,33 @@ fn classify(c: char) -> CharClass {
     }
     match c {
         // apostrophes, soft hyphen, zero-width chars, word joiner, BOM
-        '\u{2018}'
-        | '\u{2019}'
-        | '\u{02BC}'
-        | '\u{00AD}'
-        | '\u{200B}'..='\u{200F}'
-        | '\u{2060}'
+        '\u{2018}' | '\u{2019}' | '\u{02BC}' | '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{2060}'
         | '\u{FEFF}' => CharClass::Drop,
         // UAX #29 MidLetter / MidNum / MidNumLet / ExtendNumLet punctuation (non-ASCII)
-        '\u{00B7}'
-        | '\u{0387}'
-        | '\u{055F}'
-        | '\u{05F3}'
-        | '\u{05F4}'
-        | '\u{2027}'
-        | '\u{FE13}'
-        | '\u{FE55}'
-        | '\u{2024}'
-        | '\u{FE52}'
-        | '\u{037E}'
-        | '\u{0589}'
-        | '\u{060C}'
-        | '\u{060D}'
-        | '\u{066C}'
-        | '\u{07F8}'
-        | '\u{2044}'
-        | '\u{FE10}'
-        | '\u{FE14}'
-        | '\u{FE50}'
-        | '\u{FE54}'
-        | '\u{202F}'
-        | '\u{203F}'
-        | '\u{2040}'
-        | '\u{2054}'
-        | '\u{FE33}'
-        | '\u{FE34}'
+        '\u{00B7}' | '\u{0387}' | '\u{055F}' | '\u{05F3}' | '\u{05F4}' | '\u{2027}' | '\u{FE13}'
+        | '\u{FE55}' | '\u{2024}' | '\u{FE52}' | '\u{037E}' | '\u{0589}' | '\u{060C}' | '\u{060D}'
+        | '\u{066C}' | '\u{07F8}' | '\u{2044}' | '\u{FE10}' | '\u{FE14}' | '\u{FE50}' | '\u{FE54}'
+        | '\u{202F}' | '\u{203F}' | '\u{2040}' | '\u{2054}' | '\u{FE33}' | '\u{FE34}'
         | '\u{FE4D}'..='\u{FE4F}' => CharClass::Split,
         _ => CharClass::Keep,
     }
 }
 
 /// Query stop words (folded, apostrophes removed), sorted for binary search.
+#[rustfmt::skip]
 const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "above",
-    "after",
-    "again",
-    "against",
-    "all",
-    "also",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "arent",
-    "as",
-    "at",
-    "be",
-    "because",
-    "been",
-    "before",
-    "being",
-    "below",
-    "between",
-    "both",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "didnt",
-    "do",
-    "does",
-    "doesnt",
-    "doing",
-    "dont",
-    "during",
-    "each",
-    "few",
-    "for",
-    "from",
-    "further",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "her",
-    "here",
-    "hers",
-    "herself",
-    "him",
-    "himself",
-    "his",
-    "how",
-    "hows",
-    "i",
-    "if",
-    "im",
-    "in",
-    "into",
-    "is",
-    "isnt",
-    "it",
-    "its",
-    "itself",
-    "ive",
-    "just",
-    "may",
-    "me",
-    "might",
-    "more",
-    "most",
-    "must",
-    "my",
-    "myself",
-    "no",
-    "nor",
-    "not",
-    "now",
-    "of",
-    "on",
-    "once",
-    "only",
-    "or",
-    "other",
-    "our",
-    "ours",
-    "ourselves",
-    "own",
-    "same",
-    "she",
-    "should",
-    "so",
-    "some",
-    "such",
-    "than",
-    "that",
-    "thats",
-    "the",
-    "their",
-    "theirs",
-    "them",
-    "themselves",
-    "then",
-    "there",
-    "theres",
-    "these",
-    "they",
-    "this",
-    "those",
-    "through",
-    "to",
-    "too",
-    "until",
-    "very",
-    "was",
-    "wasnt",
-    "we",
-    "were",
-    "what",
-    "whats",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "whose",
-    "why",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
-    "youre",
-    "yours",
-    "yourself",
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
+    "are", "arent", "as", "at", "be", "because", "been", "before", "being", "below", "between",
+    "both", "but", "by", "can", "could", "did", "didnt", "do", "does", "doesnt", "doing", "dont",
+    "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her",
+    "here", "hers", "herself", "him", "himself", "his", "how", "hows", "i", "if", "im", "in",
+    "into", "is", "isnt", "it", "its", "itself", "ive", "just", "may", "me", "might", "more",
+    "most", "must", "my", "myself", "no", "nor", "not", "now", "of", "on", "once", "only", "or",
+    "other", "our", "ours", "ourselves", "own", "same", "she", "should", "so", "some", "such",
+    "than", "that", "thats", "the", "their", "theirs", "them", "themselves", "then", "there",
+    "theres", "these", "they", "this", "those", "through", "to", "too", "until", "very", "was",
+    "wasnt", "we", "were", "what", "whats", "when", "where", "which", "while", "who", "whom",
+    "whose", "why", "will", "with", "would", "you", "your", "youre", "yours", "yourself",
 ];
 
 fn is_stop_word(surface: &str) -> bool {

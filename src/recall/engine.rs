@@ -247,7 +247,10 @@ pub fn run(
     };
     if let Some(top) = hits.first().map(|h| h.score) {
         let floor = policy::MIN_LEXICAL_SCORE.max(policy::MIN_RELATIVE_LEXICAL * top);
-        for h in hits.into_iter().filter(|h| h.score >= floor) {
+        for h in hits
+            .into_iter()
+            .filter(|h| h.score >= floor && h.max_idf >= policy::MIN_MATCH_IDF)
+        {
             let base = h.score / top;
             if !q.anchors.is_empty()
                 && base < policy::MIN_UNANCHORED_RELATIVE

@@ -24,9 +24,13 @@ pub const MAX_EXPANSIONS_PER_TERM: usize = 8;
 
 // ---- Score floor -----------------------------------------------------------------------------
 
-/// A direct hit needs at least this BM25F score: one very common word (low idf) stays below it,
-/// so a query that shares only such a word returns little or nothing. Lower admits weaker matches.
-pub const MIN_LEXICAL_SCORE: f32 = 1.2;
+/// A direct hit must match at least one query term with an idf this high (BM25 idf
+/// `ln(1 + (N - df + 0.5) / (df + 0.5))`; 0.45 is a term in about 60 % of the notes): a query that
+/// shares only a stop word or one very common word with the corpus returns nothing.
+pub const MIN_MATCH_IDF: f32 = 0.45;
+/// A direct hit needs at least this BM25F score (a floor against single weak matches in long
+/// notes). Lower admits weaker matches.
+pub const MIN_LEXICAL_SCORE: f32 = 0.5;
 /// A direct hit needs at least this fraction of the best hit's lexical score: cuts the long tail
 /// of one-word matches under a strong hit. Lower returns more, noisier direct hits.
 pub const MIN_RELATIVE_LEXICAL: f32 = 0.2;

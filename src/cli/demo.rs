@@ -34,19 +34,48 @@ pub fn run(notes: Option<&Path>, out: &Out) -> mnemon::Result<i32> {
         out.bold(&format!("mnemon demo: {} (temporary)", root.display()))
     );
     out.index(&report);
-    let hubs = {
-        let mut degree = std::collections::HashMap::<String, usize>::new();
-        for e in memory.edges()? {
-            *degree.entry(e.to).or_default() += 1;
-        }
-        let mut v: Vec<_> = degree.into_iter().collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        v.into_iter().take(2).map(|(id, _)| id).collect::<Vec<_>>()
-    };
-    for id in hubs {
+    let examples: [(&str, mnemon::recall::Query); 4] = [
+        (
+            "a question in plain English",
+            mnemon::recall::Query::text("why did the connection pool time out at month end?"),
+        ),
+        (
+            "keywords with a typo",
+            mnemon::recall::Query::text("deploy rolback"),
+        ),
+        (
+            "a Chinese query",
+            mnemon::recall::Query::text("部署检查清单"),
+        ),
+        (
+            "everything around an anchor note",
+            mnemon::recall::Query::anchors(["rate-limit-gcra"]),
+        ),
+    ];
+    for (what, mut q) in examples {
+        q.limit = 5;
+        q.caller = "demo".into();
+        let shown = if q.text.is_empty() {
+            format!("--anchor {}", q.anchors.join(" --anchor "))
+        } else {
+            format!("{:?}", q.text)
+        };
         println!();
-        out.show(&memory.show(&id)?);
+        println!(
+            "{} {}",
+            out.bold(&format!("mnemon recall {shown}")),
+            out.dim(&format!("({what})"))
+        );
+        match memory.recall(&q) {
+            Ok(r) => out.recall(&r, false),
+            Err(e) => println!("  {e}"),
+        }
     }
+    println!();
+    println!(
+        "{}",
+        out.dim("try: mnemon init, put notes in .mnemon/memory/, then mnemon recall \"your question\" --explain")
+    );
     Ok(super::EXIT_OK)
 }
 

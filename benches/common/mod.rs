@@ -1,0 +1,36 @@
+//! Helpers shared by the benches: generated corpora and percentile reporting.
+#![allow(dead_code)]
+
+use mnemon::Memory;
+use std::path::{Path, PathBuf};
+
+/// A generated corpus of `n` notes (seed 7) in a temp dir, with its queries file.
+pub fn generated(n: usize) -> (tempfile::TempDir, PathBuf, u64) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cfg = mnemon::corpus::GenConfig::new(n, 7);
+    let report = mnemon::corpus::generate(&cfg, tmp.path()).expect("generate");
+    let memory = tmp.path().join("memory");
+    (tmp, memory, report.bytes)
+}
+
+/// A memory folder whose notes are the `.md` files of `notes`, indexed.
+pub fn indexed(notes: &Path) -> (tempfile::TempDir, Memory) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let memory =
+        mnemon::eval::run::build_memory(notes, &tmp.path().join(".mnemon")).expect("build");
+    (tmp, memory)
+}
+
+/// The loopal-58 corpus beside the repository, if present.
+pub fn loopal() -> Option<(PathBuf, PathBuf)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/loopal-58");
+    let fixtures = root.join("fixtures");
+    fixtures
+        .is_dir()
+        .then(|| (fixtures, root.join("ground_truth.yaml")))
+}
+
+/// Nearest-rank percentile of `v` (microseconds).
+pub fn percentile(v: &mut [u64], p: f64) -> u64 {
+    mnemon::eval::metrics::percentile_u64(v, p)
+}

@@ -1,0 +1,64 @@
+//! Recall latency by query kind (query, anchor, mixed) on the loopal-58 eval corpus and on a
+//! generated 10k-note corpus. Besides criterion's estimates, prints p50/p99 per kind over every
+//! query of the set.
+
+mod common;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use mnemon::eval::run::query_of;
+use mnemon::eval::truth::{Mode, load_truth};
+use std::time::Instant;
+
+fn by_kind(c: &mut Criterion, label: &str, notes: &std::path::Path, truth: &std::path::Path) {
+    let truth = load_truth(truth).expect("truth");
+    let (_tmp, memory) = common::indexed(notes);
+    let mut g = c.benchmark_group(format!("recall_{label}"));
+    for (kind, mode) in [
+        ("query", Mode::Query),
+        ("anchor", Mode::Anchor),
+        ("mixed", Mode::Mixed),
+    ] {
+        let queries: Vec<_> = truth
+            .queries
+            .iter()
+            .filter(|t| t.mode == mode)
+            .map(|t| query_of(t).with_limit(10))
+            .collect();
+        if queries.is_empty() {
+            continue;
+        }
+        let mut lat = Vec::new();
+        for _ in 0..20 {
+            for q in &queries {
+                let t = Instant::now();
+                memory.recall(q).expect("recall");
+                lat.push(t.elapsed().as_micros() as u64);
+            }
+        }
+        println!(
+            "recall_{label}/{kind}: p50 {} us, p99 {} us over {} calls",
+            common::percentile(&mut lat, 50.0),
+            common::percentile(&mut lat, 99.0),
+            lat.len()
+        );
+        let mut i = 0;
+        g.bench_function(kind, |b| {
+            b.iter(|| {
+                i = (i + 1) % queries.len();
+                memory.recall(&queries[i]).expect("recall")
+            })
+        });
+    }
+    g.finish();
+}
+
+fn recall(c: &mut Criterion) {
+    if let Some((fixtures, truth)) = common::loopal() {
+        by_kind(c, "loopal58", &fixtures, &truth);
+    }
+    let (tmp, notes, _) = common::generated(10_000);
+    by_kind(c, "gen10k", &notes, &tmp.path().join("queries.yaml"));
+}
+
+criterion_group!(benches, recall);
+criterion_main!(benches);

@@ -40,6 +40,9 @@ pub enum Error {
         "no note with id `{id}`; run `mnemon index` if you just added it, or check the spelling"
     )]
     UnknownNode { id: String },
+    /// A write or fsync of the event log failed earlier; the writer refuses further appends.
+    #[error("event log {path} refuses writes: {reason}; restart the process to open a new segment")]
+    Poisoned { path: PathBuf, reason: String },
     /// A user-supplied argument is out of range or malformed.
     #[error("invalid {what}: {message}")]
     InvalidArgument { what: &'static str, message: String },

@@ -8,14 +8,17 @@
 pub mod corpus;
 pub mod error;
 pub mod eval;
+pub mod events;
 pub mod folder;
+pub mod fs;
 pub mod index;
 pub mod memory;
 pub mod notes;
 pub mod recall;
 pub mod scan;
+pub mod snapshot;
 pub mod store;
 
 pub use error::{Error, Result};
 pub use folder::MemoryDir;
-pub use memory::{DoctorReport, IndexReport, Memory, NodeView};
+pub use memory::{DoctorReport, IndexReport, Memory, NodeView, OpenOptions};

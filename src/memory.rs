@@ -2,7 +2,9 @@
 //! embedding agents alike.
 
 use crate::error::{Error, Result};
+use crate::events::{EventKind, EventLog, HitSource, RecallStats, SyncPolicy};
 use crate::folder::MemoryDir;
+use crate::fs::{Fs, RealFs};
 use crate::index::LexicalIndex;
 use crate::index::fields::DocTerms;
 use crate::index::tokenize::Tokenizer;
@@ -27,8 +29,44 @@ pub struct Memory {
     /// Identity (len, mtime) of the manifest file the loaded lexical index came from.
     lexical_stamp: Mutex<Option<(u64, std::time::SystemTime)>>,
     clock: Box<dyn Clock>,
+    events: EventLog,
     notices: Vec<String>,
     qid_counter: std::sync::atomic::AtomicU64,
+}
+
+/// How to open a memory folder.
+#[derive(Clone)]
+pub struct OpenOptions {
+    /// Session id for this process's events (default: a new one per process).
+    pub session: Option<String>,
+    /// When appended events become durable.
+    pub sync: SyncPolicy,
+    /// File system for the event log and snapshots (tests inject faults here).
+    pub fs: Arc<dyn Fs>,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            session: std::env::var("MNEMON_SESSION")
+                .ok()
+                .filter(|s| !s.is_empty()),
+            sync: SyncPolicy::default(),
+            fs: Arc::new(RealFs),
+        }
+    }
+}
+
+/// `mnemon stats ID` output.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeStatsView {
+    pub id: String,
+    pub recall_count: u64,
+    /// Milliseconds since the Unix epoch.
+    pub last_recalled_at: Option<i64>,
+    pub importance: Option<u8>,
+    /// Milliseconds since the Unix epoch.
+    pub importance_ts: Option<i64>,
 }
 
 /// What `index` did. An empty `changed` list means nothing changed.
@@ -141,8 +179,13 @@ impl Memory {
         Memory::open_dir(dir)
     }
 
-    /// Open an already located memory folder.
+    /// Open an already located memory folder with default options.
     pub fn open_dir(dir: MemoryDir) -> Result<Memory> {
+        Memory::open_with(dir, OpenOptions::default())
+    }
+
+    /// Open an already located memory folder.
+    pub fn open_with(dir: MemoryDir, opts: OpenOptions) -> Result<Memory> {
         let mut notices = Vec::new();
         for sub in [dir.events(), dir.index()] {
             std::fs::create_dir_all(&sub).map_err(|e| Error::io("create folder", &sub, e))?;
@@ -152,6 +195,8 @@ impl Memory {
         }
         let (store, rebuilt) = Store::open(&dir.index())?;
         notices.extend(rebuilt);
+        let events = EventLog::open(opts.fs, dir.events(), dir.index(), opts.session, opts.sync)?;
+        notices.extend(events.take_notices());
         let memory = Memory {
             dir,
             store,
@@ -159,6 +204,7 @@ impl Memory {
             lexical: RwLock::new(Arc::new(LexicalIndex::empty())),
             lexical_stamp: Mutex::new(None),
             clock: Box::new(SystemClock),
+            events,
             notices,
             qid_counter: std::sync::atomic::AtomicU64::new(0),
         };
@@ -371,23 +417,119 @@ impl Memory {
         let started = Instant::now();
         let lex = self.lexical()?;
         let reader = self.store.read()?;
-        let stats = |_id: &str| NodeStats::default();
-        let results = recall::engine::run(
-            &lex,
-            &reader,
-            &self.tokenizer,
-            q,
-            self.clock.now_s(),
-            &stats,
-        )?;
+        let results = {
+            let view = self.events.view();
+            let stats = |id: &str| -> NodeStats {
+                let Some(v) = &view else {
+                    return NodeStats::default();
+                };
+                let (recall_count, last_ms, importance) = v.node(id);
+                NodeStats {
+                    recall_count,
+                    last_recalled_at: last_ms.map(|ms| ms.div_euclid(1000)),
+                    importance,
+                }
+            };
+            recall::engine::run(
+                &lex,
+                &reader,
+                &self.tokenizer,
+                q,
+                self.clock.now_s(),
+                &stats,
+            )?
+        };
         let n = self
             .qid_counter
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Recall {
-            qid: format!("q{}-{n}", std::process::id()),
+        let latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let recall = Recall {
+            qid: format!("{}-q{n}", self.events.session()),
             results,
-            latency_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            latency_us,
+        };
+        if !q.record {
+            return Ok(recall);
+        }
+        // One QueryEvent and one RecallHit per returned note, flushed to the OS before returning.
+        let mut events = Vec::with_capacity(recall.results.len() + 1);
+        events.push(EventKind::Query {
+            qid: recall.qid.clone(),
+            query: q.text.clone(),
+            anchors: q.anchors.clone(),
+            result_count: recall.results.len() as u32,
+            latency_us,
+            caller: q.caller.clone(),
+        });
+        for (i, h) in recall.results.iter().enumerate() {
+            events.push(EventKind::RecallHit {
+                qid: recall.qid.clone(),
+                node: h.id.clone(),
+                rank: i as u32 + 1,
+                score: h.score,
+                source: match h.source {
+                    recall::Source::Direct => HitSource::Direct,
+                    recall::Source::Neighbor => HitSource::Neighbor,
+                    recall::Source::CoOccur => HitSource::CoOccur,
+                },
+            });
+        }
+        self.events.append(events)?;
+        Ok(recall)
+    }
+
+    /// Mark a note as important (1..=10): its only effect is one ImportanceTag event. Use it for
+    /// strong user preferences, recurring concerns, incidents that must be remembered.
+    pub fn set_importance(
+        &self,
+        id: &str,
+        importance: u8,
+        tags: &[String],
+        note: &str,
+    ) -> Result<()> {
+        if !(1..=10).contains(&importance) {
+            return Err(Error::InvalidArgument {
+                what: "importance",
+                message: format!("{importance} is outside 1..=10"),
+            });
+        }
+        notes::validate_id(id).map_err(|r| Error::InvalidArgument {
+            what: "id",
+            message: format!("`{id}`: {r}"),
+        })?;
+        if !self.store.read()?.has_node(id)? {
+            return Err(Error::UnknownNode { id: id.to_string() });
+        }
+        self.events.append(vec![EventKind::ImportanceTag {
+            node: id.to_string(),
+            importance,
+            tags: tags.to_vec(),
+            note: note.to_string(),
+        }])
+    }
+
+    /// Folded stats of a note (`mnemon stats`).
+    pub fn stats(&self, id: &str) -> Result<NodeStatsView> {
+        notes::validate_id(id).map_err(|r| Error::InvalidArgument {
+            what: "id",
+            message: format!("`{id}`: {r}"),
+        })?;
+        if !self.store.read()?.has_node(id)? {
+            return Err(Error::UnknownNode { id: id.to_string() });
+        }
+        let s: RecallStats = self.events.stats(id);
+        Ok(NodeStatsView {
+            id: id.to_string(),
+            recall_count: s.recall_count,
+            last_recalled_at: s.last_recalled_at,
+            importance: s.importance,
+            importance_ts: s.importance_ts,
         })
+    }
+
+    /// The event log (sessions, snapshots, refresh).
+    pub fn events(&self) -> &EventLog {
+        &self.events
     }
 
     /// The node `id` with its edges both ways.

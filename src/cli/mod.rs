@@ -2,6 +2,7 @@
 //! codes. Every command is a few lines on top of the `Memory` facade.
 
 mod demo;
+mod events_cmd;
 mod output;
 mod progress;
 
@@ -40,6 +41,13 @@ struct Cli {
     /// Print one JSON object on stdout instead of human output.
     #[arg(long, global = true)]
     json: bool,
+    /// Session id for the events this process records (default: a new one per process).
+    #[arg(long, global = true, env = "MNEMON_SESSION", value_name = "ID")]
+    session: Option<String>,
+    /// When recorded events become durable: close (flush per recall, fsync at exit), always
+    /// (fsync per recall), never (flush only).
+    #[arg(long, global = true, value_enum, default_value_t = mnemon::events::SyncPolicy::Close)]
+    sync: mnemon::events::SyncPolicy,
     #[command(subcommand)]
     command: Command,
 }
@@ -77,6 +85,29 @@ enum Command {
         #[arg(long)]
         explain: bool,
     },
+    /// Mark a note as important (1..10): strong preferences, recurring concerns, incidents.
+    Importance {
+        /// Node id.
+        id: String,
+        /// Importance, 1 (a little) to 10 (always relevant).
+        importance: u8,
+        /// Tag (repeatable).
+        #[arg(long = "tag", value_name = "T")]
+        tags: Vec<String>,
+        /// Why it matters.
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        note: String,
+    },
+    /// Show what the event log says about a note (recall count, importance).
+    Stats {
+        /// Node id.
+        id: String,
+    },
+    /// Inspect the event log.
+    Events {
+        #[command(subcommand)]
+        action: EventsAction,
+    },
     /// Run a ground-truth query set against a corpus (loopal-58 protocol) and print the metrics.
     Eval {
         /// Folder of notes to build a temporary memory from.
@@ -85,6 +116,9 @@ enum Command {
         /// Ground-truth YAML (the format of loopal-58's ground_truth.yaml).
         #[arg(long, value_name = "FILE")]
         truth: PathBuf,
+        /// Comma-separated modes: cold, warm5, warm20, imp5, imp10, perq5.
+        #[arg(long, value_delimiter = ',', default_value = "cold")]
+        modes: Vec<String>,
     },
     /// Generate a deterministic synthetic corpus (notes + queries.yaml) for benchmarks.
     Gen {
@@ -104,6 +138,14 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         notes: Option<PathBuf>,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum EventsAction {
+    /// Print every event, oldest segment first.
+    Dump,
+    /// Check every segment and report damaged frames (exit 1 when any).
+    Verify,
 }
 
 /// Parse arguments, run, and return the exit code.
@@ -136,11 +178,19 @@ fn cwd() -> mnemon::Result<PathBuf> {
 
 fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
     let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
-    let mut memory = Memory::open_dir(dir)?;
+    let mut memory = Memory::open_with(dir, options(cli))?;
     for n in memory.take_notices() {
         out.notice(&n);
     }
     Ok(memory)
+}
+
+fn options(cli: &Cli) -> mnemon::OpenOptions {
+    mnemon::OpenOptions {
+        session: cli.session.clone(),
+        sync: cli.sync,
+        ..mnemon::OpenOptions::default()
+    }
 }
 
 fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
@@ -198,17 +248,59 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 limit: *limit,
                 min_score: *min_score,
                 caller: "cli".into(),
+                record: true,
             };
             let r = memory.recall(&q)?;
             out.recall(&r, *explain);
             Ok(EXIT_OK)
         }
-        Command::Eval { corpus, truth } => {
+        Command::Importance {
+            id,
+            importance,
+            tags,
+            note,
+        } => {
+            let memory = open(cli, out)?;
+            memory.set_importance(id, *importance, tags, note)?;
+            let stats = memory.stats(id)?;
+            if out.json {
+                out.json(&stats);
+            } else {
+                println!("{id}: importance {importance} recorded");
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Stats { id } => {
+            let memory = open(cli, out)?;
+            let s = memory.stats(id)?;
+            if out.json {
+                out.json(&s);
+            } else {
+                println!(
+                    "{}: recalled {} times (last {}), importance {}",
+                    s.id,
+                    s.recall_count,
+                    s.last_recalled_at
+                        .map_or("never".into(), |t| format!("{t} ms")),
+                    s.importance.map_or("unset".into(), |i| i.to_string())
+                );
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Events { action } => {
+            let memory = open(cli, out)?;
+            events_cmd::run(&memory, action, out)
+        }
+        Command::Eval {
+            corpus,
+            truth,
+            modes,
+        } => {
             let t = mnemon::eval::truth::load_truth(truth).map_err(|e| Error::InvalidArgument {
                 what: "ground truth",
                 message: e.to_string(),
             })?;
-            let report = mnemon::eval::run::eval_cold(corpus, &t)?;
+            let report = mnemon::eval::run::eval(corpus, &t, modes)?;
             out.eval(&report);
             Ok(EXIT_OK)
         }

@@ -53,6 +53,8 @@ pub fn query_of(t: &TruthQuery) -> Query {
     q.depth = 2;
     q.limit = EVAL_LIMIT;
     q.caller = "eval".into();
+    // Measuring must not reinforce: later queries would be ranked by earlier ones.
+    q.record = false;
     q
 }
 
@@ -99,12 +101,7 @@ pub fn run_mode(
             trace(t, &recall, &list, &s);
         }
         all.push(s);
-        let name = match t.mode {
-            Mode::Query => "query",
-            Mode::Anchor => "anchor",
-            Mode::Mixed => "mixed",
-        };
-        per_mode.entry(name).or_default().push(s);
+        per_mode.entry(mode_name(&t.mode)).or_default().push(s);
     }
     let avg = macro_average(&all);
     Ok(ModeReport {
@@ -178,13 +175,121 @@ pub fn build_memory(corpus: &Path, root: &Path) -> Result<Memory> {
 
 /// The cold eval of `truth` on `corpus`.
 pub fn eval_cold(corpus: &Path, truth: &Truth) -> Result<EvalReport> {
-    let tmp = tempfile::tempdir().map_err(|e| Error::io("create temp folder", "", e))?;
-    let memory = build_memory(corpus, &tmp.path().join(".mnemon"))?;
-    let cold = run_mode(&memory, truth, &mut |_, _| Ok(()))?;
-    let mut modes = BTreeMap::new();
-    modes.insert("cold".to_string(), cold);
+    eval(corpus, truth, &["cold".to_string()])
+}
+
+/// Warm `ids` by recalling each as an anchor at depth 0, `times` times.
+fn warm(memory: &Memory, ids: &[&str], times: usize) -> Result<()> {
+    for _ in 0..times {
+        for id in ids {
+            let mut q = Query::anchors([*id]).with_depth(0);
+            q.caller = "eval-warmup".into();
+            memory.recall(&q)?;
+        }
+    }
+    Ok(())
+}
+
+fn relevant_ids(t: &TruthQuery) -> Vec<&str> {
+    t.relevant.iter().map(|r| r.id.as_str()).collect()
+}
+
+/// Run the eval in each of `modes` (see the protocol in the module doc): `cold`; `warmN` (every
+/// query's relevant ids recalled N times as anchors at depth 0 before all queries); `impK`
+/// (importance K on every relevant id); `perqN` (per query: fresh stats, warm only its relevant
+/// ids N times). Each mode runs on its own fresh memory.
+pub fn eval(corpus: &Path, truth: &Truth, modes: &[String]) -> Result<EvalReport> {
+    let mut out = BTreeMap::new();
+    for mode in modes {
+        let tmp = tempfile::tempdir().map_err(|e| Error::io("create temp folder", "", e))?;
+        let fresh = |i: usize| -> Result<Memory> {
+            build_memory(corpus, &tmp.path().join(format!("m{i}")).join(".mnemon"))
+        };
+        let bad = || Error::InvalidArgument {
+            what: "mode",
+            message: format!("`{mode}`: use cold, warmN, impK or perqN (e.g. warm5, imp10, perq5)"),
+        };
+        let report = if mode == "cold" {
+            run_mode(&fresh(0)?, truth, &mut |_, _| Ok(()))?
+        } else if let Some(n) = mode.strip_prefix("warm") {
+            let n: usize = n.parse().map_err(|_| bad())?;
+            let memory = fresh(0)?;
+            for t in &truth.queries {
+                warm(&memory, &relevant_ids(t), n)?;
+            }
+            run_mode(&memory, truth, &mut |_, _| Ok(()))?
+        } else if let Some(k) = mode.strip_prefix("imp") {
+            let k: u8 = k.parse().map_err(|_| bad())?;
+            let memory = fresh(0)?;
+            for t in &truth.queries {
+                for id in relevant_ids(t) {
+                    memory.set_importance(id, k, &[], "eval")?;
+                }
+            }
+            run_mode(&memory, truth, &mut |_, _| Ok(()))?
+        } else if let Some(n) = mode.strip_prefix("perq") {
+            let n: usize = n.parse().map_err(|_| bad())?;
+            // A fresh memory per query is the reset: nothing of other queries' warm-up leaks.
+            let mut per_query = Vec::with_capacity(truth.queries.len());
+            for (i, t) in truth.queries.iter().enumerate() {
+                let memory = fresh(i)?;
+                warm(&memory, &relevant_ids(t), n)?;
+                let one = Truth {
+                    queries: vec![t.clone()],
+                };
+                per_query.push((t.mode.clone(), run_mode(&memory, &one, &mut |_, _| Ok(()))?));
+                drop(memory);
+                let _ = std::fs::remove_dir_all(tmp.path().join(format!("m{i}")));
+            }
+            combine(&per_query)
+        } else {
+            return Err(bad());
+        };
+        out.insert(mode.clone(), report);
+    }
     Ok(EvalReport {
         queries: truth.queries.len(),
-        modes,
+        modes: out,
     })
+}
+
+/// Macro-average single-query reports.
+fn combine(per_query: &[(Mode, ModeReport)]) -> ModeReport {
+    let scores: Vec<Scores> = per_query
+        .iter()
+        .map(|(_, r)| Scores {
+            r5: r.r5,
+            r10: r.r10,
+            p5: r.p5,
+            mrr: r.mrr,
+            ndcg5: r.ndcg5,
+        })
+        .collect();
+    let avg = macro_average(&scores);
+    let mut by: BTreeMap<&'static str, Vec<Scores>> = BTreeMap::new();
+    for ((m, _), s) in per_query.iter().zip(&scores) {
+        by.entry(mode_name(m)).or_default().push(*s);
+    }
+    let lat: Vec<u64> = per_query.iter().map(|(_, r)| r.latency_us_p50).collect();
+    ModeReport {
+        r5: avg.r5,
+        r10: avg.r10,
+        p5: avg.p5,
+        mrr: avg.mrr,
+        ndcg5: avg.ndcg5,
+        latency_us_p50: percentile_u64(&lat, 50.0),
+        latency_us_p99: percentile_u64(&lat, 99.0),
+        by_mode: by
+            .into_iter()
+            .map(|(k, v)| (k, macro_average(&v)))
+            .collect(),
+    }
+}
+
+fn mode_name(m: &Mode) -> &'static str {
+    match m {
+        Mode::Query => "query",
+        Mode::Anchor => "anchor",
+        Mode::Mixed => "mixed",
+    }
 }

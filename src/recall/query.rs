@@ -29,6 +29,9 @@ pub struct Query {
     pub min_score: f32,
     /// Who asked (recorded in the event log).
     pub caller: String,
+    /// Record this recall in the event log (it then reinforces what it returned). `false` for
+    /// look-ups that must not change future rankings, such as measuring an eval.
+    pub record: bool,
 }
 
 impl Default for Query {
@@ -40,6 +43,7 @@ impl Default for Query {
             limit: DEFAULT_LIMIT,
             min_score: policy::DEFAULT_MIN_SCORE,
             caller: "library".into(),
+            record: true,
         }
     }
 }

@@ -1,0 +1,596 @@
+//! The event log of a memory folder: this process's segment writer, the folded stats (snapshot +
+//! tail), and reading every segment.
+
+use super::event::{Event, EventKind};
+use super::fold::{RecallStats, Stats};
+use super::segment::{self, FrameReader, Header, Item};
+use crate::error::{Error, Result};
+use crate::fs::{Fs, FsFile};
+use crate::snapshot::{self, Snapshot};
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+/// Extension of a live segment.
+pub const SEGMENT_EXT: &str = ".seg";
+/// Extension of a compressed segment.
+pub const COMPRESSED_EXT: &str = ".seg.zst";
+/// A snapshot is written at open when more events than this were folded from the tail.
+pub const SNAPSHOT_AFTER_EVENTS: u64 = 10_000;
+
+/// When appends become durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SyncPolicy {
+    /// Handed to the OS after every recall (survives a process crash); fsynced when the
+    /// memory is closed.
+    #[default]
+    Close,
+    /// Fsynced after every recall and importance tag (survives a power loss; slower).
+    Always,
+    /// Handed to the OS after every recall; never fsynced by mnemon.
+    Never,
+}
+
+/// A segment file found in `events/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentFile {
+    /// File name.
+    pub name: String,
+    /// File name without `.seg` / `.seg.zst`: the key of its watermark.
+    pub id: String,
+    pub compressed: bool,
+}
+
+/// The segment files of `events/`, sorted by name (= by creation time), and the other files.
+pub fn list_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<SegmentFile>, Vec<String>)> {
+    let names = match fs.list(events_dir) {
+        Ok(n) => n,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io("list", events_dir, e)),
+    };
+    let mut segs = Vec::new();
+    let mut other = Vec::new();
+    for name in names {
+        if let Some(id) = name.strip_suffix(COMPRESSED_EXT) {
+            segs.push(SegmentFile {
+                id: id.to_string(),
+                name,
+                compressed: true,
+            });
+        } else if let Some(id) = name.strip_suffix(SEGMENT_EXT) {
+            segs.push(SegmentFile {
+                id: id.to_string(),
+                name,
+                compressed: false,
+            });
+        } else if !name.starts_with('.') {
+            other.push(name);
+        }
+    }
+    segs.sort_by(|a, b| a.name.cmp(&b.name));
+    other.sort();
+    Ok((segs, other))
+}
+
+/// What reading one segment found.
+#[derive(Debug, Default)]
+pub struct SegmentRead {
+    pub header: Option<Header>,
+    /// Events with their frame offsets.
+    pub events: Vec<(u64, Event)>,
+    pub damaged: Vec<std::ops::Range<u64>>,
+    /// Offset just past the last good frame (the next watermark).
+    pub end: u64,
+    /// Why reading stopped early, if it did (what was read is kept).
+    pub error: Option<String>,
+}
+
+/// Open a segment's byte stream (decompressing `.seg.zst`).
+pub fn open_stream(
+    fs: &dyn Fs,
+    path: &Path,
+    compressed: bool,
+) -> std::io::Result<Box<dyn Read + Send>> {
+    let raw = fs.open_read(path)?;
+    if compressed {
+        Ok(Box::new(zstd::stream::read::Decoder::new(raw)?))
+    } else {
+        Ok(raw)
+    }
+}
+
+/// Read the events of a segment at or after `from` (an offset in its uncompressed stream).
+pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> SegmentRead {
+    let mut out = SegmentRead::default();
+    let mut stream = match open_stream(fs, path, compressed) {
+        Ok(s) => s,
+        Err(e) => {
+            out.error = Some(format!("cannot open: {e}"));
+            return out;
+        }
+    };
+    // The header: fixed part, then the session id and crc.
+    let mut head = vec![0u8; segment::H_SESSION];
+    if let Err(e) = stream.read_exact(&mut head) {
+        out.error = Some(format!("no header ({e})"));
+        return out;
+    }
+    let n = usize::from(head[segment::H_SESSION_LEN]).min(segment::MAX_SESSION_BYTES + 1);
+    let mut rest = vec![0u8; n + 4];
+    if let Err(e) = stream.read_exact(&mut rest) {
+        out.error = Some(format!("header truncated ({e})"));
+        return out;
+    }
+    head.extend_from_slice(&rest);
+    let header_len = match Header::decode(&head) {
+        Ok((h, len)) => {
+            out.header = Some(h);
+            len as u64
+        }
+        Err(e) => {
+            out.error = Some(e);
+            return out;
+        }
+    };
+    let start = from.max(header_len);
+    let stream: Box<dyn Read + Send> = if compressed || start == header_len {
+        // Skip forward in the stream we have (compressed streams cannot seek).
+        let skip = start - header_len;
+        if skip > 0
+            && let Err(e) = std::io::copy(&mut (&mut stream).take(skip), &mut std::io::sink())
+        {
+            out.error = Some(format!("cannot skip to the watermark ({e})"));
+            return out;
+        }
+        stream
+    } else {
+        match fs.open_read_at(path, start) {
+            Ok(s) => s,
+            Err(e) => {
+                out.error = Some(format!("cannot seek to the watermark ({e})"));
+                return out;
+            }
+        }
+    };
+    out.end = start;
+    let mut reader = FrameReader::new(stream, start);
+    for item in reader.by_ref() {
+        match item {
+            Item::Event { offset, end, event } => {
+                out.events.push((offset, event));
+                out.end = end;
+            }
+            Item::Damaged(r) => out.damaged.push(r),
+        }
+    }
+    if let Some(e) = reader.io_error {
+        out.error = Some(format!(
+            "read failed midway ({e}); kept the events before it"
+        ));
+    }
+    out
+}
+
+struct Writer {
+    file: Box<dyn FsFile>,
+    id: String,
+    path: PathBuf,
+    buf: Vec<u8>,
+    /// Bytes of the file including what is still in `buf`.
+    len: u64,
+    seq: u64,
+    poisoned: Option<String>,
+}
+
+/// Folded stats: a snapshot (zero-copy) plus what was folded after its watermarks.
+struct State {
+    snapshot: Option<Snapshot>,
+    delta: Stats,
+    /// Current watermark of every segment seen (snapshot's, advanced by folding).
+    marks: HashMap<String, u64>,
+}
+
+/// A read view of the folded stats.
+pub struct StatsView<'a> {
+    st: std::sync::RwLockReadGuard<'a, State>,
+}
+
+impl StatsView<'_> {
+    /// (recall_count, last_recalled_at ms, importance) of a node, without allocating.
+    pub fn node(&self, id: &str) -> (u64, Option<i64>, Option<u8>) {
+        let mut count = 0;
+        let mut last: Option<i64> = None;
+        // (ts, session, seq, importance): the fold's last-writer-wins order.
+        let mut imp: Option<(i64, &str, u64, u8)> = None;
+        if let Some(r) = self
+            .st
+            .snapshot
+            .as_ref()
+            .and_then(|s| s.data().nodes.get(id))
+        {
+            count += r.recall_count.to_native();
+            let l = r.last_recalled_at.to_native();
+            if l != i64::MIN {
+                last = Some(l);
+            }
+            if r.importance > 0 {
+                imp = Some((
+                    r.importance_ts.to_native(),
+                    r.key_session.as_str(),
+                    r.key_seq.to_native(),
+                    r.importance,
+                ));
+            }
+        }
+        if let Some(d) = self.st.delta.nodes.get(id) {
+            count += d.recall_count;
+            last = match (last, d.last_recalled_at) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            if let (Some(i), Some(ts), Some((sess, seq))) =
+                (d.importance, d.importance_ts, d.importance_key.as_ref())
+            {
+                let cand = (ts, sess.as_str(), *seq, i);
+                if imp.is_none_or(|cur| cand > cur) {
+                    imp = Some(cand);
+                }
+            }
+        }
+        (count, last, imp.map(|(_, _, _, i)| i))
+    }
+}
+
+/// The event log.
+pub struct EventLog {
+    fs: Arc<dyn Fs>,
+    events_dir: PathBuf,
+    index_dir: PathBuf,
+    session: String,
+    sync: SyncPolicy,
+    writer: Mutex<Option<Writer>>,
+    state: RwLock<State>,
+    notices: Mutex<Vec<String>>,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A new session id for this process.
+pub fn new_session_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("p{}-{:08x}", std::process::id(), nanos)
+}
+
+impl EventLog {
+    /// Open the log: read the snapshot (or re-fold everything if it is unusable), fold the tail.
+    pub fn open(
+        fs: Arc<dyn Fs>,
+        events_dir: PathBuf,
+        index_dir: PathBuf,
+        session: Option<String>,
+        sync: SyncPolicy,
+    ) -> Result<EventLog> {
+        let session = match session {
+            Some(s) if segment::valid_session(&s) => s,
+            Some(s) => {
+                return Err(Error::InvalidArgument {
+                    what: "session",
+                    message: format!("{s:?}: use 1 to 64 characters from A-Z a-z 0-9 . _ -"),
+                });
+            }
+            None => new_session_id(),
+        };
+        fs.create_dir_all(&events_dir)
+            .map_err(|e| Error::io("create folder", &events_dir, e))?;
+        let log = EventLog {
+            fs,
+            events_dir,
+            index_dir,
+            session,
+            sync,
+            writer: Mutex::new(None),
+            state: RwLock::new(State {
+                snapshot: None,
+                delta: Stats::default(),
+                marks: HashMap::new(),
+            }),
+            notices: Mutex::new(Vec::new()),
+        };
+        let snapshot = match Snapshot::open(log.fs.as_ref(), &log.index_dir) {
+            Ok(s) => s,
+            Err(reason) => {
+                log.notice(format!(
+                    "stats snapshot {} is unusable ({reason}): re-folding every event",
+                    log.index_dir.join(snapshot::SNAPSHOT_FILE).display()
+                ));
+                None
+            }
+        };
+        if let Ok(mut st) = log.state.write() {
+            if let Some(s) = &snapshot {
+                st.marks = s.to_owned().1;
+            }
+            st.snapshot = snapshot;
+        }
+        let folded = log.refresh()?;
+        if folded > SNAPSHOT_AFTER_EVENTS
+            && let Err(e) = log.write_snapshot()
+        {
+            log.notice(format!("could not write the stats snapshot: {e}"));
+        }
+        Ok(log)
+    }
+
+    fn notice(&self, n: String) {
+        if let Ok(mut v) = self.notices.lock() {
+            v.push(n);
+        }
+    }
+
+    /// Messages about repairs (unusable snapshot, damaged frames), for the caller to show.
+    pub fn take_notices(&self) -> Vec<String> {
+        self.notices
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default()
+    }
+
+    /// This process's session id.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// Fold events appended since the last fold (by any process) into the stats. Returns how
+    /// many events were folded.
+    pub fn refresh(&self) -> Result<u64> {
+        let (segs, _) = list_segments(self.fs.as_ref(), &self.events_dir)?;
+        let own = self
+            .writer
+            .lock()
+            .ok()
+            .and_then(|w| w.as_ref().map(|w| w.id.clone()));
+        let marks: HashMap<String, u64> = self
+            .state
+            .read()
+            .map(|s| s.marks.clone())
+            .unwrap_or_default();
+        let mut folded = 0;
+        let mut delta = Stats::default();
+        let mut new_marks = Vec::new();
+        for seg in segs {
+            if Some(&seg.id) == own.as_ref() {
+                continue;
+            }
+            let mark = marks.get(&seg.id).copied();
+            // A compressed segment was fully folded into a snapshot before it was compressed.
+            if seg.compressed && mark.is_some() {
+                continue;
+            }
+            let path = self.events_dir.join(&seg.name);
+            if !seg.compressed
+                && let (Some(m), Ok(len)) = (mark, self.fs.len(&path))
+                && len <= m
+            {
+                continue;
+            }
+            let read = read_segment(self.fs.as_ref(), &path, seg.compressed, mark.unwrap_or(0));
+            if let Some(e) = &read.error {
+                self.notice(format!("events/{}: {e}", seg.name));
+            }
+            let Some(h) = &read.header else { continue };
+            for (_, ev) in &read.events {
+                delta.apply(&h.session, ev);
+            }
+            folded += read.events.len() as u64;
+            new_marks.push((seg.id, read.end));
+        }
+        if let Ok(mut st) = self.state.write() {
+            st.delta.merge(&delta);
+            for (id, end) in new_marks {
+                let m = st.marks.entry(id).or_insert(0);
+                *m = (*m).max(end);
+            }
+        }
+        Ok(folded)
+    }
+
+    /// Stats of one node (snapshot + tail).
+    pub fn stats(&self, id: &str) -> RecallStats {
+        let Ok(st) = self.state.read() else {
+            return RecallStats::default();
+        };
+        let mut s = st
+            .snapshot
+            .as_ref()
+            .and_then(|snap| snap.get(id))
+            .unwrap_or_default();
+        if let Some(d) = st.delta.nodes.get(id) {
+            s.merge(d);
+        }
+        s
+    }
+
+    /// A read view of the stats for many lookups (one lock for a whole recall).
+    pub fn view(&self) -> Option<StatsView<'_>> {
+        self.state.read().ok().map(|g| StatsView { st: g })
+    }
+
+    /// Events counted so far.
+    pub fn event_count(&self) -> u64 {
+        self.state
+            .read()
+            .map(|st| st.snapshot.as_ref().map_or(0, |s| s.events()) + st.delta.events)
+            .unwrap_or(0)
+    }
+
+    /// Append events (one batch: a recall's query and hits, or one tag), fold them, and make them
+    /// visible to other processes (flushed to the OS; fsynced under `SyncPolicy::Always`).
+    pub fn append(&self, kinds: Vec<EventKind>) -> Result<()> {
+        let mut guard = self.writer.lock().map_err(|_| Error::Poisoned {
+            path: self.events_dir.clone(),
+            reason: "a thread panicked while appending".into(),
+        })?;
+        if guard.is_none() {
+            *guard = Some(self.create_writer()?);
+        }
+        let Some(w) = guard.as_mut() else {
+            return Ok(());
+        };
+        if let Some(reason) = &w.poisoned {
+            return Err(Error::Poisoned {
+                path: w.path.clone(),
+                reason: reason.clone(),
+            });
+        }
+        let ts = now_ms();
+        let mut folded = Stats::default();
+        let start = w.buf.len();
+        for kind in kinds {
+            let e = Event {
+                ts_ms: ts,
+                seq: w.seq,
+                kind,
+            };
+            w.seq += 1;
+            segment::encode_frame(&e, &mut w.buf);
+            folded.apply(&self.session, &e);
+        }
+        w.len += (w.buf.len() - start) as u64;
+        let mut result = w.file.write_all(&w.buf);
+        w.buf.clear();
+        if result.is_ok() && self.sync == SyncPolicy::Always {
+            result = w.file.sync();
+        }
+        if let Err(e) = result {
+            // fsync and write errors are not retryable (the page cache may have dropped the data):
+            // refuse further appends rather than pretend.
+            let reason =
+                format!("a write or fsync failed ({e}); events after it were not recorded");
+            w.poisoned = Some(reason.clone());
+            return Err(Error::Poisoned {
+                path: w.path.clone(),
+                reason,
+            });
+        }
+        if let Ok(mut st) = self.state.write() {
+            st.delta.merge(&folded);
+            st.marks.insert(w.id.clone(), w.len);
+        }
+        Ok(())
+    }
+
+    fn create_writer(&self) -> Result<Writer> {
+        let created_ms = now_ms();
+        let header = Header {
+            session: self.session.clone(),
+            created_ms,
+        }
+        .encode();
+        for attempt in 0..16u32 {
+            let id = format!(
+                "{created_ms:013}-{}-{}-{attempt}",
+                self.session,
+                std::process::id()
+            );
+            let path = self.events_dir.join(format!("{id}{SEGMENT_EXT}"));
+            match self.fs.create_new(&path) {
+                Ok(mut file) => {
+                    file.write_all(&header)
+                        .map_err(|e| Error::io("write header of", &path, e))?;
+                    if self.sync == SyncPolicy::Always {
+                        file.sync().map_err(|e| Error::io("fsync", &path, e))?;
+                        self.fs
+                            .sync_dir(&self.events_dir)
+                            .map_err(|e| Error::io("fsync folder", &self.events_dir, e))?;
+                    }
+                    return Ok(Writer {
+                        file,
+                        id,
+                        path,
+                        buf: Vec::with_capacity(4096),
+                        len: header.len() as u64,
+                        seq: 0,
+                        poisoned: None,
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(Error::io("create segment", &path, e)),
+            }
+        }
+        Err(Error::InvalidArgument {
+            what: "session",
+            message: "could not find a free segment file name".into(),
+        })
+    }
+
+    /// Make this process's appends durable (fsync of the segment and of `events/`).
+    pub fn sync(&self) -> Result<()> {
+        let mut guard = self.writer.lock().map_err(|_| Error::Poisoned {
+            path: self.events_dir.clone(),
+            reason: "a thread panicked while appending".into(),
+        })?;
+        let Some(w) = guard.as_mut() else {
+            return Ok(());
+        };
+        if let Some(reason) = &w.poisoned {
+            return Err(Error::Poisoned {
+                path: w.path.clone(),
+                reason: reason.clone(),
+            });
+        }
+        if let Err(e) = w.file.sync() {
+            let reason = format!("fsync failed ({e})");
+            w.poisoned = Some(reason.clone());
+            return Err(Error::Poisoned {
+                path: w.path.clone(),
+                reason,
+            });
+        }
+        self.fs
+            .sync_dir(&self.events_dir)
+            .map_err(|e| Error::io("fsync folder", &self.events_dir, e))
+    }
+
+    /// Write a snapshot of the current stats (after making this process's events durable).
+    pub fn write_snapshot(&self) -> Result<()> {
+        self.sync()?;
+        let st = self.state.read().map_err(|_| Error::Poisoned {
+            path: self.index_dir.clone(),
+            reason: "a thread panicked while folding".into(),
+        })?;
+        let mut all = match &st.snapshot {
+            Some(s) => s.to_owned().0,
+            None => Stats::default(),
+        };
+        all.merge(&st.delta);
+        snapshot::write(self.fs.as_ref(), &self.index_dir, &all, &st.marks)
+            .map_err(|e| Error::io("write snapshot in", &self.index_dir, e))
+    }
+
+    /// The events folder.
+    pub fn events_dir(&self) -> &Path {
+        &self.events_dir
+    }
+
+    /// The file system this log uses.
+    pub fn fs(&self) -> &dyn Fs {
+        self.fs.as_ref()
+    }
+}
+
+impl Drop for EventLog {
+    fn drop(&mut self) {
+        if self.sync != SyncPolicy::Never {
+            let _ = self.sync();
+        }
+    }
+}

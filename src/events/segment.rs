@@ -1,0 +1,378 @@
+//! One session's segment file: a header, then CRC-framed events (format-spec/events.md).
+//!
+//! [`FrameReader`] decodes frames from any byte stream (a file, a zstd decoder), skipping a
+//! damaged or torn frame by scanning forward to the next frame whose checksum verifies, and never
+//! dropping what it already read when the stream fails midway.
+
+use super::event::Event;
+use std::io::{self, Read};
+use std::ops::Range;
+
+/// First 8 bytes of a segment.
+pub const MAGIC: [u8; 8] = *b"\x89MNEV\r\n\x1a";
+/// Format version written by this build.
+pub const VERSION: u16 = 1;
+/// Longest session id (bytes, ASCII `[A-Za-z0-9._-]`).
+pub const MAX_SESSION_BYTES: usize = 64;
+/// Largest frame payload accepted (a limit on everything).
+pub const MAX_FRAME_PAYLOAD: u32 = 64 * 1024;
+/// Frame header: `u32` length + `u32` crc.
+pub const FRAME_HEADER_LEN: usize = 8;
+
+/// Offsets in the header (fixed part).
+pub const H_VERSION: usize = MAGIC.len();
+pub const H_FLAGS: usize = H_VERSION + 2;
+pub const H_CREATED: usize = H_FLAGS + 2;
+pub const H_SESSION_LEN: usize = H_CREATED + 8;
+pub const H_SESSION: usize = H_SESSION_LEN + 1;
+
+/// A segment header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    pub session: String,
+    /// Milliseconds since the Unix epoch.
+    pub created_ms: i64,
+}
+
+/// Whether `s` is a usable session id.
+pub fn valid_session(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= MAX_SESSION_BYTES
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
+}
+
+impl Header {
+    /// Encoded header bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        debug_assert!(valid_session(&self.session));
+        let mut out = Vec::with_capacity(H_SESSION + self.session.len() + 4);
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(&self.created_ms.to_le_bytes());
+        out.push(self.session.len() as u8);
+        out.extend_from_slice(self.session.as_bytes());
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Decode a header from the start of `b`; returns it and its length.
+    pub fn decode(b: &[u8]) -> Result<(Header, usize), String> {
+        if b.len() < H_SESSION + 4 {
+            return Err("too short for a segment header".into());
+        }
+        if b[..MAGIC.len()] != MAGIC {
+            return Err("bad magic: not a mnemon event segment".into());
+        }
+        let version = u16::from_le_bytes([b[H_VERSION], b[H_VERSION + 1]]);
+        if version != VERSION {
+            return Err(format!(
+                "format version {version}, this build reads {VERSION}"
+            ));
+        }
+        let n = usize::from(b[H_SESSION_LEN]);
+        let end = H_SESSION + n;
+        if b.len() < end + 4 {
+            return Err("header truncated".into());
+        }
+        let stored = u32::from_le_bytes([b[end], b[end + 1], b[end + 2], b[end + 3]]);
+        if crc32fast::hash(&b[..end]) != stored {
+            return Err("header checksum mismatch".into());
+        }
+        let session = std::str::from_utf8(&b[H_SESSION..end])
+            .map_err(|_| "session id not UTF-8".to_string())?
+            .to_string();
+        if !valid_session(&session) {
+            return Err(format!("invalid session id {session:?}"));
+        }
+        let mut c = [0u8; 8];
+        c.copy_from_slice(&b[H_CREATED..H_CREATED + 8]);
+        Ok((
+            Header {
+                session,
+                created_ms: i64::from_le_bytes(c),
+            },
+            end + 4,
+        ))
+    }
+}
+
+/// One frame's bytes for `event`: `u32` payload length, `u32` crc32 of (length bytes ++
+/// payload), payload.
+pub fn encode_frame(event: &Event, out: &mut Vec<u8>) {
+    let payload = event.encode();
+    debug_assert!(payload.len() <= MAX_FRAME_PAYLOAD as usize);
+    let len = (payload.len() as u32).to_le_bytes();
+    let mut h = crc32fast::Hasher::new();
+    h.update(&len);
+    h.update(&payload);
+    out.extend_from_slice(&len);
+    out.extend_from_slice(&h.finalize().to_le_bytes());
+    out.extend_from_slice(&payload);
+}
+
+/// Something read from a segment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// A good frame at `offset` (absolute, in the uncompressed stream) ending at `end`.
+    Event { offset: u64, end: u64, event: Event },
+    /// Bytes that are not a good frame (damaged, or a torn tail).
+    Damaged(Range<u64>),
+}
+
+/// Decodes frames from a stream starting at absolute offset `start`.
+pub struct FrameReader<R: Read> {
+    src: R,
+    buf: Vec<u8>,
+    /// Absolute offset of `buf[pos]`.
+    offset: u64,
+    pos: usize,
+    eof: bool,
+    damage_start: Option<u64>,
+    /// Set when the stream failed; reading stops there (what was read is kept).
+    pub io_error: Option<io::Error>,
+}
+
+const READ_CHUNK: usize = 64 * 1024;
+
+impl<R: Read> FrameReader<R> {
+    pub fn new(src: R, start: u64) -> Self {
+        FrameReader {
+            src,
+            buf: Vec::with_capacity(READ_CHUNK * 2),
+            offset: start,
+            pos: 0,
+            eof: false,
+            damage_start: None,
+            io_error: None,
+        }
+    }
+
+    /// Make at least `n` unread bytes available, unless the stream ends first.
+    fn fill(&mut self, n: usize) {
+        while self.buf.len() - self.pos < n && !self.eof {
+            if self.pos > READ_CHUNK {
+                self.buf.drain(..self.pos);
+                self.pos = 0;
+            }
+            let old = self.buf.len();
+            self.buf.resize(old + READ_CHUNK, 0);
+            match self.src.read(&mut self.buf[old..]) {
+                Ok(0) => {
+                    self.buf.truncate(old);
+                    self.eof = true;
+                }
+                Ok(k) => self.buf.truncate(old + k),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => self.buf.truncate(old),
+                Err(e) => {
+                    self.buf.truncate(old);
+                    self.io_error = Some(e);
+                    self.eof = true;
+                }
+            }
+        }
+    }
+
+    fn avail(&self) -> &[u8] {
+        &self.buf[self.pos..]
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.pos += n;
+        self.offset += n as u64;
+    }
+
+    /// Try a frame at the current position: `Some((len, event))` when it checks out.
+    fn try_frame(&mut self) -> Option<(usize, Event)> {
+        self.fill(FRAME_HEADER_LEN);
+        let a = self.avail();
+        if a.len() < FRAME_HEADER_LEN {
+            return None;
+        }
+        let len = u32::from_le_bytes([a[0], a[1], a[2], a[3]]);
+        if len == 0 || len > MAX_FRAME_PAYLOAD {
+            return None;
+        }
+        let crc = u32::from_le_bytes([a[4], a[5], a[6], a[7]]);
+        let total = FRAME_HEADER_LEN + len as usize;
+        self.fill(total);
+        let a = self.avail();
+        if a.len() < total {
+            return None;
+        }
+        let mut h = crc32fast::Hasher::new();
+        h.update(&a[..4]);
+        h.update(&a[FRAME_HEADER_LEN..total]);
+        if h.finalize() != crc {
+            return None;
+        }
+        let event = Event::decode(&a[FRAME_HEADER_LEN..total]).ok()?;
+        Some((total, event))
+    }
+}
+
+impl<R: Read> Iterator for FrameReader<R> {
+    type Item = Item;
+
+    fn next(&mut self) -> Option<Item> {
+        loop {
+            self.fill(1);
+            if self.avail().is_empty() {
+                // End of stream: close any open damaged range (a torn tail).
+                return self
+                    .damage_start
+                    .take()
+                    .map(|s| Item::Damaged(s..self.offset));
+            }
+            if let Some((total, event)) = self.try_frame() {
+                if let Some(s) = self.damage_start.take() {
+                    // Report the damage first; the good frame is found again on the next call.
+                    return Some(Item::Damaged(s..self.offset));
+                }
+                let offset = self.offset;
+                self.advance(total);
+                return Some(Item::Event {
+                    offset,
+                    end: self.offset,
+                    event,
+                });
+            }
+            // Not a frame here: resynchronise one byte further on.
+            if self.damage_start.is_none() {
+                self.damage_start = Some(self.offset);
+            }
+            self.advance(1);
+        }
+    }
+}
+
+/// Everything in a segment's bytes: header (or why it is bad), events with offsets, damaged
+/// ranges. Never panics (fuzzed).
+#[derive(Debug, Default)]
+pub struct Decoded {
+    pub header: Option<Header>,
+    pub header_error: Option<String>,
+    pub events: Vec<(u64, Event)>,
+    pub damaged: Vec<Range<u64>>,
+}
+
+/// Decode a whole segment held in memory.
+pub fn decode_segment(bytes: &[u8]) -> Decoded {
+    let mut d = Decoded::default();
+    let start = match Header::decode(bytes) {
+        Ok((h, len)) => {
+            d.header = Some(h);
+            len
+        }
+        Err(e) => {
+            d.header_error = Some(e);
+            return d;
+        }
+    };
+    for item in FrameReader::new(&bytes[start..], start as u64) {
+        match item {
+            Item::Event { offset, event, .. } => d.events.push((offset, event)),
+            Item::Damaged(r) => d.damaged.push(r),
+        }
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::event::EventKind;
+
+    fn ev(seq: u64) -> Event {
+        Event {
+            ts_ms: 1000 + seq as i64,
+            seq,
+            kind: EventKind::RecallHit {
+                qid: "q".into(),
+                node: format!("n{seq}"),
+                rank: 1,
+                score: 1.0,
+                source: crate::events::event::HitSource::Direct,
+            },
+        }
+    }
+
+    fn segment(n: u64) -> Vec<u8> {
+        let mut b = Header {
+            session: "s1".into(),
+            created_ms: 5,
+        }
+        .encode();
+        for i in 0..n {
+            encode_frame(&ev(i), &mut b);
+        }
+        b
+    }
+
+    #[test]
+    fn clean_segment_decodes_fully() {
+        let d = decode_segment(&segment(3));
+        assert_eq!(d.header.unwrap().session, "s1");
+        assert_eq!(d.events.len(), 3);
+        assert!(d.damaged.is_empty());
+    }
+
+    #[test]
+    fn flipped_byte_loses_one_frame_and_resyncs() {
+        let clean = segment(3);
+        let d0 = decode_segment(&clean);
+        let second = d0.events[1].0 as usize;
+        let mut b = clean.clone();
+        b[second + 10] ^= 0x55;
+        let d = decode_segment(&b);
+        let seqs: Vec<u64> = d.events.iter().map(|(_, e)| e.seq).collect();
+        assert_eq!(seqs, vec![0, 2]);
+        assert_eq!(d.damaged.len(), 1);
+        assert_eq!(d.damaged[0].start, second as u64);
+        assert_eq!(d.damaged[0].end, d0.events[2].0);
+    }
+
+    #[test]
+    fn torn_tail_is_one_damaged_range_and_appends_after_it_are_found() {
+        let mut b = segment(2);
+        let full = b.len();
+        let mut frame = Vec::new();
+        encode_frame(&ev(7), &mut frame);
+        b.extend_from_slice(&frame[..frame.len() / 2]);
+        let d = decode_segment(&b);
+        assert_eq!(d.events.len(), 2);
+        assert_eq!(d.damaged, vec![full as u64..b.len() as u64]);
+        // A later append behind the torn bytes is still read.
+        encode_frame(&ev(8), &mut b);
+        let d = decode_segment(&b);
+        let seqs: Vec<u64> = d.events.iter().map(|(_, e)| e.seq).collect();
+        assert_eq!(seqs, vec![0, 1, 8]);
+    }
+
+    #[test]
+    fn io_error_midway_keeps_what_was_read() {
+        struct Failing(Vec<u8>, usize);
+        impl Read for Failing {
+            fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+                if self.1 >= self.0.len() / 2 {
+                    return Err(io::Error::other("disk gone"));
+                }
+                let n = out.len().min(7).min(self.0.len() - self.1);
+                out[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
+                self.1 += n;
+                Ok(n)
+            }
+        }
+        let b = segment(10);
+        let (_, hlen) = Header::decode(&b).unwrap();
+        let mut r = FrameReader::new(Failing(b[hlen..].to_vec(), 0), hlen as u64);
+        let events = r
+            .by_ref()
+            .filter(|i| matches!(i, Item::Event { .. }))
+            .count();
+        assert!(events >= 4, "kept {events}");
+        assert!(r.io_error.is_some());
+    }
+}

@@ -1,0 +1,133 @@
+//! The file-system seam: every byte of the event log, the snapshot and compaction goes through
+//! [`Fs`], so tests can swap in an implementation that fails or "crashes" at a chosen call
+//! (issue: crash-point enumeration). [`RealFs`] is the one used in production.
+
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::Arc;
+
+/// A file opened for appending.
+pub trait FsFile: Send {
+    /// Write all of `buf` at the end of the file (into the OS; not durable until `sync`).
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()>;
+    /// Make everything written so far durable (fsync).
+    fn sync(&mut self) -> io::Result<()>;
+}
+
+/// Read-only bytes of a whole file (a memory map for [`RealFs`]).
+pub type Mapped = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// The file operations mnemon's logs and snapshots need.
+pub trait Fs: Send + Sync {
+    /// Create `path`, failing if it exists (two writers never share a file).
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsFile>>;
+    /// Open an existing file for appending.
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn FsFile>>;
+    /// Stream a file.
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn Read + Send>>;
+    /// Stream a file from byte `offset` on.
+    fn open_read_at(&self, path: &Path, offset: u64) -> io::Result<Box<dyn Read + Send>>;
+    /// Map a whole file read-only.
+    fn map(&self, path: &Path) -> io::Result<Mapped>;
+    /// Rename atomically (replacing `to`).
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Remove a file.
+    fn remove(&self, path: &Path) -> io::Result<()>;
+    /// File names in `dir` (not paths), any order.
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
+    /// Size of a file in bytes.
+    fn len(&self, path: &Path) -> io::Result<u64>;
+    /// Make a folder's entries (creations, renames, removals) durable.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+    /// Create a folder and its parents.
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+
+    /// Read a whole file.
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.open_read(path)?.read_to_end(&mut out)?;
+        Ok(out)
+    }
+}
+
+/// The real file system.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RealFs;
+
+struct RealFile(std::fs::File);
+
+impl FsFile for RealFile {
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        io::Write::write_all(&mut self.0, buf)
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.0.sync_data()
+    }
+}
+
+struct Map(memmap2::Mmap);
+
+impl AsRef<[u8]> for Map {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Fs for RealFs {
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(path)?;
+        Ok(Box::new(RealFile(f)))
+    }
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
+        let f = std::fs::OpenOptions::new().append(true).open(path)?;
+        Ok(Box::new(RealFile(f)))
+    }
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
+        Ok(Box::new(std::fs::File::open(path)?))
+    }
+    fn open_read_at(&self, path: &Path, offset: u64) -> io::Result<Box<dyn Read + Send>> {
+        use std::io::Seek;
+        let mut f = std::fs::File::open(path)?;
+        f.seek(io::SeekFrom::Start(offset))?;
+        Ok(Box::new(f))
+    }
+    fn map(&self, path: &Path) -> io::Result<Mapped> {
+        let f = std::fs::File::open(path)?;
+        if f.metadata()?.len() == 0 {
+            // Mapping an empty file fails on some systems; an empty slice is the same thing.
+            return Ok(Arc::new(Vec::new()));
+        }
+        // SAFETY: mnemon never modifies a file it maps: snapshots are replaced by rename, never
+        // written in place, so the mapping stays valid while it lives.
+        let m = unsafe { memmap2::Mmap::map(&f)? };
+        Ok(Arc::new(Map(m)))
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir)? {
+            let e = e?;
+            if let Some(name) = e.file_name().to_str() {
+                out.push(name.to_string());
+            }
+        }
+        Ok(out)
+    }
+    fn len(&self, path: &Path) -> io::Result<u64> {
+        Ok(std::fs::metadata(path)?.len())
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        std::fs::File::open(dir)?.sync_all()
+    }
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(dir)
+    }
+}

@@ -1,0 +1,237 @@
+//! Folded stats on disk: an rkyv archive behind a checksummed header, written to a temp file and
+//! renamed, read through a memory map and validated once at open (format-spec/snapshot.md).
+//!
+//! The archive carries a watermark per event segment (the offset up to which the segment's events
+//! are counted), so open = snapshot + fold of the events after the watermarks. rkyv's validation
+//! alone missed some flipped bytes, so the archive also has its own crc32, checked first.
+
+use crate::events::fold::{RecallStats, Stats};
+use crate::fs::{Fs, Mapped};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// File name inside `index/`.
+pub const SNAPSHOT_FILE: &str = "stats.snapshot";
+/// First 8 bytes.
+pub const MAGIC: [u8; 8] = *b"\x89MNSN\r\n\x1a";
+/// Format version written by this build.
+pub const VERSION: u16 = 1;
+/// Header length: a multiple of 16 so the archive after it stays aligned for rkyv.
+pub const HEADER_LEN: usize = 32;
+pub const H_VERSION: usize = MAGIC.len();
+pub const H_RESERVED: usize = H_VERSION + 2;
+pub const H_CRC: usize = H_RESERVED + 2;
+pub const H_LEN: usize = H_CRC + 4;
+pub const H_RESERVED2: usize = H_LEN + 8;
+
+/// One node's folded stats, as archived. Absent values are encoded as `i64::MIN` / 0.
+#[derive(Debug, Clone, PartialEq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct StatsRec {
+    pub recall_count: u64,
+    pub last_recalled_at: i64,
+    pub importance: u8,
+    pub importance_ts: i64,
+    pub key_session: String,
+    pub key_seq: u64,
+}
+
+/// What a snapshot holds.
+#[derive(Debug, Clone, PartialEq, Default, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct SnapshotData {
+    pub nodes: HashMap<String, StatsRec>,
+    /// Segment id (file name without extensions) -> offset in its uncompressed byte stream up to
+    /// which its events are counted.
+    pub watermarks: HashMap<String, u64>,
+    /// Events counted.
+    pub events: u64,
+}
+
+impl StatsRec {
+    pub fn from_stats(s: &RecallStats) -> StatsRec {
+        let (key_session, key_seq) = s.importance_key.clone().unwrap_or_default();
+        StatsRec {
+            recall_count: s.recall_count,
+            last_recalled_at: s.last_recalled_at.unwrap_or(i64::MIN),
+            importance: s.importance.unwrap_or(0),
+            importance_ts: s.importance_ts.unwrap_or(i64::MIN),
+            key_session,
+            key_seq,
+        }
+    }
+}
+
+/// Convert an archived record back.
+pub fn to_stats(r: &ArchivedStatsRec) -> RecallStats {
+    let last = r.last_recalled_at.to_native();
+    let ts = r.importance_ts.to_native();
+    let has_importance = r.importance > 0;
+    RecallStats {
+        recall_count: r.recall_count.to_native(),
+        last_recalled_at: (last != i64::MIN).then_some(last),
+        importance: has_importance.then_some(r.importance),
+        importance_ts: has_importance.then_some(ts),
+        importance_key: has_importance
+            .then(|| (r.key_session.as_str().to_string(), r.key_seq.to_native())),
+    }
+}
+
+/// An open, verified snapshot.
+pub struct Snapshot {
+    bytes: SnapshotBytes,
+}
+
+enum SnapshotBytes {
+    Mapped(Mapped),
+    Copied(rkyv::util::AlignedVec<16>),
+}
+
+impl Snapshot {
+    fn archive(&self) -> &[u8] {
+        match &self.bytes {
+            SnapshotBytes::Mapped(m) => m.as_ref().as_ref().get(HEADER_LEN..).unwrap_or(&[]),
+            SnapshotBytes::Copied(v) => v.as_slice(),
+        }
+    }
+
+    /// The archived data (validated at open).
+    pub fn data(&self) -> &ArchivedSnapshotData {
+        // SAFETY: `open` checked the crc and ran rkyv's validation on exactly these bytes, which
+        // are immutable (a read-only map of a file that is only ever replaced by rename, or an
+        // owned copy).
+        unsafe { rkyv::access_unchecked::<ArchivedSnapshotData>(self.archive()) }
+    }
+
+    /// Stats of one node.
+    pub fn get(&self, id: &str) -> Option<RecallStats> {
+        self.data().nodes.get(id).map(to_stats)
+    }
+
+    /// Watermark of a segment (0 when the snapshot has not seen it).
+    pub fn watermark(&self, segment_id: &str) -> Option<u64> {
+        self.data()
+            .watermarks
+            .get(segment_id)
+            .map(|w| w.to_native())
+    }
+
+    /// Events counted.
+    pub fn events(&self) -> u64 {
+        self.data().events.to_native()
+    }
+
+    /// Everything as an owned fold result plus watermarks.
+    pub fn to_owned(&self) -> (Stats, HashMap<String, u64>) {
+        let d = self.data();
+        let mut stats = Stats {
+            nodes: HashMap::with_capacity(d.nodes.len()),
+            events: d.events.to_native(),
+        };
+        for (k, v) in d.nodes.iter() {
+            stats.nodes.insert(k.as_str().to_string(), to_stats(v));
+        }
+        let marks = d
+            .watermarks
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), v.to_native()))
+            .collect();
+        (stats, marks)
+    }
+
+    /// Open and verify the snapshot in `index_dir`. `Ok(None)` when there is none; `Err(reason)`
+    /// when it cannot be used (the caller re-folds from the events and says why).
+    pub fn open(fs: &dyn Fs, index_dir: &Path) -> Result<Option<Snapshot>, String> {
+        let path = index_dir.join(SNAPSHOT_FILE);
+        let map = match fs.map(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read: {e}")),
+        };
+        let b: &[u8] = map.as_ref().as_ref();
+        if b.len() < HEADER_LEN {
+            return Err(format!("{} bytes is too short for a snapshot", b.len()));
+        }
+        if b[..MAGIC.len()] != MAGIC {
+            return Err("bad magic: not a mnemon stats snapshot".into());
+        }
+        let version = u16::from_le_bytes([b[H_VERSION], b[H_VERSION + 1]]);
+        if version != VERSION {
+            return Err(format!(
+                "format version {version}, this build reads {VERSION}"
+            ));
+        }
+        let crc = u32::from_le_bytes([b[H_CRC], b[H_CRC + 1], b[H_CRC + 2], b[H_CRC + 3]]);
+        let mut l = [0u8; 8];
+        l.copy_from_slice(&b[H_LEN..H_LEN + 8]);
+        let len = u64::from_le_bytes(l);
+        if len != (b.len() - HEADER_LEN) as u64 {
+            return Err(format!(
+                "archive length {len} does not match the file ({} bytes after the header)",
+                b.len() - HEADER_LEN
+            ));
+        }
+        let archive = &b[HEADER_LEN..];
+        let actual = crc32fast::hash(archive);
+        if actual != crc {
+            return Err(format!(
+                "checksum mismatch (stored {crc:08x}, computed {actual:08x})"
+            ));
+        }
+        let bytes = if (archive.as_ptr() as usize).is_multiple_of(16) {
+            SnapshotBytes::Mapped(map.clone())
+        } else {
+            let mut v = rkyv::util::AlignedVec::<16>::with_capacity(archive.len());
+            v.extend_from_slice(archive);
+            SnapshotBytes::Copied(v)
+        };
+        let snap = Snapshot { bytes };
+        rkyv::access::<ArchivedSnapshotData, rkyv::rancor::BoxedError>(snap.archive())
+            .map_err(|e| format!("archive does not validate: {e}"))?;
+        Ok(Some(snap))
+    }
+}
+
+/// Write a snapshot of `stats` with `watermarks` to `index_dir`, atomically: a uniquely named temp
+/// file, fsync, rename over the old one, fsync of the folder.
+pub fn write(
+    fs: &dyn Fs,
+    index_dir: &Path,
+    stats: &Stats,
+    watermarks: &HashMap<String, u64>,
+) -> std::io::Result<()> {
+    let data = SnapshotData {
+        nodes: stats
+            .nodes
+            .iter()
+            .map(|(k, v)| (k.clone(), StatsRec::from_stats(v)))
+            .collect(),
+        watermarks: watermarks.clone(),
+        events: stats.events,
+    };
+    let archive = rkyv::to_bytes::<rkyv::rancor::BoxedError>(&data)
+        .map_err(|e| std::io::Error::other(format!("archive: {e}")))?;
+    let mut out = Vec::with_capacity(HEADER_LEN + archive.len());
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&archive).to_le_bytes());
+    out.extend_from_slice(&(archive.len() as u64).to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes());
+    debug_assert_eq!(out.len(), HEADER_LEN);
+    out.extend_from_slice(&archive);
+    let tmp = index_dir.join(format!(
+        ".tmp-snapshot-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    let mut f = fs.create_new(&tmp)?;
+    let written = f.write_all(&out).and_then(|_| f.sync());
+    drop(f);
+    if let Err(e) = written.and_then(|_| fs.rename(&tmp, &index_dir.join(SNAPSHOT_FILE))) {
+        let _ = fs.remove(&tmp);
+        return Err(e);
+    }
+    fs.sync_dir(index_dir)
+}

@@ -527,6 +527,11 @@ impl Memory {
         })
     }
 
+    /// Snapshot the folded stats so the next open folds only newer events.
+    pub fn write_snapshot(&self) -> Result<()> {
+        self.events.write_snapshot()
+    }
+
     /// The event log (sessions, snapshots, refresh).
     pub fn events(&self) -> &EventLog {
         &self.events

@@ -1,0 +1,324 @@
+//! The event log end to end: reinforcement and importance across sessions, last-writer-wins,
+//! snapshots (property test against a full fold), damage, the spec example, poisoning, CLI.
+
+mod common;
+
+use common::{bin, fresh, write_note};
+use mnemon::events::fold::Stats;
+use mnemon::events::segment::{Header, decode_segment, encode_frame};
+use mnemon::events::{Event, EventKind};
+use mnemon::recall::Query;
+use mnemon::{Memory, OpenOptions};
+use proptest::prelude::*;
+
+fn session(root: &std::path::Path, s: &str) -> Memory {
+    Memory::open_with(
+        mnemon::MemoryDir::at(root),
+        OpenOptions {
+            session: Some(s.to_string()),
+            ..OpenOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// hub links to a and b alike; a and b are equidistant siblings around the hub.
+fn siblings() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, m) = fresh();
+    write_note(&m, "hub.md", "---\nname: Hub\n---\nsee [[a]] and [[b]]\n");
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nfirst sibling text\n");
+    write_note(&m, "b.md", "---\nname: Beta\n---\nsecond sibling text\n");
+    m.index().unwrap();
+    let root = m.dir().root().to_path_buf();
+    (tmp, root)
+}
+
+fn score(r: &mnemon::recall::Recall, id: &str) -> f32 {
+    r.results
+        .iter()
+        .find(|h| h.id == id)
+        .map(|h| h.score)
+        .unwrap_or(f32::NAN)
+}
+
+#[test]
+fn five_recalls_persist_and_the_reinforced_sibling_outranks_the_other() {
+    let (_tmp, root) = siblings();
+    {
+        let m = session(&root, "warmup");
+        let cold = m.recall(&Query::anchors(["hub"]).with_depth(1)).unwrap();
+        // Alphabetical tie-break puts a first when cold; reinforce b so it must overtake.
+        assert!((score(&cold, "a") - score(&cold, "b")).abs() < 1e-6);
+        for _ in 0..5 {
+            let r = m.recall(&Query::anchors(["b"]).with_depth(0)).unwrap();
+            assert_eq!(r.results.len(), 1);
+        }
+    }
+    let m = session(&root, "later");
+    let s = m.stats("b").unwrap();
+    assert!(s.recall_count >= 5, "{s:?}");
+    assert_eq!(
+        m.stats("a").unwrap().recall_count,
+        1,
+        "one cold recall of the hub's neighbours"
+    );
+    let r = m.recall(&Query::anchors(["hub"]).with_depth(1)).unwrap();
+    assert!(score(&r, "b") > score(&r, "a"), "{:?}", r.results);
+}
+
+#[test]
+fn importance_raises_the_score_and_the_latest_tag_wins() {
+    let (_tmp, root) = siblings();
+    let q = Query::anchors(["hub"]).with_depth(1);
+    let m = session(&root, "s1");
+    let mut q0 = q.clone();
+    q0.record = false;
+    let cold = score(&m.recall(&q0).unwrap(), "a");
+    m.set_importance("a", 5, &["ops".into()], "incident")
+        .unwrap();
+    let warm = score(&m.recall(&q0).unwrap(), "a");
+    assert!(warm > cold, "{warm} > {cold}");
+    assert!((warm - cold - 1.0).abs() < 1e-4, "0.20 * 5 added");
+    m.set_importance("a", 2, &[], "").unwrap();
+    assert_eq!(m.stats("a").unwrap().importance, Some(2));
+    let e = m.set_importance("a", 11, &[], "").unwrap_err().to_string();
+    assert!(e.contains("outside 1..=10"), "{e}");
+    let e = m.set_importance("zzz", 3, &[], "").unwrap_err().to_string();
+    assert!(e.contains("no note with id `zzz`"), "{e}");
+}
+
+#[test]
+fn an_earlier_tag_in_a_later_file_does_not_win() {
+    let (_tmp, root) = siblings();
+    let m = session(&root, "s1");
+    m.set_importance("a", 9, &[], "").unwrap();
+    drop(m);
+    // Write by hand a later-created segment holding an older tag.
+    let events = root.join("events");
+    let mut bytes = Header {
+        session: "zz".into(),
+        created_ms: i64::MAX / 2,
+    }
+    .encode();
+    encode_frame(
+        &Event {
+            ts_ms: 1,
+            seq: 0,
+            kind: EventKind::ImportanceTag {
+                node: "a".into(),
+                importance: 1,
+                tags: vec![],
+                note: String::new(),
+            },
+        },
+        &mut bytes,
+    );
+    std::fs::write(events.join("9999999999999-zz-1-0.seg"), bytes).unwrap();
+    let m = session(&root, "s2");
+    assert_eq!(m.stats("a").unwrap().importance, Some(9));
+}
+
+#[test]
+fn events_spec_example_decodes() {
+    let hex = "89 4d 4e 45 56 0d 0a 1a 01 00 00 00 00 68 e5 cf 8b 01 00 00 02 73 31 37 a9 4a 4c \
+               1d 00 00 00 e5 99 2f 65 03 00 68 e5 cf 8b 01 00 00 00 00 00 00 00 00 00 00 \
+               01 00 00 00 61 07 00 00 00 00 00 00";
+    let bytes: Vec<u8> = hex
+        .split_whitespace()
+        .map(|h| u8::from_str_radix(h, 16).unwrap())
+        .collect();
+    let d = decode_segment(&bytes);
+    let h = d.header.unwrap();
+    assert_eq!(
+        (h.session.as_str(), h.created_ms),
+        ("s1", 1_700_000_000_000)
+    );
+    assert!(d.damaged.is_empty());
+    assert_eq!(
+        d.events,
+        vec![(
+            27,
+            Event {
+                ts_ms: 1_700_000_000_000,
+                seq: 0,
+                kind: EventKind::ImportanceTag {
+                    node: "a".into(),
+                    importance: 7,
+                    tags: vec![],
+                    note: String::new(),
+                },
+            }
+        )]
+    );
+}
+
+#[test]
+fn damaged_snapshots_mean_a_refold_with_a_message() {
+    let (_tmp, root) = siblings();
+    {
+        let m = session(&root, "s1");
+        for _ in 0..3 {
+            m.recall(&Query::anchors(["a"]).with_depth(0)).unwrap();
+        }
+        m.write_snapshot().unwrap();
+    }
+    let snap = root.join("index/stats.snapshot");
+    let good = std::fs::read(&snap).unwrap();
+    let mut newer = good.clone();
+    newer[8] = 9; // format version 9
+    let mut flipped = good.clone();
+    let last = flipped.len() - 40;
+    flipped[last] ^= 0x10;
+    for (what, bytes) in [
+        ("zero-length", Vec::new()),
+        ("newer version", newer),
+        ("flipped byte", flipped),
+        ("truncated", good[..good.len() / 2].to_vec()),
+    ] {
+        std::fs::write(&snap, &bytes).unwrap();
+        let mut m = session(&root, "s2");
+        let notices = m.take_notices();
+        assert!(
+            notices.iter().any(|n| n.contains("re-folding every event")),
+            "{what}: {notices:?}"
+        );
+        assert_eq!(m.stats("a").unwrap().recall_count, 3, "{what}");
+    }
+}
+
+/// Random event streams spread over segments: snapshot after a prefix + fold of the rest equals a
+/// full fold (and the order of segments does not matter).
+fn arb_events() -> impl Strategy<Value = Vec<(u8, u8, u8, i64)>> {
+    prop::collection::vec((0u8..3, 0u8..4, 1u8..=10, 0i64..50), 1..60)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn snapshot_plus_tail_equals_full_fold(events in arb_events(), cut in 0usize..60) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join(".mnemon");
+        let m = Memory::init(&root).unwrap();
+        for n in ["n0", "n1", "n2", "n3"] {
+            write_note(&m, &format!("{n}.md"), format!("note {n}"));
+        }
+        m.index().unwrap();
+        drop(m);
+        let cut = cut.min(events.len());
+        let mut model = Stats::default();
+        let emit = |m: &Memory, e: &(u8, u8, u8, i64)| {
+            let node = format!("n{}", e.1);
+            if e.0 == 0 {
+                m.set_importance(&node, e.2, &[], "").unwrap();
+            } else {
+                m.recall(&Query::anchors([node]).with_depth(0)).unwrap();
+            }
+        };
+        // The first part in one session, then a snapshot; the rest in another session.
+        let m1 = session(&root, "first");
+        for e in &events[..cut] { emit(&m1, e); }
+        m1.write_snapshot().unwrap();
+        drop(m1);
+        let m2 = session(&root, "second");
+        for e in &events[cut..] { emit(&m2, e); }
+        drop(m2);
+        // Model: a full fold of every segment from the start.
+        let dir = root.join("events");
+        let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        names.sort();
+        names.reverse(); // any file order gives the same state
+        for p in names {
+            let d = decode_segment(&std::fs::read(&p).unwrap());
+            let h = d.header.unwrap();
+            for (_, e) in &d.events { model.apply(&h.session, e); }
+        }
+        let m3 = session(&root, "check");
+        for n in ["n0", "n1", "n2", "n3"] {
+            let got = m3.stats(n).unwrap();
+            let want = model.nodes.get(n).cloned().unwrap_or_default();
+            prop_assert_eq!(got.recall_count, want.recall_count);
+            prop_assert_eq!(got.importance, want.importance);
+            prop_assert_eq!(got.last_recalled_at, want.last_recalled_at);
+        }
+    }
+}
+
+#[test]
+fn cli_importance_stats_and_events() {
+    let (tmp, root) = siblings();
+    let run = |args: &[&str]| {
+        let out = bin()
+            .current_dir(tmp.path())
+            .env_remove("MNEMON_DIR")
+            .arg("--dir")
+            .arg(&root)
+            .args(args)
+            .output()
+            .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+        (
+            out.status.code().unwrap_or(-1),
+            v,
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, _, _) = run(&["recall", "--anchor", "a", "--depth", "0", "--json"]);
+    assert_eq!(code, 0);
+    let (code, v, _) = run(&[
+        "importance",
+        "a",
+        "7",
+        "--tag",
+        "ops",
+        "--note",
+        "why",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(v["importance"], 7);
+    let (code, v, _) = run(&["stats", "a", "--json"]);
+    assert_eq!(code, 0);
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        vec![
+            "id",
+            "recall_count",
+            "last_recalled_at",
+            "importance",
+            "importance_ts"
+        ]
+    );
+    assert_eq!(v["recall_count"], 1);
+    assert_eq!(v["importance"], 7);
+    let (code, _, err) = run(&["importance", "a", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("outside 1..=10"), "{err}");
+    let (code, v, _) = run(&["events", "dump", "--json"]);
+    assert_eq!(code, 0);
+    let types: Vec<&str> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, vec!["query", "recall_hit", "importance_tag"]);
+    let (code, v, _) = run(&["events", "verify", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    // Damage one segment: verify reports it and exits 1.
+    let seg = std::fs::read_dir(root.join("events"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .unwrap();
+    let mut b = std::fs::read(&seg).unwrap();
+    let n = b.len();
+    b[n - 3] ^= 0xff;
+    std::fs::write(&seg, b).unwrap();
+    std::fs::write(root.join("events/notes.txt"), "stray").unwrap();
+    let (code, v, _) = run(&["events", "verify", "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["unknown_files"], serde_json::json!(["notes.txt"]));
+    assert_eq!(v["segments"][0]["damaged"].as_array().unwrap().len(), 1);
+}

@@ -41,12 +41,27 @@ pub trait Fs: Send + Sync {
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
     /// Create a folder and its parents.
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    /// Last modification time, ms since the Unix epoch.
+    fn modified_ms(&self, path: &Path) -> io::Result<i64>;
+    /// Take an exclusive lock named by `path` without waiting: `Ok(None)` when another holder has
+    /// it. The lock is released when the guard is dropped (or the process dies).
+    fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>>;
 
     /// Read a whole file.
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         let mut out = Vec::new();
         self.open_read(path)?.read_to_end(&mut out)?;
         Ok(out)
+    }
+}
+
+/// Holds a lock from [`Fs::try_lock`] until dropped.
+pub struct LockGuard(#[allow(dead_code)] Box<dyn Send + Sync>);
+
+impl LockGuard {
+    /// Wrap whatever keeps the lock held.
+    pub fn new(inner: Box<dyn Send + Sync>) -> Self {
+        LockGuard(inner)
     }
 }
 
@@ -130,4 +145,25 @@ impl Fs for RealFs {
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)
     }
+    fn modified_ms(&self, path: &Path) -> io::Result<i64> {
+        let t = std::fs::metadata(path)?.modified()?;
+        Ok(t.duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0))
+    }
+    fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        match f.try_lock() {
+            Ok(()) => Ok(Some(LockGuard(Box::new(f)))),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(e),
+        }
+    }
 }
+
+pub use mem::MemFs;
+mod mem;

@@ -43,6 +43,8 @@ pub struct OpenOptions {
     pub sync: SyncPolicy,
     /// File system for the event log and snapshots (tests inject faults here).
     pub fs: Arc<dyn Fs>,
+    /// Event segment ages for compaction (also run at open when due).
+    pub compact: crate::events::CompactPolicy,
 }
 
 impl Default for OpenOptions {
@@ -53,6 +55,7 @@ impl Default for OpenOptions {
                 .filter(|s| !s.is_empty()),
             sync: SyncPolicy::default(),
             fs: Arc::new(RealFs),
+            compact: crate::events::CompactPolicy::default(),
         }
     }
 }
@@ -196,6 +199,20 @@ impl Memory {
         let (store, rebuilt) = Store::open(&dir.index())?;
         notices.extend(rebuilt);
         let events = EventLog::open(opts.fs, dir.events(), dir.index(), opts.session, opts.sync)?;
+        let now_ms = SystemClock.now_s() * 1000;
+        if events.compaction_due(opts.compact, now_ms) {
+            match events.compact(opts.compact, now_ms) {
+                Ok(r) if !r.compressed.is_empty() || !r.archived.is_empty() => {
+                    notices.push(format!(
+                        "compacted the event log: {} compressed, {} archived",
+                        r.compressed.len(),
+                        r.archived.len()
+                    ))
+                }
+                Ok(_) => {}
+                Err(e) => notices.push(format!("event log compaction failed: {e}")),
+            }
+        }
         notices.extend(events.take_notices());
         let memory = Memory {
             dir,
@@ -525,6 +542,14 @@ impl Memory {
             importance: s.importance,
             importance_ts: s.importance_ts,
         })
+    }
+
+    /// Compress and archive old event segments now (see `events::compact`).
+    pub fn compact(
+        &self,
+        policy: crate::events::CompactPolicy,
+    ) -> Result<crate::events::CompactReport> {
+        self.events.compact(policy, self.clock.now_s() * 1000)
     }
 
     /// Snapshot the folded stats so the next open folds only newer events.

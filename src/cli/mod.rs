@@ -103,6 +103,16 @@ enum Command {
         /// Node id.
         id: String,
     },
+    /// Compress event segments older than --compress-after days, archive those older than
+    /// --archive-after, remove leftovers of interrupted runs.
+    Compact {
+        /// Days after its last write before a segment is zstd-compressed.
+        #[arg(long, default_value_t = mnemon::events::compact::DEFAULT_COMPRESS_AFTER_DAYS)]
+        compress_after: u32,
+        /// Days after its last write before a compressed segment moves to events/archive/.
+        #[arg(long, default_value_t = mnemon::events::compact::DEFAULT_ARCHIVE_AFTER_DAYS)]
+        archive_after: u32,
+    },
     /// Inspect the event log.
     Events {
         #[command(subcommand)]
@@ -284,6 +294,39 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                         .map_or("never".into(), |t| format!("{t} ms")),
                     s.importance.map_or("unset".into(), |i| i.to_string())
                 );
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Compact {
+            compress_after,
+            archive_after,
+        } => {
+            let memory = open(cli, out)?;
+            let r = memory.compact(mnemon::events::CompactPolicy {
+                compress_after_days: *compress_after,
+                archive_after_days: *archive_after,
+            })?;
+            if out.json {
+                out.json(&r);
+            } else {
+                if let Some(why) = &r.skipped {
+                    println!("skipped: {why}");
+                }
+                println!(
+                    "{} compressed, {} archived, {} removed",
+                    r.compressed.len(),
+                    r.archived.len(),
+                    r.removed.len()
+                );
+                for (what, list) in [
+                    ("compressed", &r.compressed),
+                    ("archived", &r.archived),
+                    ("removed", &r.removed),
+                ] {
+                    for n in list {
+                        println!("  {what} {n}");
+                    }
+                }
             }
             Ok(EXIT_OK)
         }

@@ -352,7 +352,23 @@ impl EventLog {
     /// Fold events appended since the last fold (by any process) into the stats. Returns how
     /// many events were folded.
     pub fn refresh(&self) -> Result<u64> {
-        let (segs, _) = list_segments(self.fs.as_ref(), &self.events_dir)?;
+        let (mut segs, _) = list_segments(self.fs.as_ref(), &self.events_dir)?;
+        // Failure mode 1: a crash between rename and remove leaves `X.seg` beside `X.seg.zst`;
+        // the compressed copy is authoritative (compaction removes the orphan later).
+        let compressed: std::collections::HashSet<String> = segs
+            .iter()
+            .filter(|s| s.compressed)
+            .map(|s| s.id.clone())
+            .collect();
+        segs.retain(|s| s.compressed || !compressed.contains(&s.id));
+        let archive = self.events_dir.join(super::compact::ARCHIVE_DIR);
+        let (archived, _) = list_segments(self.fs.as_ref(), &archive)?;
+        let mut located: Vec<(PathBuf, SegmentFile)> = archived
+            .into_iter()
+            .filter(|s| s.compressed && !compressed.contains(&s.id))
+            .map(|s| (archive.join(&s.name), s))
+            .collect();
+        located.extend(segs.into_iter().map(|s| (self.events_dir.join(&s.name), s)));
         let own = self
             .writer
             .lock()
@@ -366,7 +382,7 @@ impl EventLog {
         let mut folded = 0;
         let mut delta = Stats::default();
         let mut new_marks = Vec::new();
-        for seg in segs {
+        for (path, seg) in located {
             if Some(&seg.id) == own.as_ref() {
                 continue;
             }
@@ -375,7 +391,6 @@ impl EventLog {
             if seg.compressed && mark.is_some() {
                 continue;
             }
-            let path = self.events_dir.join(&seg.name);
             if !seg.compressed
                 && let (Some(m), Ok(len)) = (mark, self.fs.len(&path))
                 && len <= m
@@ -401,6 +416,14 @@ impl EventLog {
             }
         }
         Ok(folded)
+    }
+
+    /// The id of this process's segment, once it has one.
+    pub fn own_segment_id(&self) -> Option<String> {
+        self.writer
+            .lock()
+            .ok()
+            .and_then(|w| w.as_ref().map(|w| w.id.clone()))
     }
 
     /// Stats of one node (snapshot + tail).

@@ -1,0 +1,246 @@
+//! Compaction and GC of `events/`: old segments are zstd-compressed by streaming (memory stays
+//! bounded whatever the file size), very old ones are moved to `events/archive/`, and leftovers of
+//! interrupted runs are removed. Exclusive across processes (a lock file), and every temp file name
+//! is unique (pid + nanos), so two compactions never collide (failure mode 2).
+//!
+//! Order of a compression, and why a crash anywhere is safe (format-spec/events.md):
+//! snapshot covering the segment -> write `.tmp-*.zst` -> fsync -> rename to `<id>.seg.zst` ->
+//! fsync folder -> remove `<id>.seg` -> fsync folder. If both `<id>.seg` and `<id>.seg.zst` exist
+//! (a crash between rename and remove, failure mode 1), readers use the compressed copy and the
+//! next compaction removes the orphan.
+
+use super::log::{COMPRESSED_EXT, EventLog, list_segments};
+use crate::error::{Error, Result};
+use crate::fs::{Fs, FsFile};
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Default age after which a segment is compressed.
+pub const DEFAULT_COMPRESS_AFTER_DAYS: u32 = 90;
+/// Default age after which a compressed segment is archived.
+pub const DEFAULT_ARCHIVE_AFTER_DAYS: u32 = 365;
+/// zstd level: fast, and its window keeps encoder memory to a few MiB.
+pub const ZSTD_LEVEL: i32 = 3;
+/// Name of the lock file in `events/` that makes compaction exclusive.
+pub const LOCK_FILE: &str = ".compact.lock";
+/// Subfolder of `events/` holding archived segments.
+pub const ARCHIVE_DIR: &str = "archive";
+/// Temp files older than this are leftovers of a crashed run.
+pub const STALE_TEMP_MS: i64 = 3_600_000;
+/// Copy buffer used when streaming a segment into the encoder.
+pub const COPY_BUFFER_BYTES: usize = 64 * 1024;
+const DAY_MS: i64 = 86_400_000;
+
+/// Ages (days since a segment's last write) that trigger compression and archiving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactPolicy {
+    pub compress_after_days: u32,
+    pub archive_after_days: u32,
+}
+
+impl Default for CompactPolicy {
+    fn default() -> Self {
+        CompactPolicy {
+            compress_after_days: DEFAULT_COMPRESS_AFTER_DAYS,
+            archive_after_days: DEFAULT_ARCHIVE_AFTER_DAYS,
+        }
+    }
+}
+
+/// What a compaction changed (empty lists: nothing was due).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CompactReport {
+    /// Segments compressed (`<id>.seg` -> `<id>.seg.zst`).
+    pub compressed: Vec<String>,
+    /// Segments moved to `events/archive/`.
+    pub archived: Vec<String>,
+    /// Files removed: orphans of interrupted compressions, stale temp files.
+    pub removed: Vec<String>,
+    /// Set when another process was compacting, so this run did nothing.
+    pub skipped: Option<String>,
+}
+
+/// Adapts an [`FsFile`] to `io::Write`.
+struct FileWriter(Box<dyn FsFile>);
+
+impl Write for FileWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write_all(buf)?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn unique_suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{}-{nanos}", std::process::id())
+}
+
+/// Stream `src` through a zstd encoder into `dst` (created new), finish the frame and fsync.
+/// Memory: one copy buffer plus the encoder's window, whatever the size of `src`.
+pub fn compress_file(fs: &dyn Fs, src: &Path, dst: &Path) -> io::Result<u64> {
+    let mut input = fs.open_read(src)?;
+    let out = FileWriter(fs.create_new(dst)?);
+    let mut enc = zstd::stream::write::Encoder::new(out, ZSTD_LEVEL)?;
+    let mut buf = vec![0u8; COPY_BUFFER_BYTES];
+    let mut total = 0u64;
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        enc.write_all(&buf[..n])?;
+        total += n as u64;
+    }
+    // Without finish() the stream ends in an incomplete frame.
+    let FileWriter(mut file) = enc.finish()?;
+    file.sync()?;
+    Ok(total)
+}
+
+impl EventLog {
+    /// Whether a compaction would do anything now (checked at open: a listing and a stat per
+    /// segment).
+    pub fn compaction_due(&self, policy: CompactPolicy, now_ms: i64) -> bool {
+        let fs = self.fs();
+        let dir = self.events_dir();
+        let Ok((segs, _)) = list_segments(fs, dir) else {
+            return false;
+        };
+        let compress_before = now_ms - i64::from(policy.compress_after_days) * DAY_MS;
+        let archive_before = now_ms - i64::from(policy.archive_after_days) * DAY_MS;
+        let own = self.own_segment_id();
+        segs.iter().any(|s| {
+            let age = fs.modified_ms(&dir.join(&s.name)).unwrap_or(i64::MAX);
+            if s.compressed {
+                age < archive_before
+            } else {
+                Some(&s.id) != own.as_ref()
+                    && (age < compress_before || segs.iter().any(|o| o.compressed && o.id == s.id))
+            }
+        })
+    }
+
+    /// Compress, archive and clean up `events/` by `policy`, at time `now_ms`.
+    pub fn compact(&self, policy: CompactPolicy, now_ms: i64) -> Result<CompactReport> {
+        let fs = self.fs();
+        let dir = self.events_dir().to_path_buf();
+        let lock_path = dir.join(LOCK_FILE);
+        let Some(_lock) = fs
+            .try_lock(&lock_path)
+            .map_err(|e| Error::io("lock", &lock_path, e))?
+        else {
+            return Ok(CompactReport {
+                skipped: Some("another process is compacting".into()),
+                ..CompactReport::default()
+            });
+        };
+        let mut report = CompactReport::default();
+        let (segs, _) = list_segments(fs, &dir)?;
+        let io = |op: &'static str, p: &Path| {
+            let p = p.to_path_buf();
+            move |e| Error::io(op, p, e)
+        };
+
+        // 1. Orphans of an interrupted compression: `.seg` beside its `.seg.zst`.
+        let compressed: std::collections::HashSet<&str> = segs
+            .iter()
+            .filter(|s| s.compressed)
+            .map(|s| s.id.as_str())
+            .collect();
+        let mut removed_any = false;
+        for s in segs
+            .iter()
+            .filter(|s| !s.compressed && compressed.contains(s.id.as_str()))
+        {
+            let p = dir.join(&s.name);
+            fs.remove(&p).map_err(io("remove", &p))?;
+            report.removed.push(s.name.clone());
+            removed_any = true;
+        }
+        // Stale temp files of crashed runs (a live run's temp file is younger).
+        for name in fs.list(&dir).map_err(io("list", &dir))? {
+            if name.starts_with(".tmp-") {
+                let p = dir.join(&name);
+                if fs.modified_ms(&p).is_ok_and(|m| now_ms - m > STALE_TEMP_MS) {
+                    fs.remove(&p).map_err(io("remove", &p))?;
+                    report.removed.push(name);
+                    removed_any = true;
+                }
+            }
+        }
+        if removed_any {
+            fs.sync_dir(&dir).map_err(io("fsync folder", &dir))?;
+        }
+
+        // 2. Which segments are due.
+        let compress_before = now_ms - i64::from(policy.compress_after_days) * DAY_MS;
+        let archive_before = now_ms - i64::from(policy.archive_after_days) * DAY_MS;
+        let own = self.own_segment_id();
+        let mut due = Vec::new();
+        for s in segs
+            .iter()
+            .filter(|s| !s.compressed && !compressed.contains(s.id.as_str()))
+        {
+            if Some(&s.id) == own.as_ref() {
+                continue;
+            }
+            let p = dir.join(&s.name);
+            if fs.modified_ms(&p).map_err(io("stat", &p))? < compress_before {
+                due.push(s.clone());
+            }
+        }
+        if !due.is_empty() {
+            // The snapshot must cover every byte of a segment before it is compressed: a
+            // compressed segment with a watermark is never read again at open.
+            self.refresh()?;
+            self.write_snapshot()?;
+            for s in &due {
+                let src = dir.join(&s.name);
+                let tmp = dir.join(format!(".tmp-{}-{}.zst", s.id, unique_suffix()));
+                let dst = dir.join(format!("{}{COMPRESSED_EXT}", s.id));
+                if let Err(e) = compress_file(fs, &src, &tmp) {
+                    let _ = fs.remove(&tmp);
+                    return Err(Error::io("compress", &src, e));
+                }
+                fs.rename(&tmp, &dst).map_err(io("rename", &tmp))?;
+                fs.sync_dir(&dir).map_err(io("fsync folder", &dir))?;
+                fs.remove(&src).map_err(io("remove", &src))?;
+                fs.sync_dir(&dir).map_err(io("fsync folder", &dir))?;
+                report.compressed.push(s.name.clone());
+            }
+        }
+
+        // 3. Archive old compressed segments.
+        let archive = dir.join(ARCHIVE_DIR);
+        let (segs, _) = list_segments(fs, &dir)?;
+        let mut archived_any = false;
+        for s in segs.iter().filter(|s| s.compressed) {
+            let p = dir.join(&s.name);
+            if fs.modified_ms(&p).map_err(io("stat", &p))? < archive_before {
+                if !archived_any {
+                    fs.create_dir_all(&archive)
+                        .map_err(io("create folder", &archive))?;
+                }
+                let to = archive.join(&s.name);
+                fs.rename(&p, &to).map_err(io("rename", &p))?;
+                report.archived.push(s.name.clone());
+                archived_any = true;
+            }
+        }
+        if archived_any {
+            fs.sync_dir(&archive)
+                .map_err(io("fsync folder", &archive))?;
+            fs.sync_dir(&dir).map_err(io("fsync folder", &dir))?;
+        }
+        Ok(report)
+    }
+}

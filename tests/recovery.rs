@@ -1,0 +1,73 @@
+//! Recovery from damaged event files, through the whole open path (snapshot cases are in
+//! events.rs: zero-length, newer version, flipped byte, truncated).
+
+mod common;
+
+use common::events::{T0, count, events_dir, open, with_segments};
+use mnemon::fs::{Fs, MemFs};
+
+fn only_segment(fs: &MemFs) -> std::path::PathBuf {
+    let names = fs.list(&events_dir()).unwrap();
+    assert_eq!(names.len(), 1, "{names:?}");
+    events_dir().join(&names[0])
+}
+
+#[test]
+fn flipped_byte_in_a_frame_loses_only_that_frame() {
+    let fs = with_segments(1, 10, T0);
+    let seg = only_segment(&fs);
+    let mut b = fs.get(&seg).unwrap();
+    let d = mnemon::events::segment::decode_segment(&b);
+    let (fifth, _) = d.events[4];
+    b[fifth as usize + 12] ^= 0x01;
+    fs.put(&seg, &b, T0);
+    let log = open(&fs, "r").unwrap();
+    let counts: Vec<u64> = (0..10).map(|i| count(&log, &format!("s0-e{i}"))).collect();
+    assert_eq!(counts, vec![1, 1, 1, 1, 0, 1, 1, 1, 1, 1]);
+}
+
+#[test]
+fn truncated_segment_keeps_complete_frames() {
+    let fs = with_segments(1, 10, T0);
+    let seg = only_segment(&fs);
+    let b = fs.get(&seg).unwrap();
+    fs.put(&seg, &b[..b.len() - 7], T0);
+    let log = open(&fs, "r").unwrap();
+    let counts: Vec<u64> = (0..10).map(|i| count(&log, &format!("s0-e{i}"))).collect();
+    assert_eq!(counts, vec![1, 1, 1, 1, 1, 1, 1, 1, 1, 0]);
+}
+
+#[test]
+fn garbage_files_in_events_are_ignored() {
+    let fs = with_segments(1, 3, T0);
+    fs.put(&events_dir().join("README.txt"), b"not a segment", T0);
+    fs.put(
+        &events_dir().join("0000000000000-x-1-0.seg"),
+        b"\x00\x01garbage",
+        T0,
+    );
+    fs.put(&events_dir().join("0000000000001-y-1-0.seg"), b"", T0);
+    let log = open(&fs, "r").unwrap();
+    assert_eq!(count(&log, "s0-e2"), 1);
+    let notices = log.take_notices();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("0000000000000-x-1-0.seg")),
+        "the bad segment is named: {notices:?}"
+    );
+}
+
+#[test]
+fn segment_with_a_damaged_header_contributes_nothing_and_breaks_nothing() {
+    let fs = with_segments(2, 3, T0);
+    let names = fs.list(&events_dir()).unwrap();
+    let p = events_dir().join(&names[0]);
+    let mut b = fs.get(&p).unwrap();
+    b[9] ^= 0xff; // the version field
+    fs.put(&p, &b, T0);
+    let log = open(&fs, "r").unwrap();
+    let s0: u64 = (0..3).map(|i| count(&log, &format!("s0-e{i}"))).sum();
+    let s1: u64 = (0..3).map(|i| count(&log, &format!("s1-e{i}"))).sum();
+    assert_eq!((s0, s1), (0, 3));
+}

@@ -70,7 +70,10 @@ impl Stats {
         match &e.kind {
             EventKind::Query { .. } => {}
             EventKind::RecallHit { node, .. } => {
-                let s = self.nodes.entry(node.clone()).or_default();
+                let s = match self.nodes.get_mut(node.as_str()) {
+                    Some(s) => s,
+                    None => self.nodes.entry(node.clone()).or_default(),
+                };
                 s.recall_count += 1;
                 s.last_recalled_at = max_opt(s.last_recalled_at, Some(e.ts_ms));
             }

@@ -317,7 +317,7 @@ impl EventLog {
         };
         if let Ok(mut st) = log.state.write() {
             if let Some(s) = &snapshot {
-                st.marks = s.to_owned().1;
+                st.marks = s.watermarks();
             }
             st.snapshot = snapshot;
         }
@@ -475,8 +475,8 @@ impl EventLog {
             });
         }
         let ts = now_ms();
-        let mut folded = Stats::default();
         let start = w.buf.len();
+        let mut batch = Vec::with_capacity(kinds.len());
         for kind in kinds {
             let e = Event {
                 ts_ms: ts,
@@ -485,7 +485,7 @@ impl EventLog {
             };
             w.seq += 1;
             segment::encode_frame(&e, &mut w.buf);
-            folded.apply(&self.session, &e);
+            batch.push(e);
         }
         w.len += (w.buf.len() - start) as u64;
         let mut result = w.file.write_all(&w.buf);
@@ -505,8 +505,14 @@ impl EventLog {
             });
         }
         if let Ok(mut st) = self.state.write() {
-            st.delta.merge(&folded);
-            st.marks.insert(w.id.clone(), w.len);
+            for e in &batch {
+                st.delta.apply(&self.session, e);
+            }
+            if let Some(m) = st.marks.get_mut(&w.id) {
+                *m = w.len;
+            } else {
+                st.marks.insert(w.id.clone(), w.len);
+            }
         }
         Ok(())
     }

@@ -119,6 +119,15 @@ impl Snapshot {
         self.data().events.to_native()
     }
 
+    /// The watermarks, owned.
+    pub fn watermarks(&self) -> HashMap<String, u64> {
+        self.data()
+            .watermarks
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), v.to_native()))
+            .collect()
+    }
+
     /// Everything as an owned fold result plus watermarks.
     pub fn to_owned(&self) -> (Stats, HashMap<String, u64>) {
         let d = self.data();

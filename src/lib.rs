@@ -22,3 +22,8 @@ pub mod store;
 pub use error::{Error, Result};
 pub use folder::MemoryDir;
 pub use memory::{DoctorReport, IndexReport, Memory, NodeView, OpenOptions};
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -118,7 +118,9 @@ fn events(c: &mut Criterion) {
         &one_m,
     )
     .expect("write");
-    open_log(snap_dir.path(), "writer").write_snapshot().expect("snapshot");
+    open_log(snap_dir.path(), "writer")
+        .write_snapshot()
+        .expect("snapshot");
     g.throughput(Throughput::Elements(1));
     g.sample_size(20);
     g.bench_function("open_with_snapshot_1m", |b| {

@@ -5,6 +5,7 @@
 //! [`notes`] (parse one note) -> [`scan`] (what changed) -> [`store`] (the graph) -> the
 //! [`Memory`] facade used by the CLI.
 
+pub mod core_view;
 pub mod corpus;
 pub mod error;
 pub mod eval;
@@ -18,6 +19,8 @@ pub mod recall;
 pub mod scan;
 pub mod snapshot;
 pub mod store;
+pub mod watch;
+pub mod mcp;
 
 pub use error::{Error, Result};
 pub use folder::MemoryDir;

@@ -557,6 +557,60 @@ impl Memory {
         self.events.write_snapshot()
     }
 
+    /// The core view: pinned and important notes rendered into `budget_tokens` (see
+    /// `core_view`). Never fails because the budget is full.
+    pub fn core(&self, budget_tokens: usize) -> Result<crate::core_view::CoreView> {
+        use crate::core_view::{CoreNote, MAX_BUDGET_TOKENS, render};
+        if budget_tokens == 0 || budget_tokens > MAX_BUDGET_TOKENS {
+            return Err(Error::InvalidArgument {
+                what: "budget",
+                message: format!("{budget_tokens} must be between 1 and {MAX_BUDGET_TOKENS} tokens"),
+            });
+        }
+        let reader = self.store.read()?;
+        let mut wanted: HashMap<String, (bool, u8, u64)> = HashMap::new();
+        for (id, rec) in reader.all_nodes()? {
+            if rec.pin {
+                let st = self.events.stats(&id);
+                wanted.insert(id, (true, st.importance.unwrap_or(0), st.recall_count));
+            }
+        }
+        for (id, importance, count) in self.events.important_nodes() {
+            wanted
+                .entry(id)
+                .and_modify(|w| w.1 = importance)
+                .or_insert((false, importance, count));
+        }
+        let mut notes = Vec::with_capacity(wanted.len());
+        for (id, (pin, importance, recall_count)) in wanted {
+            let Some(rec) = reader.node(&id)? else {
+                continue; // importance on a note that is gone
+            };
+            let body = std::fs::read(self.dir.memory().join(&rec.path))
+                .ok()
+                .map(|b| {
+                    let text = String::from_utf8_lossy(&b).to_string();
+                    notes::split_frontmatter(&text).1.trim().to_string()
+                })
+                .unwrap_or_else(|| rec.excerpt.clone());
+            let mut block = format!("## {} ({id})\n", rec.name.as_deref().unwrap_or(&id));
+            if let Some(d) = &rec.description {
+                block.push_str(d);
+                block.push_str("\n\n");
+            }
+            block.push_str(&body);
+            block.push_str("\n\n");
+            notes.push(CoreNote {
+                id,
+                pin,
+                importance,
+                recall_count,
+                block,
+            });
+        }
+        Ok(render(notes, budget_tokens))
+    }
+
     /// The event log (sessions, snapshots, refresh).
     pub fn events(&self) -> &EventLog {
         &self.events

@@ -3,6 +3,7 @@
 
 mod demo;
 mod events_cmd;
+mod serve;
 mod output;
 mod progress;
 
@@ -102,6 +103,25 @@ enum Command {
     Stats {
         /// Node id.
         id: String,
+    },
+    /// Serve the memory to an agent over MCP (stdio). One server process is one session; notes
+    /// are re-indexed as they change.
+    Serve {
+        /// Do not watch memory/ for changes.
+        #[arg(long)]
+        no_watch: bool,
+    },
+    /// Re-index whenever notes change (2-second debounce) until interrupted or --for elapses.
+    Watch {
+        /// Stop after this many seconds (default: run until Ctrl-C).
+        #[arg(long = "for", value_name = "SECONDS")]
+        for_secs: Option<u64>,
+    },
+    /// Render the always-in-context notes (pinned, then important) into a token budget.
+    Core {
+        /// Token budget (tokens estimated as characters / 4, CJK characters as 1 each).
+        #[arg(long, default_value_t = mnemon::core_view::DEFAULT_BUDGET_TOKENS)]
+        budget: usize,
     },
     /// Compress event segments older than --compress-after days, archive those older than
     /// --archive-after, remove leftovers of interrupted runs.
@@ -327,6 +347,51 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                         println!("  {what} {n}");
                     }
                 }
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Serve { no_watch } => {
+            let memory = std::sync::Arc::new(open(cli, out)?);
+            progress::with_spinner(out, "indexing notes", || memory.index())?;
+            serve::run(memory, !*no_watch)
+        }
+        Command::Watch { for_secs } => {
+            let memory = std::sync::Arc::new(open(cli, out)?);
+            progress::with_spinner(out, "indexing notes", || memory.index())?;
+            let report = serve::watch_until_interrupted(memory, *for_secs)?;
+            if out.json {
+                out.json(&report);
+            } else {
+                println!(
+                    "{} file events, {} re-indexes ({} with changes), {} errors",
+                    report.events_seen,
+                    report.reindexes,
+                    report.reindexes_with_changes,
+                    report.errors
+                );
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Core { budget } => {
+            let memory = open(cli, out)?;
+            memory.index()?;
+            let v = memory.core(*budget)?;
+            if out.json {
+                out.json(&v);
+            } else {
+                print!("{}", v.text);
+                eprintln!(
+                    "{} of {} tokens; {} notes included, {} left out{}",
+                    v.tokens_used,
+                    v.budget_tokens,
+                    v.included.len(),
+                    v.left_out.len(),
+                    if v.left_out.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", v.left_out.join(", "))
+                    }
+                );
             }
             Ok(EXIT_OK)
         }

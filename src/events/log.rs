@@ -447,6 +447,34 @@ impl EventLog {
         self.state.read().ok().map(|g| StatsView { st: g })
     }
 
+    /// Every node with an importance mark: (id, importance, recall_count).
+    pub fn important_nodes(&self) -> Vec<(String, u8, u64)> {
+        let Ok(st) = self.state.read() else {
+            return Vec::new();
+        };
+        let mut ids: std::collections::BTreeSet<String> = st
+            .delta
+            .nodes
+            .iter()
+            .filter(|(_, s)| s.importance.is_some())
+            .map(|(k, _)| k.clone())
+            .collect();
+        if let Some(snap) = &st.snapshot {
+            for (k, v) in snap.data().nodes.iter() {
+                if v.importance > 0 {
+                    ids.insert(k.as_str().to_string());
+                }
+            }
+        }
+        drop(st);
+        ids.into_iter()
+            .filter_map(|id| {
+                let s = self.stats(&id);
+                s.importance.map(|i| (id, i, s.recall_count))
+            })
+            .collect()
+    }
+
     /// Events counted so far.
     pub fn event_count(&self) -> u64 {
         self.state

@@ -1,0 +1,101 @@
+//! Watch mode: re-index when notes change, debounced so a burst of writes is one re-index.
+//!
+//! File events under `memory/` are collected by `notify-debouncer-full` in a 2-second window; each
+//! debounced batch runs one incremental `Memory::index`. A recall during a re-index sees the old or
+//! the new index, never a half-built one (one redb transaction, a lexical manifest renamed into
+//! place, an `Arc` swap in memory).
+
+use crate::error::{Error, Result};
+use crate::memory::Memory;
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The debounce window.
+pub const DEBOUNCE: Duration = Duration::from_secs(2);
+
+/// What a watcher has done so far.
+#[derive(Debug, Default)]
+pub struct WatchStats {
+    /// File-system events received (after debouncing).
+    pub events_seen: AtomicU64,
+    /// Re-indexes run.
+    pub reindexes: AtomicU64,
+    /// Re-indexes that changed or removed at least one note.
+    pub reindexes_with_changes: AtomicU64,
+    /// Errors (watcher or index).
+    pub errors: AtomicU64,
+}
+
+/// A JSON-friendly copy of [`WatchStats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WatchReport {
+    pub events_seen: u64,
+    pub reindexes: u64,
+    pub reindexes_with_changes: u64,
+    pub errors: u64,
+}
+
+impl WatchStats {
+    pub fn report(&self) -> WatchReport {
+        WatchReport {
+            events_seen: self.events_seen.load(Ordering::Relaxed),
+            reindexes: self.reindexes.load(Ordering::Relaxed),
+            reindexes_with_changes: self.reindexes_with_changes.load(Ordering::Relaxed),
+            errors: self.errors.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Watch `memory/` and re-index on changes until `stop` receives a message (or is dropped).
+/// `on_error` is told about each failure (the watcher keeps going).
+pub fn run(
+    memory: &Memory,
+    stats: &WatchStats,
+    stop: mpsc::Receiver<()>,
+    on_error: &dyn Fn(String),
+) -> Result<()> {
+    let (tx, rx) = mpsc::channel();
+    let mut debouncer = notify_debouncer_full::new_debouncer(DEBOUNCE, None, tx).map_err(|e| {
+        Error::io("start watching", memory.dir().memory(), std::io::Error::other(e))
+    })?;
+    debouncer
+        .watch(memory.dir().memory(), notify::RecursiveMode::Recursive)
+        .map_err(|e| Error::io("watch", memory.dir().memory(), std::io::Error::other(e)))?;
+    loop {
+        match stop.try_recv() {
+            Ok(()) | Err(mpsc::TryRecvError::Disconnected) => return Ok(()),
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(Ok(events)) => {
+                stats
+                    .events_seen
+                    .fetch_add(events.len() as u64, Ordering::Relaxed);
+                match memory.index() {
+                    Ok(r) => {
+                        stats.reindexes.fetch_add(1, Ordering::Relaxed);
+                        if !r.changed.is_empty() || !r.removed.is_empty() {
+                            stats.reindexes_with_changes.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Err(e) => {
+                        stats.errors.fetch_add(1, Ordering::Relaxed);
+                        on_error(format!("re-index failed: {e}"));
+                    }
+                }
+            }
+            Ok(Err(errors)) => {
+                stats
+                    .errors
+                    .fetch_add(errors.len() as u64, Ordering::Relaxed);
+                for e in errors {
+                    on_error(format!("watch error: {e}"));
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+        }
+    }
+}

@@ -13,6 +13,7 @@ pub mod events;
 pub mod folder;
 pub mod fs;
 pub mod index;
+pub mod mcp;
 pub mod memory;
 pub mod notes;
 pub mod recall;
@@ -20,7 +21,6 @@ pub mod scan;
 pub mod snapshot;
 pub mod store;
 pub mod watch;
-pub mod mcp;
 
 pub use error::{Error, Result};
 pub use folder::MemoryDir;

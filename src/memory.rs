@@ -564,7 +564,9 @@ impl Memory {
         if budget_tokens == 0 || budget_tokens > MAX_BUDGET_TOKENS {
             return Err(Error::InvalidArgument {
                 what: "budget",
-                message: format!("{budget_tokens} must be between 1 and {MAX_BUDGET_TOKENS} tokens"),
+                message: format!(
+                    "{budget_tokens} must be between 1 and {MAX_BUDGET_TOKENS} tokens"
+                ),
             });
         }
         let reader = self.store.read()?;

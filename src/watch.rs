@@ -58,7 +58,11 @@ pub fn run(
 ) -> Result<()> {
     let (tx, rx) = mpsc::channel();
     let mut debouncer = notify_debouncer_full::new_debouncer(DEBOUNCE, None, tx).map_err(|e| {
-        Error::io("start watching", memory.dir().memory(), std::io::Error::other(e))
+        Error::io(
+            "start watching",
+            memory.dir().memory(),
+            std::io::Error::other(e),
+        )
     })?;
     debouncer
         .watch(memory.dir().memory(), notify::RecursiveMode::Recursive)

@@ -3,9 +3,9 @@
 
 mod demo;
 mod events_cmd;
-mod serve;
 mod output;
 mod progress;
+mod serve;
 
 use clap::{Parser, Subcommand};
 use mnemon::{Error, Memory, MemoryDir};

@@ -17,6 +17,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
+/// Before a recall, events written by other live sessions are folded in if the last fold is
+/// older than this (a directory listing and a stat per segment).
+pub const STATS_REFRESH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Lock file in `index/` held while one process updates the derived index.
 pub const WRITE_LOCK_FILE: &str = "write.lock";
 
@@ -432,6 +436,8 @@ impl Memory {
     /// Answer a query: lexical hits and anchors, the typed-graph walk, scored by the policy.
     pub fn recall(&self, q: &Query) -> Result<Recall> {
         let started = Instant::now();
+        // Other sessions' events become visible within STATS_REFRESH_INTERVAL.
+        self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
         let lex = self.lexical()?;
         let reader = self.store.read()?;
         let results = {

@@ -71,3 +71,23 @@ fn segment_with_a_damaged_header_contributes_nothing_and_breaks_nothing() {
     let s1: u64 = (0..3).map(|i| count(&log, &format!("s1-e{i}"))).sum();
     assert_eq!((s0, s1), (0, 3));
 }
+
+#[test]
+fn a_live_writers_segment_is_never_compacted_whatever_its_age() {
+    use common::events::{DAY_MS, hit, policy};
+    let fs = MemFs::new();
+    fs.set_clock_ms(T0);
+    fs.create_dir_all(&common::events::index_dir()).unwrap();
+    let writer = open(&fs, "live").unwrap();
+    writer.append(vec![hit("x")]).unwrap();
+    let now = T0 + 200 * DAY_MS;
+    let other = open(&fs, "compactor").unwrap();
+    let r = other.compact(policy(), now).unwrap();
+    assert!(r.compressed.is_empty(), "{r:?}");
+    writer.append(vec![hit("x")]).unwrap();
+    drop(writer);
+    let r = other.compact(policy(), now).unwrap();
+    assert_eq!(r.compressed.len(), 1, "{r:?}");
+    drop(other);
+    assert_eq!(count(&open(&fs, "check").unwrap(), "x"), 2);
+}

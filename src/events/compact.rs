@@ -198,12 +198,21 @@ impl EventLog {
                 due.push(s.clone());
             }
         }
-        if !due.is_empty() {
+        // A segment whose writer is alive holds the segment's lock: it is not touched, whatever
+        // its age. The locks are taken before the snapshot, so no append can land after it.
+        let mut locked = Vec::new();
+        for s in due {
+            let src = dir.join(&s.name);
+            if let Some(guard) = fs.try_lock(&src).map_err(io("lock", &src))? {
+                locked.push((s, guard));
+            }
+        }
+        if !locked.is_empty() {
             // The snapshot must cover every byte of a segment before it is compressed: a
             // compressed segment with a watermark is never read again at open.
             self.refresh()?;
             self.write_snapshot()?;
-            for s in &due {
+            for (s, _guard) in &locked {
                 let src = dir.join(&s.name);
                 let tmp = dir.join(format!(".tmp-{}-{}.zst", s.id, unique_suffix()));
                 let dst = dir.join(format!("{}{COMPRESSED_EXT}", s.id));

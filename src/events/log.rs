@@ -181,6 +181,8 @@ struct Writer {
     len: u64,
     seq: u64,
     poisoned: Option<String>,
+    /// Held for the writer's life: compaction never touches a segment that is still written.
+    _live: Option<crate::fs::LockGuard>,
 }
 
 /// Folded stats: a snapshot (zero-copy) plus what was folded after its watermarks.
@@ -252,6 +254,7 @@ pub struct EventLog {
     writer: Mutex<Option<Writer>>,
     state: RwLock<State>,
     notices: Mutex<Vec<String>>,
+    last_refresh: Mutex<Option<std::time::Instant>>,
 }
 
 fn now_ms() -> i64 {
@@ -304,6 +307,7 @@ impl EventLog {
                 marks: HashMap::new(),
             }),
             notices: Mutex::new(Vec::new()),
+            last_refresh: Mutex::new(Some(std::time::Instant::now())),
         };
         let snapshot = match Snapshot::open(log.fs.as_ref(), &log.index_dir) {
             Ok(s) => s,
@@ -347,6 +351,21 @@ impl EventLog {
     /// This process's session id.
     pub fn session(&self) -> &str {
         &self.session
+    }
+
+    /// [`EventLog::refresh`] unless one ran less than `interval` ago: the cheap check made before
+    /// each recall so other live sessions' events become visible within `interval`.
+    pub fn refresh_if_stale(&self, interval: std::time::Duration) -> Result<u64> {
+        {
+            let Ok(mut last) = self.last_refresh.lock() else {
+                return Ok(0);
+            };
+            if last.is_some_and(|t| t.elapsed() < interval) {
+                return Ok(0);
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        self.refresh()
     }
 
     /// Fold events appended since the last fold (by any process) into the stats. Returns how
@@ -561,6 +580,10 @@ impl EventLog {
             let path = self.events_dir.join(format!("{id}{SEGMENT_EXT}"));
             match self.fs.create_new(&path) {
                 Ok(mut file) => {
+                    let live = self
+                        .fs
+                        .try_lock(&path)
+                        .map_err(|e| Error::io("lock", &path, e))?;
                     file.write_all(&header)
                         .map_err(|e| Error::io("write header of", &path, e))?;
                     if self.sync == SyncPolicy::Always {
@@ -577,6 +600,7 @@ impl EventLog {
                         len: header.len() as u64,
                         seq: 0,
                         poisoned: None,
+                        _live: live,
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,

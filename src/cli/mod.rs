@@ -6,6 +6,7 @@ mod events_cmd;
 mod output;
 mod progress;
 mod serve;
+mod worker;
 
 use clap::{Parser, Subcommand};
 use mnemon::{Error, Memory, MemoryDir};
@@ -161,6 +162,22 @@ enum Command {
         /// Output folder (gets memory/ and queries.yaml).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+    },
+    /// Test helper: act as one agent of a multi-process stress test (tests/many_agents.rs).
+    #[command(hide = true, name = "__worker")]
+    Worker {
+        /// agent (recalls, importance tags, note edits), compactor or indexer.
+        #[arg(long, default_value = "agent")]
+        role: String,
+        /// Operations to run.
+        #[arg(long, default_value_t = 50)]
+        ops: usize,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Anchor notes n0..n{nodes-1} must exist.
+        #[arg(long, default_value_t = 20)]
+        nodes: usize,
     },
     /// Index the bundled demo memory into a temporary folder and show what mnemon sees.
     Demo {
@@ -442,6 +459,15 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 );
             }
             Ok(EXIT_OK)
+        }
+        Command::Worker {
+            role,
+            ops,
+            seed,
+            nodes,
+        } => {
+            let memory = open(cli, out)?;
+            worker::run(&memory, role, *ops, *seed, *nodes)
         }
         Command::Demo { notes } => demo::run(notes.as_deref(), out),
     }

@@ -120,7 +120,9 @@ fuzz_target!(|data: &[u8]| {
     let _ = run(&mut Unstructured::new(data));
 });
 
-fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
+static C: [std::sync::atomic::AtomicU64; 6] = [const { std::sync::atomic::AtomicU64::new(0) }; 6];
+fn bump(i: usize) { let v = C[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed); if i == 0 && v % 2000 == 0 { eprintln!("STATS {:?}", C.iter().map(|c| c.load(std::sync::atomic::Ordering::Relaxed)).collect::<Vec<_>>()); } }
+fn run(u: &mut Unstructured) -> arbitrary::Result<()> { bump(0);
     let input: Input = u.arbitrary()?;
 
     // Build the stream; `clean` while it holds only good frames.
@@ -163,6 +165,7 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
             }
         }
     }
+    if data.len() > 65536 { bump(1); } if clean && !good.is_empty() { bump(2); }
     let start = u64::from(input.start);
     let len = data.len() as u64;
 
@@ -240,6 +243,7 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
             .filter(|k| matches!(k, Key::Event(_, end, _) if *end <= start + e as u64))
             .collect();
         let got: Vec<&Key> = failed.iter().filter(|k| matches!(k, Key::Event(..))).take(kept.len()).collect();
+        if kept.len() >= 1 { bump(3); } if failed.iter().filter(|k| matches!(k, Key::Event(..))).count() > kept.len() { bump(4); }
         assert_eq!(got, kept, "events read before the I/O error at {e} were lost");
     }
     Ok(())

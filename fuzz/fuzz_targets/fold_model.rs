@@ -97,7 +97,7 @@ fn model(evs: &[Ev]) -> Stats {
             .iter()
             .filter_map(|e| match &e.event.kind {
                 EventKind::ImportanceTag { node, importance, .. } if node == n => {
-                    Some((e.event.ts_ms, e.event.seq, e.session, *importance))
+                    Some((e.event.ts_ms, e.session, e.event.seq, *importance))
                 }
                 _ => None,
             })
@@ -112,7 +112,7 @@ fn model(evs: &[Ev]) -> Stats {
                 last_recalled_at: hits.iter().copied().max(),
                 importance: best_tag.map(|t| t.3),
                 importance_ts: best_tag.map(|t| t.0),
-                importance_key: best_tag.map(|t| (t.2.to_string(), t.1)),
+                importance_key: best_tag.map(|t| (t.1.to_string(), t.2)),
             },
         );
     }

@@ -23,7 +23,7 @@ use mnemon::events::{Event, EventKind};
 use std::io::{self, Read};
 
 /// Largest stream built (keeps executions fast).
-const MAX_STREAM: usize = 512 * 1024;
+const MAX_STREAM: usize = 192 * 1024;
 
 #[derive(Debug, Arbitrary)]
 enum Piece {
@@ -38,14 +38,16 @@ enum Piece {
 
 #[derive(Debug, Arbitrary)]
 struct Input {
+    // Fixed-size fields first: they get bytes even when the input runs short.
+    /// Fail after `error_at` bytes (modulo the stream length + 1)?
+    fail: bool,
+    error_at: u32,
+    start: u32,
     pieces: Vec<Piece>,
     /// Read sizes, used in turn (even: 1..=16 bytes, odd: larger).
     chunks: Vec<u16>,
     /// Read calls (counted from 1) that return `Interrupted`.
     interrupts: Vec<u8>,
-    /// Fail after this many bytes (modulo the stream length + 1).
-    error_at: Option<u32>,
-    start: u32,
 }
 
 struct Source<'a> {
@@ -230,8 +232,8 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> { bump(0);
 
     // An I/O error after `e` bytes: exactly the items of those `e` bytes, and the full read's
     // events that end within them come first.
-    if let Some(e) = input.error_at {
-        let e = e as usize % (data.len() + 1);
+    if input.fail {
+        let e = input.error_at as usize % (data.len() + 1);
         let mut r = FrameReader::new(src(Some(e)), start);
         let failed = keys(r.by_ref().collect());
         assert!(r.io_error.is_some(), "injected I/O error not reported");

@@ -166,7 +166,8 @@ enum Command {
     /// Test helper: act as one agent of a multi-process stress test (tests/many_agents.rs).
     #[command(hide = true, name = "__worker")]
     Worker {
-        /// agent (recalls, importance tags, note edits), compactor or indexer.
+        /// agent (recalls, importance tags, note edits), recaller (text recalls only), compactor
+        /// or indexer.
         #[arg(long, default_value = "agent")]
         role: String,
         /// Operations to run.

@@ -37,6 +37,15 @@ pub fn run(
                     serde_json::json!({"op": "index", "changed": r.changed.len(), "ms": t.elapsed().as_millis() as u64})
                 })
             }
+            "recaller" => {
+                let node = format!("n{}", rng.random_range(0..nodes.max(1)));
+                let t = Instant::now();
+                memory
+                    .recall(&Query::text(format!("anchor note {}", i % 7)).with_limit(10))
+                    .map(|r| {
+                        serde_json::json!({"op": "query", "results": r.results.len(), "latency_us": t.elapsed().as_micros() as u64, "node": node})
+                    })
+            }
             _ => {
                 let roll = rng.random_range(0..100);
                 if roll < 65 {

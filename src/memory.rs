@@ -274,6 +274,15 @@ impl Memory {
             Err(e) => return Err(e),
         };
         let _lock = self.write_lock()?;
+        // Another process may have been mid-update (lexical written, store not yet): now that
+        // we hold the lock, look again before paying for a rebuild.
+        let nodes = self.store.read()?.node_count()?;
+        if let Ok(Some(lex)) = LexicalIndex::open(&index_dir)
+            && lex.live_docs() == nodes
+        {
+            self.set_lexical(lex, self.manifest_stamp());
+            return Ok(None);
+        }
         let outcome = scan::scan(&self.dir.memory(), &HashMap::new());
         let docs: Vec<DocTerms> = outcome
             .parsed

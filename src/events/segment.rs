@@ -16,6 +16,8 @@ pub const VERSION: u16 = 1;
 pub const MAX_SESSION_BYTES: usize = 64;
 /// Largest frame payload accepted (a limit on everything).
 pub const MAX_FRAME_PAYLOAD: u32 = 64 * 1024;
+/// Smallest payload: type, timestamp and seq (1 + 8 + 8 bytes).
+pub const MIN_FRAME_PAYLOAD: u32 = 17;
 /// Frame header: `u32` length + `u32` crc.
 pub const FRAME_HEADER_LEN: usize = 8;
 
@@ -192,7 +194,7 @@ impl<R: Read> FrameReader<R> {
             return None;
         }
         let len = u32::from_le_bytes([a[0], a[1], a[2], a[3]]);
-        if len == 0 || len > MAX_FRAME_PAYLOAD {
+        if !(MIN_FRAME_PAYLOAD..=MAX_FRAME_PAYLOAD).contains(&len) {
             return None;
         }
         let crc = u32::from_le_bytes([a[4], a[5], a[6], a[7]]);
@@ -200,6 +202,11 @@ impl<R: Read> FrameReader<R> {
         self.fill(total);
         let a = self.avail();
         if a.len() < total {
+            return None;
+        }
+        // Cheap plausibility before the crc: the event type byte. Keeps resynchronisation
+        // through long damaged regions fast.
+        if !(1..=3).contains(&a[FRAME_HEADER_LEN]) {
             return None;
         }
         let mut h = crc32fast::Hasher::new();

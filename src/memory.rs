@@ -168,6 +168,14 @@ pub struct DoctorReport {
     pub index: IndexHealth,
 }
 
+/// A user-given id must be a valid id (never a path outside `memory/`).
+fn check_id(id: &str) -> Result<()> {
+    notes::validate_id(id).map_err(|r| Error::InvalidArgument {
+        what: "id",
+        message: format!("`{id}`: {r}"),
+    })
+}
+
 impl Memory {
     /// Create a memory folder at `root` (idempotent) and open it.
     pub fn init(root: impl Into<std::path::PathBuf>) -> Result<Memory> {
@@ -525,10 +533,7 @@ impl Memory {
                 message: format!("{importance} is outside 1..=10"),
             });
         }
-        notes::validate_id(id).map_err(|r| Error::InvalidArgument {
-            what: "id",
-            message: format!("`{id}`: {r}"),
-        })?;
+        check_id(id)?;
         if !self.store.read()?.has_node(id)? {
             return Err(Error::UnknownNode { id: id.to_string() });
         }
@@ -542,10 +547,7 @@ impl Memory {
 
     /// Folded stats of a note (`mnemon stats`).
     pub fn stats(&self, id: &str) -> Result<NodeStatsView> {
-        notes::validate_id(id).map_err(|r| Error::InvalidArgument {
-            what: "id",
-            message: format!("`{id}`: {r}"),
-        })?;
+        check_id(id)?;
         if !self.store.read()?.has_node(id)? {
             return Err(Error::UnknownNode { id: id.to_string() });
         }
@@ -635,10 +637,7 @@ impl Memory {
 
     /// The node `id` with its edges both ways.
     pub fn show(&self, id: &str) -> Result<NodeView> {
-        notes::validate_id(id).map_err(|r| Error::InvalidArgument {
-            what: "id",
-            message: format!("`{id}`: {r}"),
-        })?;
+        check_id(id)?;
         let r = self.store.read()?;
         let rec: NodeRecord = r
             .node(id)?

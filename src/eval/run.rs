@@ -32,6 +32,30 @@ pub struct ModeReport {
     pub by_mode: BTreeMap<&'static str, Scores>,
 }
 
+impl ModeReport {
+    /// Macro averages of per-query scores, latency percentiles, and per-mode averages.
+    fn new(
+        scores: &[Scores],
+        latencies_us: &[u64],
+        by_mode: BTreeMap<&'static str, Vec<Scores>>,
+    ) -> Self {
+        let avg = macro_average(scores);
+        ModeReport {
+            r5: avg.r5,
+            r10: avg.r10,
+            p5: avg.p5,
+            mrr: avg.mrr,
+            ndcg5: avg.ndcg5,
+            latency_us_p50: percentile_u64(latencies_us, 50.0),
+            latency_us_p99: percentile_u64(latencies_us, 99.0),
+            by_mode: by_mode
+                .into_iter()
+                .map(|(k, v)| (k, macro_average(&v)))
+                .collect(),
+        }
+    }
+}
+
 /// The whole eval report.
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
@@ -103,20 +127,7 @@ pub fn run_mode(
         all.push(s);
         per_mode.entry(mode_name(&t.mode)).or_default().push(s);
     }
-    let avg = macro_average(&all);
-    Ok(ModeReport {
-        r5: avg.r5,
-        r10: avg.r10,
-        p5: avg.p5,
-        mrr: avg.mrr,
-        ndcg5: avg.ndcg5,
-        latency_us_p50: percentile_u64(&latencies, 50.0),
-        latency_us_p99: percentile_u64(&latencies, 99.0),
-        by_mode: per_mode
-            .into_iter()
-            .map(|(k, v)| (k, macro_average(&v)))
-            .collect(),
-    })
+    Ok(ModeReport::new(&all, &latencies, per_mode))
 }
 
 /// Print one query's outcome on stderr (set `MNEMON_EVAL_TRACE=1`).
@@ -265,25 +276,12 @@ fn combine(per_query: &[(Mode, ModeReport)]) -> ModeReport {
             ndcg5: r.ndcg5,
         })
         .collect();
-    let avg = macro_average(&scores);
     let mut by: BTreeMap<&'static str, Vec<Scores>> = BTreeMap::new();
     for ((m, _), s) in per_query.iter().zip(&scores) {
         by.entry(mode_name(m)).or_default().push(*s);
     }
     let lat: Vec<u64> = per_query.iter().map(|(_, r)| r.latency_us_p50).collect();
-    ModeReport {
-        r5: avg.r5,
-        r10: avg.r10,
-        p5: avg.p5,
-        mrr: avg.mrr,
-        ndcg5: avg.ndcg5,
-        latency_us_p50: percentile_u64(&lat, 50.0),
-        latency_us_p99: percentile_u64(&lat, 99.0),
-        by_mode: by
-            .into_iter()
-            .map(|(k, v)| (k, macro_average(&v)))
-            .collect(),
-    }
+    ModeReport::new(&scores, &lat, by)
 }
 
 fn mode_name(m: &Mode) -> &'static str {

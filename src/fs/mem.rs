@@ -50,6 +50,14 @@ fn err(msg: &str) -> io::Error {
 }
 
 impl State {
+    /// The inode a live path names.
+    fn inode(&self, path: &Path) -> io::Result<usize> {
+        self.live
+            .get(path)
+            .copied()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))
+    }
+
     /// Count a call; fail it if it is the chosen one.
     fn tick(&mut self) -> io::Result<()> {
         if self.crashed {
@@ -216,10 +224,7 @@ impl Fs for MemFs {
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
         let mut st = self.lock();
         st.tick()?;
-        let ino = *st
-            .live
-            .get(path)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))?;
+        let ino = st.inode(path)?;
         drop(st);
         Ok(Box::new(MemFile {
             fs: self.clone(),
@@ -232,10 +237,7 @@ impl Fs for MemFs {
     fn open_read_at(&self, path: &Path, offset: u64) -> io::Result<Box<dyn Read + Send>> {
         let mut st = self.lock();
         st.tick()?;
-        let ino = *st
-            .live
-            .get(path)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))?;
+        let ino = st.inode(path)?;
         let data = st.inodes[ino].live.clone();
         let start = usize::try_from(offset)
             .unwrap_or(usize::MAX)
@@ -252,10 +254,7 @@ impl Fs for MemFs {
     fn map(&self, path: &Path) -> io::Result<Mapped> {
         let mut st = self.lock();
         st.tick()?;
-        let ino = *st
-            .live
-            .get(path)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))?;
+        let ino = st.inode(path)?;
         Ok(Arc::new(st.inodes[ino].live.clone()))
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
@@ -292,10 +291,7 @@ impl Fs for MemFs {
     fn len(&self, path: &Path) -> io::Result<u64> {
         let mut st = self.lock();
         st.tick()?;
-        let ino = *st
-            .live
-            .get(path)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))?;
+        let ino = st.inode(path)?;
         Ok(st.inodes[ino].live.len() as u64)
     }
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
@@ -325,10 +321,7 @@ impl Fs for MemFs {
     fn modified_ms(&self, path: &Path) -> io::Result<i64> {
         let mut st = self.lock();
         st.tick()?;
-        let ino = *st
-            .live
-            .get(path)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))?;
+        let ino = st.inode(path)?;
         Ok(st.inodes[ino].mtime_ms)
     }
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {

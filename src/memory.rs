@@ -322,7 +322,9 @@ impl Memory {
             .unwrap_or(true);
         if stale && stamp.is_some() {
             // Mid-update by another process (a segment already replaced): keep the old view.
-            if let Ok(Some(lex)) = LexicalIndex::open(&self.dir.index()) {
+            let current = self.lexical.read().ok().map(|g| g.clone());
+            if let Ok(Some(lex)) = LexicalIndex::open_reusing(&self.dir.index(), current.as_deref())
+            {
                 self.set_lexical(lex, stamp);
             }
         }

@@ -124,6 +124,16 @@ impl LexicalIndex {
     /// Open the index described by the manifest in `index_dir`. `Ok(None)` when there is no
     /// manifest; `Err(Corrupt)` when the manifest or a segment fails verification.
     pub fn open(index_dir: &Path) -> Result<Option<LexicalIndex>> {
+        LexicalIndex::open_reusing(index_dir, None)
+    }
+
+    /// Like [`LexicalIndex::open`], reusing the already verified segments of `current` that the
+    /// manifest still lists (segments are immutable: same file name and checksum, same bytes), so
+    /// picking up another process's update costs only its new segments.
+    pub fn open_reusing(
+        index_dir: &Path,
+        current: Option<&LexicalIndex>,
+    ) -> Result<Option<LexicalIndex>> {
         warm_typo_builders();
         let Some(manifest) = Manifest::load(index_dir)? else {
             return Ok(None);
@@ -131,6 +141,16 @@ impl LexicalIndex {
         let mut segments = Vec::with_capacity(manifest.segments.len());
         for entry in manifest.segments {
             let path = index_dir.join(&entry.file);
+            let known = current.and_then(|c| {
+                c.segments
+                    .iter()
+                    .find(|l| l.entry.file == entry.file && l.entry.body_crc == entry.body_crc)
+                    .map(|l| l.seg.clone())
+            });
+            if let Some(seg) = known {
+                segments.push(Live::new(entry, seg));
+                continue;
+            }
             let seg = Segment::open(&path).map_err(|reason| Error::Corrupt {
                 path: path.clone(),
                 reason,
@@ -686,6 +706,27 @@ mod tests {
             })
             .count();
         assert_eq!(files, again.segment_count(), "unlisted segments removed");
+    }
+
+    #[test]
+    fn reopening_after_another_writer_reuses_unchanged_segments() {
+        let tok = Tokenizer::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let mine = LexicalIndex::rebuild(tmp.path(), &[doc(&tok, "a", "alpha")]).unwrap();
+        // "Another process" adds a note through its own view.
+        let theirs = LexicalIndex::open(tmp.path()).unwrap().unwrap();
+        theirs
+            .update(tmp.path(), &[doc(&tok, "b", "beta")], &[], false)
+            .unwrap();
+        let fresh = LexicalIndex::open_reusing(tmp.path(), Some(&mine))
+            .unwrap()
+            .unwrap();
+        assert_eq!(fresh.live_docs(), 2);
+        assert_eq!(ids(&fresh, &tok, "beta"), vec!["b"]);
+        assert!(
+            Arc::ptr_eq(&fresh.segments[0].seg, &mine.segments[0].seg),
+            "the unchanged segment was reused, not re-read"
+        );
     }
 
     #[test]

@@ -185,6 +185,19 @@ struct Writer {
     _live: Option<crate::fs::LockGuard>,
 }
 
+impl Writer {
+    /// After a failed write or fsync, every later append or sync is refused.
+    fn refuse_if_poisoned(&self) -> Result<()> {
+        match &self.poisoned {
+            Some(reason) => Err(Error::Poisoned {
+                path: self.path.clone(),
+                reason: reason.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Folded stats: a snapshot (zero-copy) plus what was folded after its watermarks.
 struct State {
     snapshot: Option<Snapshot>,
@@ -502,25 +515,24 @@ impl EventLog {
             .unwrap_or(0)
     }
 
+    fn lock_writer(&self) -> Result<std::sync::MutexGuard<'_, Option<Writer>>> {
+        self.writer.lock().map_err(|_| Error::Poisoned {
+            path: self.events_dir.clone(),
+            reason: "a thread panicked while appending".into(),
+        })
+    }
+
     /// Append events (one batch: a recall's query and hits, or one tag), fold them, and make them
     /// visible to other processes (flushed to the OS; fsynced under `SyncPolicy::Always`).
     pub fn append(&self, kinds: Vec<EventKind>) -> Result<()> {
-        let mut guard = self.writer.lock().map_err(|_| Error::Poisoned {
-            path: self.events_dir.clone(),
-            reason: "a thread panicked while appending".into(),
-        })?;
+        let mut guard = self.lock_writer()?;
         if guard.is_none() {
             *guard = Some(self.create_writer()?);
         }
         let Some(w) = guard.as_mut() else {
             return Ok(());
         };
-        if let Some(reason) = &w.poisoned {
-            return Err(Error::Poisoned {
-                path: w.path.clone(),
-                reason: reason.clone(),
-            });
-        }
+        w.refuse_if_poisoned()?;
         let ts = now_ms();
         let start = w.buf.len();
         let mut batch = Vec::with_capacity(kinds.len());
@@ -615,19 +627,11 @@ impl EventLog {
 
     /// Make this process's appends durable (fsync of the segment and of `events/`).
     pub fn sync(&self) -> Result<()> {
-        let mut guard = self.writer.lock().map_err(|_| Error::Poisoned {
-            path: self.events_dir.clone(),
-            reason: "a thread panicked while appending".into(),
-        })?;
+        let mut guard = self.lock_writer()?;
         let Some(w) = guard.as_mut() else {
             return Ok(());
         };
-        if let Some(reason) = &w.poisoned {
-            return Err(Error::Poisoned {
-                path: w.path.clone(),
-                reason: reason.clone(),
-            });
-        }
+        w.refuse_if_poisoned()?;
         if let Err(e) = w.file.sync() {
             let reason = format!("fsync failed ({e})");
             w.poisoned = Some(reason.clone());

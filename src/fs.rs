@@ -46,13 +46,6 @@ pub trait Fs: Send + Sync {
     /// Take an exclusive lock named by `path` without waiting: `Ok(None)` when another holder has
     /// it. The lock is released when the guard is dropped (or the process dies).
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>>;
-
-    /// Read a whole file.
-    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
-        let mut out = Vec::new();
-        self.open_read(path)?.read_to_end(&mut out)?;
-        Ok(out)
-    }
 }
 
 /// Holds a lock from [`Fs::try_lock`] until dropped.

@@ -205,25 +205,10 @@ impl LexicalIndex {
     pub fn live_docs(&self) -> u64 {
         self.live_docs
     }
-    /// Manifest generation this view was built from.
-    pub fn generation(&self) -> u64 {
-        self.generation
-    }
+
     /// Number of live segments.
     pub fn segment_count(&self) -> usize {
         self.segments.len()
-    }
-
-    /// Every live id (unordered).
-    pub fn live_ids(&self) -> impl Iterator<Item = &str> {
-        self.segments.iter().flat_map(|l| {
-            l.seg
-                .ids()
-                .iter()
-                .enumerate()
-                .filter(|(d, _)| !l.deleted[*d])
-                .map(|(_, id)| &**id)
-        })
     }
 
     /// Replace the whole index with one segment of `docs`.

@@ -25,6 +25,21 @@ struct Cand {
     support: f32,
 }
 
+impl Cand {
+    /// A direct hit (an anchor or a lexical match) with relevance `base`.
+    fn direct(base: f32) -> Cand {
+        Cand {
+            base,
+            depth: 0,
+            source: Source::Direct,
+            via: None,
+            lexical: 0.0,
+            matched: 0,
+            support: 0.0,
+        }
+    }
+}
+
 #[derive(Debug, PartialEq)]
 struct Frontier {
     base: f32,
@@ -208,18 +223,7 @@ pub fn run(
         if !store.has_node(a)? {
             return Err(Error::UnknownNode { id: a.clone() });
         }
-        cands.insert(
-            a.clone(),
-            Cand {
-                base: 1.0,
-                depth: 0,
-                source: Source::Direct,
-                via: None,
-                lexical: 0.0,
-                matched: 0,
-                support: 0.0,
-            },
-        );
+        cands.insert(a.clone(), Cand::direct(1.0));
     }
 
     // 2. Lexical hits above the floor, normalised to the best one.
@@ -258,15 +262,7 @@ pub fn run(
             {
                 continue;
             }
-            let c = cands.entry(h.id).or_insert(Cand {
-                base,
-                depth: 0,
-                source: Source::Direct,
-                via: None,
-                lexical: 0.0,
-                matched: 0,
-                support: 0.0,
-            });
+            let c = cands.entry(h.id).or_insert(Cand::direct(base));
             c.lexical = h.score;
             c.matched = h.matched;
             c.base = c.base.max(base);

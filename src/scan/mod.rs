@@ -49,15 +49,12 @@ pub struct ScanOutcome {
     pub removed: Vec<String>,
     /// Errors of the walk itself (unreadable folders, symlink loops, bad file names).
     pub walk_errors: Vec<ScanError>,
-    /// Note files seen.
-    pub files_seen: usize,
 }
 
 /// Walk `memory_dir`, compare against `manifest`, and parse what changed.
 pub fn scan(memory_dir: &Path, manifest: &HashMap<String, FileEntry>) -> ScanOutcome {
     let mut out = ScanOutcome::default();
     let found = walk(memory_dir, &mut out.walk_errors);
-    out.files_seen = found.len();
 
     let mut to_read = Vec::new();
     for f in &found {

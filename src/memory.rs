@@ -11,7 +11,7 @@ use crate::index::tokenize::Tokenizer;
 use crate::notes::{self, NoteType, ProblemKind};
 use crate::recall::{self, Clock, NodeStats, Query, Recall, SystemClock, cooccur, policy};
 use crate::scan::{self, ScanError};
-use crate::store::{Batch, Edge, NodeRecord, Store};
+use crate::store::{Batch, Edge, Graph, NodeRecord, Store, StoreReader};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -32,6 +32,8 @@ pub struct Memory {
     lexical: RwLock<Arc<LexicalIndex>>,
     /// Identity (len, mtime) of the manifest file the loaded lexical index came from.
     lexical_stamp: Mutex<Option<(u64, std::time::SystemTime)>>,
+    /// The store's graph in memory, refreshed to the store's version at each recall.
+    graph: RwLock<Arc<Graph>>,
     clock: Box<dyn Clock>,
     events: EventLog,
     notices: Vec<String>,
@@ -232,6 +234,7 @@ impl Memory {
             tokenizer: Tokenizer::new(),
             lexical: RwLock::new(Arc::new(LexicalIndex::empty())),
             lexical_stamp: Mutex::new(None),
+            graph: RwLock::new(Arc::new(Graph::default())),
             clock: Box::new(SystemClock),
             events,
             notices,
@@ -335,6 +338,30 @@ impl Memory {
                 what: "lexical index",
                 message: "lock poisoned by a panic in another thread".into(),
             })
+    }
+
+    /// The in-memory graph at `reader`'s store version (patched from the store's change log, or
+    /// loaded whole the first time).
+    fn graph(&self, reader: &StoreReader<'_>) -> Result<Arc<Graph>> {
+        let poisoned = || Error::InvalidArgument {
+            what: "graph",
+            message: "lock poisoned by a panic in another thread".into(),
+        };
+        let v = reader.version()?;
+        {
+            let g = self.graph.read().map_err(|_| poisoned())?;
+            let have = g.version();
+            // Equal, or another thread already moved it past this reader: good enough.
+            if have.epoch == v.epoch && have.generation >= v.generation && !g.is_empty() {
+                return Ok(g.clone());
+            }
+        }
+        let mut w = self.graph.write().map_err(|_| poisoned())?;
+        let have = w.version();
+        if !(have.epoch == v.epoch && have.generation >= v.generation && !w.is_empty()) {
+            Arc::make_mut(&mut w).refresh(reader)?;
+        }
+        Ok(w.clone())
     }
 
     fn write_lock(&self) -> Result<std::fs::File> {
@@ -459,6 +486,7 @@ impl Memory {
         self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
         let lex = self.lexical()?;
         let reader = self.store.read()?;
+        let graph = self.graph(&reader)?;
         let results = {
             let view = self.events.view();
             let stats = |id: &str| -> NodeStats {
@@ -474,6 +502,7 @@ impl Memory {
             };
             recall::engine::run(
                 &lex,
+                &graph,
                 &reader,
                 &self.tokenizer,
                 q,

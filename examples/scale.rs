@@ -1,0 +1,92 @@
+//! Scale check outside criterion: generate (once) a corpus of N notes under DIR, index it, then
+//! time open, an unchanged re-index, and every query of its query set (p50/p99 per kind).
+//!
+//! `cargo run --release --example scale -- 100000 /tmp/gen100k`
+//! Run it under `/usr/bin/time -v` for the peak memory of a cold build (delete DIR/.mnemon first).
+
+use mnemon::Memory;
+use mnemon::eval::run::query_of;
+use mnemon::eval::truth::{Mode, load_truth};
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = args
+        .get(1)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(10_000);
+    let dir = std::path::PathBuf::from(args.get(2).cloned().unwrap_or(format!("/tmp/gen{n}")));
+    let passes: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(5);
+    if !dir.join("queries.yaml").exists() {
+        let t = Instant::now();
+        let r = mnemon::corpus::generate(&mnemon::corpus::GenConfig::new(n, 7), &dir)?;
+        eprintln!(
+            "generated {} notes, {} bytes in {:?}",
+            r.notes,
+            r.bytes,
+            t.elapsed()
+        );
+    }
+    let t = Instant::now();
+    let memory = Memory::init(&dir)?;
+    eprintln!("open: {:?}", t.elapsed());
+    let t = Instant::now();
+    let rep = memory.index()?;
+    eprintln!(
+        "index: {:?} ({} changed, {} notes, {} edges)",
+        t.elapsed(),
+        rep.changed.len(),
+        rep.notes,
+        rep.edges
+    );
+    drop(memory);
+    let t = Instant::now();
+    let memory = Memory::open(&dir)?;
+    eprintln!("reopen: {:?}", t.elapsed());
+    let t = Instant::now();
+    memory.index()?;
+    eprintln!("unchanged re-index: {:?}", t.elapsed());
+    let truth = load_truth(&dir.join("queries.yaml"))?;
+    for (kind, mode) in [
+        ("query", Mode::Query),
+        ("anchor", Mode::Anchor),
+        ("mixed", Mode::Mixed),
+    ] {
+        let qs: Vec<_> = truth
+            .queries
+            .iter()
+            .filter(|q| q.mode == mode)
+            .map(|q| query_of(q).with_limit(10))
+            .collect();
+        let mut lat: Vec<u64> = Vec::new();
+        let mut slowest: Vec<(u64, usize, String)> = Vec::new();
+        for pass in 0..passes {
+            for q in &qs {
+                let t = Instant::now();
+                let r = memory.recall(q)?;
+                let us = t.elapsed().as_micros() as u64;
+                lat.push(us);
+                if pass > 0 {
+                    slowest.push((us, r.results.len(), format!("{:?} {:?}", q.text, q.anchors)));
+                }
+            }
+        }
+        if std::env::var_os("SCALE_SLOWEST").is_some() {
+            slowest.sort_by_key(|s| std::cmp::Reverse(s.0));
+            for (us, n, q) in slowest.iter().take(8) {
+                eprintln!("  {us} us, {n} hits: {q}");
+            }
+        }
+        if lat.is_empty() {
+            continue;
+        }
+        let p50 = mnemon::eval::metrics::percentile_u64(&lat, 50.0);
+        let p99 = mnemon::eval::metrics::percentile_u64(&lat, 99.0);
+        eprintln!(
+            "{kind}: p50 {p50} us, p99 {p99} us over {} calls",
+            lat.len()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,243 @@
+//! What does recall walk? The store's nodes and edges as a dense in-memory adjacency: node ids
+//! become `u32` ordinals, each node keeps its out- and in-edges in the store's order, and the
+//! few fields scoring needs (type, TTL, updated_at). A recall then walks and scores without a
+//! single redb lookup or allocation per edge; only the returned notes' records are read.
+//!
+//! The graph is a cache of one store [`Version`]. [`Graph::refresh`] brings it to a reader's
+//! version by patching only the nodes the store's change log names (one write transaction of
+//! another process costs a few lookups per changed note), and reloads everything when the log does
+//! not reach back far enough or the store was recreated. Ordinals of removed nodes stay allocated
+//! (without a record) until the next full load.
+
+use super::codec::{EdgeValue, NodeRecord};
+use super::{StoreReader, Version};
+use crate::error::Result;
+use crate::notes::{EdgeKind, NoteType, Provenance};
+use rustc_hash::FxHashMap;
+use std::cmp::Ordering;
+
+/// One edge as the walk sees it, from one end: `other` is the other end's ordinal.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GraphEdge {
+    pub other: u32,
+    pub kind: EdgeKind,
+    pub provenance: Provenance,
+    pub confidence: f32,
+    /// Distinct targets of the edge's source (hub damping).
+    pub source_out_degree: u32,
+}
+
+/// What scoring needs of a node without reading its record.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct NodeMeta {
+    pub note_type: NoteType,
+    pub ttl_days: Option<u32>,
+    pub updated_at: Option<i64>,
+}
+
+impl NodeMeta {
+    fn of(rec: &NodeRecord) -> NodeMeta {
+        NodeMeta {
+            note_type: rec.note_type,
+            ttl_days: rec.ttl_days,
+            updated_at: rec.updated_at,
+        }
+    }
+}
+
+/// The in-memory adjacency of one store version.
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    version: Version,
+    ids: Vec<Box<str>>,
+    ord: FxHashMap<Box<str>, u32>,
+    /// `None` for ids that are only named by edges (dangling links) or were removed.
+    meta: Vec<Option<NodeMeta>>,
+    out: Vec<Vec<GraphEdge>>,
+    inn: Vec<Vec<GraphEdge>>,
+}
+
+impl Graph {
+    /// Load the whole graph as `reader` sees it.
+    pub fn load(reader: &StoreReader<'_>) -> Result<Graph> {
+        let mut g = Graph {
+            version: reader.version()?,
+            ..Graph::default()
+        };
+        reader.for_each_node(|id, rec| {
+            let o = g.intern(id);
+            g.meta[o as usize] = Some(NodeMeta::of(&rec));
+        })?;
+        let mut last: Option<u32> = None;
+        reader.for_each_out_edge(|from, e| {
+            let f = match last {
+                Some(o) if g.id(o) == from => o,
+                _ => g.intern(from),
+            };
+            last = Some(f);
+            let to = g.intern(&e.other);
+            let edge = edge_of(to, &e);
+            // Out-lists arrive in stored order; in-lists are sorted once below.
+            g.out[f as usize].push(edge);
+            g.inn[to as usize].push(GraphEdge { other: f, ..edge });
+        })?;
+        let ids = &g.ids;
+        for list in &mut g.inn {
+            list.sort_by(|a, b| stored_order(ids, a, b));
+        }
+        Ok(g)
+    }
+
+    /// Bring the graph to `reader`'s version: patch the nodes the change log names, or reload.
+    /// Returns whether anything changed.
+    pub fn refresh(&mut self, reader: &StoreReader<'_>) -> Result<bool> {
+        let v = reader.version()?;
+        if v == self.version {
+            return Ok(false);
+        }
+        let changed = if v.epoch == self.version.epoch && v.generation > self.version.generation {
+            reader.changes_since(self.version.generation, v.generation)?
+        } else {
+            None
+        };
+        let Some(changed) = changed else {
+            *self = Graph::load(reader)?;
+            return Ok(true);
+        };
+        for id in &changed {
+            self.replace_node(reader, id)?;
+        }
+        self.version = v;
+        Ok(true)
+    }
+
+    /// Re-read one node and its out-edges from the store (its in-edges belong to other nodes).
+    fn replace_node(&mut self, reader: &StoreReader<'_>, id: &str) -> Result<()> {
+        let o = self.intern(id);
+        let old = std::mem::take(&mut self.out[o as usize]);
+        for e in old {
+            self.inn[e.other as usize].retain(|x| x.other != o);
+        }
+        self.meta[o as usize] = reader.node(id)?.as_ref().map(NodeMeta::of);
+        let mut out = Vec::new();
+        for e in reader.edges_out(id)? {
+            let to = self.intern(&e.other);
+            out.push(edge_of(to, &e));
+        }
+        for e in &out {
+            let mirror = GraphEdge { other: o, ..*e };
+            let ids = &self.ids;
+            let list = &mut self.inn[e.other as usize];
+            let at = list
+                .binary_search_by(|x| stored_order(ids, x, &mirror))
+                .unwrap_or_else(|i| i);
+            list.insert(at, mirror);
+        }
+        self.out[o as usize] = out;
+        Ok(())
+    }
+
+    fn intern(&mut self, id: &str) -> u32 {
+        if let Some(o) = self.ord.get(id) {
+            return *o;
+        }
+        let o = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+        self.ids.push(id.into());
+        self.ord.insert(id.into(), o);
+        self.meta.push(None);
+        self.out.push(Vec::new());
+        self.inn.push(Vec::new());
+        o
+    }
+
+    /// The store version this graph reflects.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The ordinal of `id`, if any node or edge names it.
+    pub fn ord(&self, id: &str) -> Option<u32> {
+        self.ord.get(id).copied()
+    }
+
+    /// The id of ordinal `o`.
+    pub fn id(&self, o: u32) -> &str {
+        self.ids.get(o as usize).map_or("", |s| s)
+    }
+
+    /// Scoring fields of `o`, or `None` when no note has that id (a dangling target).
+    pub fn meta(&self, o: u32) -> Option<&NodeMeta> {
+        self.meta.get(o as usize).and_then(|m| m.as_ref())
+    }
+
+    /// Edges leaving `o`, in the store's order.
+    pub fn out(&self, o: u32) -> &[GraphEdge] {
+        self.out.get(o as usize).map_or(&[], |v| v)
+    }
+
+    /// Edges arriving at `o` (`other` is the source), in the store's order.
+    pub fn inn(&self, o: u32) -> &[GraphEdge] {
+        self.inn.get(o as usize).map_or(&[], |v| v)
+    }
+
+    /// Number of ordinals (notes plus ids only named by edges).
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// No ordinals at all.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Every edge as (from, to, kind, provenance, confidence) ids, for tests and checks.
+    pub fn edge_list(&self) -> Vec<(String, String, EdgeKind, Provenance, f32)> {
+        let mut out = Vec::new();
+        for (f, list) in self.out.iter().enumerate() {
+            for e in list {
+                out.push((
+                    self.id(f as u32).to_string(),
+                    self.id(e.other).to_string(),
+                    e.kind,
+                    e.provenance,
+                    e.confidence,
+                ));
+            }
+        }
+        out.sort_by(|a, b| {
+            (&a.0, &a.1, a.2, a.3)
+                .cmp(&(&b.0, &b.1, b.2, b.3))
+                .then(a.4.total_cmp(&b.4))
+        });
+        out
+    }
+}
+
+fn edge_of(other: u32, e: &EdgeValue) -> GraphEdge {
+    GraphEdge {
+        other,
+        kind: e.kind,
+        provenance: e.provenance,
+        confidence: e.confidence,
+        source_out_degree: e.source_out_degree,
+    }
+}
+
+/// The order redb keeps a multimap's values in: by the encoded bytes (kind, provenance, confidence
+/// LE, degree LE, then the id), so a walk that takes the first `MAX_FANOUT` edges takes the same
+/// ones whether the graph was loaded or patched.
+fn stored_order(ids: &[Box<str>], a: &GraphEdge, b: &GraphEdge) -> Ordering {
+    let key = |e: &GraphEdge| {
+        (
+            e.kind.code(),
+            e.provenance.code(),
+            e.confidence.to_le_bytes(),
+            e.source_out_degree.to_le_bytes(),
+        )
+    };
+    key(a).cmp(&key(b)).then_with(|| {
+        let ia = ids.get(a.other as usize).map_or("", |s| s);
+        let ib = ids.get(b.other as usize).map_or("", |s| s);
+        ia.as_bytes().cmp(ib.as_bytes())
+    })
+}

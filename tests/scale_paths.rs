@@ -1,0 +1,178 @@
+//! The fast paths recall takes at scale give the same answers as the slow ones: the in-memory
+//! graph patched from the store's change log equals a fresh load, and the MaxScore-pruned lexical
+//! search returns exactly the exhaustive top k.
+
+mod common;
+
+use common::{fresh, write_note};
+use mnemon::corpus::{GenConfig, generate_notes};
+use mnemon::index::LexicalIndex;
+use mnemon::index::tokenize::Tokenizer;
+use mnemon::recall::Query;
+use mnemon::store::{Graph, Store};
+
+/// A memory holding a generated corpus of `n` notes, indexed.
+fn generated(n: usize, seed: u64) -> (tempfile::TempDir, mnemon::Memory) {
+    let (tmp, memory) = fresh();
+    for (rel, text) in generate_notes(&GenConfig::new(n, seed)) {
+        write_note(&memory, &rel, text);
+    }
+    memory.index().expect("index");
+    (tmp, memory)
+}
+
+/// Every in-list as (node, [(source, kind code)]), in list order.
+fn in_lists(g: &Graph) -> Vec<(String, Vec<(String, u8)>)> {
+    let mut out: Vec<_> = (0..g.len() as u32)
+        .map(|o| {
+            let list = g
+                .inn(o)
+                .iter()
+                .map(|e| (g.id(e.other).to_string(), e.kind.code()))
+                .collect();
+            (g.id(o).to_string(), list)
+        })
+        .filter(|(_, l): &(String, Vec<_>)| !l.is_empty())
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn patched_graph_equals_a_fresh_load_after_edits_and_removals() {
+    let (_tmp, memory) = generated(300, 3);
+    let (store, _) = Store::open(&memory.dir().index()).expect("open store");
+    let mut patched = Graph::load(&store.read().expect("read")).expect("load");
+    let before = patched.version();
+
+    // Change one note's links, add a note linking a hub, remove a note that others link to.
+    let notes = generate_notes(&GenConfig::new(300, 3));
+    let (first_rel, _) = &notes[0];
+    let (second_rel, _) = &notes[1];
+    let second_id = second_rel.trim_end_matches(".md");
+    write_note(
+        &memory,
+        first_rel,
+        format!(
+            "---\nname: rewritten\ntype: project\nrelated: [{second_id}]\n---\nNew body about [[brand-new-note]].\n"
+        ),
+    );
+    write_note(
+        &memory,
+        "brand-new-note.md",
+        format!(
+            "---\nname: new\ntype: reference\n---\nLinks [[{second_id}]] and [[no-such-note]].\n"
+        ),
+    );
+    std::fs::remove_file(memory.dir().memory().join(&notes[2].0)).expect("remove");
+    memory.index().expect("reindex");
+
+    let reader = store.read().expect("read");
+    assert!(
+        patched.refresh(&reader).expect("refresh"),
+        "the version moved"
+    );
+    assert_eq!(patched.version().epoch, before.epoch);
+    assert_eq!(patched.version().generation, before.generation + 1);
+    let loaded = Graph::load(&reader).expect("load");
+    assert_eq!(patched.edge_list(), loaded.edge_list());
+    assert_eq!(in_lists(&patched), in_lists(&loaded));
+    // The new note is a node with its edges; the removed one is no longer a node.
+    let new = patched.ord("brand-new-note").expect("new note interned");
+    assert!(patched.meta(new).is_some());
+    let targets: Vec<&str> = patched
+        .out(new)
+        .iter()
+        .map(|e| patched.id(e.other))
+        .collect();
+    assert!(
+        targets.contains(&second_id) && targets.contains(&"no-such-note"),
+        "{targets:?}"
+    );
+    let gone = notes[2].0.trim_end_matches(".md");
+    assert!(patched.ord(gone).is_none_or(|o| patched.meta(o).is_none()));
+    assert!(!patched.refresh(&reader).expect("refresh"), "nothing new");
+}
+
+#[test]
+fn a_graph_behind_the_change_log_reloads_whole() {
+    let (_tmp, memory) = generated(50, 5);
+    let (store, _) = Store::open(&memory.dir().index()).expect("open store");
+    let mut stale = Graph::load(&store.read().expect("read")).expect("load");
+    // More write transactions than the change log keeps.
+    let n = mnemon::store::CHANGE_LOG_KEEP as usize + 3;
+    for i in 0..n {
+        write_note(
+            &memory,
+            "churn.md",
+            format!("---\nname: churn\n---\nround {i} [[x{i}]]\n"),
+        );
+        memory.index().expect("reindex");
+    }
+    let reader = store.read().expect("read");
+    stale.refresh(&reader).expect("refresh");
+    assert_eq!(
+        stale.edge_list(),
+        Graph::load(&reader).expect("load").edge_list()
+    );
+    assert_eq!(stale.version(), reader.version().expect("version"));
+}
+
+#[test]
+fn another_handle_sees_new_edges_at_its_next_recall() {
+    let (_tmp, writer) = generated(40, 9);
+    let reader = mnemon::Memory::open(writer.dir().root()).expect("second handle");
+    let q = Query::anchors(["hub-under-test"]).with_depth(1);
+    assert!(reader.recall(&q).is_err(), "unknown before it exists");
+    write_note(
+        &writer,
+        "hub-under-test.md",
+        "---\nname: hub\n---\nSee [[spoke-under-test]].\n",
+    );
+    write_note(
+        &writer,
+        "spoke-under-test.md",
+        "---\nname: spoke\n---\nA spoke.\n",
+    );
+    writer.index().expect("index");
+    let r = reader.recall(&q).expect("recall");
+    let ids: Vec<&str> = r.results.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids.first(), Some(&"hub-under-test"));
+    assert!(ids.contains(&"spoke-under-test"), "{ids:?}");
+}
+
+#[test]
+fn pruned_search_returns_the_exhaustive_top_k() {
+    let (_tmp, memory) = generated(600, 11);
+    let lex = LexicalIndex::open(&memory.dir().index())
+        .expect("open")
+        .expect("present");
+    let tok = Tokenizer::new();
+    let truth = GenConfig::new(600, 11);
+    let dir = tempfile::tempdir().expect("tempdir");
+    mnemon::corpus::generate(&truth, dir.path()).expect("generate");
+    let queries = mnemon::eval::truth::load_truth(&dir.path().join("queries.yaml")).expect("truth");
+    let mut compared = 0;
+    for t in &queries.queries {
+        let Some(text) = &t.query else { continue };
+        let m = lex.expand(&tok.query_terms(text));
+        if m.is_empty() {
+            continue;
+        }
+        let all = lex.search(&m, usize::MAX);
+        for k in [1, 5, 48] {
+            let pruned = lex.search(&m, k);
+            let want: Vec<_> = all.iter().take(k).collect();
+            assert_eq!(pruned.len(), want.len(), "{text:?} k={k}");
+            for (p, w) in pruned.iter().zip(want) {
+                assert_eq!((&p.id, p.matched), (&w.id, w.matched), "{text:?} k={k}");
+                assert!(
+                    (p.score - w.score).abs() <= 1e-4 * w.score.abs(),
+                    "{text:?}"
+                );
+            }
+        }
+        compared += 1;
+    }
+    assert!(compared >= 100, "only {compared} queries compared");
+}

@@ -88,5 +88,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             lat.len()
         );
     }
+    // One-note update: append a line to the first note, re-index, then restore it.
+    let first = walkdir::WalkDir::new(dir.join("memory"))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .find(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .ok_or("no note")?
+        .into_path();
+    let original = std::fs::read(&first)?;
+    let mut edited = original.clone();
+    edited.extend_from_slice(b"\nAn edit for the update timing: [[scale-edit-target]].\n");
+    std::fs::write(&first, &edited)?;
+    let t = Instant::now();
+    let rep = memory.index()?;
+    eprintln!(
+        "one-note update: {:?} ({} changed; {:?})",
+        t.elapsed(),
+        rep.changed.len(),
+        rep.phases
+    );
+    std::fs::write(&first, &original)?;
+    memory.index()?;
     Ok(())
 }

@@ -24,7 +24,7 @@ pub mod watch;
 
 pub use error::{Error, Result};
 pub use folder::MemoryDir;
-pub use memory::{DoctorReport, IndexReport, Memory, NodeView, OpenOptions};
+pub use memory::{DoctorReport, IndexPhases, IndexReport, Memory, NodeView, OpenOptions};
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

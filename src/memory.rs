@@ -12,6 +12,7 @@ use crate::notes::{self, NoteType, ProblemKind};
 use crate::recall::{self, Clock, NodeStats, Query, Recall, SystemClock, cooccur, policy};
 use crate::scan::{self, ScanError};
 use crate::store::{Batch, Edge, Graph, NodeRecord, Store, StoreReader};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -20,6 +21,10 @@ use std::time::Instant;
 /// Before a recall, events written by other live sessions are folded in if the last fold is
 /// older than this (a directory listing and a stat per segment).
 pub const STATS_REFRESH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A build tokenizes and synthesizes this many notes at a time: per-note term tables are large,
+/// and chunking bounds the peak memory of a cold build of 100k notes.
+const BUILD_CHUNK_NOTES: usize = 8192;
 
 /// Lock file in `index/` held while one process updates the derived index.
 pub const WRITE_LOCK_FILE: &str = "write.lock";
@@ -90,6 +95,26 @@ pub struct IndexReport {
     /// Every current problem: walk errors, then per-note problems.
     pub errors: Vec<ScanError>,
     pub elapsed_ms: u64,
+    /// Where the time went (human output and benches; not in the `--json` shape).
+    #[serde(skip)]
+    pub phases: IndexPhases,
+}
+
+/// Milliseconds per phase of one [`Memory::index`].
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct IndexPhases {
+    /// Walk, stat, read and parse changed notes.
+    pub scan_ms: u64,
+    /// Tokenize and write lexical segments (and merges).
+    pub lexical_ms: u64,
+    /// Synthesized edges: slug clusters, token co-occurrence, derived_from.
+    pub synthesize_ms: u64,
+    /// The store's write transaction.
+    pub store_ms: u64,
+}
+
+fn ms_since(t: Instant) -> u64 {
+    u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A node with its edges both ways (`mnemon show`).
@@ -306,9 +331,21 @@ impl Memory {
         Ok(Some(format!("{problem}: rebuilt it from the notes")))
     }
 
+    /// The per-field terms of `notes`, tokenized in parallel.
+    fn doc_terms(&self, notes: &[notes::ParsedNote]) -> Vec<DocTerms> {
+        notes
+            .par_iter()
+            .map(|p| DocTerms::from_note(&self.tokenizer, p))
+            .collect()
+    }
+
     fn set_lexical(&self, lex: LexicalIndex, stamp: Option<(u64, std::time::SystemTime)>) {
+        self.set_lexical_arc(Arc::new(lex), stamp);
+    }
+
+    fn set_lexical_arc(&self, lex: Arc<LexicalIndex>, stamp: Option<(u64, std::time::SystemTime)>) {
         if let Ok(mut g) = self.lexical.write() {
-            *g = Arc::new(lex);
+            *g = lex;
         }
         if let Ok(mut s) = self.lexical_stamp.lock() {
             *s = stamp;
@@ -391,23 +428,39 @@ impl Memory {
         let started = Instant::now();
         let _lock = self.write_lock()?;
         let manifest = self.store.read()?.manifest()?;
+        let mut phases = IndexPhases::default();
+        let t = Instant::now();
         let mut outcome = scan::scan(&self.dir.memory(), &manifest);
+        phases.scan_ms = ms_since(t);
         if !outcome.parsed.is_empty() || !outcome.removed.is_empty() {
             // Lexical first, then the store: a crash in between leaves the store's manifest
             // old, so the next scan redoes both (the lexical update is idempotent).
-            let docs: Vec<DocTerms> = outcome
-                .parsed
-                .iter()
-                .map(|p| DocTerms::from_note(&self.tokenizer, p))
-                .collect();
-            let current = self.lexical()?;
-            let lex = current.update(&self.dir.index(), &docs, &outcome.removed, false)?;
-            self.synthesize(&mut outcome.batch, &docs, &lex)?;
+            // Per-note term tables are large (tens of bytes per distinct term): they are built a
+            // chunk of notes at a time and dropped, so a cold build of 100k notes stays small.
+            let t = Instant::now();
+            let mut lex = self.lexical()?;
+            let mut removed: &[String] = &outcome.removed;
+            for chunk in outcome.parsed.chunks(BUILD_CHUNK_NOTES) {
+                let docs = self.doc_terms(chunk);
+                lex = Arc::new(lex.update(&self.dir.index(), &docs, removed, false)?);
+                removed = &[];
+            }
+            if outcome.parsed.is_empty() {
+                lex = Arc::new(lex.update(&self.dir.index(), &[], removed, false)?);
+            }
+            phases.lexical_ms = ms_since(t);
+            let t = Instant::now();
+            self.synthesize(&mut outcome.batch, &outcome.parsed, &lex)?;
+            phases.synthesize_ms = ms_since(t);
+            let t = Instant::now();
             self.store.apply(&outcome.batch)?;
+            phases.store_ms = ms_since(t);
             let stamp = self.manifest_stamp();
-            self.set_lexical(lex, stamp);
+            self.set_lexical_arc(lex, stamp);
         } else {
+            let t = Instant::now();
             self.store.apply(&outcome.batch)?;
+            phases.store_ms = ms_since(t);
         }
         let reader = self.store.read()?;
         let mut changed: Vec<String> = outcome.parsed.iter().map(|p| p.id.clone()).collect();
@@ -427,12 +480,18 @@ impl Memory {
             changed,
             removed: outcome.removed,
             errors,
-            elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            elapsed_ms: ms_since(started),
+            phases,
         })
     }
 
     /// Add synthesized edges (slug clusters, token similarity, derived_from) to each upsert.
-    fn synthesize(&self, batch: &mut Batch, docs: &[DocTerms], lex: &LexicalIndex) -> Result<()> {
+    fn synthesize(
+        &self,
+        batch: &mut Batch,
+        parsed: &[notes::ParsedNote],
+        lex: &LexicalIndex,
+    ) -> Result<()> {
         let reader = self.store.read()?;
         let removed: std::collections::HashSet<&str> =
             batch.removals.iter().map(|(_, id)| id.as_str()).collect();
@@ -441,29 +500,38 @@ impl Memory {
             .iter()
             .map(|u| (u.id.clone(), u.record.note_type))
             .collect();
-        let batch_ids: Vec<String> = batch.upserts.iter().map(|u| u.id.clone()).collect();
-        let doc_of: HashMap<&str, &DocTerms> = docs.iter().map(|d| (d.id.as_str(), d)).collect();
+        let mut batch_ids: Vec<String> = batch.upserts.iter().map(|u| u.id.clone()).collect();
+        batch_ids.sort();
         let type_of = |id: &str| -> Option<NoteType> {
             batch_types
                 .get(id)
                 .copied()
                 .or_else(|| reader.node(id).ok().flatten().map(|r| r.note_type))
         };
-        for u in &mut batch.upserts {
+        // Each note's synthesized edges depend only on the index and the store as they are:
+        // computed in parallel, then attached.
+        let synth_of = |u: &crate::store::NoteUpdate,
+                        doc: Option<&DocTerms>|
+         -> Result<Vec<crate::store::EdgeValue>> {
             let mut synth = Vec::new();
             if let Some(prefix) = cooccur::slug_prefix(&u.id) {
                 let mut cluster = reader.ids_with_prefix(&prefix, policy::MAX_SLUG_CLUSTER + 1)?;
                 cluster.retain(|id| !removed.contains(id.as_str()));
-                for id in batch_ids.iter().filter(|id| id.starts_with(&prefix)) {
-                    if !cluster.contains(id) {
-                        cluster.push(id.clone());
-                    }
+                // The batch's ids with this prefix: a range of the sorted list, not a scan of it.
+                let from = batch_ids.partition_point(|id| id.as_str() < prefix.as_str());
+                for id in batch_ids[from..]
+                    .iter()
+                    .take_while(|id| id.starts_with(&prefix))
+                    .take(policy::MAX_SLUG_CLUSTER + 1)
+                {
+                    cluster.push(id.clone());
                 }
                 cluster.sort();
+                cluster.dedup();
                 synth.extend(cooccur::slug_edges(&u.id, &cluster));
             }
             synth.truncate(policy::CO_OCCURRENCE_CAP);
-            if let Some(doc) = doc_of.get(u.id.as_str()) {
+            if let Some(doc) = doc {
                 let mut exclude: Vec<String> = synth.iter().map(|e| e.other.clone()).collect();
                 exclude.extend(u.edges.iter().map(|e| e.other.clone()));
                 let cap = policy::CO_OCCURRENCE_CAP - synth.len();
@@ -474,7 +542,25 @@ impl Memory {
                 &u.edges,
                 &type_of,
             ));
-            u.edges.extend(synth);
+            Ok(synth)
+        };
+        let mut synth: Vec<Vec<crate::store::EdgeValue>> = Vec::with_capacity(parsed.len());
+        // `batch.upserts[i]` is `parsed[i]` (the scan pushes them together).
+        for (ups, notes) in batch
+            .upserts
+            .chunks(BUILD_CHUNK_NOTES)
+            .zip(parsed.chunks(BUILD_CHUNK_NOTES))
+        {
+            let docs = self.doc_terms(notes);
+            let part: Vec<_> = ups
+                .par_iter()
+                .zip(docs.par_iter())
+                .map(|(u, d)| synth_of(u, (d.id == u.id).then_some(d)))
+                .collect::<Result<_>>()?;
+            synth.extend(part);
+        }
+        for (u, s) in batch.upserts.iter_mut().zip(synth) {
+            u.edges.extend(s);
         }
         Ok(())
     }

@@ -90,12 +90,16 @@ impl Out {
             return;
         }
         println!(
-            "{} notes, {} edges; {} changed, {} removed ({} ms)",
+            "{} notes, {} edges; {} changed, {} removed ({} ms: scan {}, lexical {}, synthesize {}, store {})",
             r.notes,
             r.edges,
             r.changed.len(),
             r.removed.len(),
-            r.elapsed_ms
+            r.elapsed_ms,
+            r.phases.scan_ms,
+            r.phases.lexical_ms,
+            r.phases.synthesize_ms,
+            r.phases.store_ms
         );
         const SHOWN: usize = 20;
         for id in r.changed.iter().take(SHOWN) {

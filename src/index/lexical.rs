@@ -4,7 +4,7 @@
 
 use super::fields::{DocTerms, FIELD_COUNT};
 use super::manifest::{Manifest, SegmentEntry};
-use super::segment::{Segment, SegmentWriter, build_segment};
+use super::segment::{Posting, Segment, SegmentWriter, build_segment};
 use super::tokenize::{QueryTerm, QueryTerms};
 use crate::error::{Error, Result};
 use crate::recall::policy;
@@ -66,6 +66,21 @@ impl fst::Automaton for TypoAutomaton {
     fn accept(&self, state: &u32, byte: u8) -> u32 {
         self.0.transition(*state, byte)
     }
+}
+
+/// One document's running BM25F state during a search.
+#[derive(Debug, Clone, Copy, Default)]
+struct DocAcc {
+    score: f32,
+    matched: u32,
+    best_idf: f32,
+}
+
+thread_local! {
+    /// Per-thread search scratch, one slot per document of the largest segment seen, all zero
+    /// between searches (a search resets only the slots it touched): no per-query allocation or
+    /// clearing proportional to the corpus.
+    static SCRATCH: std::cell::RefCell<Vec<DocAcc>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// One segment in the live set.
@@ -416,61 +431,82 @@ impl LexicalIndex {
             rest[j] = rest[j + 1] + terms[j].2 * (policy::BM25_K1 + 1.0);
         }
         let mut hits = Vec::new();
-        let mut scores: Vec<f32> = Vec::new();
-        let mut matched: Vec<u32> = Vec::new();
-        let mut touched: Vec<u32> = Vec::new();
-        let mut best_idf: Vec<f32> = Vec::new();
-        let mut kth: Vec<f32> = Vec::new();
-        for l in &self.segments {
-            scores.clear();
-            scores.resize(l.seg.doc_count() as usize, 0.0);
-            matched.clear();
-            matched.resize(l.seg.doc_count() as usize, 0);
-            best_idf.clear();
-            best_idf.resize(l.seg.doc_count() as usize, 0.0);
-            touched.clear();
-            for (j, (qi, term, w, idf)) in terms.iter().enumerate() {
-                let Some(postings) = l.seg.postings(term.as_bytes()) else {
-                    continue;
-                };
-                // The `limit`-th best score so far is a lower bound of the final one.
-                let admit_new = touched.len() < limit.max(1) || {
-                    kth.clear();
-                    kth.extend(touched.iter().map(|&d| scores[d as usize]));
-                    let at = limit.max(1) - 1;
-                    let (_, t, _) = kth.select_nth_unstable_by(at, |a, b| b.total_cmp(a));
-                    rest[j] >= *t
-                };
-                for p in postings {
-                    let d = p.doc as usize;
-                    if l.deleted.get(d).copied().unwrap_or(true) {
+        SCRATCH.with_borrow_mut(|acc| {
+            let mut touched: Vec<u32> = Vec::new();
+            let mut kth: Vec<f32> = Vec::new();
+            let mut sorted: Vec<u32> = Vec::new();
+            for l in &self.segments {
+                let docs = l.seg.doc_count() as usize;
+                if acc.len() < docs {
+                    acc.resize(docs, DocAcc::default());
+                }
+                touched.clear();
+                for (j, (qi, term, w, idf)) in terms.iter().enumerate() {
+                    let Some(postings) = l.seg.postings(term.as_bytes()) else {
                         continue;
-                    }
-                    if matched[d] == 0 {
-                        if !admit_new {
-                            continue;
+                    };
+                    // The `limit`-th best score so far is a lower bound of the final one.
+                    let admit_new = touched.len() < limit.max(1) || {
+                        kth.clear();
+                        kth.extend(touched.iter().map(|&d| acc[d as usize].score));
+                        let at = limit.max(1) - 1;
+                        let (_, t, _) = kth.select_nth_unstable_by(at, |a, b| b.total_cmp(a));
+                        rest[j] >= *t
+                    };
+                    let add = |p: Posting, a: &mut DocAcc| {
+                        let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
+                        a.score += w * tf * (policy::BM25_K1 + 1.0) / (policy::BM25_K1 + tf);
+                        a.matched |= 1u32 << (qi % 32);
+                        a.best_idf = a.best_idf.max(*idf);
+                    };
+                    if admit_new {
+                        for p in postings {
+                            let d = p.doc as usize;
+                            if l.deleted.get(d).copied().unwrap_or(true) {
+                                continue;
+                            }
+                            let Some(a) = acc.get_mut(d) else { continue };
+                            if a.matched == 0 {
+                                touched.push(p.doc);
+                            }
+                            add(p, a);
                         }
-                        touched.push(p.doc);
+                    } else {
+                        // Only documents already found can still change: seek to each of them
+                        // (in doc order) instead of decoding the whole list.
+                        let Some(mut postings) = l.seg.seekable_postings(term.as_bytes()) else {
+                            continue;
+                        };
+                        sorted.clear();
+                        sorted.extend_from_slice(&touched);
+                        sorted.sort_unstable();
+                        for &d in &sorted {
+                            if let Some(p) = postings.seek(d)
+                                && let Some(a) = acc.get_mut(d as usize)
+                            {
+                                add(p, a);
+                            }
+                        }
                     }
-                    let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
-                    scores[d] += w * tf * (policy::BM25_K1 + 1.0) / (policy::BM25_K1 + tf);
-                    matched[d] |= 1u32 << (qi % 32);
-                    best_idf[d] = best_idf[d].max(*idf);
+                }
+                if touched.len() > limit {
+                    touched.select_nth_unstable_by(limit, |a, b| {
+                        acc[*b as usize].score.total_cmp(&acc[*a as usize].score)
+                    });
+                }
+                for (i, &doc) in touched.iter().enumerate() {
+                    let a = std::mem::take(&mut acc[doc as usize]);
+                    if i < limit {
+                        hits.push(LexHit {
+                            id: l.seg.id(doc).to_string(),
+                            score: a.score,
+                            matched: a.matched,
+                            max_idf: a.best_idf,
+                        });
+                    }
                 }
             }
-            if touched.len() > limit {
-                touched.select_nth_unstable_by(limit, |a, b| {
-                    scores[*b as usize].total_cmp(&scores[*a as usize])
-                });
-                touched.truncate(limit);
-            }
-            hits.extend(touched.iter().map(|&doc| LexHit {
-                id: l.seg.id(doc).to_string(),
-                score: scores[doc as usize],
-                matched: matched[doc as usize],
-                max_idf: best_idf[doc as usize],
-            }));
-        }
+        });
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
         hits.truncate(limit);
         hits

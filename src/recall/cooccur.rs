@@ -8,7 +8,7 @@ use crate::index::LexicalIndex;
 use crate::index::fields::DocTerms;
 use crate::notes::{EdgeKind, NoteType, Provenance};
 use crate::store::EdgeValue;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The slug-cluster key of an id: its folder plus its first `-`-separated word and the `-`
 /// (`runbooks/deploy-rollback` -> `runbooks/deploy-`), or `None` for one-word slugs.
@@ -80,7 +80,7 @@ pub fn token_edges(
     if total <= 0.0 {
         return Vec::new();
     }
-    let mut acc: HashMap<&str, f32> = HashMap::new();
+    let mut acc: FxHashMap<&str, f32> = FxHashMap::default();
     for (t, w) in &probes {
         for (other, _) in lex.postings_of(t) {
             if other != doc.id {

@@ -100,28 +100,8 @@ fn parse_all(files: &[&Found], manifest: &HashMap<String, FileEntry>) -> Vec<Rea
     if files.len() < PARALLEL_THRESHOLD {
         return files.iter().map(|f| read_one(f, manifest)).collect();
     }
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 8);
-    let chunk = files.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = files
-            .chunks(chunk)
-            .map(|c| s.spawn(move || c.iter().map(|f| read_one(f, manifest)).collect::<Vec<_>>()))
-            .collect();
-        let mut all = Vec::with_capacity(files.len());
-        for h in handles {
-            match h.join() {
-                Ok(v) => all.extend(v),
-                Err(_) => all.push(ReadResult::Unreadable(ScanError {
-                    path: String::new(),
-                    message: "a parser thread panicked; please report this bug".into(),
-                })),
-            }
-        }
-        all
-    })
+    use rayon::prelude::*;
+    files.par_iter().map(|f| read_one(f, manifest)).collect()
 }
 
 fn read_one(f: &Found, manifest: &HashMap<String, FileEntry>) -> ReadResult {

@@ -244,16 +244,19 @@ impl Store {
                 manifest.remove(path.as_str()).map_err(|x| e(x.into()))?;
                 problems.remove(path.as_str()).map_err(|x| e(x.into()))?;
             }
+            // In-edge mirrors are inserted after the loop, sorted by key: a cold build's
+            // targets arrive in random order, and sorted inserts keep redb's page cache warm.
+            let mut mirrors: Vec<(&str, Vec<u8>)> = Vec::new();
             for u in &batch.upserts {
                 drop_out_edges(&u.id, &mut out, &mut inn)?;
                 nodes
                     .insert(u.id.as_str(), u.record.encode().as_slice())
                     .map_err(|x| e(x.into()))?;
                 let degree = out_degree(&u.edges);
-                for edge in &u.edges {
+                for stored in &u.edges {
                     let edge = EdgeValue {
                         source_out_degree: degree,
-                        ..edge.clone()
+                        ..stored.clone()
                     };
                     out.insert(u.id.as_str(), edge.encode().as_slice())
                         .map_err(|x| e(x.into()))?;
@@ -261,8 +264,7 @@ impl Store {
                         other: u.id.clone(),
                         ..edge.clone()
                     };
-                    inn.insert(edge.other.as_str(), mirror.encode().as_slice())
-                        .map_err(|x| e(x.into()))?;
+                    mirrors.push((stored.other.as_str(), mirror.encode()));
                 }
                 manifest
                     .insert(u.path.as_str(), u.file.encode().as_slice())
@@ -277,6 +279,10 @@ impl Store {
                         )
                         .map_err(|x| e(x.into()))?;
                 }
+            }
+            mirrors.sort_unstable();
+            for (to, value) in &mirrors {
+                inn.insert(*to, value.as_slice()).map_err(|x| e(x.into()))?;
             }
             for (path, file) in &batch.touched {
                 manifest

@@ -32,6 +32,22 @@ pub struct Segment {
     field_lens: Vec<[u32; FIELD_COUNT]>,
     field_len_sums: [u64; FIELD_COUNT],
     body_crc: u32,
+    /// Skip tables of long postings lists, built on first use (by postings offset).
+    skips: std::sync::Mutex<rustc_hash::FxHashMap<u64, Arc<[SkipEntry]>>>,
+}
+
+/// Lists at least this long get a skip table when first searched by [`Segment::seekable_postings`].
+pub const SKIP_MIN_POSTINGS: u64 = 1024;
+/// One skip entry per this many postings.
+const SKIP_EVERY: u64 = 64;
+
+/// Where a block of [`SKIP_EVERY`] postings starts: its first doc and the iterator state before it.
+#[derive(Debug, Clone, Copy)]
+pub struct SkipEntry {
+    first_doc: u64,
+    pos: usize,
+    next_doc: u64,
+    left: u64,
 }
 
 /// One decoded posting.
@@ -158,6 +174,7 @@ impl Segment {
             field_lens,
             field_len_sums,
             body_crc,
+            skips: std::sync::Mutex::new(rustc_hash::FxHashMap::default()),
         })
     }
 
@@ -209,8 +226,81 @@ impl Segment {
             pos,
             left: count,
             next_doc: 0,
+            pending: None,
+            skips: None,
         })
     }
+
+    /// Postings of `term` for [`PostingsIter::seek`]: a long list carries its skip table (built
+    /// once per segment and term, a pass that decodes no term frequencies), so a seek jumps to
+    /// the block holding its target instead of walking every posting before it.
+    pub fn seekable_postings(&self, term: &[u8]) -> Option<PostingsIter<'_>> {
+        let off = self.fst.get(term)?;
+        let mut it = self.postings_at(off)?;
+        if it.left < SKIP_MIN_POSTINGS {
+            return Some(it);
+        }
+        let cached = self.skips.lock().ok().and_then(|m| m.get(&off).cloned());
+        let table = match cached {
+            Some(t) => t,
+            None => {
+                let t: Arc<[SkipEntry]> = skip_table(&it).into();
+                if let Ok(mut m) = self.skips.lock() {
+                    m.insert(off, t.clone());
+                }
+                t
+            }
+        };
+        it.skips = Some(table);
+        Some(it)
+    }
+}
+
+/// The skip table of a fresh iterator's list (stops early on malformed bytes).
+fn skip_table(it: &PostingsIter<'_>) -> Vec<SkipEntry> {
+    let mut out = Vec::with_capacity((it.left / SKIP_EVERY + 1) as usize);
+    let (buf, mut pos, mut next_doc, mut left) = (it.buf, it.pos, it.next_doc, it.left);
+    let mut i = 0u64;
+    while left > 0 {
+        let before = (pos, next_doc, left);
+        let Some(delta) = get_varint(buf, &mut pos) else {
+            break;
+        };
+        let Some(doc) = next_doc.checked_add(delta) else {
+            break;
+        };
+        if i.is_multiple_of(SKIP_EVERY) {
+            out.push(SkipEntry {
+                first_doc: doc,
+                pos: before.0,
+                next_doc: before.1,
+                left: before.2,
+            });
+        }
+        let Some(&mask) = buf.get(pos) else { break };
+        pos += 1;
+        for f in 0..FIELD_COUNT {
+            if mask & (1 << f) != 0 && skip_varint(buf, &mut pos).is_none() {
+                return out;
+            }
+        }
+        next_doc = doc + 1;
+        left -= 1;
+        i += 1;
+    }
+    out
+}
+
+/// Step over one varint without building its value.
+fn skip_varint(buf: &[u8], pos: &mut usize) -> Option<()> {
+    for _ in 0..10 {
+        let b = *buf.get(*pos)?;
+        *pos += 1;
+        if b & 0x80 == 0 {
+            return Some(());
+        }
+    }
+    None
 }
 
 /// Iterator over one term's postings. Stops early (never panics) on malformed bytes.
@@ -219,9 +309,71 @@ pub struct PostingsIter<'a> {
     pos: usize,
     left: u64,
     next_doc: u64,
+    /// A posting [`PostingsIter::seek`] decoded past its target, kept for the next seek.
+    pending: Option<Posting>,
+    /// Block starts of this list, when it is long (see [`Segment::seekable_postings`]).
+    skips: Option<Arc<[SkipEntry]>>,
 }
 
 impl PostingsIter<'_> {
+    /// The posting of `doc` if the list holds it. Postings of smaller docs are passed over without
+    /// decoding their term frequencies. Seek targets must increase; do not mix with `next()`.
+    pub fn seek(&mut self, doc: u32) -> Option<Posting> {
+        if let Some(p) = self.pending {
+            if p.doc > doc {
+                return None;
+            }
+            self.pending = None;
+            if p.doc == doc {
+                return Some(p);
+            }
+        }
+        if let Some(sk) = &self.skips {
+            // The last block starting at or before `doc`, if it lies ahead.
+            let i = sk.partition_point(|e| e.first_doc <= u64::from(doc));
+            if let Some(e) = i.checked_sub(1).and_then(|i| sk.get(i))
+                && e.pos > self.pos
+            {
+                self.pos = e.pos;
+                self.next_doc = e.next_doc;
+                self.left = e.left;
+            }
+        }
+        while self.left > 0 {
+            let d = self
+                .next_doc
+                .checked_add(get_varint(self.buf, &mut self.pos)?)?;
+            let mask = *self.buf.get(self.pos)?;
+            self.pos += 1;
+            self.left -= 1;
+            self.next_doc = d + 1;
+            if d < u64::from(doc) {
+                for f in 0..FIELD_COUNT {
+                    if mask & (1 << f) != 0 {
+                        skip_varint(self.buf, &mut self.pos)?;
+                    }
+                }
+                continue;
+            }
+            let mut tfs = [0u16; FIELD_COUNT];
+            for (f, tf) in tfs.iter_mut().enumerate() {
+                if mask & (1 << f) != 0 {
+                    *tf = u16::try_from(get_varint(self.buf, &mut self.pos)?).unwrap_or(u16::MAX);
+                }
+            }
+            let p = Posting {
+                doc: u32::try_from(d).ok()?,
+                tfs,
+            };
+            if p.doc == doc {
+                return Some(p);
+            }
+            self.pending = Some(p);
+            return None;
+        }
+        None
+    }
+
     /// Number of postings not yet returned.
     pub fn len(&self) -> u64 {
         self.left
@@ -322,5 +474,42 @@ mod tests {
         for cut in [0, 10, bytes.len() - 1] {
             assert!(Segment::open(&write(tmp.path(), &bytes[..cut])).is_err());
         }
+    }
+
+    #[test]
+    fn seek_with_and_without_skip_table_matches_a_linear_scan() {
+        // "common" in 3000 docs with varying field counts (long list: gets a skip table),
+        // "short" in every 7th doc (no table).
+        let docs: Vec<DocTerms> = (0..3000u16)
+            .map(|i| {
+                let mut t = vec![("common", [i % 3, 0, i % 2, 0, 1 + i % 5])];
+                if i % 7 == 0 {
+                    t.push(("short", [0, 0, 0, 0, 2]));
+                }
+                doc(&format!("d{i:05}"), &t)
+            })
+            .collect();
+        let bytes = build_segment(&docs).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let seg = Segment::open(&write(tmp.path(), &bytes)).unwrap();
+        for term in [&b"common"[..], b"short"] {
+            let all: Vec<Posting> = seg.postings(term).unwrap().collect();
+            for step in [1u32, 3, 64, 65, 200, 2999] {
+                let mut targets: Vec<u32> =
+                    (0..3000).step_by(step as usize).chain([2999]).collect();
+                targets.dedup();
+                let mut it = seg.seekable_postings(term).unwrap();
+                let got: Vec<Posting> = targets.iter().filter_map(|&d| it.seek(d)).collect();
+                let want: Vec<Posting> = targets
+                    .iter()
+                    .filter_map(|&d| all.iter().find(|p| p.doc == d).copied())
+                    .collect();
+                assert_eq!(got, want, "term {term:?} step {step}");
+            }
+        }
+        assert!(
+            seg.skips.lock().unwrap().len() == 1,
+            "only the long list has a table"
+        );
     }
 }

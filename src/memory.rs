@@ -428,10 +428,47 @@ impl Memory {
         let started = Instant::now();
         let _lock = self.write_lock()?;
         let manifest = self.store.read()?.manifest()?;
-        let mut phases = IndexPhases::default();
         let t = Instant::now();
-        let mut outcome = scan::scan(&self.dir.memory(), &manifest);
-        phases.scan_ms = ms_since(t);
+        let outcome = scan::scan(&self.dir.memory(), &manifest);
+        let phases = IndexPhases {
+            scan_ms: ms_since(t),
+            ..IndexPhases::default()
+        };
+        self.apply_scan(outcome, phases, started)
+    }
+
+    /// Bring the index up to date for `paths` only (what a file watcher reported: notes added,
+    /// changed or removed), without walking `memory/`: a one-note update costs the note, not the
+    /// corpus. Falls back to [`Memory::index`] when a path is a folder or a symlink.
+    pub fn index_paths(&self, paths: &[std::path::PathBuf]) -> Result<IndexReport> {
+        let started = Instant::now();
+        let lock = self.write_lock()?;
+        let t = Instant::now();
+        let scanned = {
+            let reader = self.store.read()?;
+            let entry_of = |rel: &str| reader.manifest_entry(rel).ok().flatten();
+            scan::scan_paths(&self.dir.memory(), paths, &entry_of)
+        };
+        let Some(outcome) = scanned else {
+            drop(lock);
+            return self.index();
+        };
+        let phases = IndexPhases {
+            scan_ms: ms_since(t),
+            ..IndexPhases::default()
+        };
+        let report = self.apply_scan(outcome, phases, started);
+        drop(lock);
+        report
+    }
+
+    /// Write what a scan found: lexical segments first, then synthesized edges and the store.
+    fn apply_scan(
+        &self,
+        mut outcome: scan::ScanOutcome,
+        mut phases: IndexPhases,
+        started: Instant,
+    ) -> Result<IndexReport> {
         if !outcome.parsed.is_empty() || !outcome.removed.is_empty() {
             // Lexical first, then the store: a crash in between leaves the store's manifest
             // old, so the next scan redoes both (the lexical update is idempotent).

@@ -77,7 +77,21 @@ pub fn run(
                 stats
                     .events_seen
                     .fetch_add(events.len() as u64, Ordering::Relaxed);
-                match memory.index() {
+                // The debouncer names the files that changed: re-index those alone, unless
+                // the watcher lost track (a rescan flag) and only a full walk is safe.
+                let rescan = events.iter().any(|e| e.need_rescan());
+                let mut paths: Vec<std::path::PathBuf> = events
+                    .iter()
+                    .flat_map(|e| e.paths.iter().cloned())
+                    .collect();
+                paths.sort();
+                paths.dedup();
+                let result = if rescan || paths.is_empty() {
+                    memory.index()
+                } else {
+                    memory.index_paths(&paths)
+                };
+                match result {
                     Ok(r) => {
                         stats.reindexes.fetch_add(1, Ordering::Relaxed);
                         if !r.changed.is_empty() || !r.removed.is_empty() {

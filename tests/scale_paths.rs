@@ -176,3 +176,67 @@ fn pruned_search_returns_the_exhaustive_top_k() {
     }
     assert!(compared >= 100, "only {compared} queries compared");
 }
+
+/// Edit, add and remove notes in `memory`; returns the touched paths (absolute), plus two that
+/// are not notes.
+fn edit_some(memory: &mnemon::Memory, notes: &[(String, String)]) -> Vec<std::path::PathBuf> {
+    let dir = memory.dir().memory();
+    let edited = write_note(
+        memory,
+        &notes[5].0,
+        "---\nname: edited\ntype: project\n---\nNow about [[added-by-test]] only.\n",
+    );
+    let added = write_note(
+        memory,
+        "sub/added-by-test.md",
+        "---\nname: added\n---\nFresh words: zygomorphic quokka.\n",
+    );
+    let removed = dir.join(&notes[6].0);
+    std::fs::remove_file(&removed).expect("remove");
+    let other = write_note(memory, "readme.txt", "not a note");
+    let hidden = write_note(memory, ".hidden/x.md", "---\nname: x\n---\nx\n");
+    vec![edited, added, removed, other, hidden]
+}
+
+#[test]
+fn targeted_update_equals_a_full_incremental_scan() {
+    let notes = generate_notes(&GenConfig::new(120, 21));
+    let (_a_tmp, a) = generated(120, 21);
+    let (_b_tmp, b) = generated(120, 21);
+    let paths = edit_some(&a, &notes);
+    edit_some(&b, &notes);
+
+    let targeted = a.index_paths(&paths).expect("index_paths");
+    let full = b.index().expect("index");
+    assert_eq!(targeted.changed, full.changed);
+    assert_eq!(targeted.removed, full.removed);
+    assert_eq!(targeted.changed.len(), 2, "{:?}", targeted.changed);
+    assert_eq!(
+        targeted.removed,
+        vec![notes[6].0.trim_end_matches(".md").to_string()]
+    );
+    assert_eq!((targeted.notes, targeted.edges), (full.notes, full.edges));
+    assert_eq!(a.edges().expect("edges"), b.edges().expect("edges"));
+    // Nothing was missed: a full walk afterwards finds nothing to do.
+    let after = a.index().expect("index");
+    assert!(
+        after.changed.is_empty() && after.removed.is_empty(),
+        "{after:?}"
+    );
+    // The new words are found, the edited note's old words are not.
+    let r = a.recall(&Query::text("quokka")).expect("recall");
+    assert_eq!(
+        r.results.first().map(|h| h.id.as_str()),
+        Some("sub/added-by-test")
+    );
+}
+
+#[test]
+fn targeted_update_of_a_folder_falls_back_to_a_full_scan() {
+    let (_tmp, memory) = generated(30, 4);
+    write_note(&memory, "newdir/a.md", "---\nname: a\n---\nalpha\n");
+    let r = memory
+        .index_paths(&[memory.dir().memory().join("newdir")])
+        .expect("index_paths");
+    assert_eq!(r.changed, vec!["newdir/a".to_string()]);
+}

@@ -90,6 +90,119 @@ pub fn scan(memory_dir: &Path, manifest: &HashMap<String, FileEntry>) -> ScanOut
     out
 }
 
+/// Scan only `paths` (absolute, or relative to `memory_dir`), as a file watcher reports them:
+/// each is stat'ed, compared with its manifest entry (`entry_of`), and read, parsed or marked
+/// removed; nothing else is walked. Paths that are not notes (other extensions, hidden
+/// components) are ignored. `None` when a path needs the full walk's judgement (a symlink, a
+/// folder, a folder that is gone): the caller then runs [`scan`].
+pub fn scan_paths(
+    memory_dir: &Path,
+    paths: &[PathBuf],
+    entry_of: &dyn Fn(&str) -> Option<FileEntry>,
+) -> Option<ScanOutcome> {
+    let root = memory_dir.canonicalize().ok()?;
+    let mut found: Vec<Found> = Vec::new();
+    let mut gone: Vec<(String, String)> = Vec::new();
+    let mut manifest: HashMap<String, FileEntry> = HashMap::new();
+    let mut out = ScanOutcome::default();
+    for p in paths {
+        let abs = if p.is_absolute() {
+            p.clone()
+        } else {
+            root.join(p)
+        };
+        let parent = abs.parent()?.canonicalize().ok()?;
+        let abs = parent.join(abs.file_name()?);
+        let Ok(rel) = abs.strip_prefix(&root) else {
+            continue;
+        };
+        let meta = std::fs::symlink_metadata(&abs);
+        if let Ok(m) = &meta
+            && (m.file_type().is_symlink() || m.is_dir())
+        {
+            return None;
+        }
+        let hidden = rel
+            .components()
+            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+        if abs.extension().and_then(|e| e.to_str()) != Some("md")
+            || hidden
+            || rel.components().count() > MAX_DEPTH
+        {
+            continue;
+        }
+        let rel_s = rel_display(&root, &abs);
+        if found.iter().any(|f| f.rel == rel_s) || gone.iter().any(|(r, _)| *r == rel_s) {
+            continue;
+        }
+        let old = entry_of(&rel_s);
+        match meta {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if old.is_some()
+                    && let Ok(id) = notes::id_from_relative_path(rel)
+                {
+                    gone.push((rel_s, id));
+                }
+            }
+            Err(e) => out.walk_errors.push(ScanError {
+                path: rel_s,
+                message: format!("cannot stat ({e})"),
+            }),
+            Ok(meta) if !meta.is_file() => {}
+            Ok(meta) => {
+                let id = match notes::id_from_relative_path(rel) {
+                    Ok(id) => id,
+                    Err(message) => {
+                        out.walk_errors.push(ScanError {
+                            path: rel_s,
+                            message: format!("{message}; the file was skipped"),
+                        });
+                        continue;
+                    }
+                };
+                let mtime_ns = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+                    .unwrap_or(0);
+                if let Some(old) = old {
+                    manifest.insert(rel_s.clone(), old);
+                }
+                found.push(Found {
+                    rel: rel_s,
+                    id,
+                    abs,
+                    size: meta.len(),
+                    mtime_ns,
+                });
+            }
+        }
+    }
+    let to_read: Vec<&Found> = found
+        .iter()
+        .filter(|f| {
+            manifest
+                .get(&f.rel)
+                .is_none_or(|old| old.size != f.size || old.mtime_ns != f.mtime_ns)
+        })
+        .collect();
+    for r in parse_all(&to_read, &manifest) {
+        match r {
+            ReadResult::Touched(rel, entry) => out.batch.touched.push((rel, entry)),
+            ReadResult::Parsed(update, parsed) => {
+                out.batch.upserts.push(*update);
+                out.parsed.push(*parsed);
+            }
+            ReadResult::Unreadable(err) => out.walk_errors.push(err),
+        }
+    }
+    gone.sort();
+    out.removed = gone.iter().map(|(_, id)| id.clone()).collect();
+    out.batch.removals = gone;
+    Some(out)
+}
+
 enum ReadResult {
     Touched(String, FileEntry),
     Parsed(Box<NoteUpdate>, Box<ParsedNote>),

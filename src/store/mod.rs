@@ -573,6 +573,17 @@ impl StoreReader<'_> {
         Ok(out)
     }
 
+    /// The manifest entry of one note path.
+    pub fn manifest_entry(&self, path: &str) -> Result<Option<FileEntry>> {
+        let t = self.rtx.open_table(MANIFEST).map_err(|e| self.err(e))?;
+        match t.get(path).map_err(|e| self.err(e))? {
+            Some(v) => FileEntry::decode(v.value())
+                .map(Some)
+                .map_err(|e| self.corrupt(path, e)),
+            None => Ok(None),
+        }
+    }
+
     /// Every note path with problems, with its problems, in path order.
     pub fn problems(&self) -> Result<Vec<(String, Vec<Problem>)>> {
         let t = self.rtx.open_table(PROBLEMS).map_err(|e| self.err(e))?;

@@ -1,5 +1,6 @@
 //! The event log: append throughput (buffered, a recall's batch of 11 events per write), fold of
-//! 1M events (and a one-shot 10M), and open with a snapshot covering a 1M-event history.
+//! 1M events (and a one-shot 10M), open with a snapshot covering a 1M-event history, and
+//! compaction throughput (zstd-compressing old segments, MB/s of segment bytes).
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use mnemon::events::fold::Stats;
@@ -130,6 +131,45 @@ fn events(c: &mut Criterion) {
                 let log = open_log(snap_dir.path(), "reader");
                 assert_eq!(log.event_count(), 1_000_000);
                 log
+            },
+            BatchSize::PerIteration,
+        )
+    });
+
+    // Compaction: four old segments of 250k events each, compressed (not archived).
+    let quarter = segment_bytes(250_000);
+    g.throughput(Throughput::Bytes(4 * quarter.len() as u64));
+    g.sample_size(10);
+    g.bench_function("compact_4_segments", |b| {
+        b.iter_batched(
+            || {
+                let d = tempfile::tempdir().expect("tempdir");
+                std::fs::create_dir_all(d.path().join("events")).expect("mkdir");
+                std::fs::create_dir_all(d.path().join("index")).expect("mkdir");
+                for k in 0..4 {
+                    std::fs::write(
+                        d.path()
+                            .join(format!("events/000000000000{k}-old{k}-1-0.seg")),
+                        &quarter,
+                    )
+                    .expect("write");
+                }
+                d
+            },
+            |d| {
+                let log = open_log(d.path(), "compactor");
+                let policy = mnemon::events::compact::CompactPolicy {
+                    compress_after_days: 0,
+                    archive_after_days: 100_000,
+                };
+                // "Now" a day ahead: the segments just written are old enough to compress.
+                let now_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as i64)
+                    + 86_400_000;
+                let r = log.compact(policy, now_ms).expect("compact");
+                assert_eq!(r.compressed.len(), 4);
+                d
             },
             BatchSize::PerIteration,
         )

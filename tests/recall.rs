@@ -275,3 +275,45 @@ fn loopal_eval_meets_the_cold_targets() {
     assert!(cold.r5 >= 0.65, "R@5 {}", cold.r5);
     assert!(cold.r10 >= 0.80, "R@10 {}", cold.r10);
 }
+
+#[test]
+fn a_note_recalled_before_stays_a_direct_hit_below_the_relative_floor() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "zebra-guide.md",
+        "---\nname: Zebra crossing zebra guide\ndescription: zebra zebra\ntags: [zebra]\n---\nZebra zebra zebra zebra zebra.\n",
+    );
+    let long_body =
+        "Walking notes about streets, lights, kerbs, cyclists, buses and signs. ".repeat(3);
+    write_note(
+        &m,
+        "street-walk.md",
+        format!("---\nname: Street walk\n---\n{long_body} Once we saw a zebra.\n"),
+    );
+    for i in 0..12 {
+        write_note(
+            &m,
+            &format!("filler-{i}.md"),
+            format!("---\nname: Filler {i}\n---\nNothing here {i}.\n"),
+        );
+    }
+    m.index().unwrap();
+    let q = Query::text("zebra").with_depth(0);
+    let weak = |r: &mnemon::recall::Recall| {
+        r.results
+            .iter()
+            .find(|h| h.id == "street-walk")
+            .map(|h| h.source)
+    };
+    // Cold: the weak match is under the relative floor (a fifth of the best hit).
+    let cold = m.recall(&q.clone()).unwrap();
+    assert_eq!(ids(&cold).first(), Some(&"zebra-guide"));
+    assert_eq!(weak(&cold), None, "{:?}", ids(&cold));
+    // Once recalled, use is evidence: the same weak match is kept as a direct hit.
+    m.recall(&Query::anchors(["street-walk"]).with_depth(0))
+        .unwrap();
+    let warm = m.recall(&q).unwrap();
+    assert_eq!(weak(&warm), Some(Source::Direct), "{:?}", ids(&warm));
+    assert_eq!(ids(&warm).first(), Some(&"zebra-guide"));
+}

@@ -252,10 +252,12 @@ pub fn run(
     };
     if let Some(top) = hits.first().map(|h| h.score) {
         let floor = policy::MIN_LEXICAL_SCORE.max(policy::MIN_RELATIVE_LEXICAL * top);
-        for h in hits
-            .into_iter()
-            .filter(|h| h.score >= floor && h.max_idf >= policy::MIN_MATCH_IDF)
-        {
+        let used_floor = policy::MIN_LEXICAL_SCORE.max(policy::MIN_RELATIVE_LEXICAL_USED * top);
+        let passes = |h: &crate::index::LexHit| {
+            h.max_idf >= policy::MIN_MATCH_IDF
+                && (h.score >= floor || (h.score >= used_floor && stats(&h.id).recall_count > 0))
+        };
+        for h in hits.into_iter().filter(passes) {
             // A hit the graph does not know yet (another process mid-update) is skipped.
             let Some(o) = graph.ord(&h.id).filter(|o| graph.meta(*o).is_some()) else {
                 continue;

@@ -37,6 +37,10 @@ pub const MIN_LEXICAL_SCORE: f32 = 0.5;
 /// A direct hit needs at least this fraction of the best hit's lexical score: cuts the long tail
 /// of one-word matches under a strong hit. Lower returns more, noisier direct hits.
 pub const MIN_RELATIVE_LEXICAL: f32 = 0.2;
+/// A note recalled before stays a direct hit down to this fraction of the best hit's score: past
+/// use is evidence that a weak match is still the note meant (this is how reinforcement reaches
+/// notes the query alone ranks below the floor). Never below `MIN_LEXICAL_SCORE`.
+pub const MIN_RELATIVE_LEXICAL_USED: f32 = 0.05;
 /// With anchors, a lexical hit outside the anchors' neighbourhood needs at least this fraction of
 /// the best hit's score: the anchors say what the question is about.
 pub const MIN_UNANCHORED_RELATIVE: f32 = 0.5;

@@ -45,6 +45,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let memory = Memory::open(&dir)?;
     eprintln!("reopen: {:?}", t.elapsed());
     let t = Instant::now();
+    memory.recall(&mnemon::recall::Query::text("first recall loads the graph"))?;
+    eprintln!("first recall (loads the graph): {:?}", t.elapsed());
+    let t = Instant::now();
     memory.index()?;
     eprintln!("unchanged re-index: {:?}", t.elapsed());
     let truth = load_truth(&dir.join("queries.yaml"))?;

@@ -146,12 +146,6 @@ impl<'a> Reader<'a> {
             .map(str::to_string)
             .map_err(|_| err(self.what, "string is not UTF-8"))
     }
-    fn rest_str(&mut self) -> Result<String, CodecError> {
-        let bytes = std::mem::take(&mut self.buf);
-        std::str::from_utf8(bytes)
-            .map(str::to_string)
-            .map_err(|_| err(self.what, "id is not UTF-8"))
-    }
     fn end(&self) -> Result<(), CodecError> {
         if self.buf.is_empty() {
             Ok(())
@@ -263,6 +257,30 @@ impl EdgeValue {
 
     /// Decode; kind and provenance codes and the id are checked.
     pub fn decode(bytes: &[u8]) -> Result<EdgeValue, CodecError> {
+        EdgeRef::decode(bytes).map(|e| EdgeValue {
+            other: e.other.to_string(),
+            kind: e.kind,
+            provenance: e.provenance,
+            confidence: e.confidence,
+            source_out_degree: e.source_out_degree,
+        })
+    }
+}
+
+/// An edge value decoded in place: the id borrows the stored bytes (loading a graph of a million
+/// edges allocates no string per edge).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EdgeRef<'a> {
+    pub other: &'a str,
+    pub kind: EdgeKind,
+    pub provenance: Provenance,
+    pub confidence: f32,
+    pub source_out_degree: u32,
+}
+
+impl<'a> EdgeRef<'a> {
+    /// Decode with the same checks as [`EdgeValue::decode`].
+    pub fn decode(bytes: &'a [u8]) -> Result<EdgeRef<'a>, CodecError> {
         let mut r = Reader {
             what: "edge value",
             buf: bytes,
@@ -281,11 +299,12 @@ impl EdgeValue {
             ));
         }
         let source_out_degree = r.u32()?;
-        let other = r.rest_str()?;
+        let other = std::str::from_utf8(std::mem::take(&mut r.buf))
+            .map_err(|_| err("edge value", "id is not UTF-8"))?;
         if other.is_empty() {
             return Err(err("edge value", "empty id"));
         }
-        Ok(EdgeValue {
+        Ok(EdgeRef {
             other,
             kind,
             provenance,

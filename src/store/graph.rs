@@ -75,8 +75,14 @@ impl Graph {
                 _ => g.intern(from),
             };
             last = Some(f);
-            let to = g.intern(&e.other);
-            let edge = edge_of(to, &e);
+            let to = g.intern(e.other);
+            let edge = GraphEdge {
+                other: to,
+                kind: e.kind,
+                provenance: e.provenance,
+                confidence: e.confidence,
+                source_out_degree: e.source_out_degree,
+            };
             // Out-lists arrive in stored order; in-lists are sorted once below.
             g.out[f as usize].push(edge);
             g.inn[to as usize].push(GraphEdge { other: f, ..edge });

@@ -9,7 +9,7 @@
 pub mod codec;
 pub mod graph;
 
-pub use codec::{CodecError, EdgeValue, FileEntry, NodeRecord};
+pub use codec::{CodecError, EdgeRef, EdgeValue, FileEntry, NodeRecord};
 pub use graph::Graph;
 
 use crate::error::{Error, Result};
@@ -434,8 +434,8 @@ impl StoreReader<'_> {
         Ok(())
     }
 
-    /// Visit every out-edge, in source id order, then stored order.
-    pub fn for_each_out_edge(&self, mut f: impl FnMut(&str, EdgeValue)) -> Result<()> {
+    /// Visit every out-edge, in source id order, then stored order (decoded in place).
+    pub fn for_each_out_edge(&self, mut f: impl FnMut(&str, EdgeRef<'_>)) -> Result<()> {
         let edges = self
             .rtx
             .open_multimap_table(EDGES_OUT)
@@ -444,7 +444,7 @@ impl StoreReader<'_> {
             let (k, values) = row.map_err(|e| self.err(e))?;
             for v in values {
                 let v = v.map_err(|e| self.err(e))?;
-                let ev = EdgeValue::decode(v.value()).map_err(|e| self.corrupt(k.value(), e))?;
+                let ev = EdgeRef::decode(v.value()).map_err(|e| self.corrupt(k.value(), e))?;
                 f(k.value(), ev);
             }
         }

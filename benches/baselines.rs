@@ -125,24 +125,11 @@ fn fts5_match(text: &str) -> String {
 
 // ---- mnemon ------------------------------------------------------------------------------------
 
-fn copy_dir(src: &Path, dst: &Path) {
-    for e in walkdir::WalkDir::new(src) {
-        let e = e.expect("walk");
-        let rel = e.path().strip_prefix(src).expect("prefix");
-        let target = dst.join(rel);
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&target).expect("mkdir");
-        } else {
-            std::fs::copy(e.path(), &target).expect("copy");
-        }
-    }
-}
-
 /// A fresh mnemon memory of `notes`, and the time `index()` took (the copy is not timed).
 fn mnemon_build(notes: &Path, n: usize) -> (tempfile::TempDir, mnemon::Memory, Duration) {
     let dir = tempfile::tempdir().expect("tempdir");
     let memory = mnemon::Memory::init(dir.path().join(".mnemon")).expect("init");
-    copy_dir(notes, &memory.dir().memory());
+    common::copy_dir(notes, &memory.dir().memory());
     let t = Instant::now();
     let report = memory.index().expect("index");
     let took = t.elapsed();

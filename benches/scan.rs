@@ -21,7 +21,7 @@ fn sizes() -> Vec<usize> {
 fn fresh_with(notes: &std::path::Path) -> (tempfile::TempDir, Memory) {
     let dir = tempfile::tempdir().expect("tempdir");
     let m = Memory::init(dir.path().join(".mnemon")).expect("init");
-    copy_dir(notes, &m.dir().memory());
+    common::copy_dir(notes, &m.dir().memory());
     (dir, m)
 }
 
@@ -101,19 +101,6 @@ fn first_note(dir: &std::path::Path) -> std::path::PathBuf {
         .find(|e| e.path().extension().is_some_and(|x| x == "md"))
         .expect("a note")
         .into_path()
-}
-
-fn copy_dir(src: &std::path::Path, dst: &std::path::Path) {
-    for e in walkdir::WalkDir::new(src) {
-        let e = e.expect("walk");
-        let rel = e.path().strip_prefix(src).expect("prefix");
-        let target = dst.join(rel);
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&target).expect("mkdir");
-        } else {
-            std::fs::copy(e.path(), &target).expect("copy");
-        }
-    }
 }
 
 criterion_group!(benches, scan);

@@ -385,17 +385,19 @@ impl Memory {
             message: "lock poisoned by a panic in another thread".into(),
         };
         let v = reader.version()?;
+        // Equal, or another thread already moved it past this reader: good enough.
+        let covers = |g: &Graph| {
+            let have = g.version();
+            have.epoch == v.epoch && have.generation >= v.generation && !g.is_empty()
+        };
         {
             let g = self.graph.read().map_err(|_| poisoned())?;
-            let have = g.version();
-            // Equal, or another thread already moved it past this reader: good enough.
-            if have.epoch == v.epoch && have.generation >= v.generation && !g.is_empty() {
+            if covers(&g) {
                 return Ok(g.clone());
             }
         }
         let mut w = self.graph.write().map_err(|_| poisoned())?;
-        let have = w.version();
-        if !(have.epoch == v.epoch && have.generation >= v.generation && !w.is_empty()) {
+        if !covers(&w) {
             Arc::make_mut(&mut w).refresh(reader)?;
         }
         Ok(w.clone())
@@ -581,6 +583,8 @@ impl Memory {
             ));
             Ok(synth)
         };
+        // The notes are tokenized again here, a chunk at a time: co-occurrence needs the whole
+        // finished lexical index, and the lexical pass dropped its term tables to bound memory.
         let mut synth: Vec<Vec<crate::store::EdgeValue>> = Vec::with_capacity(parsed.len());
         // `batch.upserts[i]` is `parsed[i]` (the scan pushes them together).
         for (ups, notes) in batch

@@ -21,6 +21,20 @@ pub fn indexed(notes: &Path) -> (tempfile::TempDir, Memory) {
     (tmp, memory)
 }
 
+/// Copy the tree `src` into `dst` (folders created as needed).
+pub fn copy_dir(src: &Path, dst: &Path) {
+    for e in walkdir::WalkDir::new(src) {
+        let e = e.expect("walk");
+        let rel = e.path().strip_prefix(src).expect("prefix");
+        let target = dst.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+        } else {
+            std::fs::copy(e.path(), &target).expect("copy");
+        }
+    }
+}
+
 /// The loopal-58 corpus beside the repository, if present.
 pub fn loopal() -> Option<(PathBuf, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/loopal-58");

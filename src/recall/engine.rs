@@ -291,8 +291,9 @@ pub fn run(
         score: f32,
         type_weight: f32,
         ttl_factor: f32,
-        stats: NodeStats,
-        touched: Option<i64>,
+        reinforcement: f32,
+        importance: f32,
+        recency: f32,
     }
     let mut scored: Vec<Scored> = Vec::with_capacity(cands.len());
     for (&ord, c) in cands.iter_mut() {
@@ -309,10 +310,10 @@ pub fn run(
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
-        let score = c.base * type_weight * ttl_factor
-            + policy::reinforcement(st.recall_count)
-            + policy::importance_bonus(st.importance.unwrap_or(0))
-            + policy::recency_bonus(touched, now_s);
+        let reinforcement = policy::reinforcement(st.recall_count);
+        let importance = policy::importance_bonus(st.importance.unwrap_or(0));
+        let recency = policy::recency_bonus(touched, now_s);
+        let score = c.base * type_weight * ttl_factor + reinforcement + importance + recency;
         if score < q.min_score {
             continue;
         }
@@ -321,8 +322,9 @@ pub fn run(
             score,
             type_weight,
             ttl_factor,
-            stats: st,
-            touched,
+            reinforcement,
+            importance,
+            recency,
         });
     }
     let by_rank = |a: &Scored, b: &Scored| {
@@ -374,9 +376,9 @@ pub fn run(
             base: c.base,
             type_weight: s.type_weight,
             ttl_factor: s.ttl_factor,
-            reinforcement: policy::reinforcement(s.stats.recall_count),
-            importance: policy::importance_bonus(s.stats.importance.unwrap_or(0)),
-            recency: policy::recency_bonus(s.touched, now_s),
+            reinforcement: s.reinforcement,
+            importance: s.importance,
+            recency: s.recency,
             matched_terms: qt
                 .terms
                 .iter()

@@ -56,24 +56,7 @@ pub fn scan(memory_dir: &Path, manifest: &HashMap<String, FileEntry>) -> ScanOut
     let mut out = ScanOutcome::default();
     let found = walk(memory_dir, &mut out.walk_errors);
 
-    let mut to_read = Vec::new();
-    for f in &found {
-        match manifest.get(&f.rel) {
-            Some(old) if old.size == f.size && old.mtime_ns == f.mtime_ns => {}
-            _ => to_read.push(f),
-        }
-    }
-    let results = parse_all(&to_read, manifest);
-    for r in results {
-        match r {
-            ReadResult::Touched(rel, entry) => out.batch.touched.push((rel, entry)),
-            ReadResult::Parsed(update, parsed) => {
-                out.batch.upserts.push(*update);
-                out.parsed.push(*parsed);
-            }
-            ReadResult::Unreadable(err) => out.walk_errors.push(err),
-        }
-    }
+    read_changed(&found, manifest, &mut out);
     let seen: HashSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();
     let mut removed: Vec<(String, String)> = manifest
         .keys()
@@ -104,6 +87,7 @@ pub fn scan_paths(
     let mut found: Vec<Found> = Vec::new();
     let mut gone: Vec<(String, String)> = Vec::new();
     let mut manifest: HashMap<String, FileEntry> = HashMap::new();
+    let mut seen: HashSet<String> = HashSet::new();
     let mut out = ScanOutcome::default();
     for p in paths {
         let abs = if p.is_absolute() {
@@ -132,7 +116,7 @@ pub fn scan_paths(
             continue;
         }
         let rel_s = rel_display(&root, &abs);
-        if found.iter().any(|f| f.rel == rel_s) || gone.iter().any(|(r, _)| *r == rel_s) {
+        if !seen.insert(rel_s.clone()) {
             continue;
         }
         let old = entry_of(&rel_s);
@@ -160,12 +144,7 @@ pub fn scan_paths(
                         continue;
                     }
                 };
-                let mtime_ns = meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-                    .unwrap_or(0);
+                let mtime_ns = mtime_ns(&meta);
                 if let Some(old) = old {
                     manifest.insert(rel_s.clone(), old);
                 }
@@ -179,6 +158,15 @@ pub fn scan_paths(
             }
         }
     }
+    read_changed(&found, &manifest, &mut out);
+    gone.sort();
+    out.removed = gone.iter().map(|(_, id)| id.clone()).collect();
+    out.batch.removals = gone;
+    Some(out)
+}
+
+/// Read and parse the found files whose size or mtime differ from `manifest`, into `out`.
+fn read_changed(found: &[Found], manifest: &HashMap<String, FileEntry>, out: &mut ScanOutcome) {
     let to_read: Vec<&Found> = found
         .iter()
         .filter(|f| {
@@ -187,7 +175,7 @@ pub fn scan_paths(
                 .is_none_or(|old| old.size != f.size || old.mtime_ns != f.mtime_ns)
         })
         .collect();
-    for r in parse_all(&to_read, &manifest) {
+    for r in parse_all(&to_read, manifest) {
         match r {
             ReadResult::Touched(rel, entry) => out.batch.touched.push((rel, entry)),
             ReadResult::Parsed(update, parsed) => {
@@ -197,10 +185,15 @@ pub fn scan_paths(
             ReadResult::Unreadable(err) => out.walk_errors.push(err),
         }
     }
-    gone.sort();
-    out.removed = gone.iter().map(|(_, id)| id.clone()).collect();
-    out.batch.removals = gone;
-    Some(out)
+}
+
+/// A file's mtime in nanoseconds since the Unix epoch (0 when unknown).
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }
 
 enum ReadResult {
@@ -400,12 +393,7 @@ fn walk(memory_dir: &Path, errors: &mut Vec<ScanError>) -> Vec<Found> {
                 continue;
             }
         };
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-            .unwrap_or(0);
+        let mtime_ns = mtime_ns(&meta);
         found.push(Found {
             rel: rel_s,
             id,

@@ -267,6 +267,19 @@ impl EdgeValue {
     }
 }
 
+impl EdgeValue {
+    /// This value as an [`EdgeRef`] borrowing its id.
+    pub fn borrowed(&self) -> EdgeRef<'_> {
+        EdgeRef {
+            other: &self.other,
+            kind: self.kind,
+            provenance: self.provenance,
+            confidence: self.confidence,
+            source_out_degree: self.source_out_degree,
+        }
+    }
+}
+
 /// An edge value decoded in place: the id borrows the stored bytes (loading a graph of a million
 /// edges allocates no string per edge).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -9,7 +9,7 @@
 //! not reach back far enough or the store was recreated. Ordinals of removed nodes stay allocated
 //! (without a record) until the next full load.
 
-use super::codec::{EdgeValue, NodeRecord};
+use super::codec::{EdgeRef, NodeRecord};
 use super::{StoreReader, Version};
 use crate::error::Result;
 use crate::notes::{EdgeKind, NoteType, Provenance};
@@ -76,13 +76,7 @@ impl Graph {
             };
             last = Some(f);
             let to = g.intern(e.other);
-            let edge = GraphEdge {
-                other: to,
-                kind: e.kind,
-                provenance: e.provenance,
-                confidence: e.confidence,
-                source_out_degree: e.source_out_degree,
-            };
+            let edge = edge_of(to, e);
             // Out-lists arrive in stored order; in-lists are sorted once below.
             g.out[f as usize].push(edge);
             g.inn[to as usize].push(GraphEdge { other: f, ..edge });
@@ -128,7 +122,7 @@ impl Graph {
         let mut out = Vec::new();
         for e in reader.edges_out(id)? {
             let to = self.intern(&e.other);
-            out.push(edge_of(to, &e));
+            out.push(edge_of(to, e.borrowed()));
         }
         for e in &out {
             let mirror = GraphEdge { other: o, ..*e };
@@ -219,7 +213,7 @@ impl Graph {
     }
 }
 
-fn edge_of(other: u32, e: &EdgeValue) -> GraphEdge {
+fn edge_of(other: u32, e: EdgeRef<'_>) -> GraphEdge {
     GraphEdge {
         other,
         kind: e.kind,

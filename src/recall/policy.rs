@@ -146,8 +146,11 @@ pub const REINFORCE_COEF: f32 = 0.15;
 pub const IMPORTANCE_COEF: f32 = 0.20;
 /// Half-life of the recency bonus, in days, on max(last_recalled_at, updated_at).
 pub const RECENCY_HALF_LIFE_DAYS: f32 = 90.0;
-/// Size of the recency bonus for a note touched today: small, it breaks ties between equals.
-pub const RECENCY_WEIGHT: f32 = 0.10;
+/// Size of the recency bonus for a note touched (edited or recalled) today: one importance point.
+/// It breaks ties between near equals and lets a note in use today edge past an old one of about
+/// the same score. 0.10 gave the same cold figures and lower warm ones (loopal-58 per-query 5x MRR
+/// 0.916 against 0.934; generated 1k notes 0.947 against 0.961).
+pub const RECENCY_WEIGHT: f32 = 0.20;
 /// Score multiplier once a note's ttl has expired: stale facts sink but stay findable.
 pub const TTL_EXPIRED_FACTOR: f32 = 0.5;
 /// Multiplier when less than [`TTL_WARN_FRACTION`] of the ttl is left.

@@ -9,7 +9,8 @@ use crate::index::LexicalIndex;
 use crate::index::fields::DocTerms;
 use crate::index::tokenize::Tokenizer;
 use crate::notes::{self, NoteType, ProblemKind};
-use crate::recall::{self, Clock, NodeStats, Query, Recall, SystemClock, cooccur, policy};
+use crate::recall::ord_stats::OrdStats;
+use crate::recall::{self, Clock, Query, Recall, SystemClock, cooccur, policy};
 use crate::scan::{self, ScanError};
 use crate::store::{Batch, Edge, Graph, NodeRecord, Store, StoreReader};
 use rayon::prelude::*;
@@ -39,6 +40,8 @@ pub struct Memory {
     lexical_stamp: Mutex<Option<(u64, std::time::SystemTime)>>,
     /// The store's graph in memory, refreshed to the store's version at each recall.
     graph: RwLock<Arc<Graph>>,
+    /// Folded stats by the graph's ordinals, for scoring.
+    ord_stats: RwLock<Arc<OrdStats>>,
     clock: Box<dyn Clock>,
     events: EventLog,
     notices: Vec<String>,
@@ -260,6 +263,7 @@ impl Memory {
             lexical: RwLock::new(Arc::new(LexicalIndex::empty())),
             lexical_stamp: Mutex::new(None),
             graph: RwLock::new(Arc::new(Graph::default())),
+            ord_stats: RwLock::new(Arc::new(OrdStats::default())),
             clock: Box::new(SystemClock),
             events,
             notices,
@@ -400,6 +404,26 @@ impl Memory {
         if !covers(&w) {
             Arc::make_mut(&mut w).refresh(reader)?;
         }
+        Ok(w.clone())
+    }
+
+    /// The folded stats keyed by `graph`'s ordinals (patched from the stats change log).
+    fn ord_stats(&self, graph: &Graph) -> Result<Arc<OrdStats>> {
+        let poisoned = || Error::InvalidArgument {
+            what: "stats",
+            message: "lock poisoned by a panic in another thread".into(),
+        };
+        let Some(view) = self.events.view() else {
+            return Err(poisoned());
+        };
+        {
+            let t = self.ord_stats.read().map_err(|_| poisoned())?;
+            if t.is_current(graph, &view) {
+                return Ok(t.clone());
+            }
+        }
+        let mut w = self.ord_stats.write().map_err(|_| poisoned())?;
+        Arc::make_mut(&mut w).refresh(graph, &view);
         Ok(w.clone())
     }
 
@@ -615,18 +639,8 @@ impl Memory {
         let reader = self.store.read()?;
         let graph = self.graph(&reader)?;
         let results = {
-            let view = self.events.view();
-            let stats = |id: &str| -> NodeStats {
-                let Some(v) = &view else {
-                    return NodeStats::default();
-                };
-                let (recall_count, last_ms, importance) = v.node(id);
-                NodeStats {
-                    recall_count,
-                    last_recalled_at: last_ms.map(|ms| ms.div_euclid(1000)),
-                    importance,
-                }
-            };
+            let by_ord = self.ord_stats(&graph)?;
+            let stats = |o: u32| by_ord.get(o);
             recall::engine::run(
                 &lex,
                 &graph,

@@ -1,6 +1,7 @@
 //! The fast paths recall takes at scale give the same answers as the slow ones: the in-memory
 //! graph patched from the store's change log equals a fresh load, and the MaxScore-pruned lexical
-//! search returns exactly the exhaustive top k.
+//! search returns exactly the exhaustive top k, bounded scoring returns the exact top of a longer
+//! list, and stats looked up by ordinal match the stats read by id.
 
 mod common;
 
@@ -8,7 +9,7 @@ use common::{fresh, write_note};
 use mnemon::corpus::{GenConfig, generate_notes};
 use mnemon::index::LexicalIndex;
 use mnemon::index::tokenize::Tokenizer;
-use mnemon::recall::Query;
+use mnemon::recall::{Query, policy};
 use mnemon::store::{Graph, Store};
 
 /// A memory holding a generated corpus of `n` notes, indexed.
@@ -239,4 +240,102 @@ fn targeted_update_of_a_folder_falls_back_to_a_full_scan() {
         .index_paths(&[memory.dir().memory().join("newdir")])
         .expect("index_paths");
     assert_eq!(r.changed, vec!["newdir/a".to_string()]);
+}
+
+/// The generated queries of a `n`-note corpus with `seed`.
+fn generated_queries(n: usize, seed: u64) -> Vec<mnemon::eval::truth::TruthQuery> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    mnemon::corpus::generate(&GenConfig::new(n, seed), dir.path()).expect("generate");
+    mnemon::eval::truth::load_truth(&dir.path().join("queries.yaml"))
+        .expect("truth")
+        .queries
+}
+
+/// Scoring reads a neighbour's fields only when its best possible score can still enter the top
+/// `limit`: the top 10 must be the first 10 of a top-24 list (same lexical hits, a lower bar).
+#[test]
+fn bounded_scoring_returns_the_top_of_a_longer_list() {
+    let (_tmp, memory) = generated(400, 13);
+    let queries = generated_queries(400, 13);
+    // Usage stats on some notes, so bonuses take part.
+    for (i, t) in queries.iter().enumerate().take(40) {
+        if let Some(r) = t.relevant.first() {
+            if i % 2 == 0 {
+                memory
+                    .set_importance(&r.id, (i % 10 + 1) as u8, &[], "")
+                    .expect("importance");
+            } else {
+                memory
+                    .recall(&Query::anchors([r.id.as_str()]).with_depth(0))
+                    .expect("warm");
+            }
+        }
+    }
+    let mut compared = 0;
+    for t in &queries {
+        let mut q = mnemon::eval::run::query_of(t);
+        let short = memory.recall(&q.clone().with_limit(10)).expect("recall");
+        q = q.with_limit(24);
+        let long = memory.recall(&q).expect("recall");
+        let a: Vec<_> = short.results.iter().map(|h| (&h.id, h.score)).collect();
+        let b: Vec<_> = long
+            .results
+            .iter()
+            .take(10)
+            .map(|h| (&h.id, h.score))
+            .collect();
+        assert_eq!(a, b, "{:?} {:?}", t.query, t.anchors);
+        compared += usize::from(long.results.len() > 10);
+    }
+    assert!(
+        compared >= 100,
+        "only {compared} queries had more than 10 results"
+    );
+}
+
+/// Scoring looks stats up by graph ordinal, from a table patched after each recorded recall and
+/// each fold of another process's events: every bonus must match the stats read by id.
+#[test]
+fn stats_by_ordinal_follow_recalls_and_other_processes() {
+    let (_tmp, a) = generated(200, 17);
+    let b = mnemon::Memory::open(a.dir().root()).expect("second handle");
+    let queries = generated_queries(200, 17);
+    let mut checked = 0;
+    for (i, t) in queries
+        .iter()
+        .filter(|t| t.query.is_some())
+        .take(30)
+        .enumerate()
+    {
+        let text = t.query.clone().unwrap_or_default();
+        // Recorded recalls in both processes, and importance marks from the other one.
+        a.recall(&Query::text(text.clone())).expect("recall a");
+        b.recall(&Query::text(text.clone())).expect("recall b");
+        if let Some(r) = t.relevant.first() {
+            b.set_importance(&r.id, (i % 10 + 1) as u8, &[], "")
+                .expect("importance");
+        }
+        a.events().refresh().expect("refresh");
+        let mut q = Query::text(text);
+        q.record = false;
+        for h in a.recall(&q).expect("recall").results {
+            let s = a.stats(&h.id).expect("stats");
+            let want_reinforce = policy::reinforcement(s.recall_count);
+            let want_importance = policy::importance_bonus(s.importance.unwrap_or(0));
+            assert!(
+                (h.explain.reinforcement - want_reinforce).abs() < 1e-6,
+                "{}: {} vs {}",
+                h.id,
+                h.explain.reinforcement,
+                want_reinforce
+            );
+            assert!(
+                (h.explain.importance - want_importance).abs() < 1e-6,
+                "{}",
+                h.id
+            );
+            checked += usize::from(s.recall_count > 0 || s.importance.is_some());
+        }
+    }
+    assert!(checked >= 50, "only {checked} hits carried stats");
 }

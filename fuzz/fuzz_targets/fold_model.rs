@@ -11,7 +11,6 @@
 use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use mnemon::events::{Event, EventKind, HitSource, RecallStats, Stats};
-use std::collections::HashMap;
 
 const NODES: [&str; 4] = ["a", "b", "notes/c", "d"];
 /// Not in index order lexicographically, so the session tie-break is really tested.
@@ -86,7 +85,10 @@ fn merged(a: &Stats, b: &Stats) -> Stats {
 
 /// The model: straight from the definitions, no incremental state.
 fn model(evs: &[Ev]) -> Stats {
-    let mut nodes: HashMap<String, RecallStats> = HashMap::new();
+    let mut model = Stats {
+        events: evs.len() as u64,
+        ..Stats::default()
+    };
     for n in NODES {
         let hits: Vec<i64> = evs
             .iter()
@@ -105,7 +107,7 @@ fn model(evs: &[Ev]) -> Stats {
         if hits.is_empty() && best_tag.is_none() {
             continue;
         }
-        nodes.insert(
+        model.nodes.insert(
             n.to_string(),
             RecallStats {
                 recall_count: hits.len() as u64,
@@ -116,10 +118,7 @@ fn model(evs: &[Ev]) -> Stats {
             },
         );
     }
-    Stats {
-        nodes,
-        events: evs.len() as u64,
-    }
+    model
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -46,6 +46,16 @@ pub enum EventKind {
     },
 }
 
+impl EventKind {
+    /// The node whose stats this event changes (none for a QueryEvent).
+    pub fn node(&self) -> Option<&str> {
+        match self {
+            EventKind::Query { .. } => None,
+            EventKind::RecallHit { node, .. } | EventKind::ImportanceTag { node, .. } => Some(node),
+        }
+    }
+}
+
 /// An event with its time and position in its writer's sequence. The session id lives in the
 /// segment header and is attached when reading.
 #[derive(Debug, Clone, PartialEq, Serialize)]

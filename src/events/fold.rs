@@ -3,8 +3,8 @@
 //! state, and a snapshot plus the events after it equals a full fold.
 
 use super::event::{Event, EventKind};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// What the log says about one node.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -58,7 +58,8 @@ fn max_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
 /// Folded statistics of every node.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
-    pub nodes: HashMap<String, RecallStats>,
+    /// Keyed by node id; Fx hashing because recall looks up every candidate.
+    pub nodes: FxHashMap<String, RecallStats>,
     /// Events folded.
     pub events: u64,
 }

@@ -198,12 +198,30 @@ impl Writer {
     }
 }
 
+/// Change-log entries kept (a reader further behind rebuilds whatever it derived from the stats).
+pub const MAX_STATS_CHANGES: usize = 64;
+
 /// Folded stats: a snapshot (zero-copy) plus what was folded after its watermarks.
 struct State {
     snapshot: Option<Snapshot>,
     delta: Stats,
     /// Current watermark of every segment seen (snapshot's, advanced by folding).
     marks: HashMap<String, u64>,
+    /// Bumped by every change of the folded stats.
+    version: u64,
+    /// The nodes each recent version changed (`None`: all of them may have), oldest first.
+    changes: std::collections::VecDeque<(u64, Option<Vec<String>>)>,
+}
+
+impl State {
+    /// Record a new version that changed `nodes` (`None`: any node).
+    fn bump(&mut self, nodes: Option<Vec<String>>) {
+        self.version += 1;
+        if self.changes.len() == MAX_STATS_CHANGES {
+            self.changes.pop_front();
+        }
+        self.changes.push_back((self.version, nodes));
+    }
 }
 
 /// A read view of the folded stats.
@@ -212,6 +230,45 @@ pub struct StatsView<'a> {
 }
 
 impl StatsView<'_> {
+    /// Version of the folded stats this view shows (see [`StatsView::changed_since`]).
+    pub fn version(&self) -> u64 {
+        self.st.version
+    }
+
+    /// The nodes whose stats changed after `version`, or `None` when that is no longer known
+    /// (too old, or a change that may touch any node): derived data must then be rebuilt.
+    pub fn changed_since(&self, version: u64) -> Option<Vec<&str>> {
+        if version > self.st.version {
+            return None;
+        }
+        if version == self.st.version {
+            return Some(Vec::new());
+        }
+        // The entry right after `version` must still be there, or something was forgotten.
+        let first = self
+            .st
+            .changes
+            .iter()
+            .position(|(v, _)| *v == version + 1)?;
+        let mut out = Vec::new();
+        for (_, nodes) in self.st.changes.iter().skip(first) {
+            out.extend(nodes.as_ref()?.iter().map(String::as_str));
+        }
+        Some(out)
+    }
+
+    /// Every node with folded stats (ids may repeat).
+    pub fn for_each_node(&self, mut f: impl FnMut(&str)) {
+        if let Some(s) = &self.st.snapshot {
+            for (k, _) in s.data().nodes.iter() {
+                f(k.as_str());
+            }
+        }
+        for k in self.st.delta.nodes.keys() {
+            f(k);
+        }
+    }
+
     /// (recall_count, last_recalled_at ms, importance) of a node, without allocating.
     pub fn node(&self, id: &str) -> (u64, Option<i64>, Option<u8>) {
         let mut count = 0;
@@ -318,6 +375,8 @@ impl EventLog {
                 snapshot: None,
                 delta: Stats::default(),
                 marks: HashMap::new(),
+                version: 0,
+                changes: std::collections::VecDeque::new(),
             }),
             notices: Mutex::new(Vec::new()),
             last_refresh: Mutex::new(Some(std::time::Instant::now())),
@@ -337,6 +396,7 @@ impl EventLog {
                 st.marks = s.watermarks();
             }
             st.snapshot = snapshot;
+            st.bump(None);
         }
         let folded = log.refresh()?;
         if folded > SNAPSHOT_AFTER_EVENTS
@@ -441,6 +501,9 @@ impl EventLog {
             new_marks.push((seg.id, read.end));
         }
         if let Ok(mut st) = self.state.write() {
+            if !delta.nodes.is_empty() {
+                st.bump(Some(delta.nodes.keys().cloned().collect()));
+            }
             st.delta.merge(&delta);
             for (id, end) in new_marks {
                 let m = st.marks.entry(id).or_insert(0);
@@ -564,6 +627,13 @@ impl EventLog {
             });
         }
         if let Ok(mut st) = self.state.write() {
+            let touched: Vec<String> = batch
+                .iter()
+                .filter_map(|e| e.kind.node().map(str::to_string))
+                .collect();
+            if !touched.is_empty() {
+                st.bump(Some(touched));
+            }
             for e in &batch {
                 st.delta.apply(&self.session, e);
             }

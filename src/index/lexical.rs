@@ -462,13 +462,16 @@ impl LexicalIndex {
                         continue;
                     };
                     // The `limit`-th best score so far is a lower bound of the final one.
-                    let admit_new = touched.len() < limit.max(1) || {
+                    let threshold = if touched.len() < limit.max(1) {
+                        f32::NEG_INFINITY
+                    } else {
                         kth.clear();
                         kth.extend(touched.iter().map(|&d| acc[d as usize].score));
                         let at = limit.max(1) - 1;
                         let (_, t, _) = kth.select_nth_unstable_by(at, |a, b| b.total_cmp(a));
-                        rest[j] >= *t
+                        *t
                     };
+                    let admit_new = rest[j] >= threshold;
                     let add = |p: Posting, a: &mut DocAcc| {
                         let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
                         a.score += w * tf * (policy::BM25_K1 + 1.0) / (policy::BM25_K1 + tf);
@@ -488,13 +491,19 @@ impl LexicalIndex {
                             add(p, a);
                         }
                     } else {
-                        // Only documents already found can still change: seek to each of them
-                        // (in doc order) instead of decoding the whole list.
+                        // Only documents already found can still change, and only those whose
+                        // score plus what the lists left can add still reaches the threshold
+                        // can end in the top `limit`: seek to each of them (in doc order)
+                        // instead of decoding the whole list.
                         let Some(mut postings) = l.seg.seekable_postings(term.as_bytes()) else {
                             continue;
                         };
                         sorted.clear();
-                        sorted.extend_from_slice(&touched);
+                        sorted.extend(
+                            touched
+                                .iter()
+                                .filter(|&&d| acc[d as usize].score + rest[j] >= threshold),
+                        );
                         sorted.sort_unstable();
                         for &d in &sorted {
                             if let Some(p) = postings.seek(d)

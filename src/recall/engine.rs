@@ -156,6 +156,24 @@ fn walk(graph: &Graph, cands: &mut Cands, seeds: &[(u32, f32)], max_depth: u8) {
     }
 }
 
+/// A score ordered by `total_cmp`, for the heap of the best scores.
+#[derive(Clone, Copy, PartialEq)]
+struct Score(f32);
+
+impl Eq for Score {}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Score {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
 /// Check a query's ranges; the error says what to fix.
 pub fn validate(q: &Query) -> Result<()> {
     if q.text.trim().is_empty() && q.anchors.is_empty() {
@@ -204,7 +222,7 @@ pub fn run(
     tok: &Tokenizer,
     q: &Query,
     now_s: i64,
-    stats: &dyn Fn(&str) -> NodeStats,
+    stats: &dyn Fn(u32) -> NodeStats,
 ) -> Result<Vec<Hit>> {
     validate(q)?;
     let mut text = q.text.as_str();
@@ -253,15 +271,17 @@ pub fn run(
     if let Some(top) = hits.first().map(|h| h.score) {
         let floor = policy::MIN_LEXICAL_SCORE.max(policy::MIN_RELATIVE_LEXICAL * top);
         let used_floor = policy::MIN_LEXICAL_SCORE.max(policy::MIN_RELATIVE_LEXICAL_USED * top);
-        let passes = |h: &crate::index::LexHit| {
-            h.max_idf >= policy::MIN_MATCH_IDF
-                && (h.score >= floor || (h.score >= used_floor && stats(&h.id).recall_count > 0))
-        };
-        for h in hits.into_iter().filter(passes) {
+        for h in hits {
+            if h.max_idf < policy::MIN_MATCH_IDF || h.score < used_floor {
+                continue;
+            }
             // A hit the graph does not know yet (another process mid-update) is skipped.
             let Some(o) = graph.ord(&h.id).filter(|o| graph.meta(*o).is_some()) else {
                 continue;
             };
+            if h.score < floor && stats(o).recall_count == 0 {
+                continue;
+            }
             let base = h.score / top;
             if !anchors.is_empty()
                 && base < policy::MIN_UNANCHORED_RELATIVE
@@ -285,7 +305,10 @@ pub fn run(
     seeds.truncate(policy::MAX_SEEDS + anchors.len());
     walk(graph, &mut cands, &seeds, q.depth);
 
-    // 4. Score every candidate with the policy (all in memory); dangling targets drop out.
+    // 4. Score candidates with the policy (all in memory); dangling targets drop out. Direct hits
+    //    and notes with usage stats are scored first; then another candidate is read only if its
+    //    best possible score (no stats: base x the largest type weight + a full recency bonus)
+    //    can still enter the top `limit`. Most depth-2 neighbours never touch their node fields.
     struct Scored {
         ord: u32,
         score: f32,
@@ -295,16 +318,10 @@ pub fn run(
         importance: f32,
         recency: f32,
     }
-    let mut scored: Vec<Scored> = Vec::with_capacity(cands.len());
-    for (&ord, c) in cands.iter_mut() {
-        let Some(meta) = graph.meta(ord) else {
-            continue;
-        };
-        if c.source == Source::Direct {
-            c.base += policy::GRAPH_SUPPORT_WEIGHT * c.support;
-        }
-        let st = stats(graph.id(ord));
+    let score_of = |ord: u32, base: f32, st: NodeStats| -> Option<Scored> {
+        let meta = graph.meta(ord)?;
         let type_weight = policy::note_type_weight(meta.note_type);
+        debug_assert!(type_weight <= policy::MAX_TYPE_WEIGHT);
         let ttl_factor = policy::ttl_factor(meta.ttl_days, meta.updated_at, now_s);
         let touched = match (st.last_recalled_at, meta.updated_at) {
             (Some(a), Some(b)) => Some(a.max(b)),
@@ -313,11 +330,8 @@ pub fn run(
         let reinforcement = policy::reinforcement(st.recall_count);
         let importance = policy::importance_bonus(st.importance.unwrap_or(0));
         let recency = policy::recency_bonus(touched, now_s);
-        let score = c.base * type_weight * ttl_factor + reinforcement + importance + recency;
-        if score < q.min_score {
-            continue;
-        }
-        scored.push(Scored {
+        let score = base * type_weight * ttl_factor + reinforcement + importance + recency;
+        (score >= q.min_score).then_some(Scored {
             ord,
             score,
             type_weight,
@@ -325,7 +339,39 @@ pub fn run(
             reinforcement,
             importance,
             recency,
-        });
+        })
+    };
+    let mut scored: Vec<Scored> = Vec::with_capacity(cands.len().min(4 * q.limit + 64));
+    // The `limit` best scores so far, lowest on top: the entry bar for the rest.
+    let mut best: BinaryHeap<std::cmp::Reverse<Score>> = BinaryHeap::with_capacity(q.limit + 1);
+    let keep = |s: Scored, scored: &mut Vec<Scored>, best: &mut BinaryHeap<_>| {
+        best.push(std::cmp::Reverse(Score(s.score)));
+        if best.len() > q.limit {
+            best.pop();
+        }
+        scored.push(s);
+    };
+    let mut rest: Vec<(u32, f32)> = Vec::with_capacity(cands.len());
+    for (&ord, c) in cands.iter_mut() {
+        let st = stats(ord);
+        if c.source == Source::Direct {
+            c.base += policy::GRAPH_SUPPORT_WEIGHT * c.support;
+        } else if st == NodeStats::default() {
+            rest.push((ord, c.base));
+            continue;
+        }
+        if let Some(s) = score_of(ord, c.base, st) {
+            keep(s, &mut scored, &mut best);
+        }
+    }
+    for (ord, base) in rest {
+        let bound = base * policy::MAX_TYPE_WEIGHT + policy::RECENCY_WEIGHT;
+        if best.len() >= q.limit && best.peek().is_some_and(|b| bound < b.0.0) {
+            continue;
+        }
+        if let Some(s) = score_of(ord, base, NodeStats::default()) {
+            keep(s, &mut scored, &mut best);
+        }
     }
     let by_rank = |a: &Scored, b: &Scored| {
         b.score

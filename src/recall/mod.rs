@@ -4,6 +4,7 @@
 pub mod clock;
 pub mod cooccur;
 pub mod engine;
+pub mod ord_stats;
 pub mod policy;
 pub mod query;
 

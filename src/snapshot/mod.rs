@@ -132,7 +132,10 @@ impl Snapshot {
     pub fn to_owned(&self) -> (Stats, HashMap<String, u64>) {
         let d = self.data();
         let mut stats = Stats {
-            nodes: HashMap::with_capacity(d.nodes.len()),
+            nodes: rustc_hash::FxHashMap::with_capacity_and_hasher(
+                d.nodes.len(),
+                Default::default(),
+            ),
             events: d.events.to_native(),
         };
         for (k, v) in d.nodes.iter() {

@@ -5,7 +5,7 @@ mod common;
 
 use common::{bin, fresh, write_note};
 use mnemon::events::fold::Stats;
-use mnemon::events::segment::{Header, decode_segment, encode_frame};
+use mnemon::events::segment::{FrameSeal, Header, decode_segment, encode_frame};
 use mnemon::events::{Event, EventKind};
 use mnemon::recall::Query;
 use mnemon::{Memory, OpenOptions};
@@ -95,11 +95,8 @@ fn an_earlier_tag_in_a_later_file_does_not_win() {
     drop(m);
     // Write by hand a later-created segment holding an older tag.
     let events = root.join("events");
-    let mut bytes = Header {
-        session: "zz".into(),
-        created_ms: i64::MAX / 2,
-    }
-    .encode();
+    let header = Header::new("zz".into(), i64::MAX / 2);
+    let mut bytes = header.encode();
     encode_frame(
         &Event {
             ts_ms: 1,
@@ -111,6 +108,7 @@ fn an_earlier_tag_in_a_later_file_does_not_win() {
                 note: String::new(),
             },
         },
+        header.seal,
         &mut bytes,
     );
     std::fs::write(events.join("9999999999999-zz-1-0.seg"), bytes).unwrap();
@@ -118,38 +116,66 @@ fn an_earlier_tag_in_a_later_file_does_not_win() {
     assert_eq!(m.stats("a").unwrap().importance, Some(9));
 }
 
+fn from_hex(hex: &str) -> Vec<u8> {
+    hex.split_whitespace()
+        .map(|h| u8::from_str_radix(h, 16).unwrap())
+        .collect()
+}
+
+/// The example event of format-spec/events.md.
+fn spec_example_event() -> Event {
+    Event {
+        ts_ms: 1_700_000_000_000,
+        seq: 0,
+        kind: EventKind::ImportanceTag {
+            node: "a".into(),
+            importance: 7,
+            tags: vec![],
+            note: String::new(),
+        },
+    }
+}
+
 #[test]
 fn events_spec_example_decodes() {
-    let hex = "89 4d 4e 45 56 0d 0a 1a 01 00 00 00 00 68 e5 cf 8b 01 00 00 02 73 31 37 a9 4a 4c \
-               1d 00 00 00 e5 99 2f 65 03 00 68 e5 cf 8b 01 00 00 00 00 00 00 00 00 00 00 \
-               01 00 00 00 61 07 00 00 00 00 00 00";
-    let bytes: Vec<u8> = hex
-        .split_whitespace()
-        .map(|h| u8::from_str_radix(h, 16).unwrap())
-        .collect();
+    let bytes = from_hex(
+        "89 4d 4e 45 56 0d 0a 1a 02 00 00 00 00 68 e5 cf 8b 01 00 00 d4 c3 b2 a1 02 73 31 \
+         3f 3a bb cb \
+         1d 00 00 00 87 da 88 ec 03 00 68 e5 cf 8b 01 00 00 00 00 00 00 00 00 00 00 \
+         01 00 00 00 61 07 00 00 00 00 00 00",
+    );
     let d = decode_segment(&bytes);
     let h = d.header.unwrap();
     assert_eq!(
-        (h.session.as_str(), h.created_ms),
-        ("s1", 1_700_000_000_000)
+        (h.session.as_str(), h.created_ms, h.seal),
+        ("s1", 1_700_000_000_000, FrameSeal::Salted(0xa1b2_c3d4))
     );
     assert!(d.damaged.is_empty());
-    assert_eq!(
-        d.events,
-        vec![(
-            27,
-            Event {
-                ts_ms: 1_700_000_000_000,
-                seq: 0,
-                kind: EventKind::ImportanceTag {
-                    node: "a".into(),
-                    importance: 7,
-                    tags: vec![],
-                    note: String::new(),
-                },
-            }
-        )]
+    assert_eq!(d.events, vec![(31, spec_example_event())]);
+    // The writer produces exactly these bytes.
+    let mut written = h.encode();
+    encode_frame(&spec_example_event(), h.seal, &mut written);
+    assert_eq!(written, bytes);
+}
+
+#[test]
+fn events_spec_version_1_example_decodes() {
+    let bytes = from_hex(
+        "89 4d 4e 45 56 0d 0a 1a 01 00 00 00 00 68 e5 cf 8b 01 00 00 02 73 31 37 a9 4a 4c \
+         1d 00 00 00 e5 99 2f 65 03 00 68 e5 cf 8b 01 00 00 00 00 00 00 00 00 00 00 \
+         01 00 00 00 61 07 00 00 00 00 00 00",
     );
+    let d = decode_segment(&bytes);
+    let h = d.header.unwrap();
+    assert_eq!(
+        (h.session.as_str(), h.created_ms, h.seal),
+        ("s1", 1_700_000_000_000, FrameSeal::Unsalted)
+    );
+    assert!(d.damaged.is_empty());
+    assert_eq!(d.events, vec![(27, spec_example_event())]);
+    let mut written = h.encode();
+    encode_frame(&spec_example_event(), h.seal, &mut written);
+    assert_eq!(written, bytes);
 }
 
 #[test]
@@ -313,6 +339,7 @@ fn cli_importance_stats_and_events() {
         .next()
         .unwrap();
     let mut b = std::fs::read(&seg).unwrap();
+    assert_eq!(b[8..10], [2, 0], "the binary writes format version 2");
     let n = b.len();
     b[n - 3] ^= 0xff;
     std::fs::write(&seg, b).unwrap();

@@ -34,11 +34,8 @@ fn open_log(dir: &Path, session: &str) -> EventLog {
 
 /// Segment bytes holding `n` RecallHit events.
 fn segment_bytes(n: u64) -> Vec<u8> {
-    let mut b = Header {
-        session: "bench".into(),
-        created_ms: 1,
-    }
-    .encode();
+    let header = Header::new("bench".into(), 1);
+    let mut b = header.encode();
     for i in 0..n {
         encode_frame(
             &Event {
@@ -46,6 +43,7 @@ fn segment_bytes(n: u64) -> Vec<u8> {
                 seq: i,
                 kind: hit(i),
             },
+            header.seal,
             &mut b,
         );
     }
@@ -55,7 +53,7 @@ fn segment_bytes(n: u64) -> Vec<u8> {
 fn fold_bytes(b: &[u8]) -> Stats {
     let (h, len) = Header::decode(b).expect("header");
     let mut s = Stats::default();
-    for item in FrameReader::new(&b[len..], len as u64) {
+    for item in FrameReader::new(&b[len..], h.seal, len as u64) {
         if let Item::Event { event, .. } = item {
             s.apply(&h.session, &event);
         }

@@ -5,7 +5,7 @@ mod common;
 
 use common::{bin, fresh, write_note};
 use mnemon::events::fold::Stats;
-use mnemon::events::segment::{Header, decode_segment, encode_frame};
+use mnemon::events::segment::{FrameSeal, Header, decode_segment, encode_frame};
 use mnemon::events::{Event, EventKind};
 use mnemon::recall::Query;
 use mnemon::{Memory, OpenOptions};
@@ -95,11 +95,8 @@ fn an_earlier_tag_in_a_later_file_does_not_win() {
     drop(m);
     // Write by hand a later-created segment holding an older tag.
     let events = root.join("events");
-    let mut bytes = Header {
-        session: "zz".into(),
-        created_ms: i64::MAX / 2,
-    }
-    .encode();
+    let header = Header::new("zz".into(), i64::MAX / 2);
+    let mut bytes = header.encode();
     encode_frame(
         &Event {
             ts_ms: 1,
@@ -111,6 +108,7 @@ fn an_earlier_tag_in_a_later_file_does_not_win() {
                 note: String::new(),
             },
         },
+        header.seal,
         &mut bytes,
     );
     std::fs::write(events.join("9999999999999-zz-1-0.seg"), bytes).unwrap();
@@ -118,38 +116,386 @@ fn an_earlier_tag_in_a_later_file_does_not_win() {
     assert_eq!(m.stats("a").unwrap().importance, Some(9));
 }
 
+fn from_hex(hex: &str) -> Vec<u8> {
+    hex.split_whitespace()
+        .map(|h| u8::from_str_radix(h, 16).unwrap())
+        .collect()
+}
+
+/// The example event of format-spec/events.md.
+fn spec_example_event() -> Event {
+    Event {
+        ts_ms: 1_700_000_000_000,
+        seq: 0,
+        kind: EventKind::ImportanceTag {
+            node: "a".into(),
+            importance: 7,
+            tags: vec![],
+            note: String::new(),
+        },
+    }
+}
+
 #[test]
 fn events_spec_example_decodes() {
-    let hex = "89 4d 4e 45 56 0d 0a 1a 01 00 00 00 00 68 e5 cf 8b 01 00 00 02 73 31 37 a9 4a 4c \
-               1d 00 00 00 e5 99 2f 65 03 00 68 e5 cf 8b 01 00 00 00 00 00 00 00 00 00 00 \
-               01 00 00 00 61 07 00 00 00 00 00 00";
-    let bytes: Vec<u8> = hex
-        .split_whitespace()
-        .map(|h| u8::from_str_radix(h, 16).unwrap())
-        .collect();
+    let bytes = from_hex(
+        "89 4d 4e 45 56 0d 0a 1a 02 00 00 00 00 68 e5 cf 8b 01 00 00 d4 c3 b2 a1 02 73 31 \
+         3f 3a bb cb \
+         1d 00 00 00 87 da 88 ec 03 00 68 e5 cf 8b 01 00 00 00 00 00 00 00 00 00 00 \
+         01 00 00 00 61 07 00 00 00 00 00 00",
+    );
     let d = decode_segment(&bytes);
     let h = d.header.unwrap();
     assert_eq!(
-        (h.session.as_str(), h.created_ms),
-        ("s1", 1_700_000_000_000)
+        (h.session.as_str(), h.created_ms, h.seal),
+        ("s1", 1_700_000_000_000, FrameSeal::Salted(0xa1b2_c3d4))
     );
     assert!(d.damaged.is_empty());
+    assert_eq!(d.events, vec![(31, spec_example_event())]);
+    // The writer produces exactly these bytes.
+    let mut written = h.encode();
+    encode_frame(&spec_example_event(), h.seal, &mut written);
+    assert_eq!(written, bytes);
+}
+
+#[test]
+fn events_spec_version_1_example_decodes() {
+    let bytes = from_hex(
+        "89 4d 4e 45 56 0d 0a 1a 01 00 00 00 00 68 e5 cf 8b 01 00 00 02 73 31 37 a9 4a 4c \
+         1d 00 00 00 e5 99 2f 65 03 00 68 e5 cf 8b 01 00 00 00 00 00 00 00 00 00 00 \
+         01 00 00 00 61 07 00 00 00 00 00 00",
+    );
+    let d = decode_segment(&bytes);
+    let h = d.header.unwrap();
+    assert_eq!(
+        (h.session.as_str(), h.created_ms, h.seal),
+        ("s1", 1_700_000_000_000, FrameSeal::Unsalted)
+    );
+    assert!(d.damaged.is_empty());
+    assert_eq!(d.events, vec![(27, spec_example_event())]);
+    let mut written = h.encode();
+    encode_frame(&spec_example_event(), h.seal, &mut written);
+    assert_eq!(written, bytes);
+}
+
+/// The salt of the segments in the damage tests below.
+const OWN: FrameSeal = FrameSeal::Salted(0x1111_2222);
+
+fn hit_event(seq: u64, node: &str) -> Event {
+    Event {
+        ts_ms: 1_000 + seq as i64,
+        seq,
+        kind: EventKind::RecallHit {
+            qid: "q".into(),
+            node: node.into(),
+            rank: 1,
+            score: 1.0,
+            source: mnemon::events::HitSource::Direct,
+        },
+    }
+}
+
+/// The event a crafted query text smuggles in.
+fn forged_event(note: &str) -> Event {
+    Event {
+        ts_ms: 0x41,
+        seq: 0x42,
+        kind: EventKind::ImportanceTag {
+            node: "forged".into(),
+            importance: 10,
+            tags: vec![],
+            note: note.into(),
+        },
+    }
+}
+
+/// A complete frame sealed with `seal` that is also ASCII text (what a client can put in a query
+/// string): the note is varied until the checksum bytes are ASCII too. Returns the text and the
+/// event it holds.
+fn frame_as_text(seal: FrameSeal) -> (String, Event) {
+    for k in 0..10_000 {
+        let e = forged_event(&format!("n{k}"));
+        let mut f = Vec::new();
+        encode_frame(&e, seal, &mut f);
+        if f.is_ascii() {
+            return (String::from_utf8(f).unwrap(), e);
+        }
+    }
+    panic!("no ASCII frame found");
+}
+
+/// A segment sealed with [`OWN`]: a hit, a query whose text holds `text`, a hit. Returns the bytes
+/// and the offsets of the three frames and of `text` in the bytes.
+fn segment_with_query_text(text: &str) -> (Vec<u8>, [u64; 3], u64) {
+    let header = Header {
+        session: "s1".into(),
+        created_ms: 1,
+        seal: OWN,
+    };
+    let mut b = header.encode();
+    let first = b.len() as u64;
+    encode_frame(&hit_event(0, "before"), OWN, &mut b);
+    let query = b.len() as u64;
+    encode_frame(
+        &Event {
+            ts_ms: 1_001,
+            seq: 1,
+            kind: EventKind::Query {
+                qid: "q".into(),
+                query: format!("hello {text} world"),
+                anchors: vec![],
+                result_count: 0,
+                latency_us: 1,
+                caller: "cli".into(),
+            },
+        },
+        OWN,
+        &mut b,
+    );
+    let last = b.len() as u64;
+    encode_frame(&hit_event(2, "after"), OWN, &mut b);
+    let at = b
+        .windows(text.len())
+        .position(|w| w == text.as_bytes())
+        .unwrap() as u64;
+    (b, [first, query, last], at)
+}
+
+/// Regression test for the known limitation of format version 1: resynchronisation after a
+/// damaged frame scanned through its payload and read a complete frame embedded in a string
+/// field (a crafted query text) as an event. In version 2 a frame verifies only under the
+/// segment's own salt, which the text's author cannot know.
+#[test]
+fn frame_embedded_in_a_damaged_frame_is_not_an_event() {
+    for forger in [FrameSeal::Salted(0x3333_4444), FrameSeal::Unsalted] {
+        let (text, _) = frame_as_text(forger);
+        let (clean, [first, query, last], at) = segment_with_query_text(&text);
+        // Undamaged, the query is one event and the embedded bytes are just text.
+        let d = decode_segment(&clean);
+        let offsets: Vec<u64> = d.events.iter().map(|(o, _)| *o).collect();
+        assert_eq!(offsets, vec![first, query, last], "{forger:?}");
+
+        // A flipped checksum byte of the query frame.
+        let mut flipped = clean.clone();
+        flipped[query as usize + 4] ^= 0x01;
+        let d = decode_segment(&flipped);
+        assert_eq!(d.damaged, vec![query..last], "{forger:?}");
+        assert_eq!(
+            d.events,
+            vec![
+                (first, hit_event(0, "before")),
+                (last, hit_event(2, "after"))
+            ],
+            "{forger:?}"
+        );
+
+        // A torn append: the query frame cut off just after the text, then the next frame
+        // appended by a later writer.
+        let mut torn = clean[..at as usize + text.len()].to_vec();
+        let resumed = torn.len() as u64;
+        torn.extend_from_slice(&clean[last as usize..]);
+        let d = decode_segment(&torn);
+        assert_eq!(d.damaged, vec![query..resumed], "{forger:?}");
+        assert_eq!(
+            d.events,
+            vec![
+                (first, hit_event(0, "before")),
+                (resumed, hit_event(2, "after"))
+            ],
+            "{forger:?}"
+        );
+    }
+}
+
+/// Positive control for the test above: the same crafted text sealed with the segment's own salt
+/// is found by resynchronisation (so the test above can fail), and so is a version 1 frame in a
+/// version 1 segment (the limitation that version 2 removes).
+#[test]
+fn frame_embedded_with_the_segments_own_salt_is_found_by_resync() {
+    let (text, forged) = frame_as_text(OWN);
+    let (clean, [first, query, last], at) = segment_with_query_text(&text);
+    let end = at + text.len() as u64;
+    let mut b = clean.clone();
+    b[query as usize + 4] ^= 0x01;
+    let d = decode_segment(&b);
+    assert_eq!(d.damaged, vec![query..at, end..last]);
     assert_eq!(
         d.events,
-        vec![(
-            27,
-            Event {
-                ts_ms: 1_700_000_000_000,
-                seq: 0,
-                kind: EventKind::ImportanceTag {
-                    node: "a".into(),
-                    importance: 7,
-                    tags: vec![],
-                    note: String::new(),
-                },
-            }
-        )]
+        vec![
+            (first, hit_event(0, "before")),
+            (at, forged),
+            (last, hit_event(2, "after"))
+        ]
     );
+
+    // Version 1: no salt to know, so crafted text was enough.
+    let (text, forged) = frame_as_text(FrameSeal::Unsalted);
+    let mut b = Header {
+        session: "s1".into(),
+        created_ms: 1,
+        seal: FrameSeal::Unsalted,
+    }
+    .encode();
+    let query = b.len() as u64;
+    encode_frame(
+        &Event {
+            ts_ms: 1,
+            seq: 0,
+            kind: EventKind::Query {
+                qid: "q".into(),
+                query: text.clone(),
+                anchors: vec![],
+                result_count: 0,
+                latency_us: 1,
+                caller: "cli".into(),
+            },
+        },
+        FrameSeal::Unsalted,
+        &mut b,
+    );
+    b[query as usize + 4] ^= 0x01;
+    let d = decode_segment(&b);
+    let at = query + 8 + 17 + 4 + 1 + 4;
+    assert_eq!(d.events, vec![(at, forged)]);
+}
+
+/// Users have version 1 segments from earlier builds: they fold to the same stats as the same
+/// events in a version 2 segment.
+#[test]
+fn version_1_segment_folds_to_the_same_stats() {
+    let mut got = Vec::new();
+    for seal in [FrameSeal::Unsalted, FrameSeal::Salted(0xdead_beef)] {
+        let (_tmp, root) = siblings();
+        let mut b = Header {
+            session: "old".into(),
+            created_ms: 1_600_000_000_000,
+            seal,
+        }
+        .encode();
+        for (seq, node) in ["a", "b", "a", "a"].into_iter().enumerate() {
+            let mut e = hit_event(seq as u64, node);
+            e.ts_ms = 1_600_000_000_000 + seq as i64;
+            encode_frame(&e, seal, &mut b);
+        }
+        encode_frame(
+            &Event {
+                ts_ms: 1_600_000_000_100,
+                seq: 4,
+                kind: EventKind::ImportanceTag {
+                    node: "b".into(),
+                    importance: 6,
+                    tags: vec!["ops".into()],
+                    note: "kept".into(),
+                },
+            },
+            seal,
+            &mut b,
+        );
+        std::fs::write(root.join("events/1600000000000-old-1-0.seg"), b).unwrap();
+        let mut m = session(&root, "reader");
+        assert!(m.take_notices().is_empty(), "{seal:?}");
+        let stats = |id: &str| {
+            let s = m.stats(id).unwrap();
+            (
+                s.recall_count,
+                s.last_recalled_at,
+                s.importance,
+                s.importance_ts,
+            )
+        };
+        let (a, b) = (stats("a"), stats("b"));
+        assert_eq!(a, (3, Some(1_600_000_000_003), None, None), "{seal:?}");
+        assert_eq!(
+            b,
+            (1, Some(1_600_000_000_001), Some(6), Some(1_600_000_000_100)),
+            "{seal:?}"
+        );
+        got.push((a, b));
+    }
+    assert_eq!(got[0], got[1]);
+}
+
+/// Compaction compresses the exact segment bytes, header and salt included: a compressed segment
+/// (version 1 or 2) decodes with its own salt to the same events at the same offsets, so the
+/// watermarks (offsets per segment id) still count each event once.
+#[test]
+fn compressed_segments_keep_their_salt_and_watermarks() {
+    use common::events::{DAY_MS, T0, count, events_dir, open, policy, with_segments};
+    use mnemon::events::log::read_segment;
+    use mnemon::fs::Fs;
+    let fs = with_segments(2, 5, T0);
+    // A version 1 segment from an earlier build.
+    let mut v1 = Header {
+        session: "old".into(),
+        created_ms: T0 - 1,
+        seal: FrameSeal::Unsalted,
+    }
+    .encode();
+    for i in 0..4 {
+        encode_frame(
+            &hit_event(i, &format!("old-e{i}")),
+            FrameSeal::Unsalted,
+            &mut v1,
+        );
+    }
+    fs.put(&events_dir().join("1779999999999-old-1-0.seg"), &v1, T0);
+    let mut before = Vec::new();
+    for name in fs.list(&events_dir()).unwrap() {
+        let d = decode_segment(&fs.get(&events_dir().join(&name)).unwrap());
+        assert!(d.damaged.is_empty());
+        let id = name.strip_suffix(".seg").unwrap().to_string();
+        before.push((id, d.header.unwrap(), d.events));
+    }
+    let seals: Vec<FrameSeal> = before.iter().map(|(_, h, _)| h.seal).collect();
+    assert_eq!(seals.len(), 3);
+    assert_eq!(seals[0], FrameSeal::Unsalted);
+    assert!(matches!(seals[1], FrameSeal::Salted(_)), "{seals:?}");
+    assert!(matches!(seals[2], FrameSeal::Salted(_)), "{seals:?}");
+
+    // A snapshot covering those three, then events after it in a fourth segment.
+    let log = open(&fs, "snap").unwrap();
+    log.write_snapshot().unwrap();
+    log.append(vec![
+        common::events::hit("late-e0"),
+        common::events::hit("late-e1"),
+    ])
+    .unwrap();
+    drop(log);
+    let later = T0 + 100 * DAY_MS;
+    fs.set_clock_ms(later);
+    let c = open(&fs, "compactor").unwrap();
+    let r = c.compact(policy(), later).unwrap();
+    assert_eq!(r.compressed.len(), 4, "{r:?}");
+    drop(c);
+    for (id, header, events) in &before {
+        let path = events_dir().join(format!("{id}.seg.zst"));
+        let read = read_segment(&fs, &path, true, 0);
+        assert_eq!(read.error, None, "{id}");
+        assert_eq!(read.header.as_ref(), Some(header), "{id}");
+        assert!(read.damaged.is_empty(), "{id}");
+        assert_eq!(&read.events, events, "{id}");
+        let raw = zstd::stream::decode_all(&fs.get(&path).unwrap()[..]).unwrap();
+        assert_eq!(read.end, raw.len() as u64, "{id}");
+    }
+    let nodes: Vec<String> = (0..2)
+        .flat_map(|s| (0..5).map(move |i| format!("s{s}-e{i}")))
+        .chain((0..4).map(|i| format!("old-e{i}")))
+        .chain((0..2).map(|i| format!("late-e{i}")))
+        .collect();
+    // With the snapshot's watermarks, and re-folded from the compressed segments alone.
+    let check = open(&fs, "check").unwrap();
+    for n in &nodes {
+        assert_eq!(count(&check, n), 1, "{n}");
+    }
+    drop(check);
+    for name in fs.list(&common::events::index_dir()).unwrap() {
+        fs.remove(&common::events::index_dir().join(name)).unwrap();
+    }
+    let refold = open(&fs, "refold").unwrap();
+    for n in &nodes {
+        assert_eq!(count(&refold, n), 1, "{n}");
+    }
+    assert_eq!(refold.event_count(), 16);
 }
 
 #[test]
@@ -313,6 +659,7 @@ fn cli_importance_stats_and_events() {
         .next()
         .unwrap();
     let mut b = std::fs::read(&seg).unwrap();
+    assert_eq!(b[8..10], [2, 0], "the binary writes format version 2");
     let n = b.len();
     b[n - 3] ^= 0xff;
     std::fs::write(&seg, b).unwrap();

@@ -183,14 +183,8 @@ fn fm4_compaction_streams_large_segment() {
     {
         let mut f = std::io::BufWriter::new(std::fs::File::create(&src).unwrap());
         use std::io::Write;
-        f.write_all(
-            &Header {
-                session: "big".into(),
-                created_ms: 1,
-            }
-            .encode(),
-        )
-        .unwrap();
+        let header = Header::new("big".into(), 1);
+        f.write_all(&header.encode()).unwrap();
         let mut frame = Vec::new();
         let mut written = 0usize;
         let mut i = 0u64;
@@ -201,7 +195,7 @@ fn fm4_compaction_streams_large_segment() {
                 seq: i,
                 kind: hit(&format!("node-{}-{}", i % 5000, "x".repeat(100))),
             };
-            encode_frame(&e, &mut frame);
+            encode_frame(&e, header.seal, &mut frame);
             f.write_all(&frame).unwrap();
             written += frame.len();
             i += 1;

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
-use mnemon::events::segment::{FRAME_HEADER_LEN, MAX_FRAME_PAYLOAD, MAX_SESSION_BYTES};
+use mnemon::events::segment::{FRAME_HEADER_LEN, FrameSeal, MAX_FRAME_PAYLOAD, MAX_SESSION_BYTES};
 use mnemon::events::{Event, EventKind, HitSource};
 
 /// A short string: one of a few fixed ones (so equal strings are common) or arbitrary text.
@@ -121,16 +121,42 @@ pub fn arb_session(u: &mut Unstructured) -> arbitrary::Result<String> {
     Ok(s)
 }
 
-/// The frame bytes for `payload`, built here (not by the library) so that payloads over
-/// `MAX_FRAME_PAYLOAD` can be written too.
-pub fn raw_frame(payload: &[u8], out: &mut Vec<u8>) {
-    let len = (payload.len() as u32).to_le_bytes();
+/// A segment's frame seal: format version 1 (no salt) or version 2 with a fuzz-chosen salt.
+pub fn arb_seal(u: &mut Unstructured) -> arbitrary::Result<FrameSeal> {
+    Ok(match u.arbitrary::<Option<u32>>()? {
+        None => FrameSeal::Unsalted,
+        Some(salt) => FrameSeal::Salted(salt),
+    })
+}
+
+/// A frame checksum computed here, independently of the library (format-spec/events.md):
+/// crc32 of (salt LE ++ length bytes ++ payload), no salt in version 1.
+pub fn frame_crc(seal: FrameSeal, len: &[u8], payload: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
-    h.update(&len);
+    if let FrameSeal::Salted(salt) = seal {
+        h.update(&salt.to_le_bytes());
+    }
+    h.update(len);
     h.update(payload);
+    h.finalize()
+}
+
+/// The frame bytes for `payload` sealed with `seal`, built here (not by the library) so that
+/// payloads over `MAX_FRAME_PAYLOAD` can be written too.
+pub fn raw_frame(seal: FrameSeal, payload: &[u8], out: &mut Vec<u8>) {
+    let len = (payload.len() as u32).to_le_bytes();
     out.extend_from_slice(&len);
-    out.extend_from_slice(&h.finalize().to_le_bytes());
+    out.extend_from_slice(&frame_crc(seal, &len, payload).to_le_bytes());
     out.extend_from_slice(payload);
+}
+
+/// Whether a frame sealed with `a` can never verify under `b` (or the reverse): two different
+/// salts. The checksums of the same frame under salts `s` and `t` differ by a function of
+/// `s ^ t` that is zero only when `s == t` (crc32 is linear and multiplying by a power of x is
+/// invertible modulo its polynomial). Between a salt and no salt there is one colliding salt per
+/// payload length, so nothing is claimed there.
+pub fn never_verifies_under(a: FrameSeal, b: FrameSeal) -> bool {
+    matches!((a, b), (FrameSeal::Salted(s), FrameSeal::Salted(t)) if s != t)
 }
 
 /// The payload a writer stores for `e`, when it fits in a frame and decodes back (it always
@@ -145,10 +171,10 @@ pub fn encodable(e: &Event) -> Option<Vec<u8>> {
     Some(p)
 }
 
-/// Independently checks that `data[offset..]` starts with a good frame whose payload is
-/// `event`'s encoding (events are compared by their bytes: a NaN score is not equal to itself);
-/// returns the frame's end.
-pub fn check_frame_at(data: &[u8], offset: u64, event: &Event) -> u64 {
+/// Independently checks that `data[offset..]` starts with a good frame sealed with `seal` whose
+/// payload is `event`'s encoding (events are compared by their bytes: a NaN score is not equal to
+/// itself); returns the frame's end.
+pub fn check_frame_at(data: &[u8], seal: FrameSeal, offset: u64, event: &Event) -> u64 {
     let o = usize::try_from(offset).expect("offset fits usize");
     let payload = event.encode();
     let end = o + FRAME_HEADER_LEN + payload.len();
@@ -157,10 +183,11 @@ pub fn check_frame_at(data: &[u8], offset: u64, event: &Event) -> u64 {
     assert_eq!(len as usize, payload.len(), "frame length at {offset}");
     assert!((1..=MAX_FRAME_PAYLOAD).contains(&len), "frame length {len} out of range at {offset}");
     let crc = u32::from_le_bytes(data[o + 4..o + 8].try_into().unwrap());
-    let mut h = crc32fast::Hasher::new();
-    h.update(&data[o..o + 4]);
-    h.update(&data[o + FRAME_HEADER_LEN..end]);
-    assert_eq!(h.finalize(), crc, "event yielded at {offset} but its checksum does not verify");
+    assert_eq!(
+        frame_crc(seal, &data[o..o + 4], &data[o + FRAME_HEADER_LEN..end]),
+        crc,
+        "event yielded at {offset} but its checksum does not verify under {seal:?}"
+    );
     assert_eq!(&data[o + FRAME_HEADER_LEN..end], &payload[..], "event at {offset} is not the bytes there");
     end as u64
 }

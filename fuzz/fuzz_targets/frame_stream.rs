@@ -11,14 +11,19 @@
 //!   first `E` bytes read without error; in particular every event that a full read yields and
 //!   that ends within those `E` bytes is yielded, in order, before anything else (what was read
 //!   is kept).
+//!
+//! The stream's frames are sealed with a fuzz-chosen [`FrameSeal`] (version 1, or version 2 with
+//! a salt) given to the reader; `Foreign` pieces are frames sealed with another salt or no salt,
+//! which are damage, never good frames: one sealed with a different salt is never an event at its
+//! own offset.
 #![no_main]
 
 mod common;
 
-use common::{ArbEvent, check_frame_at, encodable, raw_frame};
+use common::{ArbEvent, check_frame_at, encodable, never_verifies_under, raw_frame};
 use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use mnemon::events::segment::{FrameReader, Item, MAX_FRAME_PAYLOAD};
+use mnemon::events::segment::{FrameReader, FrameSeal, Item, MAX_FRAME_PAYLOAD};
 use mnemon::events::{Event, EventKind};
 use std::io::{self, Read};
 
@@ -36,6 +41,8 @@ enum Piece {
     /// instrumentation), with a valid checksum either way.
     Big { size: u16, fill: u8, over: bool },
     Garbage(Vec<u8>),
+    /// A frame sealed with this salt (`None`: the version 1 rule) instead of the stream's.
+    Foreign(ArbEvent, Option<u32>),
 }
 
 #[derive(Debug, Arbitrary)]
@@ -45,6 +52,8 @@ struct Input {
     fail: bool,
     error_at: u32,
     start: u32,
+    /// The stream's seal: `None` for version 1, else version 2 with this salt.
+    salt: Option<u32>,
     pieces: Vec<Piece>,
     /// Read sizes, used in turn (even: 1..=16 bytes, odd: larger).
     chunks: Vec<u16>,
@@ -134,11 +143,14 @@ fuzz_target!(|data: &[u8]| {
 
 fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     let input: Input = u.arbitrary()?;
+    let seal = input.salt.map_or(FrameSeal::Unsalted, FrameSeal::Salted);
 
     // Build the stream; `clean` while it holds only good frames.
     let mut data = Vec::new();
     let mut good: Vec<(u64, Vec<u8>)> = Vec::new();
     let mut clean = true;
+    // Offsets of foreign frames that can never verify under `seal`.
+    let mut foreign_at: Vec<u64> = Vec::new();
     for piece in input.pieces {
         if data.len() > MAX_STREAM {
             break;
@@ -147,7 +159,7 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
             Piece::Frame(e) => {
                 if let Some(p) = encodable(&e.get()) {
                     good.push((data.len() as u64, p.clone()));
-                    raw_frame(&p, &mut data);
+                    raw_frame(seal, &p, &mut data);
                 }
             }
             Piece::Repeat(e, n) => {
@@ -157,7 +169,7 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
                         break;
                     }
                     good.push((data.len() as u64, p.clone()));
-                    raw_frame(&p, &mut data);
+                    raw_frame(seal, &p, &mut data);
                 }
             }
             Piece::Big { size, fill, over } => {
@@ -167,11 +179,25 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
                 } else {
                     good.push((data.len() as u64, p.clone()));
                 }
-                raw_frame(&p, &mut data);
+                raw_frame(seal, &p, &mut data);
             }
             Piece::Garbage(g) => {
                 clean &= g.is_empty();
                 data.extend_from_slice(&g);
+            }
+            Piece::Foreign(e, salt) => {
+                let Some(p) = encodable(&e.get()) else { continue };
+                let other = salt.map_or(FrameSeal::Unsalted, FrameSeal::Salted);
+                if other == seal {
+                    // The same seal after all: a good frame.
+                    good.push((data.len() as u64, p.clone()));
+                } else {
+                    clean = false;
+                    if never_verifies_under(other, seal) {
+                        foreign_at.push(data.len() as u64);
+                    }
+                }
+                raw_frame(other, &p, &mut data);
             }
         }
     }
@@ -179,7 +205,7 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     let len = data.len() as u64;
 
     // Reference: the whole stream from a slice.
-    let mut r = FrameReader::new(&data[..], start);
+    let mut r = FrameReader::new(&data[..], seal, start);
     let full: Vec<Item> = r.by_ref().collect();
     assert!(r.io_error.is_none());
     // Tiling, and every event a good frame.
@@ -188,7 +214,11 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
         match item {
             Item::Event { offset, end, event } => {
                 assert_eq!(*offset, cursor, "gap or overlap before the event at {offset}");
-                let e = check_frame_at(&data, offset - start, event) + start;
+                assert!(
+                    !foreign_at.contains(&(offset - start)),
+                    "a frame sealed otherwise was read as an event at {offset} under {seal:?}"
+                );
+                let e = check_frame_at(&data, seal, offset - start, event) + start;
                 assert_eq!(*end, e, "event end");
                 cursor = *end;
             }
@@ -232,7 +262,7 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
         interrupts: &interrupts,
         error_at,
     };
-    let mut r = FrameReader::new(src(None), start);
+    let mut r = FrameReader::new(src(None), seal, start);
     let chunked = keys(r.by_ref().collect());
     assert!(r.io_error.is_none(), "Interrupted was reported as an error");
     assert_eq!(chunked, full, "chunked reads decode differently");
@@ -241,10 +271,10 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     // events that end within them come first.
     if input.fail {
         let e = input.error_at as usize % (data.len() + 1);
-        let mut r = FrameReader::new(src(Some(e)), start);
+        let mut r = FrameReader::new(src(Some(e)), seal, start);
         let failed = keys(r.by_ref().collect());
         assert!(r.io_error.is_some(), "injected I/O error not reported");
-        let mut rt = FrameReader::new(&data[..e], start);
+        let mut rt = FrameReader::new(&data[..e], seal, start);
         let truncated = keys(rt.by_ref().collect());
         assert_eq!(failed, truncated, "an I/O error after {e} bytes differs from a stream of {e} bytes");
         let kept: Vec<&Key> = full

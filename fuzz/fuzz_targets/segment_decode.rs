@@ -13,14 +13,21 @@
 //! frame swallowed by a false frame that really verifies (a crc collision, which the format
 //! accepts), found at or after the damage. No damage and no other event may appear before the
 //! first frame the mutation touched.
+//!
+//! Segments are of both format versions (version 1: no salt; version 2: a fuzz-chosen salt in the
+//! header keying every frame checksum). An inserted whole frame may be sealed with the segment's
+//! own salt, another salt or no salt; under another salt it is never an event at its offset
+//! (two different salts can never give the same checksum of the same bytes).
 #![no_main]
 
 mod common;
 
-use common::{ArbEvent, arb_session, check_frame_at, encodable, raw_frame};
+use common::{ArbEvent, arb_seal, arb_session, check_frame_at, encodable, never_verifies_under, raw_frame};
 use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use mnemon::events::segment::{Decoded, Header, H_SESSION, decode_segment, valid_session};
+use mnemon::events::segment::{
+    Decoded, FrameSeal, H_SESSION, Header, V1_H_SESSION, decode_segment, valid_session,
+};
 
 /// Checks every invariant of a decode of `bytes`; returns the header length (when there is a
 /// header) and the decoded events' frame ranges.
@@ -33,9 +40,17 @@ fn check_decoded(bytes: &[u8], d: &Decoded) -> Option<(u64, Vec<(u64, u64)>)> {
     };
     assert!(d.header_error.is_none(), "both a header and a header error");
     assert!(valid_session(&h.session), "invalid session {:?} accepted", h.session);
-    let hlen = (H_SESSION + h.session.len() + 4) as u64;
+    let (at, version) = match h.seal {
+        FrameSeal::Unsalted => (V1_H_SESSION, 1),
+        FrameSeal::Salted(salt) => {
+            assert_eq!(bytes[20..24], salt.to_le_bytes(), "salt not read from offset 20");
+            (H_SESSION, 2)
+        }
+    };
+    assert_eq!(bytes[8..10], u16::to_le_bytes(version), "seal of another version");
+    let hlen = (at + h.session.len() + 4) as u64;
     assert!(hlen as usize <= bytes.len());
-    assert_eq!(&bytes[H_SESSION..H_SESSION + h.session.len()], h.session.as_bytes());
+    assert_eq!(&bytes[at..at + h.session.len()], h.session.as_bytes());
     let len = bytes.len() as u64;
 
     // Damaged ranges: non-empty, inside the frames area, sorted, disjoint, never adjacent
@@ -54,7 +69,7 @@ fn check_decoded(bytes: &[u8], d: &Decoded) -> Option<(u64, Vec<(u64, u64)>)> {
             assert!(d.events[i - 1].0 < *off, "event offsets not increasing");
         }
         assert!(*off >= hlen, "event at {off} inside the header");
-        let end = check_frame_at(bytes, *off, ev);
+        let end = check_frame_at(bytes, h.seal, *off, ev);
         for r in &d.damaged {
             assert!(!r.contains(off), "event at {off} inside damaged range {r:?}");
             assert!(end <= r.start || r.end <= *off, "event {off}..{end} overlaps damaged {r:?}");
@@ -92,8 +107,19 @@ enum MutKind {
     Truncate,
     /// Replace `at..at+len` by these bytes (`len` 0: an insertion; no bytes: a deletion).
     Replace(Vec<u8>),
-    /// Insert a whole good frame (an event inside another frame) at `at` (`len` ignored).
-    InsertFrame(ArbEvent),
+    /// Insert a whole frame (an event inside another frame) at `at` (`len` ignored), sealed as
+    /// chosen.
+    InsertFrame(ArbEvent, InsertSeal),
+}
+
+#[derive(Debug, Arbitrary)]
+enum InsertSeal {
+    /// The segment's own seal: a good frame.
+    Own,
+    /// Another salt (the segment's own one when they happen to be equal).
+    Salt(u32),
+    /// The version 1 rule.
+    Unsalted,
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -101,16 +127,19 @@ fuzz_target!(|data: &[u8]| {
     let d = decode_segment(data);
     check_decoded(data, &d);
 
-    // 1b. The bytes as the frames of a segment with a valid header.
-    let mut seg = Header {
-        session: "s1".into(),
-        created_ms: 1_700_000_000_000,
+    // 1b. The bytes as the frames of a segment with a valid header (each version).
+    for seal in [FrameSeal::Salted(0x5a17_5a17), FrameSeal::Unsalted] {
+        let mut seg = Header {
+            session: "s1".into(),
+            created_ms: 1_700_000_000_000,
+            seal,
+        }
+        .encode();
+        seg.extend_from_slice(data);
+        let d = decode_segment(&seg);
+        assert!(d.header.is_some(), "valid header rejected: {:?}", d.header_error);
+        check_decoded(&seg, &d);
     }
-    .encode();
-    seg.extend_from_slice(data);
-    let d = decode_segment(&seg);
-    assert!(d.header.is_some(), "valid header rejected: {:?}", d.header_error);
-    check_decoded(&seg, &d);
 
     // 2. A valid segment, mutated.
     let _ = built(&mut Unstructured::new(data));
@@ -120,7 +149,9 @@ fn built(u: &mut Unstructured) -> arbitrary::Result<()> {
     let header = Header {
         session: arb_session(u)?,
         created_ms: u.arbitrary()?,
+        seal: arb_seal(u)?,
     };
+    let seal = header.seal;
     let events: Vec<ArbEvent> = u.arbitrary()?;
     let mutation: Mutation = u.arbitrary()?;
 
@@ -131,7 +162,7 @@ fn built(u: &mut Unstructured) -> arbitrary::Result<()> {
     for e in events {
         let Some(p) = encodable(&e.get()) else { continue };
         let s = clean.len();
-        raw_frame(&p, &mut clean);
+        raw_frame(seal, &p, &mut clean);
         frames.push((s, clean.len(), p));
     }
     let d = decode_segment(&clean);
@@ -145,15 +176,23 @@ fn built(u: &mut Unstructured) -> arbitrary::Result<()> {
     // Replace clean[a..b] by `with`.
     let n = clean.len();
     let a = mutation.at as usize % (n + 1);
+    // The seal of an inserted frame, when the mutation inserts one.
+    let mut inserted = None;
     let (b, with) = match mutation.kind {
         MutKind::Flip(mask) if a < n => (a + 1, vec![clean[a] ^ mask]),
         MutKind::Flip(_) => (a, vec![]),
         MutKind::Truncate => (n, vec![]),
         MutKind::Replace(bytes) => ((a + usize::from(mutation.len)).min(n), bytes),
-        MutKind::InsertFrame(e) => {
+        MutKind::InsertFrame(e, how) => {
+            let with_seal = match how {
+                InsertSeal::Own => seal,
+                InsertSeal::Salt(s) => FrameSeal::Salted(s),
+                InsertSeal::Unsalted => FrameSeal::Unsalted,
+            };
             let mut f = Vec::new();
             if let Some(p) = encodable(&e.get()) {
-                raw_frame(&p, &mut f);
+                raw_frame(with_seal, &p, &mut f);
+                inserted = Some(with_seal);
             }
             (a, f)
         }
@@ -179,7 +218,7 @@ fn built(u: &mut Unstructured) -> arbitrary::Result<()> {
     for e in mutation.append {
         if let Some(p) = encodable(&e.get()) {
             expected.push((bytes.len(), p.clone()));
-            raw_frame(&p, &mut bytes);
+            raw_frame(seal, &p, &mut bytes);
         }
     }
     // The first byte that may be damaged: the start of the frame holding clean[a].
@@ -197,6 +236,15 @@ fn built(u: &mut Unstructured) -> arbitrary::Result<()> {
     }
     let (_, got_frames) = checked.expect("intact header rejected");
     assert_eq!(d.header.as_ref(), Some(&header), "intact header decodes differently");
+    if let Some(foreign) = inserted
+        && never_verifies_under(foreign, seal)
+    {
+        assert!(
+            !d.events.iter().any(|(o, _)| *o == a as u64),
+            "a frame sealed with {foreign:?} inserted at {a} was read as an event of a segment \
+             sealed with {seal:?}"
+        );
+    }
 
     for r in &d.damaged {
         assert!(

@@ -3,7 +3,7 @@
 
 use super::event::{Event, EventKind};
 use super::fold::{RecallStats, Stats};
-use super::segment::{self, FrameReader, Header, Item};
+use super::segment::{self, FrameReader, FrameSeal, Header, Item};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, FsFile};
 use crate::snapshot::{self, Snapshot};
@@ -110,23 +110,12 @@ pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> Se
             return out;
         }
     };
-    // The header: fixed part, then the session id and crc.
-    let mut head = vec![0u8; segment::H_SESSION];
-    if let Err(e) = stream.read_exact(&mut head) {
-        out.error = Some(format!("no header ({e})"));
-        return out;
-    }
-    let n = usize::from(head[segment::H_SESSION_LEN]).min(segment::MAX_SESSION_BYTES + 1);
-    let mut rest = vec![0u8; n + 4];
-    if let Err(e) = stream.read_exact(&mut rest) {
-        out.error = Some(format!("header truncated ({e})"));
-        return out;
-    }
-    head.extend_from_slice(&rest);
-    let header_len = match Header::decode(&head) {
+    // The header (its version says where the session id is and how frames are sealed).
+    let (seal, header_len) = match Header::read(&mut stream) {
         Ok((h, len)) => {
+            let seal = h.seal;
             out.header = Some(h);
-            len as u64
+            (seal, len as u64)
         }
         Err(e) => {
             out.error = Some(e);
@@ -154,7 +143,7 @@ pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> Se
         }
     };
     out.end = start;
-    let mut reader = FrameReader::new(stream, start);
+    let mut reader = FrameReader::new(stream, seal, start);
     for item in reader.by_ref() {
         match item {
             Item::Event { offset, end, event } => {
@@ -176,6 +165,8 @@ struct Writer {
     file: Box<dyn FsFile>,
     id: String,
     path: PathBuf,
+    /// The segment's salt, from its header: every frame appended is sealed with it.
+    seal: FrameSeal,
     buf: Vec<u8>,
     /// Bytes of the file including what is still in `buf`.
     len: u64,
@@ -606,7 +597,7 @@ impl EventLog {
                 kind,
             };
             w.seq += 1;
-            segment::encode_frame(&e, &mut w.buf);
+            segment::encode_frame(&e, w.seal, &mut w.buf);
             batch.push(e);
         }
         w.len += (w.buf.len() - start) as u64;
@@ -648,11 +639,10 @@ impl EventLog {
 
     fn create_writer(&self) -> Result<Writer> {
         let created_ms = now_ms();
-        let header = Header {
-            session: self.session.clone(),
-            created_ms,
-        }
-        .encode();
+        // Format version 2: a fresh random salt seals every frame of this segment.
+        let header = Header::new(self.session.clone(), created_ms);
+        let seal = header.seal;
+        let header = header.encode();
         for attempt in 0..16u32 {
             let id = format!(
                 "{created_ms:013}-{}-{}-{attempt}",
@@ -678,6 +668,7 @@ impl EventLog {
                         file,
                         id,
                         path,
+                        seal,
                         buf: Vec::with_capacity(4096),
                         len: header.len() as u64,
                         seq: 0,

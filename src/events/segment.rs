@@ -3,6 +3,11 @@
 //! [`FrameReader`] decodes frames from any byte stream (a file, a zstd decoder), skipping a
 //! damaged or torn frame by scanning forward to the next frame whose checksum verifies, and never
 //! dropping what it already read when the stream fails midway.
+//!
+//! Format version 2 keys every frame checksum with a random per-segment salt from the header
+//! ([`FrameSeal`]), so bytes that merely look like a frame (one embedded in a string field of a
+//! damaged frame) do not verify when resynchronisation scans through them. Version 1 segments
+//! (no salt) are still read.
 
 use super::event::Event;
 use std::io::{self, Read};
@@ -10,8 +15,10 @@ use std::ops::Range;
 
 /// First 8 bytes of a segment.
 pub const MAGIC: [u8; 8] = *b"\x89MNEV\r\n\x1a";
-/// Format version written by this build.
-pub const VERSION: u16 = 1;
+/// Format version written by this build (2: salted frame checksums).
+pub const VERSION: u16 = 2;
+/// Oldest format version this build reads (1: no salt).
+pub const MIN_READ_VERSION: u16 = 1;
 /// Longest session id (bytes, ASCII `[A-Za-z0-9._-]`).
 pub const MAX_SESSION_BYTES: usize = 64;
 /// Largest frame payload accepted (a limit on everything).
@@ -21,12 +28,58 @@ pub const MIN_FRAME_PAYLOAD: u32 = 17;
 /// Frame header: `u32` length + `u32` crc.
 pub const FRAME_HEADER_LEN: usize = 8;
 
-/// Offsets in the header (fixed part).
+/// Offsets in the header (fixed part, format version 2).
 pub const H_VERSION: usize = MAGIC.len();
 pub const H_FLAGS: usize = H_VERSION + 2;
 pub const H_CREATED: usize = H_FLAGS + 2;
-pub const H_SESSION_LEN: usize = H_CREATED + 8;
+pub const H_SALT: usize = H_CREATED + 8;
+pub const H_SESSION_LEN: usize = H_SALT + 4;
 pub const H_SESSION: usize = H_SESSION_LEN + 1;
+/// Offsets of the session length and id in a format version 1 header (no salt).
+pub const V1_H_SESSION_LEN: usize = H_CREATED + 8;
+pub const V1_H_SESSION: usize = V1_H_SESSION_LEN + 1;
+
+/// What a segment's frame checksums are keyed with: its format version and, from version 2, the
+/// salt in its header. Readers need it to verify frames; writers to seal them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FrameSeal {
+    /// Format version 1: frame crc = crc32(len bytes ++ payload).
+    Unsalted,
+    /// Format version 2: frame crc = crc32(salt, 4 bytes LE ++ len bytes ++ payload).
+    Salted(u32),
+}
+
+impl FrameSeal {
+    /// A fresh random salt, for a new segment.
+    pub fn random() -> FrameSeal {
+        FrameSeal::Salted(rand::random())
+    }
+
+    /// The format version whose frames are sealed this way.
+    pub fn version(self) -> u16 {
+        match self {
+            FrameSeal::Unsalted => 1,
+            FrameSeal::Salted(_) => 2,
+        }
+    }
+
+    /// A crc32 hasher that has already taken in the salt (nothing for version 1).
+    fn hasher(self) -> crc32fast::Hasher {
+        let mut h = crc32fast::Hasher::new();
+        if let FrameSeal::Salted(salt) = self {
+            h.update(&salt.to_le_bytes());
+        }
+        h
+    }
+
+    /// The checksum of a frame with length bytes `len` and `payload`.
+    pub fn frame_crc(self, len: &[u8; 4], payload: &[u8]) -> u32 {
+        let mut h = self.hasher();
+        h.update(len);
+        h.update(payload);
+        h.finalize()
+    }
+}
 
 /// A segment header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +87,9 @@ pub struct Header {
     pub session: String,
     /// Milliseconds since the Unix epoch.
     pub created_ms: i64,
+    /// The format version and salt of the segment's frames. Writers always use
+    /// [`FrameSeal::Salted`] (version 2); [`FrameSeal::Unsalted`] is a version 1 segment.
+    pub seal: FrameSeal,
 }
 
 /// Whether `s` is a usable session id.
@@ -44,15 +100,43 @@ pub fn valid_session(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
 }
 
+/// Checks the magic and version at the start of `b` (at least `H_VERSION + 2` bytes); returns
+/// the version and the offset of its session length byte.
+fn magic_and_version(b: &[u8]) -> Result<(u16, usize), String> {
+    if b[..MAGIC.len()] != MAGIC {
+        return Err("bad magic: not a mnemon event segment".into());
+    }
+    let version = u16::from_le_bytes([b[H_VERSION], b[H_VERSION + 1]]);
+    match version {
+        1 => Ok((version, V1_H_SESSION_LEN)),
+        2 => Ok((version, H_SESSION_LEN)),
+        _ => Err(format!(
+            "format version {version}, this build reads {MIN_READ_VERSION}..={VERSION}"
+        )),
+    }
+}
+
 impl Header {
-    /// Encoded header bytes.
+    /// A header for a new segment: format version 2 with a fresh random salt.
+    pub fn new(session: String, created_ms: i64) -> Header {
+        Header {
+            session,
+            created_ms,
+            seal: FrameSeal::random(),
+        }
+    }
+
+    /// Encoded header bytes (version 2, or version 1 for [`FrameSeal::Unsalted`]).
     pub fn encode(&self) -> Vec<u8> {
         debug_assert!(valid_session(&self.session));
         let mut out = Vec::with_capacity(H_SESSION + self.session.len() + 4);
         out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&self.seal.version().to_le_bytes());
         out.extend_from_slice(&0u16.to_le_bytes());
         out.extend_from_slice(&self.created_ms.to_le_bytes());
+        if let FrameSeal::Salted(salt) = self.seal {
+            out.extend_from_slice(&salt.to_le_bytes());
+        }
         out.push(self.session.len() as u8);
         out.extend_from_slice(self.session.as_bytes());
         let crc = crc32fast::hash(&out);
@@ -62,20 +146,15 @@ impl Header {
 
     /// Decode a header from the start of `b`; returns it and its length.
     pub fn decode(b: &[u8]) -> Result<(Header, usize), String> {
-        if b.len() < H_SESSION + 4 {
+        if b.len() < V1_H_SESSION + 4 {
             return Err("too short for a segment header".into());
         }
-        if b[..MAGIC.len()] != MAGIC {
-            return Err("bad magic: not a mnemon event segment".into());
+        let (version, n_at) = magic_and_version(b)?;
+        if b.len() < n_at + 1 {
+            return Err("header truncated".into());
         }
-        let version = u16::from_le_bytes([b[H_VERSION], b[H_VERSION + 1]]);
-        if version != VERSION {
-            return Err(format!(
-                "format version {version}, this build reads {VERSION}"
-            ));
-        }
-        let n = usize::from(b[H_SESSION_LEN]);
-        let end = H_SESSION + n;
+        let n = usize::from(b[n_at]);
+        let end = n_at + 1 + n;
         if b.len() < end + 4 {
             return Err("header truncated".into());
         }
@@ -83,7 +162,7 @@ impl Header {
         if crc32fast::hash(&b[..end]) != stored {
             return Err("header checksum mismatch".into());
         }
-        let session = std::str::from_utf8(&b[H_SESSION..end])
+        let session = std::str::from_utf8(&b[n_at + 1..end])
             .map_err(|_| "session id not UTF-8".to_string())?
             .to_string();
         if !valid_session(&session) {
@@ -91,27 +170,56 @@ impl Header {
         }
         let mut c = [0u8; 8];
         c.copy_from_slice(&b[H_CREATED..H_CREATED + 8]);
+        let seal = if version == 1 {
+            FrameSeal::Unsalted
+        } else {
+            FrameSeal::Salted(u32::from_le_bytes([
+                b[H_SALT],
+                b[H_SALT + 1],
+                b[H_SALT + 2],
+                b[H_SALT + 3],
+            ]))
+        };
         Ok((
             Header {
                 session,
                 created_ms: i64::from_le_bytes(c),
+                seal,
             },
             end + 4,
         ))
     }
+
+    /// Read exactly the header from the start of a stream (which cannot seek: a zstd decoder),
+    /// leaving it at the first frame; returns the header and its length.
+    pub fn read(src: &mut impl Read) -> Result<(Header, usize), String> {
+        // Magic and version, then the rest of the fixed part for that version.
+        let mut head = vec![0u8; H_VERSION + 2];
+        src.read_exact(&mut head)
+            .map_err(|e| format!("no header ({e})"))?;
+        let (_, n_at) = magic_and_version(&head)?;
+        let fixed = head.len();
+        head.resize(n_at + 1, 0);
+        src.read_exact(&mut head[fixed..])
+            .map_err(|e| format!("no header ({e})"))?;
+        let n = usize::from(head[n_at]).min(MAX_SESSION_BYTES + 1);
+        let fixed = head.len();
+        head.resize(fixed + n + 4, 0);
+        src.read_exact(&mut head[fixed..])
+            .map_err(|e| format!("header truncated ({e})"))?;
+        Header::decode(&head)
+    }
 }
 
-/// One frame's bytes for `event`: `u32` payload length, `u32` crc32 of (length bytes ++
-/// payload), payload.
-pub fn encode_frame(event: &Event, out: &mut Vec<u8>) {
+/// One frame's bytes for `event`, sealed with `seal`: `u32` payload length, `u32` crc
+/// ([`FrameSeal::frame_crc`]: crc32 of (salt ++ length bytes ++ payload), no salt in version 1),
+/// payload.
+pub fn encode_frame(event: &Event, seal: FrameSeal, out: &mut Vec<u8>) {
     let payload = event.encode();
     debug_assert!(payload.len() <= MAX_FRAME_PAYLOAD as usize);
     let len = (payload.len() as u32).to_le_bytes();
-    let mut h = crc32fast::Hasher::new();
-    h.update(&len);
-    h.update(&payload);
     out.extend_from_slice(&len);
-    out.extend_from_slice(&h.finalize().to_le_bytes());
+    out.extend_from_slice(&seal.frame_crc(&len, &payload).to_le_bytes());
     out.extend_from_slice(&payload);
 }
 
@@ -124,9 +232,12 @@ pub enum Item {
     Damaged(Range<u64>),
 }
 
-/// Decodes frames from a stream starting at absolute offset `start`.
+/// Decodes frames sealed with one [`FrameSeal`] (the segment header's) from a stream starting
+/// at absolute offset `start`.
 pub struct FrameReader<R: Read> {
     src: R,
+    /// A crc32 hasher that has taken in the segment's salt (cloned for every frame tried).
+    seeded: crc32fast::Hasher,
     buf: Vec<u8>,
     /// Absolute offset of `buf[pos]`.
     offset: u64,
@@ -140,9 +251,12 @@ pub struct FrameReader<R: Read> {
 const READ_CHUNK: usize = 64 * 1024;
 
 impl<R: Read> FrameReader<R> {
-    pub fn new(src: R, start: u64) -> Self {
+    /// A reader of the frames of a segment whose header gave `seal`; a frame sealed otherwise
+    /// (another salt, another version) does not verify and is read as damage.
+    pub fn new(src: R, seal: FrameSeal, start: u64) -> Self {
         FrameReader {
             src,
+            seeded: seal.hasher(),
             buf: Vec::with_capacity(READ_CHUNK * 2),
             offset: start,
             pos: 0,
@@ -209,7 +323,7 @@ impl<R: Read> FrameReader<R> {
         if !(1..=3).contains(&a[FRAME_HEADER_LEN]) {
             return None;
         }
-        let mut h = crc32fast::Hasher::new();
+        let mut h = self.seeded.clone();
         h.update(&a[..4]);
         h.update(&a[FRAME_HEADER_LEN..total]);
         if h.finalize() != crc {
@@ -268,17 +382,18 @@ pub struct Decoded {
 /// Decode a whole segment held in memory.
 pub fn decode_segment(bytes: &[u8]) -> Decoded {
     let mut d = Decoded::default();
-    let start = match Header::decode(bytes) {
+    let (seal, start) = match Header::decode(bytes) {
         Ok((h, len)) => {
+            let seal = h.seal;
             d.header = Some(h);
-            len
+            (seal, len)
         }
         Err(e) => {
             d.header_error = Some(e);
             return d;
         }
     };
-    for item in FrameReader::new(&bytes[start..], start as u64) {
+    for item in FrameReader::new(&bytes[start..], seal, start as u64) {
         match item {
             Item::Event { offset, event, .. } => d.events.push((offset, event)),
             Item::Damaged(r) => d.damaged.push(r),
@@ -306,16 +421,94 @@ mod tests {
         }
     }
 
-    fn segment(n: u64) -> Vec<u8> {
+    const SEAL: FrameSeal = FrameSeal::Salted(0x5a17_0001);
+
+    fn segment_with(seal: FrameSeal, n: u64) -> Vec<u8> {
         let mut b = Header {
             session: "s1".into(),
             created_ms: 5,
+            seal,
         }
         .encode();
         for i in 0..n {
-            encode_frame(&ev(i), &mut b);
+            encode_frame(&ev(i), seal, &mut b);
         }
         b
+    }
+
+    fn segment(n: u64) -> Vec<u8> {
+        segment_with(SEAL, n)
+    }
+
+    #[test]
+    fn headers_of_both_versions_round_trip() {
+        for (seal, version, len) in [(SEAL, 2u16, 31), (FrameSeal::Unsalted, 1, 27)] {
+            let h = Header {
+                session: "s1".into(),
+                created_ms: -3,
+                seal,
+            };
+            let b = h.encode();
+            assert_eq!(b.len(), len, "{seal:?}");
+            assert_eq!(u16::from_le_bytes([b[8], b[9]]), version);
+            assert_eq!(Header::decode(&b), Ok((h.clone(), len)));
+            // From a stream, read exactly the header and nothing after it.
+            let mut more = b.clone();
+            more.extend_from_slice(b"after");
+            let mut src = &more[..];
+            assert_eq!(Header::read(&mut src), Ok((h, len)));
+            assert_eq!(src, b"after");
+        }
+        let mut b = Header::new("s1".into(), 1).encode();
+        assert!(matches!(
+            Header::decode(&b),
+            Ok((
+                Header {
+                    seal: FrameSeal::Salted(_),
+                    ..
+                },
+                31
+            ))
+        ));
+        b[8] = 3;
+        let e = Header::decode(&b).unwrap_err();
+        assert_eq!(e, "format version 3, this build reads 1..=2");
+        assert_eq!(Header::read(&mut &b[..]).unwrap_err(), e);
+        // The salt is covered by the header crc.
+        let mut b = segment(0);
+        b[H_SALT] ^= 1;
+        assert_eq!(Header::decode(&b).unwrap_err(), "header checksum mismatch");
+    }
+
+    #[test]
+    fn a_frame_verifies_only_under_its_own_seal() {
+        let mut one = Vec::new();
+        encode_frame(&ev(1), SEAL, &mut one);
+        let count = |seal| {
+            FrameReader::new(&one[..], seal, 0)
+                .filter(|i| matches!(i, Item::Event { .. }))
+                .count()
+        };
+        assert_eq!(count(SEAL), 1);
+        assert_eq!(count(FrameSeal::Salted(0x5a17_0002)), 0);
+        assert_eq!(count(FrameSeal::Unsalted), 0);
+        // Version 1 frames are crc32(len ++ payload), as before.
+        let mut v1 = Vec::new();
+        encode_frame(&ev(1), FrameSeal::Unsalted, &mut v1);
+        assert_eq!(v1[8..], one[8..]);
+        assert_eq!(
+            u32::from_le_bytes([v1[4], v1[5], v1[6], v1[7]]),
+            crc32fast::hash(&[&v1[..4], &v1[8..]].concat())
+        );
+    }
+
+    #[test]
+    fn version_1_segment_decodes() {
+        let d = decode_segment(&segment_with(FrameSeal::Unsalted, 3));
+        assert_eq!(d.header.map(|h| h.seal), Some(FrameSeal::Unsalted));
+        let offsets: Vec<u64> = d.events.iter().map(|(o, _)| *o).collect();
+        assert_eq!(offsets, vec![27, 27 + 8 + 37, 27 + 2 * (8 + 37)]);
+        assert!(d.damaged.is_empty());
     }
 
     #[test]
@@ -346,13 +539,13 @@ mod tests {
         let mut b = segment(2);
         let full = b.len();
         let mut frame = Vec::new();
-        encode_frame(&ev(7), &mut frame);
+        encode_frame(&ev(7), SEAL, &mut frame);
         b.extend_from_slice(&frame[..frame.len() / 2]);
         let d = decode_segment(&b);
         assert_eq!(d.events.len(), 2);
         assert_eq!(d.damaged, vec![full as u64..b.len() as u64]);
         // A later append behind the torn bytes is still read.
-        encode_frame(&ev(8), &mut b);
+        encode_frame(&ev(8), SEAL, &mut b);
         let d = decode_segment(&b);
         let seqs: Vec<u64> = d.events.iter().map(|(_, e)| e.seq).collect();
         assert_eq!(seqs, vec![0, 1, 8]);
@@ -374,7 +567,7 @@ mod tests {
         }
         let b = segment(10);
         let (_, hlen) = Header::decode(&b).unwrap();
-        let mut r = FrameReader::new(Failing(b[hlen..].to_vec(), 0), hlen as u64);
+        let mut r = FrameReader::new(Failing(b[hlen..].to_vec(), 0), SEAL, hlen as u64);
         let events = r
             .by_ref()
             .filter(|i| matches!(i, Item::Event { .. }))

@@ -145,9 +145,18 @@ fn another_handle_sees_new_edges_at_its_next_recall() {
 #[test]
 fn pruned_search_returns_the_exhaustive_top_k() {
     let (_tmp, memory) = generated(600, 11);
+    // Small segments beside the big one: the floor of one segment prunes the next.
+    let notes = generate_notes(&GenConfig::new(600, 11));
+    for batch in 0..3 {
+        for (rel, text) in notes.iter().skip(batch * 40).take(40) {
+            write_note(&memory, rel, format!("{text}\nRevised in batch {batch}.\n"));
+        }
+        memory.index().expect("index");
+    }
     let lex = LexicalIndex::open(&memory.dir().index())
         .expect("open")
         .expect("present");
+    assert!(lex.segment_count() >= 3, "{} segments", lex.segment_count());
     let tok = Tokenizer::new();
     let truth = GenConfig::new(600, 11);
     let dir = tempfile::tempdir().expect("tempdir");

@@ -451,7 +451,14 @@ impl LexicalIndex {
             let mut touched: Vec<u32> = Vec::new();
             let mut kth: Vec<f32> = Vec::new();
             let mut sorted: Vec<u32> = Vec::new();
-            for l in &self.segments {
+            // The `limit`-th best score of the segments already searched: a floor for the rest
+            // (a note lives in one segment, so the floors of disjoint doc sets combine).
+            let mut done_kth = f32::NEG_INFINITY;
+            let mut done_scores: Vec<f32> = Vec::new();
+            // Largest segment first: its floor prunes the small ones.
+            let mut order: Vec<&Live> = self.segments.iter().collect();
+            order.sort_by_key(|l| std::cmp::Reverse(l.live_count()));
+            for l in order {
                 let docs = l.seg.doc_count() as usize;
                 if acc.len() < docs {
                     acc.resize(docs, DocAcc::default());
@@ -463,15 +470,18 @@ impl LexicalIndex {
                     };
                     // The `limit`-th best score so far is a lower bound of the final one.
                     let threshold = if touched.len() < limit.max(1) {
-                        f32::NEG_INFINITY
+                        done_kth
                     } else {
                         kth.clear();
                         kth.extend(touched.iter().map(|&d| acc[d as usize].score));
                         let at = limit.max(1) - 1;
                         let (_, t, _) = kth.select_nth_unstable_by(at, |a, b| b.total_cmp(a));
-                        *t
+                        t.max(done_kth)
                     };
                     let admit_new = rest[j] >= threshold;
+                    if !admit_new && touched.is_empty() {
+                        break;
+                    }
                     let add = |p: Posting, a: &mut DocAcc| {
                         let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
                         a.score += w * tf * (policy::BM25_K1 + 1.0) / (policy::BM25_K1 + tf);
@@ -521,7 +531,8 @@ impl LexicalIndex {
                 }
                 for (i, &doc) in touched.iter().enumerate() {
                     let a = std::mem::take(&mut acc[doc as usize]);
-                    if i < limit {
+                    if i < limit && a.score >= done_kth {
+                        done_scores.push(a.score);
                         hits.push(LexHit {
                             id: l.seg.id(doc).to_string(),
                             score: a.score,
@@ -529,6 +540,13 @@ impl LexicalIndex {
                             max_idf: a.best_idf,
                         });
                     }
+                }
+                if done_scores.len() >= limit.max(1) {
+                    let at = limit.max(1) - 1;
+                    let (_, t, _) = done_scores.select_nth_unstable_by(at, |a, b| b.total_cmp(a));
+                    done_kth = *t;
+                    done_scores.sort_unstable_by(|a, b| b.total_cmp(a));
+                    done_scores.truncate(limit.max(1));
                 }
             }
         });

@@ -511,6 +511,10 @@ impl Memory {
             if outcome.parsed.is_empty() {
                 lex = Arc::new(lex.update(&self.dir.index(), &[], removed, false)?);
             }
+            // A build of several chunks left several segments: one serves queries faster.
+            if outcome.parsed.len() > BUILD_CHUNK_NOTES {
+                lex = Arc::new(lex.merged(&self.dir.index())?);
+            }
             phases.lexical_ms = ms_since(t);
             let t = Instant::now();
             self.synthesize(&mut outcome.batch, &outcome.parsed, &lex)?;

@@ -4,6 +4,7 @@
 
 use super::fields::{DocTerms, FIELD_COUNT};
 use super::manifest::{Manifest, SegmentEntry};
+use super::prefetch::prefetch;
 use super::segment::{Posting, Segment, SegmentWriter, build_segment};
 use super::tokenize::{QueryTerm, QueryTerms};
 use crate::error::{Error, Result};
@@ -75,6 +76,9 @@ struct DocAcc {
     matched: u32,
     best_idf: f32,
 }
+
+/// Postings decoded ahead of scoring, and seek targets looked ahead, for [`prefetch`].
+const PREFETCH_BATCH: usize = 16;
 
 thread_local! {
     /// Per-thread search scratch, one slot per document of the largest segment seen, all zero
@@ -305,6 +309,34 @@ impl LexicalIndex {
         Ok(LexicalIndex::from_parts(generation, segments))
     }
 
+    /// The same index with every live segment merged into one (deleted docs dropped): what a
+    /// cold build ends with, since each segment costs a dictionary lookup per query term and a
+    /// search of its own. Returns a clone when there is one segment already.
+    pub fn merged(&self, index_dir: &Path) -> Result<LexicalIndex> {
+        let segments: Vec<Live> = self.segments.iter().map(Live::share).collect();
+        if segments.len() < 2 && segments.iter().all(|l| l.entry.deleted.is_empty()) {
+            return Ok(LexicalIndex::from_parts(self.generation, segments));
+        }
+        let generation = self.generation + 1;
+        let bytes = merge_segments(&segments).map_err(|e| Error::Corrupt {
+            path: index_dir.to_path_buf(),
+            reason: e,
+        })?;
+        let live = write_segment(index_dir, generation, 0, &bytes)?;
+        let segments: Vec<Live> = if live.live_count() > 0 {
+            vec![live]
+        } else {
+            Vec::new()
+        };
+        let manifest = Manifest {
+            generation,
+            segments: segments.iter().map(|l| l.entry.clone()).collect(),
+        };
+        manifest.store(index_dir)?;
+        remove_unlisted_segments(index_dir, &manifest);
+        Ok(LexicalIndex::from_parts(generation, segments))
+    }
+
     /// How each query term matches the dictionary: exact, else typo-tolerant (Levenshtein
     /// distance 1 for 5+ chars, 2 for 9+, same first character), plus prefix expansions of an unfinished last term.
     pub fn expand(&self, q: &QueryTerms) -> Vec<TermMatch> {
@@ -489,16 +521,29 @@ impl LexicalIndex {
                         a.best_idf = a.best_idf.max(*idf);
                     };
                     if admit_new {
-                        for p in postings {
-                            let d = p.doc as usize;
-                            if l.deleted.get(d).copied().unwrap_or(true) {
-                                continue;
+                        // Decoded a batch at a time, the batch's score slots and field lengths
+                        // requested ahead, so their cache misses overlap.
+                        let mut batch = [Posting::default(); PREFETCH_BATCH];
+                        let mut postings = postings.peekable();
+                        while postings.peek().is_some() {
+                            let mut n = 0;
+                            for (slot, p) in batch.iter_mut().zip(postings.by_ref()) {
+                                prefetch(acc, p.doc as usize);
+                                l.seg.prefetch_field_lens(p.doc);
+                                *slot = p;
+                                n += 1;
                             }
-                            let Some(a) = acc.get_mut(d) else { continue };
-                            if a.matched == 0 {
-                                touched.push(p.doc);
+                            for &p in &batch[..n] {
+                                let d = p.doc as usize;
+                                if l.deleted.get(d).copied().unwrap_or(true) {
+                                    continue;
+                                }
+                                let Some(a) = acc.get_mut(d) else { continue };
+                                if a.matched == 0 {
+                                    touched.push(p.doc);
+                                }
+                                add(p, a);
                             }
-                            add(p, a);
                         }
                     } else {
                         // Only documents already found can still change, and only those whose
@@ -515,7 +560,10 @@ impl LexicalIndex {
                                 .filter(|&&d| acc[d as usize].score + rest[j] >= threshold),
                         );
                         sorted.sort_unstable();
-                        for &d in &sorted {
+                        for (i, &d) in sorted.iter().enumerate() {
+                            if let Some(&ahead) = sorted.get(i + PREFETCH_BATCH) {
+                                l.seg.prefetch_field_lens(ahead);
+                            }
                             if let Some(p) = postings.seek(d)
                                 && let Some(a) = acc.get_mut(d as usize)
                             {
@@ -799,6 +847,36 @@ mod tests {
             })
             .count();
         assert_eq!(files, again.segment_count(), "unlisted segments removed");
+    }
+
+    #[test]
+    fn merged_index_is_one_segment_with_the_same_answers() {
+        let tok = Tokenizer::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let mut idx =
+            LexicalIndex::rebuild(dir, &[doc(&tok, "a", "postgres pool sizing")]).unwrap();
+        idx = idx
+            .update(dir, &[doc(&tok, "b", "pool rollback drill")], &[], false)
+            .unwrap();
+        idx = idx
+            .update(
+                dir,
+                &[doc(&tok, "c", "redis pool pool")],
+                &["a".to_string()],
+                false,
+            )
+            .unwrap();
+        assert_eq!(idx.segment_count(), 2, "a fully deleted segment is dropped");
+        let before = ids(&idx, &tok, "pool");
+        let merged = idx.merged(dir).unwrap();
+        assert_eq!(merged.segment_count(), 1);
+        assert_eq!(merged.live_docs(), 2);
+        assert_eq!(ids(&merged, &tok, "pool"), before);
+        assert_eq!(before, vec!["c", "b"]);
+        let again = LexicalIndex::open(dir).unwrap().unwrap();
+        assert_eq!(again.segment_count(), 1);
+        assert_eq!(ids(&again, &tok, "pool"), before);
     }
 
     #[test]

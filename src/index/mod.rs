@@ -4,6 +4,7 @@
 pub mod fields;
 pub mod lexical;
 pub mod manifest;
+mod prefetch;
 pub mod segment;
 pub mod tokenize;
 

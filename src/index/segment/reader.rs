@@ -51,7 +51,7 @@ pub struct SkipEntry {
 }
 
 /// One decoded posting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Posting {
     pub doc: u32,
     pub tfs: [u16; FIELD_COUNT],
@@ -196,6 +196,11 @@ impl Segment {
             .get(doc as usize)
             .copied()
             .unwrap_or([0; FIELD_COUNT])
+    }
+    /// Hint that `field_lens(doc)` will be read soon (see `index::prefetch`).
+    #[inline(always)]
+    pub fn prefetch_field_lens(&self, doc: u32) {
+        crate::index::prefetch::prefetch(&self.field_lens, doc as usize);
     }
     /// Sum of field lengths over all docs.
     pub fn field_len_sums(&self) -> [u64; FIELD_COUNT] {

@@ -409,9 +409,10 @@ pub fn run(
         t
     };
     let mut out: Vec<Hit> = Vec::with_capacity(scored.len());
-    for s in scored {
+    let records = store.nodes(scored.iter().map(|s| graph.id(s.ord)))?;
+    for (s, rec) in scored.into_iter().zip(records) {
         let id = graph.id(s.ord);
-        let Some(rec) = store.node(id)? else {
+        let Some(rec) = rec else {
             continue;
         };
         let Some(c) = cands.get(&s.ord) else {

@@ -375,6 +375,22 @@ impl StoreReader<'_> {
         }
     }
 
+    /// The records of `ids`, in order (one table open for all of them).
+    pub fn nodes<'i>(
+        &self,
+        ids: impl IntoIterator<Item = &'i str>,
+    ) -> Result<Vec<Option<NodeRecord>>> {
+        let t = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for id in ids {
+            out.push(match t.get(id).map_err(|e| self.err(e))? {
+                Some(v) => Some(NodeRecord::decode(v.value()).map_err(|e| self.corrupt(id, e))?),
+                None => None,
+            });
+        }
+        Ok(out)
+    }
+
     /// The store version this reader sees.
     pub fn version(&self) -> Result<Version> {
         let t = self.rtx.open_table(META).map_err(|e| self.err(e))?;

@@ -56,6 +56,13 @@ impl Cand {
 
 type Cands = FxHashMap<u32, Cand>;
 
+thread_local! {
+    /// The candidate map of this thread's last recall, kept for its capacity: a walk at 100k
+    /// notes gathers about 1 600 candidates, and growing a fresh map to that size rehashes it
+    /// several times per recall.
+    static CANDS: std::cell::RefCell<Cands> = std::cell::RefCell::new(Cands::default());
+}
+
 /// A node waiting to be expanded. Ties go to the lower ordinal (a loaded graph numbers notes in
 /// id order).
 #[derive(Debug, PartialEq)]
@@ -233,7 +240,8 @@ pub fn run(
         }
         text = &text[..cut];
     }
-    let mut cands: Cands = FxHashMap::default();
+    let mut cands: Cands = CANDS.with_borrow_mut(std::mem::take);
+    cands.clear();
 
     // 1. Anchors: direct hits at full strength.
     let mut anchors: Vec<u32> = Vec::with_capacity(q.anchors.len());
@@ -446,5 +454,6 @@ pub fn run(
             explain,
         });
     }
+    CANDS.with_borrow_mut(|c| *c = cands);
     Ok(out)
 }

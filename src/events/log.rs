@@ -200,18 +200,28 @@ struct State {
     marks: HashMap<String, u64>,
     /// Bumped by every change of the folded stats.
     version: u64,
-    /// The nodes each recent version changed (`None`: all of them may have), oldest first.
-    changes: std::collections::VecDeque<(u64, Option<Vec<String>>)>,
+    /// What each recent version changed, oldest first.
+    changes: std::collections::VecDeque<(u64, Change)>,
+}
+
+/// What one version of the folded stats changed.
+enum Change {
+    /// Possibly any node (a new snapshot).
+    All,
+    /// These nodes (another process's events, folded).
+    Nodes(Vec<String>),
+    /// The nodes of these events (this process's append: kept as they are, no copies).
+    Events(Vec<Event>),
 }
 
 impl State {
-    /// Record a new version that changed `nodes` (`None`: any node).
-    fn bump(&mut self, nodes: Option<Vec<String>>) {
+    /// Record a new version with its change.
+    fn bump(&mut self, change: Change) {
         self.version += 1;
         if self.changes.len() == MAX_STATS_CHANGES {
             self.changes.pop_front();
         }
-        self.changes.push_back((self.version, nodes));
+        self.changes.push_back((self.version, change));
     }
 }
 
@@ -242,8 +252,12 @@ impl StatsView<'_> {
             .iter()
             .position(|(v, _)| *v == version + 1)?;
         let mut out = Vec::new();
-        for (_, nodes) in self.st.changes.iter().skip(first) {
-            out.extend(nodes.as_ref()?.iter().map(String::as_str));
+        for (_, change) in self.st.changes.iter().skip(first) {
+            match change {
+                Change::All => return None,
+                Change::Nodes(nodes) => out.extend(nodes.iter().map(String::as_str)),
+                Change::Events(events) => out.extend(events.iter().filter_map(|e| e.kind.node())),
+            }
         }
         Some(out)
     }
@@ -387,7 +401,7 @@ impl EventLog {
                 st.marks = s.watermarks();
             }
             st.snapshot = snapshot;
-            st.bump(None);
+            st.bump(Change::All);
         }
         let folded = log.refresh()?;
         if folded > SNAPSHOT_AFTER_EVENTS
@@ -493,7 +507,7 @@ impl EventLog {
         }
         if let Ok(mut st) = self.state.write() {
             if !delta.nodes.is_empty() {
-                st.bump(Some(delta.nodes.keys().cloned().collect()));
+                st.bump(Change::Nodes(delta.nodes.keys().cloned().collect()));
             }
             st.delta.merge(&delta);
             for (id, end) in new_marks {
@@ -618,13 +632,6 @@ impl EventLog {
             });
         }
         if let Ok(mut st) = self.state.write() {
-            let touched: Vec<String> = batch
-                .iter()
-                .filter_map(|e| e.kind.node().map(str::to_string))
-                .collect();
-            if !touched.is_empty() {
-                st.bump(Some(touched));
-            }
             for e in &batch {
                 st.delta.apply(&self.session, e);
             }
@@ -632,6 +639,9 @@ impl EventLog {
                 *m = w.len;
             } else {
                 st.marks.insert(w.id.clone(), w.len);
+            }
+            if batch.iter().any(|e| e.kind.node().is_some()) {
+                st.bump(Change::Events(batch));
             }
         }
         Ok(())

@@ -300,13 +300,7 @@ impl LexicalIndex {
         }
         segments.retain(|l| l.live_count() > 0);
         let segments = merge_if_needed(index_dir, generation, segments, &mut written)?;
-        let manifest = Manifest {
-            generation,
-            segments: segments.iter().map(|l| l.entry.clone()).collect(),
-        };
-        manifest.store(index_dir)?;
-        remove_unlisted_segments(index_dir, &manifest);
-        Ok(LexicalIndex::from_parts(generation, segments))
+        publish(index_dir, generation, segments)
     }
 
     /// The same index with every live segment merged into one (deleted docs dropped): what a
@@ -328,13 +322,7 @@ impl LexicalIndex {
         } else {
             Vec::new()
         };
-        let manifest = Manifest {
-            generation,
-            segments: segments.iter().map(|l| l.entry.clone()).collect(),
-        };
-        manifest.store(index_dir)?;
-        remove_unlisted_segments(index_dir, &manifest);
-        Ok(LexicalIndex::from_parts(generation, segments))
+        publish(index_dir, generation, segments)
     }
 
     /// How each query term matches the dictionary: exact, else typo-tolerant (Levenshtein
@@ -646,6 +634,18 @@ impl Live {
             deleted: self.deleted.clone(),
         }
     }
+}
+
+/// Make `segments` the live set of `generation`: write the manifest naming them, delete the
+/// segment files it no longer names.
+fn publish(index_dir: &Path, generation: u64, segments: Vec<Live>) -> Result<LexicalIndex> {
+    let manifest = Manifest {
+        generation,
+        segments: segments.iter().map(|l| l.entry.clone()).collect(),
+    };
+    manifest.store(index_dir)?;
+    remove_unlisted_segments(index_dir, &manifest);
+    Ok(LexicalIndex::from_parts(generation, segments))
 }
 
 fn deleted_list(deleted: &[bool]) -> Vec<u32> {

@@ -123,7 +123,8 @@ pub const SLUG_PREFIX_WORDS: usize = 1;
 
 // ---- Node priors -----------------------------------------------------------------------------
 
-/// The largest note-type weight (an upper bound used to skip hopeless candidates).
+/// The largest note-type weight (recall's bound for skipping candidates that cannot enter the top
+/// k; `max_type_weight_bounds_every_type` checks it).
 pub const MAX_TYPE_WEIGHT: f32 = 1.2;
 
 /// Multiplier by note type (original: project 1.2, feedback 1.1, user 1.0, index 0.9, reference
@@ -209,6 +210,22 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn max_type_weight_bounds_every_type() {
+        // Recall skips a neighbour whose score under this bound cannot enter the top k.
+        for t in [
+            NoteType::Project,
+            NoteType::Feedback,
+            NoteType::User,
+            NoteType::Index,
+            NoteType::Reference,
+            NoteType::Unknown,
+        ] {
+            assert!(note_type_weight(t) <= MAX_TYPE_WEIGHT, "{t:?}");
+        }
+        assert_eq!(note_type_weight(NoteType::Project), MAX_TYPE_WEIGHT);
     }
 
     #[test]

@@ -142,3 +142,47 @@ fn demo_runs_on_the_bundled_notes() {
         "the demo notes are clean"
     );
 }
+
+/// Regression: the human trail compared each edge with the whole line printed so far, so from the
+/// second edge on, a forward edge printed as a backward one naming the node it came from
+/// (`alpha -references-> beta <-references- beta`).
+#[test]
+fn trail_line_names_the_node_each_edge_reaches() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert_eq!(run(tmp.path(), &["init", "--json"]).0, 0);
+    let mem = tmp.path().join(".mnemon/memory");
+    std::fs::write(
+        mem.join("alpha.md"),
+        "---\nname: Alpha\n---\nSee [[beta]].\n",
+    )
+    .unwrap();
+    std::fs::write(
+        mem.join("beta.md"),
+        "---\nname: Beta\n---\nOn to [[delta]].\n",
+    )
+    .unwrap();
+    std::fs::write(mem.join("delta.md"), "---\nname: Delta\n---\ndelta\n").unwrap();
+    std::fs::write(
+        mem.join("gamma.md"),
+        "---\nname: Gamma\n---\nAlso [[beta]].\n",
+    )
+    .unwrap();
+    let out = bin()
+        .current_dir(tmp.path())
+        .env_remove("MNEMON_DIR")
+        .env("NO_COLOR", "1")
+        .args(["recall", "--anchor", "alpha"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("alpha -references-> beta <-references- gamma"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("alpha -references-> beta\n"), "{stdout}");
+    assert!(
+        stdout.contains("alpha -references-> beta -references-> delta"),
+        "{stdout}"
+    );
+}

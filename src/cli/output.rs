@@ -2,7 +2,7 @@
 //! Colours only on a terminal and never when `NO_COLOR` is set.
 
 use mnemon::eval::run::EvalReport;
-use mnemon::recall::{Recall, Source};
+use mnemon::recall::{Recall, Source, TrailEdge};
 use mnemon::{DoctorReport, Error, IndexReport, NodeView};
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -253,17 +253,7 @@ impl Out {
                 self.dim(&format!("{:.3} {src}", h.score))
             );
             if !h.trail.is_empty() {
-                let mut t = h.trail[0].from.clone();
-                for e in &h.trail {
-                    let (arrow, next) = if e.from == t {
-                        (format!(" -{}-> ", e.kind.as_str()), &e.to)
-                    } else {
-                        (format!(" <-{}- ", e.kind.as_str()), &e.from)
-                    };
-                    t.push_str(&arrow);
-                    t.push_str(next);
-                }
-                println!("      {}", self.dim(&t));
+                println!("      {}", self.dim(&trail_line(&h.id, &h.trail)));
             }
             if explain {
                 let x = &h.explain;
@@ -316,4 +306,25 @@ impl Out {
             }
         }
     }
+}
+
+/// A trail as one line from its seed to `hit`: `a -references-> b <-part_of- c`. An edge walked
+/// against its direction points back (`<-kind-`). The nodes are found from the hit backwards:
+/// each edge's other end is the node before.
+fn trail_line(hit: &str, trail: &[TrailEdge]) -> String {
+    let mut nodes: Vec<&str> = vec![hit];
+    for e in trail.iter().rev() {
+        let cur = nodes.last().copied().unwrap_or(hit);
+        nodes.push(if e.to == cur { &e.from } else { &e.to });
+    }
+    nodes.reverse();
+    let mut line = nodes[0].to_string();
+    for (e, next) in trail.iter().zip(&nodes[1..]) {
+        if e.to == *next {
+            line.push_str(&format!(" -{}-> {next}", e.kind.as_str()));
+        } else {
+            line.push_str(&format!(" <-{}- {next}", e.kind.as_str()));
+        }
+    }
+    line
 }

@@ -13,7 +13,7 @@ use super::log::{COMPRESSED_EXT, EventLog, list_segments};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, FsFile};
 use serde::Serialize;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
 
 /// Default age after which a segment is compressed.
@@ -85,9 +85,15 @@ fn unique_suffix() -> String {
 /// Stream `src` through a zstd encoder into `dst` (created new), finish the frame and fsync.
 /// Memory: one copy buffer plus the encoder's window, whatever the size of `src`.
 pub fn compress_file(fs: &dyn Fs, src: &Path, dst: &Path) -> io::Result<u64> {
+    // The frame header records the segment's length, so a reader can tell from the first bytes
+    // whether its watermark covers the whole segment (see `compressed_len`). The segment is
+    // locked by the caller: its length cannot change while it is compressed.
+    let len = fs.len(src)?;
     let mut input = fs.open_read(src)?;
     let out = FileWriter(fs.create_new(dst)?);
     let mut enc = zstd::stream::write::Encoder::new(out, ZSTD_LEVEL)?;
+    enc.set_pledged_src_size(Some(len))?;
+    enc.include_contentsize(true)?;
     let mut buf = vec![0u8; COPY_BUFFER_BYTES];
     let mut total = 0u64;
     loop {
@@ -104,6 +110,28 @@ pub fn compress_file(fs: &dyn Fs, src: &Path, dst: &Path) -> io::Result<u64> {
     let FileWriter(mut file) = enc.finish()?;
     file.sync()?;
     Ok(total)
+}
+
+/// Bytes a zstd frame header takes at most (magic, descriptor, window, dictionary id, size).
+const ZSTD_FRAME_HEADER_MAX: usize = 18;
+
+/// The uncompressed length of a compressed segment, from its zstd frame header (`None` when the
+/// header does not record it: segments compressed before the length was recorded, or damage).
+pub fn compressed_len(fs: &dyn Fs, path: &Path) -> Option<u64> {
+    let mut head = [0u8; ZSTD_FRAME_HEADER_MAX];
+    let mut input = fs.open_read(path).ok()?;
+    let mut n = 0;
+    while n < head.len() {
+        match input.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        }
+    }
+    zstd::zstd_safe::get_frame_content_size(&head[..n])
+        .ok()
+        .flatten()
 }
 
 impl EventLog {

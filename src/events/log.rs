@@ -484,8 +484,16 @@ impl EventLog {
                 continue;
             }
             let mark = marks.get(&seg.id).copied();
-            // A compressed segment was fully folded into a snapshot before it was compressed.
-            if seg.compressed && mark.is_some() {
+            // A compressed segment was fully folded into a snapshot before it was compressed, but
+            // a snapshot written later by a process that had not yet seen its tail can carry an
+            // older watermark: the zstd frame header records the segment's length, so a mark
+            // short of it is read on from there (segments compressed before the length was
+            // recorded are trusted as before).
+            if seg.compressed
+                && let Some(m) = mark
+                && super::compact::compressed_len(self.fs.as_ref(), &path)
+                    .is_none_or(|len| len <= m)
+            {
                 continue;
             }
             if !seg.compressed

@@ -679,3 +679,63 @@ fn cli_importance_stats_and_events() {
         "one segment, one damaged range: {v}"
     );
 }
+
+/// Regression (found by the `compaction_ops` fuzz target): a snapshot written, after a segment
+/// was compressed, by a process that had not yet read that segment's tail carried an older
+/// watermark for it; every later open trusted the watermark and never read the compressed tail.
+#[test]
+fn stale_snapshot_after_compression_does_not_hide_a_segments_tail() {
+    use mnemon::events::compact::CompactPolicy;
+    use mnemon::events::log::EventLog;
+    use mnemon::events::{HitSource, SyncPolicy};
+    use mnemon::fs::{Fs, MemFs};
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    const T0: i64 = 1_780_000_000_000;
+    const DAY_MS: i64 = 86_400_000;
+    let fs = MemFs::new();
+    fs.set_clock_ms(T0);
+    fs.create_dir_all(&PathBuf::from("/m/index")).unwrap();
+    let open = |s: &str| {
+        EventLog::open(
+            Arc::new(fs.clone()),
+            PathBuf::from("/m/events"),
+            PathBuf::from("/m/index"),
+            Some(s.to_string()),
+            SyncPolicy::Never,
+        )
+        .unwrap()
+    };
+    let hit = || EventKind::RecallHit {
+        qid: "q".into(),
+        node: "x".into(),
+        rank: 1,
+        score: 1.0,
+        source: HitSource::Direct,
+    };
+    let writer = open("writer");
+    writer.append(vec![hit()]).unwrap();
+    let stale = open("stale");
+    assert_eq!(stale.stats("x").recall_count, 1);
+    writer.append(vec![hit()]).unwrap();
+    writer.sync().unwrap();
+    drop(writer);
+
+    let now = T0 + 400 * DAY_MS;
+    fs.set_clock_ms(now);
+    let compactor = open("compactor");
+    let policy = CompactPolicy {
+        compress_after_days: 30,
+        archive_after_days: 10_000,
+    };
+    let report = compactor.compact(policy, now).unwrap();
+    assert_eq!(report.compressed.len(), 1, "{report:?}");
+    drop(compactor);
+    // The stale process's snapshot replaces the compactor's: its watermark stops after one event.
+    stale.write_snapshot().unwrap();
+    drop(stale);
+
+    let check = open("check");
+    assert_eq!(check.stats("x").recall_count, 2);
+}

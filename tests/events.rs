@@ -739,3 +739,31 @@ fn stale_snapshot_after_compression_does_not_hide_a_segments_tail() {
     let check = open("check");
     assert_eq!(check.stats("x").recall_count, 2);
 }
+
+/// Regression (found by the `compaction_ops` fuzz target): a writer of the same session, process
+/// and millisecond as a segment compressed meanwhile created `<id>.seg` beside `<id>.seg.zst`;
+/// readers take the compressed copy of an id, so the new segment's events were never read. A new
+/// segment now skips any id that a compressed segment (or an archived one) holds.
+#[test]
+fn new_segment_never_reuses_the_id_of_a_compressed_one() {
+    use mnemon::events::log::compressed_id_exists;
+    use mnemon::fs::{Fs, MemFs};
+    use std::path::PathBuf;
+
+    let fs = MemFs::new();
+    let dir = PathBuf::from("/m/events");
+    fs.create_dir_all(&dir.join("archive")).unwrap();
+    let mut f = fs.create_new(&dir.join("1-s-1-0.seg.zst")).unwrap();
+    f.write_all(b"x").unwrap();
+    let mut f = fs.create_new(&dir.join("archive/2-s-1-0.seg.zst")).unwrap();
+    f.write_all(b"x").unwrap();
+    let mut f = fs.create_new(&dir.join("3-s-1-0.seg")).unwrap();
+    f.write_all(b"x").unwrap();
+    assert!(compressed_id_exists(&fs, &dir, "1-s-1-0"));
+    assert!(compressed_id_exists(&fs, &dir, "2-s-1-0"));
+    assert!(
+        !compressed_id_exists(&fs, &dir, "3-s-1-0"),
+        "plain segments are create_new's job"
+    );
+    assert!(!compressed_id_exists(&fs, &dir, "4-s-1-0"));
+}

@@ -86,6 +86,16 @@ pub struct SegmentRead {
     pub error: Option<String>,
 }
 
+/// Whether a compressed segment (in `events/` or its archive) already has this id. A new
+/// segment must not reuse it: readers take the compressed copy of an id as authoritative, so the
+/// new segment's events would never be read (found by the `compaction_ops` fuzz target: a writer
+/// of the same session, process and millisecond as a segment compressed meanwhile).
+pub fn compressed_id_exists(fs: &dyn Fs, events_dir: &Path, id: &str) -> bool {
+    let name = format!("{id}{COMPRESSED_EXT}");
+    let archive = events_dir.join(super::compact::ARCHIVE_DIR);
+    fs.len(&events_dir.join(&name)).is_ok() || fs.len(&archive.join(&name)).is_ok()
+}
+
 /// Open a segment's byte stream (decompressing `.seg.zst`).
 pub fn open_stream(
     fs: &dyn Fs,
@@ -667,6 +677,9 @@ impl EventLog {
                 self.session,
                 std::process::id()
             );
+            if compressed_id_exists(self.fs.as_ref(), &self.events_dir, &id) {
+                continue;
+            }
             let path = self.events_dir.join(format!("{id}{SEGMENT_EXT}"));
             match self.fs.create_new(&path) {
                 Ok(mut file) => {

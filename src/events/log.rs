@@ -340,6 +340,9 @@ pub struct EventLog {
     state: RwLock<State>,
     notices: Mutex<Vec<String>>,
     last_refresh: Mutex<Option<std::time::Instant>>,
+    /// Uncompressed length of each compressed segment seen, from its zstd frame header (`None`:
+    /// not recorded). Compressed segments never change, so each is read once per process.
+    compressed_lens: Mutex<HashMap<String, Option<u64>>>,
 }
 
 fn now_ms() -> i64 {
@@ -395,6 +398,7 @@ impl EventLog {
             }),
             notices: Mutex::new(Vec::new()),
             last_refresh: Mutex::new(Some(std::time::Instant::now())),
+            compressed_lens: Mutex::new(HashMap::new()),
         };
         let snapshot = match Snapshot::open(log.fs.as_ref(), &log.index_dir) {
             Ok(s) => s,
@@ -456,6 +460,23 @@ impl EventLog {
         self.refresh()
     }
 
+    /// The recorded uncompressed length of compressed segment `id` at `path` (cached).
+    fn compressed_len(&self, id: &str, path: &Path) -> Option<u64> {
+        if let Some(len) = self
+            .compressed_lens
+            .lock()
+            .ok()
+            .and_then(|m| m.get(id).copied())
+        {
+            return len;
+        }
+        let len = super::compact::compressed_len(self.fs.as_ref(), path);
+        if let Ok(mut m) = self.compressed_lens.lock() {
+            m.insert(id.to_string(), len);
+        }
+        len
+    }
+
     /// Fold events appended since the last fold (by any process) into the stats. Returns how
     /// many events were folded.
     pub fn refresh(&self) -> Result<u64> {
@@ -501,7 +522,8 @@ impl EventLog {
             // recorded are trusted as before).
             if seg.compressed
                 && let Some(m) = mark
-                && super::compact::compressed_len(self.fs.as_ref(), &path)
+                && self
+                    .compressed_len(&seg.id, &path)
                     .is_none_or(|len| len <= m)
             {
                 continue;

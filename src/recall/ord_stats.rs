@@ -39,16 +39,6 @@ impl OrdStats {
         self.by_ord.get(&o).copied().unwrap_or_default()
     }
 
-    /// Nodes with stats in the table.
-    pub fn len(&self) -> usize {
-        self.by_ord.len()
-    }
-
-    /// Whether no node has stats.
-    pub fn is_empty(&self) -> bool {
-        self.by_ord.is_empty()
-    }
-
     /// Whether the table shows `view` on `graph`'s ordinals.
     pub fn is_current(&self, graph: &Graph, view: &StatsView<'_>) -> bool {
         self.graph == Some(graph.version()) && self.stats_version == view.version()

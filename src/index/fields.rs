@@ -3,7 +3,7 @@
 
 use super::tokenize::Tokenizer;
 use crate::notes::ParsedNote;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Number of indexed fields.
 pub const FIELD_COUNT: usize = 5;
@@ -25,9 +25,9 @@ pub struct DocTerms {
 impl DocTerms {
     /// Tokenize the fields of a parsed note.
     pub fn from_note(tok: &Tokenizer, note: &ParsedNote) -> DocTerms {
-        let mut counts: HashMap<String, [u16; FIELD_COUNT]> = HashMap::new();
+        // A term is hashed once per occurrence but allocated once per note.
+        let mut counts: FxHashMap<String, [u16; FIELD_COUNT]> = FxHashMap::default();
         let mut field_lens = [0u32; FIELD_COUNT];
-        let mut buf = Vec::new();
         let tags = note.meta.tags.join(" ");
         let texts: [&str; FIELD_COUNT] = [
             "",
@@ -37,17 +37,24 @@ impl DocTerms {
             &note.body,
         ];
         for (f, text) in texts.iter().enumerate() {
-            buf.clear();
+            let mut len = 0u32;
+            let mut count = |term: &str| {
+                len = len.saturating_add(1);
+                match counts.get_mut(term) {
+                    Some(slot) => slot[f] = slot[f].saturating_add(1),
+                    None => {
+                        let mut slot = [0; FIELD_COUNT];
+                        slot[f] = 1;
+                        counts.insert(term.to_owned(), slot);
+                    }
+                }
+            };
             if f == 0 {
-                tok.slug_terms(&note.id, &mut buf);
+                tok.for_each_slug_term(&note.id, &mut count);
             } else {
-                tok.index_terms(text, &mut buf);
+                tok.for_each_index_term(text, &mut count);
             }
-            field_lens[f] = u32::try_from(buf.len()).unwrap_or(u32::MAX);
-            for term in buf.drain(..) {
-                let slot = counts.entry(term).or_insert([0; FIELD_COUNT]);
-                slot[f] = slot[f].saturating_add(1);
-            }
+            field_lens[f] = len;
         }
         let mut terms: Vec<_> = counts.into_iter().collect();
         terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));

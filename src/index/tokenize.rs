@@ -95,9 +95,33 @@ impl Tokenizer {
     ///
     /// Appends to `out` (does not clear it). Stop words are kept.
     pub fn index_terms(&self, text: &str, out: &mut Vec<String>) {
+        self.for_each_index_term(text, |t| out.push(t.to_owned()));
+    }
+
+    /// [`Tokenizer::index_terms`] without an allocation per term: each term is handed to `f`
+    /// as it is found (a borrowed view, valid for the call only).
+    pub fn for_each_index_term(&self, text: &str, mut f: impl FnMut(&str)) {
+        let mut term = String::with_capacity(MAX_TERM_BYTES + 8);
+        self.each_index_term(text, &mut term, &mut f);
+    }
+
+    /// [`Tokenizer::for_each_index_term`] of each part of a slug (see [`Tokenizer::slug_terms`]).
+    pub fn for_each_slug_term(&self, slug: &str, mut f: impl FnMut(&str)) {
+        let mut term = String::with_capacity(MAX_TERM_BYTES + 8);
+        for part in slug.split(['/', '-', '_', '.']) {
+            if !part.is_empty() {
+                self.each_index_term(part, &mut term, &mut f);
+            }
+        }
+    }
+
+    fn each_index_term(&self, text: &str, term: &mut String, f: &mut impl FnMut(&str)) {
         scan(text, |tok| match tok {
-            Token::Word { surface, stem, .. } => out.push(self.normalise(surface, stem)),
-            Token::Cjk { run } => cjk_index_terms(run, out),
+            Token::Word { surface, stem, .. } => {
+                self.normalise_into(surface, stem, term);
+                f(term);
+            }
+            Token::Cjk { run } => for_each_cjk_index_term(run, &mut *f),
         });
     }
 
@@ -106,11 +130,7 @@ impl Tokenizer {
     ///
     /// Appends to `out` (does not clear it).
     pub fn slug_terms(&self, slug: &str, out: &mut Vec<String>) {
-        for part in slug.split(['/', '-', '_', '.']) {
-            if !part.is_empty() {
-                self.index_terms(part, out);
-            }
-        }
+        self.for_each_slug_term(slug, |t| out.push(t.to_owned()));
     }
 
     /// Query parsing: returns the query terms (deduplicated, in first-appearance order), stop words removed
@@ -182,15 +202,30 @@ impl Tokenizer {
 
     /// Folded word -> index term (stemmed when eligible).
     fn normalise(&self, surface: &str, stem: bool) -> String {
+        let mut term = String::new();
+        self.normalise_into(surface, stem, &mut term);
+        term
+    }
+
+    /// [`Tokenizer::normalise`] into `term` (cleared first), reusing its allocation.
+    fn normalise_into(&self, surface: &str, stem: bool, term: &mut String) {
+        term.clear();
         if !stem {
-            return surface.to_owned();
+            term.push_str(surface);
+            return;
         }
         if surface.len() > STEM_KEY_BYTES {
-            return self.stem(surface);
+            term.push_str(&self.stem(surface));
+            return;
         }
-        STEM_CACHE
-            .try_with(|cache| cache.borrow_mut().get_or_stem(surface, |w| self.stem(w)))
-            .unwrap_or_else(|_| self.stem(surface))
+        let cached = STEM_CACHE.try_with(|cache| {
+            cache
+                .borrow_mut()
+                .get_or_stem_into(surface, |w| self.stem(w), term)
+        });
+        if cached.is_err() {
+            term.push_str(&self.stem(surface));
+        }
     }
 
     /// Stems a lowercase ASCII word; never returns an empty or over-long term.
@@ -272,7 +307,13 @@ fn pack16(b: &[u8]) -> [u64; 2] {
 }
 
 impl StemCache {
-    fn get_or_stem(&mut self, word: &str, stem: impl FnOnce(&str) -> String) -> String {
+    /// The stem of `word`, appended to `out` (from the cache, else computed and remembered).
+    fn get_or_stem_into(
+        &mut self,
+        word: &str,
+        stem: impl FnOnce(&str) -> String,
+        out: &mut String,
+    ) {
         debug_assert!(!word.is_empty() && word.len() <= STEM_KEY_BYTES && word.is_ascii());
         let [k0, k1] = pack16(word.as_bytes());
         let h = (k0.rotate_left(5) ^ k1).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
@@ -285,12 +326,11 @@ impl StemCache {
             if slot[0] == k0 && slot[1] == k1 {
                 let p = (slot[2] & 0xFF) as usize;
                 let tail_len = ((slot[2] >> 8) & 0xFF) as usize;
-                let mut t = String::with_capacity(p + tail_len);
-                t.push_str(&word[..p]);
+                out.push_str(&word[..p]);
                 for i in 0..tail_len {
-                    t.push(char::from((slot[3] >> (8 * i)) as u8));
+                    out.push(char::from((slot[3] >> (8 * i)) as u8));
                 }
-                return t;
+                return;
             }
         }
         let t = stem(word);
@@ -308,7 +348,7 @@ impl StemCache {
             set[1] = set[0];
             set[0] = [k0, k1, p as u64 | (tail.len() as u64) << 8, packed];
         }
-        t
+        out.push_str(&t);
     }
 }
 
@@ -665,18 +705,18 @@ fn apostrophe_joins(bytes: &[u8], k: usize) -> bool {
 }
 
 /// Index terms of a CJK run: `c0, c0c1, c1, c1c2, ..., c(n-1)`; a one-char run gives `c0`.
-fn cjk_index_terms(run: &str, out: &mut Vec<String>) {
+fn for_each_cjk_index_term(run: &str, mut f: impl FnMut(&str)) {
     let mut chars = run.char_indices();
     if chars.next().is_none() {
         return;
     }
     let mut prev = 0;
     for (i, c) in chars {
-        out.push(run[prev..i].to_owned());
-        out.push(run[prev..i + c.len_utf8()].to_owned());
+        f(&run[prev..i]);
+        f(&run[prev..i + c.len_utf8()]);
         prev = i;
     }
-    out.push(run[prev..].to_owned());
+    f(&run[prev..]);
 }
 
 /// Query terms of a CJK run: its bigrams, or the single char of a one-char run.

@@ -14,6 +14,7 @@ use crate::recall::{self, Clock, Query, Recall, SystemClock, cooccur, policy};
 use crate::scan::{self, ScanError};
 use crate::store::{Batch, Edge, Graph, NodeRecord, Store, StoreReader};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -26,6 +27,9 @@ pub const STATS_REFRESH_INTERVAL: std::time::Duration = std::time::Duration::fro
 /// A build tokenizes and synthesizes this many notes at a time: per-note term tables are large,
 /// and chunking bounds the peak memory of a cold build of 100k notes.
 const BUILD_CHUNK_NOTES: usize = 8192;
+/// Token co-occurrence is found term by term (one pass over the whole dictionary) when at least
+/// 1 / this of a lone segment's notes changed; note by note otherwise.
+const TERM_PASS_MIN_SHARE: usize = 4;
 
 /// Lock file in `index/` held while one process updates the derived index.
 pub const WRITE_LOCK_FILE: &str = "write.lock";
@@ -578,7 +582,7 @@ impl Memory {
         // Each note's synthesized edges depend only on the index and the store as they are:
         // computed in parallel, then attached.
         let synth_of = |u: &crate::store::NoteUpdate,
-                        doc: Option<&DocTerms>|
+                        token: &mut dyn FnMut(&[String], usize) -> Vec<crate::store::EdgeValue>|
          -> Result<Vec<crate::store::EdgeValue>> {
             let mut synth = Vec::new();
             if let Some(prefix) = cooccur::slug_prefix(&u.id) {
@@ -598,12 +602,10 @@ impl Memory {
                 synth.extend(cooccur::slug_edges(&u.id, &cluster));
             }
             synth.truncate(policy::CO_OCCURRENCE_CAP);
-            if let Some(doc) = doc {
-                let mut exclude: Vec<String> = synth.iter().map(|e| e.other.clone()).collect();
-                exclude.extend(u.edges.iter().map(|e| e.other.clone()));
-                let cap = policy::CO_OCCURRENCE_CAP - synth.len();
-                synth.extend(cooccur::token_edges(doc, lex, &exclude, cap));
-            }
+            let mut exclude: Vec<String> = synth.iter().map(|e| e.other.clone()).collect();
+            exclude.extend(u.edges.iter().map(|e| e.other.clone()));
+            let cap = policy::CO_OCCURRENCE_CAP - synth.len();
+            synth.extend(token(&exclude, cap));
             synth.extend(cooccur::derived_from_user_edges(
                 u.record.note_type,
                 &u.edges,
@@ -611,22 +613,58 @@ impl Memory {
             ));
             Ok(synth)
         };
-        // The notes are tokenized again here, a chunk at a time: co-occurrence needs the whole
-        // finished lexical index, and the lexical pass dropped its term tables to bound memory.
         let mut synth: Vec<Vec<crate::store::EdgeValue>> = Vec::with_capacity(parsed.len());
-        // `batch.upserts[i]` is `parsed[i]` (the scan pushes them together).
-        for (ups, notes) in batch
-            .upserts
-            .chunks(BUILD_CHUNK_NOTES)
-            .zip(parsed.chunks(BUILD_CHUNK_NOTES))
-        {
-            let docs = self.doc_terms(notes);
-            let part: Vec<_> = ups
+        let sole = lex
+            .sole_segment()
+            .filter(|seg| parsed.len() * TERM_PASS_MIN_SHARE >= seg.doc_count() as usize);
+        if let Some(seg) = sole {
+            // Most of the index changed (a cold build): token co-occurrence of every document
+            // in one pass over the dictionary, without tokenizing the notes again.
+            let probes = cooccur::SegmentProbes::new(lex, seg);
+            let doc_of: FxHashMap<&str, u32> = seg
+                .ids()
+                .iter()
+                .enumerate()
+                .map(|(d, id)| (&**id, d as u32))
+                .collect();
+            synth = batch
+                .upserts
                 .par_iter()
-                .zip(docs.par_iter())
-                .map(|(u, d)| synth_of(u, (d.id == u.id).then_some(d)))
+                .map_init(
+                    || probes.accumulator(),
+                    |acc, u| {
+                        synth_of(u, &mut |exclude, cap| match doc_of.get(u.id.as_str()) {
+                            Some(&d) => probes.edges(d, exclude, cap, acc),
+                            None => Vec::new(),
+                        })
+                    },
+                )
                 .collect::<Result<_>>()?;
-            synth.extend(part);
+        } else {
+            // The notes are tokenized again here, a chunk at a time: co-occurrence needs the
+            // whole finished lexical index, and the lexical pass dropped its term tables to
+            // bound memory. `batch.upserts[i]` is `parsed[i]` (the scan pushes them together).
+            for (ups, notes) in batch
+                .upserts
+                .chunks(BUILD_CHUNK_NOTES)
+                .zip(parsed.chunks(BUILD_CHUNK_NOTES))
+            {
+                let docs = self.doc_terms(notes);
+                let part: Vec<_> = ups
+                    .par_iter()
+                    .zip(docs.par_iter())
+                    .map(|(u, d)| {
+                        synth_of(u, &mut |exclude, cap| {
+                            if d.id == u.id {
+                                cooccur::token_edges(d, lex, exclude, cap)
+                            } else {
+                                Vec::new()
+                            }
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+                synth.extend(part);
+            }
         }
         for (u, s) in batch.upserts.iter_mut().zip(synth) {
             u.edges.extend(s);

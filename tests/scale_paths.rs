@@ -1,14 +1,17 @@
 //! The fast paths recall takes at scale give the same answers as the slow ones: the in-memory
 //! graph patched from the store's change log equals a fresh load, and the MaxScore-pruned lexical
 //! search returns exactly the exhaustive top k, bounded scoring returns the exact top of a longer
-//! list, and stats looked up by ordinal match the stats read by id.
+//! list, stats looked up by ordinal match the stats read by id, and token co-occurrence found
+//! term by term (cold builds) equals the note-by-note computation.
 
 mod common;
 
 use common::{fresh, write_note};
 use mnemon::corpus::{GenConfig, generate_notes};
 use mnemon::index::LexicalIndex;
+use mnemon::index::fields::DocTerms;
 use mnemon::index::tokenize::Tokenizer;
+use mnemon::recall::cooccur::{self, SegmentProbes};
 use mnemon::recall::{Query, policy};
 use mnemon::store::{Graph, Store};
 
@@ -347,4 +350,53 @@ fn stats_by_ordinal_follow_recalls_and_other_processes() {
         }
     }
     assert!(checked >= 50, "only {checked} hits carried stats");
+}
+
+#[test]
+fn segment_probes_give_the_edges_of_token_edges() {
+    // A cold build: one segment, no deletions.
+    let tok = Tokenizer::new();
+    let docs: Vec<DocTerms> = generate_notes(&GenConfig::new(800, 5))
+        .iter()
+        .map(|(rel, text)| {
+            let id = mnemon::notes::id_from_relative_path(std::path::Path::new(rel)).expect("id");
+            DocTerms::from_note(&tok, &mnemon::notes::parse_note(&id, text.as_bytes()))
+        })
+        .collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lex = LexicalIndex::rebuild(dir.path(), &docs).expect("build");
+    let seg = lex.sole_segment().expect("one segment without deletions");
+    let probes = SegmentProbes::new(&lex, seg);
+    let mut acc = probes.accumulator();
+    let (mut with_edges, mut excluded) = (0, 0);
+    for doc in &docs {
+        let d = seg
+            .ids()
+            .iter()
+            .position(|id| **id == *doc.id)
+            .expect("in the segment");
+        let d = u32::try_from(d).expect("doc number");
+        let slow = cooccur::token_edges(doc, &lex, &[], policy::CO_OCCURRENCE_CAP);
+        let fast = probes.edges(d, &[], policy::CO_OCCURRENCE_CAP, &mut acc);
+        assert_eq!(fast, slow, "{}", doc.id);
+        if let Some(first) = slow.first() {
+            with_edges += 1;
+            // An excluded note (a linked or slug neighbour) is skipped, and a lower cap holds.
+            let exclude = vec![first.other.clone()];
+            let slow = cooccur::token_edges(doc, &lex, &exclude, 2);
+            let fast = probes.edges(d, &exclude, 2, &mut acc);
+            assert_eq!(fast, slow, "{} without {}", doc.id, first.other);
+            excluded += usize::from(slow.iter().all(|e| e.other != first.other));
+        }
+    }
+    assert!(
+        with_edges >= 200,
+        "only {with_edges} notes with token edges"
+    );
+    assert_eq!(excluded, with_edges);
+    // After an update the index has two segments: the term pass does not apply.
+    let lex = lex
+        .update(dir.path(), &docs[..1], &[], false)
+        .expect("update");
+    assert!(lex.sole_segment().is_none());
 }

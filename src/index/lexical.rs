@@ -225,6 +225,16 @@ impl LexicalIndex {
         self.live_docs
     }
 
+    /// The only segment, when there is exactly one and none of its documents is deleted (what a
+    /// cold build leaves): its postings are then exactly the live ones, and its document
+    /// frequencies the index's.
+    pub fn sole_segment(&self) -> Option<&Segment> {
+        match self.segments.as_slice() {
+            [l] if !l.deleted.iter().any(|d| *d) => Some(&l.seg),
+            _ => None,
+        }
+    }
+
     /// Number of live segments.
     pub fn segment_count(&self) -> usize {
         self.segments.len()

@@ -6,8 +6,10 @@
 use super::policy;
 use crate::index::LexicalIndex;
 use crate::index::fields::DocTerms;
+use crate::index::segment::Segment;
 use crate::notes::{EdgeKind, NoteType, Provenance};
 use crate::store::EdgeValue;
+use fst::Streamer;
 use rustc_hash::FxHashMap;
 
 /// The slug-cluster key of an id: its folder plus its first `-`-separated word and the `-`
@@ -104,6 +106,152 @@ pub fn token_edges(
             source_out_degree: 0,
         })
         .collect()
+}
+
+/// Token co-occurrence for every document of a lone segment at once (what a cold build leaves),
+/// found term by term: one pass over the dictionary picks each document's probe terms, so notes
+/// are not tokenized a second time and no term is looked up once per document. [`Self::edges`]
+/// gives exactly what [`token_edges`] gives the same document (same weights, same order of
+/// summation, same ties; pinned by `segment_probes_give_the_edges_of_token_edges`).
+pub struct SegmentProbes<'a> {
+    seg: &'a Segment,
+    /// `PROBE_TERMS` slots per document: (weight, postings offset), best first.
+    slots: Vec<(f32, u64)>,
+    /// Slots in use per document.
+    used: Vec<u8>,
+}
+
+const PROBE_TERMS: usize = policy::CO_OCCURRENCE_PROBE_TERMS;
+const _: () = assert!(PROBE_TERMS <= u8::MAX as usize);
+
+impl<'a> SegmentProbes<'a> {
+    /// Probe terms of every document of `seg`, which must be `lex`'s sole segment
+    /// ([`LexicalIndex::sole_segment`]).
+    pub fn new(lex: &LexicalIndex, seg: &'a Segment) -> SegmentProbes<'a> {
+        let docs = seg.doc_count() as usize;
+        let mut probes = SegmentProbes {
+            seg,
+            slots: vec![(0.0, 0); docs * PROBE_TERMS],
+            used: vec![0; docs],
+        };
+        let n = lex.live_docs().max(1) as f32;
+        let mut stream = seg.terms().stream();
+        while let Some((term, off)) = stream.next() {
+            // Terms arrive in byte order, so among equal weights the first kept is the smaller
+            // term, as `token_edges`'s sort has it.
+            let one_char = std::str::from_utf8(term).map_or(true, |t| t.chars().nth(1).is_none());
+            if one_char {
+                continue;
+            }
+            let Some(postings) = seg.postings_at(off) else {
+                continue;
+            };
+            let df = postings.len() as usize;
+            if !(2..=policy::CO_OCCURRENCE_MAX_DF).contains(&df) {
+                continue;
+            }
+            let idf = (n / df as f32).ln().max(0.0);
+            for p in postings {
+                let tf: u32 = p.tfs.iter().map(|x| u32::from(*x)).sum();
+                let w = (1.0 + (tf as f32).ln()) * idf;
+                probes.offer(p.doc as usize, w, off);
+            }
+        }
+        probes
+    }
+
+    /// Keep `(w, off)` among `doc`'s best `PROBE_TERMS` (an equal weight keeps the earlier term).
+    fn offer(&mut self, doc: usize, w: f32, off: u64) {
+        let Some(used) = self.used.get_mut(doc) else {
+            return;
+        };
+        let slots = &mut self.slots[doc * PROBE_TERMS..(doc + 1) * PROBE_TERMS];
+        let n = usize::from(*used);
+        let at = slots[..n].partition_point(|s| s.0.total_cmp(&w).is_ge());
+        if at == PROBE_TERMS {
+            return;
+        }
+        let end = (n + 1).min(PROBE_TERMS);
+        slots.copy_within(at..end - 1, at + 1);
+        slots[at] = (w, off);
+        *used = end as u8;
+    }
+
+    /// A scratch accumulator for [`Self::edges`] (one per thread).
+    pub fn accumulator(&self) -> Accumulator {
+        Accumulator {
+            sums: vec![0.0; self.seg.doc_count() as usize],
+            touched: Vec::new(),
+        }
+    }
+
+    /// Token co-occurrence edges of document `doc`, as [`token_edges`] computes them.
+    pub fn edges(
+        &self,
+        doc: u32,
+        exclude: &[String],
+        cap: usize,
+        acc: &mut Accumulator,
+    ) -> Vec<EdgeValue> {
+        let d = doc as usize;
+        let Some(&used) = self.used.get(d) else {
+            return Vec::new();
+        };
+        if cap == 0 {
+            return Vec::new();
+        }
+        let probes = &self.slots[d * PROBE_TERMS..d * PROBE_TERMS + usize::from(used)];
+        let total: f32 = probes.iter().map(|(w, _)| w * w).sum();
+        if total <= 0.0 {
+            return Vec::new();
+        }
+        for &(w, off) in probes {
+            let add = w * w;
+            // Adding zero changes no sum (all are >= 0): such a term is skipped, so a sum is
+            // zero exactly until its document is first touched.
+            if add == 0.0 {
+                continue;
+            }
+            for p in self.seg.postings_at(off).into_iter().flatten() {
+                if p.doc == doc {
+                    continue;
+                }
+                let Some(sum) = acc.sums.get_mut(p.doc as usize) else {
+                    continue;
+                };
+                if *sum == 0.0 {
+                    acc.touched.push(p.doc);
+                }
+                *sum += add;
+            }
+        }
+        let mut sims: Vec<(&str, f32)> = Vec::new();
+        for &o in &acc.touched {
+            let s = std::mem::take(&mut acc.sums[o as usize]) / total;
+            let id = self.seg.id(o);
+            if s >= policy::MIN_TOKEN_COSINE && !exclude.iter().any(|e| e == id) {
+                sims.push((id, s));
+            }
+        }
+        acc.touched.clear();
+        sims.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        sims.truncate(cap);
+        sims.into_iter()
+            .map(|(id, s)| EdgeValue {
+                other: id.to_string(),
+                kind: EdgeKind::CoOccursToken,
+                provenance: Provenance::Synthesized,
+                confidence: s.min(1.0),
+                source_out_degree: 0,
+            })
+            .collect()
+    }
+}
+
+/// Per-document similarity sums of [`SegmentProbes::edges`], reset after each document.
+pub struct Accumulator {
+    sums: Vec<f32>,
+    touched: Vec<u32>,
 }
 
 /// `derived_from` edges of a project note towards the user notes it references.

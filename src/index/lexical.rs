@@ -299,8 +299,7 @@ impl LexicalIndex {
             let mut docs: Vec<&DocTerms> = added.iter().collect();
             docs.sort_by(|a, b| a.id.cmp(&b.id));
             docs.dedup_by(|a, b| a.id == b.id);
-            let owned: Vec<DocTerms> = docs.into_iter().cloned().collect();
-            let bytes = build_segment(&owned).map_err(|e| Error::Corrupt {
+            let bytes = build_segment(&docs).map_err(|e| Error::Corrupt {
                 path: index_dir.to_path_buf(),
                 reason: e.to_string(),
             })?;

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::index::fields::{DocTerms, FIELD_COUNT};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// One posting as the writer takes it: doc number and per-field term counts.
 pub type RawPosting = (u32, [u16; FIELD_COUNT]);
@@ -149,12 +149,13 @@ impl SegmentWriter {
 }
 
 /// Build a segment from documents (doc numbers follow slice order).
-pub fn build_segment(docs: &[DocTerms]) -> Result<Vec<u8>, WriteError> {
+pub fn build_segment<D: std::borrow::Borrow<DocTerms>>(docs: &[D]) -> Result<Vec<u8>, WriteError> {
     let mut w = SegmentWriter::new();
-    let mut ids: HashMap<&str, u32> = HashMap::new();
+    let mut ids: FxHashMap<&str, u32> = FxHashMap::default();
     let mut lists: Vec<Vec<RawPosting>> = Vec::new();
     let mut names: Vec<&str> = Vec::new();
     for d in docs {
+        let d: &DocTerms = d.borrow();
         let doc = w.add_doc(&d.id, d.field_lens)?;
         for (term, tfs) in &d.terms {
             let t = *ids.entry(term.as_str()).or_insert_with(|| {

@@ -16,6 +16,7 @@ pub mod index;
 pub mod mcp;
 pub mod memory;
 pub mod notes;
+mod prefetch;
 pub mod recall;
 pub mod scan;
 pub mod snapshot;

@@ -4,10 +4,10 @@
 
 use super::fields::{DocTerms, FIELD_COUNT};
 use super::manifest::{Manifest, SegmentEntry};
-use super::prefetch::prefetch;
 use super::segment::{Posting, Segment, SegmentWriter, build_segment};
 use super::tokenize::{QueryTerm, QueryTerms};
 use crate::error::{Error, Result};
+use crate::prefetch::prefetch;
 use crate::recall::policy;
 use fst::{Automaton, IntoStreamer, Streamer};
 use std::collections::HashMap;

@@ -4,7 +4,6 @@
 pub mod fields;
 pub mod lexical;
 pub mod manifest;
-mod prefetch;
 pub mod segment;
 pub mod tokenize;
 

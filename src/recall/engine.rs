@@ -88,10 +88,26 @@ fn is_co_occurrence(kind: EdgeKind) -> bool {
     matches!(kind, EdgeKind::CoOccursSlug | EdgeKind::CoOccursToken)
 }
 
+/// Which new leaves a walk may leave out: `skip(ord, base)` is true when a candidate that is
+/// never expanded (it sits at the last hop) cannot end in the results with that base.
+struct LeafFloor<'a> {
+    skip: &'a dyn Fn(u32, f32) -> bool,
+    /// The best base each left-out leaf was reached with, so that the walk still treats it as
+    /// known: a later, weaker path to it at a lower depth must not make it a node to expand.
+    skipped: FxHashMap<u32, f32>,
+}
+
 /// Best-first walk over typed edges from `seeds` (ordinal, base), at most `max_depth` hops,
 /// adding or improving candidates. Co-occurrence edges are followed only from seeds. A walk that
-/// reaches a direct hit records it as support instead of replacing it.
-fn walk(graph: &Graph, cands: &mut Cands, seeds: &[(u32, f32)], max_depth: u8) {
+/// reaches a direct hit records it as support instead of replacing it. With `floor`, leaves it
+/// names are not added (the walk is otherwise the same: see [`LeafFloor`]).
+fn walk(
+    graph: &Graph,
+    cands: &mut Cands,
+    seeds: &[(u32, f32)],
+    max_depth: u8,
+    mut floor: Option<&mut LeafFloor<'_>>,
+) {
     let mut heap: BinaryHeap<Frontier> = seeds
         .iter()
         .map(|&(ord, base)| Frontier { base, ord })
@@ -105,6 +121,10 @@ fn walk(graph: &Graph, cands: &mut Cands, seeds: &[(u32, f32)], max_depth: u8) {
         expanded += 1;
         if expanded > policy::MAX_EXPANSIONS {
             break;
+        }
+        // The next node to expand is usually the heap's top: its edges load meanwhile.
+        if let Some(next) = heap.peek() {
+            graph.prefetch_edges(next.ord);
         }
         let (depth, from_seed, cur_source) = (cur.depth, cur.depth == 0, cur.source);
         let out = graph.out(ord).iter().take(policy::MAX_FANOUT);
@@ -132,6 +152,15 @@ fn walk(graph: &Graph, cands: &mut Cands, seeds: &[(u32, f32)], max_depth: u8) {
                 if existing.base >= child_base {
                     continue;
                 }
+            } else if let Some(f) = floor.as_deref_mut() {
+                // `cands` would hold a left-out leaf with its best base: the same test.
+                if f.skipped.get(&other).is_some_and(|b| *b >= child_base) {
+                    continue;
+                }
+                if depth + 1 >= max_depth && (f.skip)(other, child_base) {
+                    f.skipped.insert(other, child_base);
+                    continue;
+                }
             }
             let source = if is_co_occurrence(e.kind) || cur_source == Source::CoOccur {
                 Source::CoOccur
@@ -155,6 +184,9 @@ fn walk(graph: &Graph, cands: &mut Cands, seeds: &[(u32, f32)], max_depth: u8) {
                     support: 0.0,
                 },
             );
+            if depth + 1 < max_depth {
+                graph.prefetch_lists(other);
+            }
             heap.push(Frontier {
                 base: child_base,
                 ord: other,
@@ -273,7 +305,7 @@ pub fn run(
     } else {
         let mut around = cands.clone();
         let seeds: Vec<(u32, f32)> = anchors.iter().map(|&a| (a, 1.0)).collect();
-        walk(graph, &mut around, &seeds, q.depth);
+        walk(graph, &mut around, &seeds, q.depth, None);
         around
     };
     if let Some(top) = hits.first().map(|h| h.score) {
@@ -304,19 +336,6 @@ pub fn run(
         }
     }
 
-    // 3. Best-first walk over typed edges from the strongest direct hits.
-    let mut seeds: Vec<(u32, f32)> = cands.iter().map(|(o, c)| (*o, c.base)).collect();
-    seeds.sort_by(|a, b| {
-        b.1.total_cmp(&a.1)
-            .then_with(|| graph.id(a.0).cmp(graph.id(b.0)))
-    });
-    seeds.truncate(policy::MAX_SEEDS + anchors.len());
-    walk(graph, &mut cands, &seeds, q.depth);
-
-    // 4. Score candidates with the policy (all in memory); dangling targets drop out. Direct hits
-    //    and notes with usage stats are scored first; then another candidate is read only if its
-    //    best possible score (no stats: base x the largest type weight + a full recency bonus)
-    //    can still enter the top `limit`. Most depth-2 neighbours never touch their node fields.
     struct Scored {
         ord: u32,
         score: f32,
@@ -349,6 +368,41 @@ pub fn run(
             recency,
         })
     };
+    // 3. Best-first walk over typed edges from the strongest direct hits. The direct hits'
+    //    scores without graph support (which only adds) already bound the `limit`-th best score
+    //    from below: a leaf of the walk without usage stats whose best possible score is under
+    //    that bound (or under `min_score`) is left out, as step 4 would never score it.
+    let mut direct: Vec<f32> = cands
+        .iter()
+        .filter_map(|(&ord, c)| score_of(ord, c.base, stats(ord)).map(|s| s.score))
+        .collect();
+    let floor_score = if direct.len() >= q.limit {
+        let (_, kth, _) = direct.select_nth_unstable_by(q.limit - 1, |a, b| b.total_cmp(a));
+        kth.max(q.min_score)
+    } else {
+        q.min_score
+    };
+    let skip_leaf = |ord: u32, base: f32| {
+        base * policy::MAX_TYPE_WEIGHT + policy::RECENCY_WEIGHT < floor_score
+            && stats(ord) == NodeStats::default()
+    };
+    let mut floor = LeafFloor {
+        skip: &skip_leaf,
+        skipped: FxHashMap::default(),
+    };
+
+    let mut seeds: Vec<(u32, f32)> = cands.iter().map(|(o, c)| (*o, c.base)).collect();
+    seeds.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then_with(|| graph.id(a.0).cmp(graph.id(b.0)))
+    });
+    seeds.truncate(policy::MAX_SEEDS + anchors.len());
+    walk(graph, &mut cands, &seeds, q.depth, Some(&mut floor));
+
+    // 4. Score candidates with the policy (all in memory); dangling targets drop out. Direct hits
+    //    and notes with usage stats are scored first; then another candidate is read only if its
+    //    best possible score (no stats: base x the largest type weight + a full recency bonus)
+    //    can still enter the top `limit`. Most depth-2 neighbours never touch their node fields.
     let mut scored: Vec<Scored> = Vec::with_capacity(cands.len().min(4 * q.limit + 64));
     // The `limit` best scores so far, lowest on top: the entry bar for the rest.
     let mut best: BinaryHeap<std::cmp::Reverse<Score>> = BinaryHeap::with_capacity(q.limit + 1);
@@ -456,4 +510,81 @@ pub fn run(
     }
     CANDS.with_borrow_mut(|c| *c = cands);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::{GenConfig, generate_notes};
+    use crate::store::Store;
+
+    /// A walk that leaves out leaves gives every other candidate exactly as the full walk does
+    /// (base, depth, trail, support), and leaves out only leaves its floor names. The floor here
+    /// names a fixed pseudo-random half of the notes, so leaves also turn up later on shorter,
+    /// weaker paths: a left-out leaf must not then become a node to expand.
+    #[test]
+    fn walk_with_a_leaf_floor_leaves_out_only_leaves_and_changes_nothing_else() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let memory = crate::Memory::init(tmp.path().join(".mnemon")).expect("init");
+        for (rel, text) in generate_notes(&GenConfig::new(400, 21)) {
+            let path = memory.dir().memory().join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        }
+        memory.index().expect("index");
+        let (store, _) = Store::open(&memory.dir().index()).expect("store");
+        let graph = Graph::load(&store.read().expect("read")).expect("graph");
+        let half = |ord: u32| (ord.wrapping_mul(2_654_435_761) >> 7) & 1 == 0;
+        let skip = |ord: u32, _base: f32| half(ord);
+        let (mut left_out, mut compared) = (0usize, 0usize);
+        for start in 0..60u32 {
+            // Seeds: a few notes with falling bases, as direct hits.
+            let seeds: Vec<(u32, f32)> = (0..6u32)
+                .map(|i| {
+                    (
+                        (start * 37 + i * 11) % graph.len() as u32,
+                        1.0 - 0.1 * i as f32,
+                    )
+                })
+                .filter(|(o, _)| graph.meta(*o).is_some())
+                .collect();
+            let mut direct = Cands::default();
+            for &(o, b) in &seeds {
+                direct.insert(o, Cand::direct(b));
+            }
+            let mut full = direct.clone();
+            walk(&graph, &mut full, &seeds, 2, None);
+            let mut part = direct;
+            let mut floor = LeafFloor {
+                skip: &skip,
+                skipped: FxHashMap::default(),
+            };
+            walk(&graph, &mut part, &seeds, 2, Some(&mut floor));
+            for (o, c) in &full {
+                match part.get(o) {
+                    Some(p) => {
+                        assert_eq!(
+                            (p.base, p.depth, p.support, p.source),
+                            (c.base, c.depth, c.support, c.source),
+                            "{}",
+                            graph.id(*o)
+                        );
+                        let via = |v: Option<Via>| v.map(|v| (v.parent, v.kind, v.forward));
+                        assert_eq!(via(p.via), via(c.via), "{}", graph.id(*o));
+                        compared += 1;
+                    }
+                    None => {
+                        assert_eq!(c.depth, 2, "{} left out but expanded", graph.id(*o));
+                        assert!(half(*o));
+                        left_out += 1;
+                    }
+                }
+            }
+            assert!(part.keys().all(|o| full.contains_key(o)));
+        }
+        assert!(
+            left_out > 500 && compared > 500,
+            "{left_out} left out, {compared} compared"
+        );
+    }
 }

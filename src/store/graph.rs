@@ -13,6 +13,7 @@ use super::codec::{EdgeRef, NodeRecord};
 use super::{StoreReader, Version};
 use crate::error::Result;
 use crate::notes::{EdgeKind, NoteType, Provenance};
+use crate::prefetch::prefetch;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 
@@ -180,6 +181,22 @@ impl Graph {
         self.inn.get(o as usize).map_or(&[], |v| v)
     }
 
+    /// Hint that `o`'s edge lists will be read soon: loads their headers (where each list is).
+    pub fn prefetch_lists(&self, o: u32) {
+        prefetch(&self.out, o as usize);
+        prefetch(&self.inn, o as usize);
+    }
+
+    /// Hint that `o`'s edges will be read soon: loads the first lines of both lists (the rest
+    /// follow sequentially). Cheap when [`Graph::prefetch_lists`] ran a little earlier.
+    pub fn prefetch_edges(&self, o: u32) {
+        for list in [self.out(o), self.inn(o)] {
+            for i in (0..list.len().min(EDGES_PREFETCHED)).step_by(EDGES_PER_LINE) {
+                prefetch(list, i);
+            }
+        }
+    }
+
     /// Number of ordinals (notes plus ids only named by edges).
     pub fn len(&self) -> usize {
         self.ids.len()
@@ -212,6 +229,11 @@ impl Graph {
         out
     }
 }
+
+/// Edges per 64-byte cache line.
+const EDGES_PER_LINE: usize = 64 / std::mem::size_of::<GraphEdge>();
+/// Edges of each list [`Graph::prefetch_edges`] asks for.
+const EDGES_PREFETCHED: usize = 4 * EDGES_PER_LINE;
 
 fn edge_of(other: u32, e: EdgeRef<'_>) -> GraphEdge {
     GraphEdge {

@@ -200,7 +200,7 @@ impl Segment {
     /// Hint that `field_lens(doc)` will be read soon (see `index::prefetch`).
     #[inline(always)]
     pub fn prefetch_field_lens(&self, doc: u32) {
-        crate::index::prefetch::prefetch(&self.field_lens, doc as usize);
+        crate::prefetch::prefetch(&self.field_lens, doc as usize);
     }
     /// Sum of field lengths over all docs.
     pub fn field_len_sums(&self) -> [u64; FIELD_COUNT] {

@@ -297,12 +297,20 @@ impl Memory {
     fn load_lexical(&self) -> Result<Option<String>> {
         let index_dir = self.dir.index();
         let stamp = self.manifest_stamp();
-        let nodes = self.store.read()?.node_count()?;
+        let (nodes, recorded) = {
+            let reader = self.store.read()?;
+            (reader.node_count()?, reader.lexical_generation()?)
+        };
         let problem = match LexicalIndex::open(&index_dir) {
-            Ok(Some(lex)) if lex.live_docs() == nodes => {
+            Ok(Some(lex)) if lex.live_docs() == nodes && lex.generation() >= recorded => {
                 self.set_lexical(lex, stamp);
                 return Ok(None);
             }
+            Ok(Some(lex)) if lex.generation() < recorded => format!(
+                "lexical index is at generation {}, behind the {recorded} the store recorded \
+                 (its last writes were lost in a crash)",
+                lex.generation()
+            ),
             Ok(Some(lex)) => format!(
                 "lexical index holds {} notes, the store {nodes}",
                 lex.live_docs()
@@ -320,9 +328,13 @@ impl Memory {
         let _lock = self.write_lock()?;
         // Another process may have been mid-update (lexical written, store not yet): now that
         // we hold the lock, look again before paying for a rebuild.
-        let nodes = self.store.read()?.node_count()?;
+        let (nodes, recorded) = {
+            let reader = self.store.read()?;
+            (reader.node_count()?, reader.lexical_generation()?)
+        };
         if let Ok(Some(lex)) = LexicalIndex::open(&index_dir)
             && lex.live_docs() == nodes
+            && lex.generation() >= recorded
         {
             self.set_lexical(lex, self.manifest_stamp());
             return Ok(None);
@@ -333,7 +345,7 @@ impl Memory {
             .iter()
             .map(|p| DocTerms::from_note(&self.tokenizer, p))
             .collect();
-        let lex = LexicalIndex::rebuild(&index_dir, &docs)?;
+        let lex = LexicalIndex::rebuild_after(&index_dir, &docs, recorded)?;
         let stamp = self.manifest_stamp();
         self.set_lexical(lex, stamp);
         Ok(Some(format!("{problem}: rebuilt it from the notes")))
@@ -524,6 +536,7 @@ impl Memory {
             self.synthesize(&mut outcome.batch, &outcome.parsed, &lex)?;
             phases.synthesize_ms = ms_since(t);
             let t = Instant::now();
+            outcome.batch.lexical_generation = Some(lex.generation());
             self.store.apply(&outcome.batch)?;
             phases.store_ms = ms_since(t);
             let stamp = self.manifest_stamp();

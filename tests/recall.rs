@@ -260,6 +260,53 @@ fn damaged_lexical_index_is_rebuilt_on_open() {
     assert_eq!(ids(&r), vec!["pgbouncer-pool-sizing", "connection-storm"]);
 }
 
+/// Lexical files are not fsynced: a power loss can bring back an older manifest and segments
+/// with the same note count. The store's record of the last generation published catches it.
+#[test]
+fn lexical_index_behind_the_store_after_lost_writes_is_rebuilt() {
+    let (tmp, m) = corpus();
+    let index = tmp.path().join(".mnemon/index");
+    let lexical_files = |dir: &std::path::Path| -> Vec<(std::ffi::OsString, Vec<u8>)> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name == "lexical.manifest" || name.ends_with(".seg")
+            })
+            .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+            .collect()
+    };
+    let before = lexical_files(&index);
+    // An edit (same note count) that the lexical index then "loses".
+    write_note(
+        &m,
+        "deploy-canary.md",
+        "---\nname: Canary deploys\ntype: project\n---\nCanary at 5 percent, then a zeppelin check.\n",
+    );
+    m.index().unwrap();
+    drop(m);
+    for e in std::fs::read_dir(&index).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == "lexical.manifest" || name.ends_with(".seg") {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    for (name, bytes) in &before {
+        std::fs::write(index.join(name), bytes).unwrap();
+    }
+    let mut m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let notices = m.take_notices();
+    assert!(notices.iter().any(|n| n.contains("behind")), "{notices:?}");
+    let r = m.recall(&Query::text("zeppelin").with_depth(0)).unwrap();
+    assert_eq!(ids(&r), vec!["deploy-canary"]);
+    // The rebuilt index is not behind: the next open keeps it.
+    drop(m);
+    let mut m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    assert_eq!(m.take_notices(), Vec::<String>::new());
+}
+
 /// The targets on the loopal-58 eval (cold): MRR >= 0.80, R@5 >= 0.65, R@10 >= 0.80.
 #[test]
 fn loopal_eval_meets_the_cold_targets() {

@@ -242,11 +242,31 @@ impl LexicalIndex {
 
     /// Replace the whole index with one segment of `docs`.
     pub fn rebuild(index_dir: &Path, docs: &[DocTerms]) -> Result<LexicalIndex> {
-        LexicalIndex::empty().update(index_dir, docs, &[], true)
+        LexicalIndex::rebuild_after(index_dir, docs, 0)
+    }
+
+    /// [`LexicalIndex::rebuild`], published at a generation above `generation` (the store's
+    /// record of the last one published, which a rebuilt index must not fall behind).
+    pub fn rebuild_after(
+        index_dir: &Path,
+        docs: &[DocTerms],
+        generation: u64,
+    ) -> Result<LexicalIndex> {
+        LexicalIndex {
+            generation,
+            ..LexicalIndex::empty()
+        }
+        .update(index_dir, docs, &[], true)
+    }
+
+    /// The generation of the manifest this index was opened from or published as.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// A new index with `added` (new or changed notes) indexed and `removed` ids gone, written
-    /// durably (segment files, then the manifest). `replace_all` drops every old segment.
+    /// (segment files, then the manifest; not fsynced: see `manifest::replace_file`).
+    /// `replace_all` drops every old segment.
     pub fn update(
         &self,
         index_dir: &Path,
@@ -673,7 +693,7 @@ fn segment_file_name(generation: u64, n: u32) -> String {
 fn write_segment(index_dir: &Path, generation: u64, n: u32, bytes: &[u8]) -> Result<Live> {
     let file = segment_file_name(generation, n);
     let path = index_dir.join(&file);
-    super::manifest::write_atomic(index_dir, &path, bytes)?;
+    super::manifest::replace_file(index_dir, &path, bytes)?;
     let seg = Segment::open(&path).map_err(|reason| Error::Corrupt {
         path: path.clone(),
         reason: format!("just written and unreadable: {reason}"),

@@ -45,6 +45,7 @@ pub const CHANGES: TableDefinition<u64, &[u8]> = TableDefinition::new("changes")
 const SCHEMA_KEY: &str = "schema_version";
 const EPOCH_KEY: &str = "epoch";
 const GENERATION_KEY: &str = "generation";
+const LEXICAL_GENERATION_KEY: &str = "lexical_generation";
 /// How many generations the change log keeps; a reader further behind reloads the whole graph.
 pub const CHANGE_LOG_KEEP: u64 = 256;
 /// A transaction touching more ids than this logs "everything" instead of the list.
@@ -88,6 +89,9 @@ pub struct Batch {
     pub removals: Vec<(String, String)>,
     /// Files whose bytes are unchanged but whose stat changed (manifest refresh only).
     pub touched: Vec<(String, FileEntry)>,
+    /// The lexical index generation published for this batch, recorded with it: lexical files
+    /// are not fsynced, and an index found behind this after a crash is rebuilt.
+    pub lexical_generation: Option<u64>,
 }
 
 impl Batch {
@@ -301,6 +305,10 @@ impl Store {
             } + 1;
             meta.insert(GENERATION_KEY, generation.to_le_bytes().as_slice())
                 .map_err(|x| e(x.into()))?;
+            if let Some(g) = batch.lexical_generation {
+                meta.insert(LEXICAL_GENERATION_KEY, g.to_le_bytes().as_slice())
+                    .map_err(|x| e(x.into()))?;
+            }
             let touched: Vec<&str> = batch
                 .removals
                 .iter()
@@ -407,6 +415,19 @@ impl StoreReader<'_> {
             epoch: get(EPOCH_KEY)?,
             generation: get(GENERATION_KEY)?,
         })
+    }
+
+    /// The lexical index generation the last batch recorded (0 when none did): an index on disk
+    /// at an older generation lost writes in a crash.
+    pub fn lexical_generation(&self) -> Result<u64> {
+        let t = self.rtx.open_table(META).map_err(|e| self.err(e))?;
+        match t.get(LEXICAL_GENERATION_KEY).map_err(|e| self.err(e))? {
+            Some(v) => decode_u64(v.value()).ok_or_else(|| Error::Corrupt {
+                path: self.store.path.clone(),
+                reason: format!("meta `{LEXICAL_GENERATION_KEY}` is not 8 bytes"),
+            }),
+            None => Ok(0),
+        }
     }
 
     /// The ids touched by the write transactions after `since` up to this reader's generation,

@@ -233,6 +233,7 @@ impl Segment {
             next_doc: 0,
             pending: None,
             skips: None,
+            skip_at: 0,
         })
     }
 
@@ -318,6 +319,8 @@ pub struct PostingsIter<'a> {
     pending: Option<Posting>,
     /// Block starts of this list, when it is long (see [`Segment::seekable_postings`]).
     skips: Option<Arc<[SkipEntry]>>,
+    /// Skip entries before this one start at or before an earlier seek target.
+    skip_at: usize,
 }
 
 impl PostingsIter<'_> {
@@ -334,8 +337,22 @@ impl PostingsIter<'_> {
             }
         }
         if let Some(sk) = &self.skips {
-            // The last block starting at or before `doc`, if it lies ahead.
-            let i = sk.partition_point(|e| e.first_doc <= u64::from(doc));
+            // The last block starting at or before `doc`, if it lies ahead. Targets increase,
+            // so the search gallops on from the last block found (most seeks of a query land in
+            // the same or the next few blocks) before a binary search of the range it brackets.
+            let target = u64::from(doc);
+            let (mut lo, mut hi, mut step) = (self.skip_at, self.skip_at, 1);
+            while let Some(e) = sk.get(hi) {
+                if e.first_doc > target {
+                    break;
+                }
+                lo = hi + 1;
+                hi += step;
+                step *= 2;
+            }
+            let hi = hi.min(sk.len());
+            let i = lo + sk[lo..hi].partition_point(|e| e.first_doc <= target);
+            self.skip_at = i;
             if let Some(e) = i.checked_sub(1).and_then(|i| sk.get(i))
                 && e.pos > self.pos
             {

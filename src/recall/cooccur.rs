@@ -90,11 +90,16 @@ pub fn token_edges(
             }
         }
     }
-    let mut sims: Vec<(&str, f32)> = acc
+    let sims: Vec<(&str, f32)> = acc
         .into_iter()
         .map(|(id, s)| (id, s / total))
         .filter(|(id, s)| *s >= policy::MIN_TOKEN_COSINE && !exclude.iter().any(|e| e == id))
         .collect();
+    best_token_edges(sims, cap)
+}
+
+/// The `cap` most similar of `sims` (similarity, then id), as token co-occurrence edges.
+fn best_token_edges(mut sims: Vec<(&str, f32)>, cap: usize) -> Vec<EdgeValue> {
     sims.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     sims.truncate(cap);
     sims.into_iter()
@@ -234,17 +239,7 @@ impl<'a> SegmentProbes<'a> {
             }
         }
         acc.touched.clear();
-        sims.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-        sims.truncate(cap);
-        sims.into_iter()
-            .map(|(id, s)| EdgeValue {
-                other: id.to_string(),
-                kind: EdgeKind::CoOccursToken,
-                provenance: Provenance::Synthesized,
-                confidence: s.min(1.0),
-                source_out_degree: 0,
-            })
-            .collect()
+        best_token_edges(sims, cap)
     }
 }
 

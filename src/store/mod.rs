@@ -250,25 +250,25 @@ impl Store {
             }
             // In-edge mirrors are inserted after the loop, sorted by key: a cold build's
             // targets arrive in random order, and sorted inserts keep redb's page cache warm.
-            let mut mirrors: Vec<(&str, Vec<u8>)> = Vec::new();
-            for u in &batch.upserts {
+            // Each is kept as (target, upsert, edge) and encoded when inserted (a cold build of
+            // 100k notes has a million: encoded copies held at once cost ~100 MB of its peak).
+            let mut mirrors: Vec<(&str, u32, u32)> = Vec::new();
+            let mut degrees: Vec<u32> = Vec::with_capacity(batch.upserts.len());
+            for (ui, u) in batch.upserts.iter().enumerate() {
                 drop_out_edges(&u.id, &mut out, &mut inn)?;
                 nodes
                     .insert(u.id.as_str(), u.record.encode().as_slice())
                     .map_err(|x| e(x.into()))?;
                 let degree = out_degree(&u.edges);
-                for stored in &u.edges {
+                degrees.push(degree);
+                for (ei, stored) in u.edges.iter().enumerate() {
                     let edge = EdgeValue {
                         source_out_degree: degree,
                         ..stored.clone()
                     };
                     out.insert(u.id.as_str(), edge.encode().as_slice())
                         .map_err(|x| e(x.into()))?;
-                    let mirror = EdgeValue {
-                        other: u.id.clone(),
-                        ..edge.clone()
-                    };
-                    mirrors.push((stored.other.as_str(), mirror.encode()));
+                    mirrors.push((stored.other.as_str(), ui as u32, ei as u32));
                 }
                 manifest
                     .insert(u.path.as_str(), u.file.encode().as_slice())
@@ -285,8 +285,18 @@ impl Store {
                 }
             }
             mirrors.sort_unstable();
-            for (to, value) in &mirrors {
-                inn.insert(*to, value.as_slice()).map_err(|x| e(x.into()))?;
+            for &(to, ui, ei) in &mirrors {
+                let (u, degree) = (&batch.upserts[ui as usize], degrees[ui as usize]);
+                let stored = &u.edges[ei as usize];
+                let mirror = EdgeValue {
+                    other: u.id.clone(),
+                    kind: stored.kind,
+                    provenance: stored.provenance,
+                    confidence: stored.confidence,
+                    source_out_degree: degree,
+                };
+                inn.insert(to, mirror.encode().as_slice())
+                    .map_err(|x| e(x.into()))?;
             }
             for (path, file) in &batch.touched {
                 manifest

@@ -345,7 +345,14 @@ impl Memory {
             .iter()
             .map(|p| DocTerms::from_note(&self.tokenizer, p))
             .collect();
-        let lex = LexicalIndex::rebuild_after(&index_dir, &docs, recorded)?;
+        // Above both the store's record and whatever manifest is on disk (an index ahead of
+        // the store, or with a damaged segment, still names its generation): a rebuilt segment's
+        // file name then never reuses one another process may still be reading.
+        let on_disk = crate::index::manifest::Manifest::load(&index_dir)
+            .ok()
+            .flatten()
+            .map_or(0, |m| m.generation);
+        let lex = LexicalIndex::rebuild_after(&index_dir, &docs, recorded.max(on_disk))?;
         let stamp = self.manifest_stamp();
         self.set_lexical(lex, stamp);
         Ok(Some(format!("{problem}: rebuilt it from the notes")))

@@ -297,12 +297,18 @@ impl Memory {
     fn load_lexical(&self) -> Result<Option<String>> {
         let index_dir = self.dir.index();
         let stamp = self.manifest_stamp();
-        let (nodes, recorded) = {
+        // What the store says the index must hold: its notes, and at least the generation the
+        // last update published.
+        let expected = || -> Result<(u64, u64)> {
             let reader = self.store.read()?;
-            (reader.node_count()?, reader.lexical_generation()?)
+            Ok((reader.node_count()?, reader.lexical_generation()?))
         };
+        let fits = |lex: &LexicalIndex, (nodes, recorded): (u64, u64)| {
+            lex.live_docs() == nodes && lex.generation() >= recorded
+        };
+        let (nodes, recorded) = expected()?;
         let problem = match LexicalIndex::open(&index_dir) {
-            Ok(Some(lex)) if lex.live_docs() == nodes && lex.generation() >= recorded => {
+            Ok(Some(lex)) if fits(&lex, (nodes, recorded)) => {
                 self.set_lexical(lex, stamp);
                 return Ok(None);
             }
@@ -328,13 +334,9 @@ impl Memory {
         let _lock = self.write_lock()?;
         // Another process may have been mid-update (lexical written, store not yet): now that
         // we hold the lock, look again before paying for a rebuild.
-        let (nodes, recorded) = {
-            let reader = self.store.read()?;
-            (reader.node_count()?, reader.lexical_generation()?)
-        };
+        let (nodes, recorded) = expected()?;
         if let Ok(Some(lex)) = LexicalIndex::open(&index_dir)
-            && lex.live_docs() == nodes
-            && lex.generation() >= recorded
+            && fits(&lex, (nodes, recorded))
         {
             self.set_lexical(lex, self.manifest_stamp());
             return Ok(None);

@@ -5,7 +5,7 @@
 
 use super::policy;
 use crate::index::LexicalIndex;
-use crate::index::fields::DocTerms;
+use crate::index::fields::{DocTerms, FIELD_COUNT};
 use crate::index::segment::Segment;
 use crate::notes::{EdgeKind, NoteType, Provenance};
 use crate::store::EdgeValue;
@@ -49,6 +49,25 @@ pub fn slug_edges(id: &str, cluster: &[String]) -> Vec<EdgeValue> {
         .collect()
 }
 
+/// Can `term` be a probe term? Single characters (a CJK char, a letter) are too common a link.
+fn is_probe_term(term: &str) -> bool {
+    term.chars().nth(1).is_some()
+}
+
+/// The idf of a term in `df` of `n` notes, or `None` for a term too rare (one note) or too
+/// common to probe.
+fn probe_idf(df: usize, n: f32) -> Option<f32> {
+    (2..=policy::CO_OCCURRENCE_MAX_DF)
+        .contains(&df)
+        .then(|| (n / df as f32).ln().max(0.0))
+}
+
+/// A probe term's TF-IDF weight in a note that holds it `tfs` times per field.
+fn probe_weight(tfs: &[u16; FIELD_COUNT], idf: f32) -> f32 {
+    let tf: u32 = tfs.iter().map(|x| u32::from(*x)).sum();
+    (1.0 + (tf as f32).ln()) * idf
+}
+
 /// Token co-occurrence edges of `doc`: candidates are the notes sharing its highest TF-IDF terms
 /// (each term in at most `CO_OCCURRENCE_MAX_DF` notes); similarity is the TF-IDF-weighted share of
 /// those terms the candidate holds. At most `cap` edges, best first, similarity >= threshold.
@@ -65,15 +84,9 @@ pub fn token_edges(
     let mut probes: Vec<(&str, f32)> = doc
         .terms
         .iter()
-        .filter(|(t, _)| t.chars().count() > 1)
+        .filter(|(t, _)| is_probe_term(t))
         .filter_map(|(t, tfs)| {
-            let df = lex.doc_freq(t) as usize;
-            if !(2..=policy::CO_OCCURRENCE_MAX_DF).contains(&df) {
-                return None;
-            }
-            let tf: u32 = tfs.iter().map(|x| u32::from(*x)).sum();
-            let idf = (n / df as f32).ln().max(0.0);
-            Some((t.as_str(), (1.0 + (tf as f32).ln()) * idf))
+            probe_idf(lex.doc_freq(t) as usize, n).map(|idf| (t.as_str(), probe_weight(tfs, idf)))
         })
         .collect();
     probes.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
@@ -144,22 +157,17 @@ impl<'a> SegmentProbes<'a> {
         while let Some((term, off)) = stream.next() {
             // Terms arrive in byte order, so among equal weights the first kept is the smaller
             // term, as `token_edges`'s sort has it.
-            let one_char = std::str::from_utf8(term).map_or(true, |t| t.chars().nth(1).is_none());
-            if one_char {
+            if !std::str::from_utf8(term).is_ok_and(is_probe_term) {
                 continue;
             }
             let Some(postings) = seg.postings_at(off) else {
                 continue;
             };
-            let df = postings.len() as usize;
-            if !(2..=policy::CO_OCCURRENCE_MAX_DF).contains(&df) {
+            let Some(idf) = probe_idf(postings.len() as usize, n) else {
                 continue;
-            }
-            let idf = (n / df as f32).ln().max(0.0);
+            };
             for p in postings {
-                let tf: u32 = p.tfs.iter().map(|x| u32::from(*x)).sum();
-                let w = (1.0 + (tf as f32).ln()) * idf;
-                probes.offer(p.doc as usize, w, off);
+                probes.offer(p.doc as usize, probe_weight(&p.tfs, idf), off);
             }
         }
         probes

@@ -213,6 +213,12 @@ impl Ord for Score {
     }
 }
 
+/// The best score a candidate without usage stats can reach from `base`: the largest type
+/// weight, no TTL penalty, a full recency bonus.
+fn best_without_stats(base: f32) -> f32 {
+    base * policy::MAX_TYPE_WEIGHT + policy::RECENCY_WEIGHT
+}
+
 /// Check a query's ranges; the error says what to fix.
 pub fn validate(q: &Query) -> Result<()> {
     if q.text.trim().is_empty() && q.anchors.is_empty() {
@@ -386,8 +392,7 @@ pub fn run(
         q.min_score
     };
     let skip_leaf = |ord: u32, base: f32| {
-        base * policy::MAX_TYPE_WEIGHT + policy::RECENCY_WEIGHT < floor_score
-            && stats(ord) == NodeStats::default()
+        best_without_stats(base) < floor_score && stats(ord) == NodeStats::default()
     };
     let mut floor = LeafFloor {
         skip: &skip_leaf,
@@ -430,7 +435,7 @@ pub fn run(
         }
     }
     for (ord, base) in rest {
-        let bound = base * policy::MAX_TYPE_WEIGHT + policy::RECENCY_WEIGHT;
+        let bound = best_without_stats(base);
         if best.len() >= q.limit && best.peek().is_some_and(|b| bound < b.0.0) {
             continue;
         }

@@ -412,32 +412,28 @@ impl StoreReader<'_> {
     /// The store version this reader sees.
     pub fn version(&self) -> Result<Version> {
         let t = self.rtx.open_table(META).map_err(|e| self.err(e))?;
-        let get = |key: &str| -> Result<u64> {
-            match t.get(key).map_err(|e| self.err(e))? {
-                Some(v) => decode_u64(v.value()).ok_or_else(|| Error::Corrupt {
-                    path: self.store.path.clone(),
-                    reason: format!("meta `{key}` is not 8 bytes"),
-                }),
-                None => Ok(0),
-            }
-        };
         Ok(Version {
-            epoch: get(EPOCH_KEY)?,
-            generation: get(GENERATION_KEY)?,
+            epoch: self.meta_u64(&t, EPOCH_KEY)?,
+            generation: self.meta_u64(&t, GENERATION_KEY)?,
         })
+    }
+
+    /// A `u64` of the `meta` table `t` (0 when the key is missing).
+    fn meta_u64(&self, t: &redb::ReadOnlyTable<&str, &[u8]>, key: &str) -> Result<u64> {
+        match t.get(key).map_err(|e| self.err(e))? {
+            Some(v) => decode_u64(v.value()).ok_or_else(|| Error::Corrupt {
+                path: self.store.path.clone(),
+                reason: format!("meta `{key}` is not 8 bytes"),
+            }),
+            None => Ok(0),
+        }
     }
 
     /// The lexical index generation the last batch recorded (0 when none did): an index on disk
     /// at an older generation lost writes in a crash.
     pub fn lexical_generation(&self) -> Result<u64> {
         let t = self.rtx.open_table(META).map_err(|e| self.err(e))?;
-        match t.get(LEXICAL_GENERATION_KEY).map_err(|e| self.err(e))? {
-            Some(v) => decode_u64(v.value()).ok_or_else(|| Error::Corrupt {
-                path: self.store.path.clone(),
-                reason: format!("meta `{LEXICAL_GENERATION_KEY}` is not 8 bytes"),
-            }),
-            None => Ok(0),
-        }
+        self.meta_u64(&t, LEXICAL_GENERATION_KEY)
     }
 
     /// The ids touched by the write transactions after `since` up to this reader's generation,

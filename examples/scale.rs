@@ -3,6 +3,9 @@
 //!
 //! `cargo run --release --example scale -- 100000 /tmp/gen100k`
 //! Run it under `/usr/bin/time -v` for the peak memory of a cold build (delete DIR/.mnemon first).
+//! With `SCALE_DUMP=FILE`, every query's results (ids, exact score bits, sources, trails) are
+//! written to FILE under a fixed clock: two builds that must rank alike, run on copies of the
+//! same corpus folder, give identical files.
 
 use mnemon::Memory;
 use mnemon::eval::run::query_of;
@@ -42,7 +45,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     drop(memory);
     let t = Instant::now();
-    let memory = Memory::open(&dir)?;
+    let mut memory = Memory::open(&dir)?;
+    if std::env::var_os("SCALE_DUMP").is_some() {
+        // A fixed clock, so that two runs score alike to the last bit.
+        memory = memory.with_clock(mnemon::recall::FixedClock(1_780_000_000));
+    }
     eprintln!("reopen: {:?}", t.elapsed());
     let t = Instant::now();
     memory.recall(&mnemon::recall::Query::text("first recall loads the graph"))?;
@@ -62,6 +69,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .filter(|q| q.mode == mode)
             .map(|q| query_of(q).with_limit(10))
             .collect();
+        if let Some(path) = std::env::var_os("SCALE_DUMP") {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)?;
+            for q in &qs {
+                writeln!(f, "{kind} {:?} {:?}", q.text, q.anchors)?;
+                for h in memory.recall(q)?.results {
+                    let trail: Vec<String> = h
+                        .trail
+                        .iter()
+                        .map(|t| format!("{}>{}", t.from, t.to))
+                        .collect();
+                    writeln!(
+                        f,
+                        "  {} {:08x} {:?} {}",
+                        h.id,
+                        h.score.to_bits(),
+                        h.source,
+                        trail.join(",")
+                    )?;
+                }
+            }
+        }
         let mut lat: Vec<u64> = Vec::new();
         let mut slowest: Vec<(u64, usize, String)> = Vec::new();
         for pass in 0..passes {

@@ -4,63 +4,22 @@
 //! The walk and the scoring run on the in-memory [`Graph`] (node ordinals, no allocation per
 //! edge); only the returned notes' records are read from the store.
 
+use super::cands::{Cand, Cands, Via};
 use super::policy;
 use super::query::{Explain, Hit, Query, Source, TrailEdge};
 use super::{MAX_DEPTH_CHECK, NodeStats};
 use crate::error::{Error, Result};
 use crate::index::LexicalIndex;
 use crate::index::tokenize::Tokenizer;
-use crate::notes::{EdgeKind, Provenance};
+use crate::notes::EdgeKind;
 use crate::store::{Graph, StoreReader};
-use rustc_hash::FxHashMap;
 use std::collections::BinaryHeap;
 
-/// The edge a candidate was reached by.
-#[derive(Debug, Clone, Copy)]
-struct Via {
-    parent: u32,
-    kind: EdgeKind,
-    provenance: Provenance,
-    /// The edge points from `parent` to the candidate (else from the candidate to `parent`).
-    forward: bool,
-}
-
-/// A candidate during the walk.
-#[derive(Debug, Clone, Copy)]
-struct Cand {
-    base: f32,
-    depth: u8,
-    source: Source,
-    /// The node and edge this candidate was reached from (none for direct hits).
-    via: Option<Via>,
-    lexical: f32,
-    matched: u32,
-    /// For direct hits: the best score a walk from another seed brought to it.
-    support: f32,
-}
-
-impl Cand {
-    /// A direct hit (an anchor or a lexical match) with relevance `base`.
-    fn direct(base: f32) -> Cand {
-        Cand {
-            base,
-            depth: 0,
-            source: Source::Direct,
-            via: None,
-            lexical: 0.0,
-            matched: 0,
-            support: 0.0,
-        }
-    }
-}
-
-type Cands = FxHashMap<u32, Cand>;
-
 thread_local! {
-    /// The candidate map of this thread's last recall, kept for its capacity: a walk at 100k
-    /// notes gathers about 1 600 candidates, and growing a fresh map to that size rehashes it
-    /// several times per recall.
-    static CANDS: std::cell::RefCell<Cands> = std::cell::RefCell::new(Cands::default());
+    /// This thread's candidate tables, kept from recall to recall (see [`Cands`]): the recall's
+    /// and the one of the walk around its anchors.
+    static CANDS: std::cell::RefCell<(Cands, Cands)> =
+        std::cell::RefCell::new((Cands::default(), Cands::default()));
 }
 
 /// A node waiting to be expanded. Ties go to the lower ordinal (a loaded graph numbers notes in
@@ -89,24 +48,25 @@ fn is_co_occurrence(kind: EdgeKind) -> bool {
 }
 
 /// Which new leaves a walk may leave out: `skip(ord, base)` is true when a candidate that is
-/// never expanded (it sits at the last hop) cannot end in the results with that base.
-struct LeafFloor<'a> {
-    skip: &'a dyn Fn(u32, f32) -> bool,
-    /// The best base each left-out leaf was reached with, so that the walk still treats it as
-    /// known: a later, weaker path to it at a lower depth must not make it a node to expand.
-    skipped: FxHashMap<u32, f32>,
-}
+/// never expanded (it sits at the last hop) cannot end in the results with that base. The walk
+/// remembers each left-out leaf with the best base it was reached with ([`Cands::leave_out`]),
+/// so that it still treats it as known: a later, weaker path to it at a lower depth must not
+/// make it a node to expand.
+type LeafFloor<'a> = &'a dyn Fn(u32, f32) -> bool;
 
 /// Best-first walk over typed edges from `seeds` (ordinal, base), at most `max_depth` hops,
 /// adding or improving candidates. Co-occurrence edges are followed only from seeds. A walk that
 /// reaches a direct hit records it as support instead of replacing it. With `floor`, leaves it
 /// names are not added (the walk is otherwise the same: see [`LeafFloor`]).
+///
+/// Only nodes that may be expanded go on the heap: a leaf (at `max_depth`) popped from it would
+/// be passed over anyway.
 fn walk(
     graph: &Graph,
     cands: &mut Cands,
     seeds: &[(u32, f32)],
     max_depth: u8,
-    mut floor: Option<&mut LeafFloor<'_>>,
+    floor: Option<LeafFloor<'_>>,
 ) {
     let mut heap: BinaryHeap<Frontier> = seeds
         .iter()
@@ -114,7 +74,7 @@ fn walk(
         .collect();
     let mut expanded = 0usize;
     while let Some(Frontier { base, ord, .. }) = heap.pop() {
-        let Some(cur) = cands.get(&ord) else { continue };
+        let Some(cur) = cands.get(ord) else { continue };
         if cur.base > base || cur.depth >= max_depth {
             continue;
         }
@@ -127,9 +87,19 @@ fn walk(
             graph.prefetch_edges(next.ord);
         }
         let (depth, from_seed, cur_source) = (cur.depth, cur.depth == 0, cur.source);
-        let out = graph.out(ord).iter().take(policy::MAX_FANOUT);
-        let inn = graph.inn(ord).iter().take(policy::MAX_FANOUT);
-        for (e, forward) in out.map(|e| (e, true)).chain(inn.map(|e| (e, false))) {
+        let out = graph.out(ord);
+        let out = &out[..out.len().min(policy::MAX_FANOUT)];
+        let inn = graph.inn(ord);
+        let inn = &inn[..inn.len().min(policy::MAX_FANOUT)];
+        // The slots of this node's neighbours, scattered over the table, load together.
+        for e in out.iter().chain(inn) {
+            cands.prefetch(e.other);
+        }
+        for (e, forward) in out
+            .iter()
+            .map(|e| (e, true))
+            .chain(inn.iter().map(|e| (e, false)))
+        {
             if is_co_occurrence(e.kind) && !from_seed {
                 continue;
             }
@@ -142,7 +112,7 @@ fn walk(
             }
             let child_base = base * policy::HOP_DECAY * w;
             let other = e.other;
-            if let Some(existing) = cands.get_mut(&other) {
+            if let Some(existing) = cands.get_mut(other) {
                 if existing.source == Source::Direct {
                     if existing.depth == 0 && other != ord {
                         existing.support = existing.support.max(child_base);
@@ -152,13 +122,13 @@ fn walk(
                 if existing.base >= child_base {
                     continue;
                 }
-            } else if let Some(f) = floor.as_deref_mut() {
+            } else if let Some(skip) = floor {
                 // `cands` would hold a left-out leaf with its best base: the same test.
-                if f.skipped.get(&other).is_some_and(|b| *b >= child_base) {
+                if cands.left_out_base(other).is_some_and(|b| b >= child_base) {
                     continue;
                 }
-                if depth + 1 >= max_depth && (f.skip)(other, child_base) {
-                    f.skipped.insert(other, child_base);
+                if depth + 1 >= max_depth && skip(other, child_base) {
+                    cands.leave_out(other, child_base);
                     continue;
                 }
             }
@@ -186,11 +156,11 @@ fn walk(
             );
             if depth + 1 < max_depth {
                 graph.prefetch_lists(other);
+                heap.push(Frontier {
+                    base: child_base,
+                    ord: other,
+                });
             }
-            heap.push(Frontier {
-                base: child_base,
-                ord: other,
-            });
         }
     }
 }
@@ -278,8 +248,9 @@ pub fn run(
         }
         text = &text[..cut];
     }
-    let mut cands: Cands = CANDS.with_borrow_mut(std::mem::take);
-    cands.clear();
+    let (mut cands, mut around) = CANDS.with_borrow_mut(std::mem::take);
+    cands.reset(graph.len());
+    around.reset(graph.len());
 
     // 1. Anchors: direct hits at full strength.
     let mut anchors: Vec<u32> = Vec::with_capacity(q.anchors.len());
@@ -309,14 +280,13 @@ pub fn run(
     };
     // With anchors, the anchors' neighbourhood is the context: a weak lexical hit outside it is
     // noise, a hit inside it is kept.
-    let near_anchors: Cands = if anchors.is_empty() || hits.is_empty() {
-        Cands::default()
-    } else {
-        let mut around = cands.clone();
+    if !anchors.is_empty() && !hits.is_empty() {
         let seeds: Vec<(u32, f32)> = anchors.iter().map(|&a| (a, 1.0)).collect();
+        for &(a, base) in &seeds {
+            around.insert(a, Cand::direct(base));
+        }
         walk(graph, &mut around, &seeds, q.depth, None);
-        around
-    };
+    }
     if let Some(top) = hits.first().map(|h| h.score) {
         let floor = policy::MIN_LEXICAL_SCORE.max(policy::MIN_RELATIVE_LEXICAL * top);
         let used_floor = policy::MIN_LEXICAL_SCORE.max(policy::MIN_RELATIVE_LEXICAL_USED * top);
@@ -332,13 +302,11 @@ pub fn run(
                 continue;
             }
             let base = h.score / top;
-            if !anchors.is_empty()
-                && base < policy::MIN_UNANCHORED_RELATIVE
-                && !near_anchors.contains_key(&o)
+            if !anchors.is_empty() && base < policy::MIN_UNANCHORED_RELATIVE && !around.contains(o)
             {
                 continue;
             }
-            let c = cands.entry(o).or_insert(Cand::direct(base));
+            let c = cands.get_or_insert(o, Cand::direct(base));
             c.lexical = h.score;
             c.matched = h.matched;
             c.base = c.base.max(base);
@@ -383,7 +351,7 @@ pub fn run(
     //    that bound (or under `min_score`) is left out, as step 4 would never score it.
     let mut direct: Vec<f32> = cands
         .iter()
-        .filter_map(|(&ord, c)| score_of(ord, c.base, stats(ord)).map(|s| s.score))
+        .filter_map(|(ord, c)| score_of(ord, c.base, stats(ord)).map(|s| s.score))
         .collect();
     let floor_score = if direct.len() >= q.limit {
         let (_, kth, _) = direct.select_nth_unstable_by(q.limit - 1, |a, b| b.total_cmp(a));
@@ -394,18 +362,14 @@ pub fn run(
     let skip_leaf = |ord: u32, base: f32| {
         best_without_stats(base) < floor_score && stats(ord) == NodeStats::default()
     };
-    let mut floor = LeafFloor {
-        skip: &skip_leaf,
-        skipped: FxHashMap::default(),
-    };
 
-    let mut seeds: Vec<(u32, f32)> = cands.iter().map(|(o, c)| (*o, c.base)).collect();
+    let mut seeds: Vec<(u32, f32)> = cands.iter().map(|(o, c)| (o, c.base)).collect();
     seeds.sort_by(|a, b| {
         b.1.total_cmp(&a.1)
             .then_with(|| graph.id(a.0).cmp(graph.id(b.0)))
     });
     seeds.truncate(policy::MAX_SEEDS + anchors.len());
-    walk(graph, &mut cands, &seeds, q.depth, Some(&mut floor));
+    walk(graph, &mut cands, &seeds, q.depth, Some(&skip_leaf));
 
     // 4. Score candidates with the policy (all in memory); dangling targets drop out. Direct hits
     //    and notes with usage stats are scored first; then another candidate is read only if its
@@ -422,7 +386,9 @@ pub fn run(
         scored.push(s);
     };
     let mut rest: Vec<(u32, f32)> = Vec::with_capacity(cands.len());
-    for (&ord, c) in cands.iter_mut() {
+    for i in 0..cands.len() {
+        let ord = cands.ords()[i];
+        let c = cands.by_ord_mut(ord);
         let st = stats(ord);
         if c.source == Source::Direct {
             c.base += policy::GRAPH_SUPPORT_WEIGHT * c.support;
@@ -458,7 +424,7 @@ pub fn run(
     let trail_of = |o: u32| -> Vec<TrailEdge> {
         let mut t = Vec::new();
         let mut cur = o;
-        while let Some(Some(via)) = cands.get(&cur).map(|c| c.via) {
+        while let Some(Some(via)) = cands.get(cur).map(|c| c.via) {
             let (from, to) = if via.forward {
                 (via.parent, cur)
             } else {
@@ -485,7 +451,7 @@ pub fn run(
         let Some(rec) = rec else {
             continue;
         };
-        let Some(c) = cands.get(&s.ord) else {
+        let Some(c) = cands.get(s.ord) else {
             continue;
         };
         let explain = Explain {
@@ -516,7 +482,7 @@ pub fn run(
             explain,
         });
     }
-    CANDS.with_borrow_mut(|c| *c = cands);
+    CANDS.with_borrow_mut(|c| *c = (cands, around));
     Ok(out)
 }
 
@@ -557,38 +523,35 @@ mod tests {
                 .filter(|(o, _)| graph.meta(*o).is_some())
                 .collect();
             let mut direct = Cands::default();
+            direct.reset(graph.len());
             for &(o, b) in &seeds {
                 direct.insert(o, Cand::direct(b));
             }
             let mut full = direct.clone();
             walk(&graph, &mut full, &seeds, 2, None);
             let mut part = direct;
-            let mut floor = LeafFloor {
-                skip: &skip,
-                skipped: FxHashMap::default(),
-            };
-            walk(&graph, &mut part, &seeds, 2, Some(&mut floor));
-            for (o, c) in &full {
+            walk(&graph, &mut part, &seeds, 2, Some(&skip));
+            for (o, c) in full.iter() {
                 match part.get(o) {
                     Some(p) => {
                         assert_eq!(
                             (p.base, p.depth, p.support, p.source),
                             (c.base, c.depth, c.support, c.source),
                             "{}",
-                            graph.id(*o)
+                            graph.id(o)
                         );
                         let via = |v: Option<Via>| v.map(|v| (v.parent, v.kind, v.forward));
-                        assert_eq!(via(p.via), via(c.via), "{}", graph.id(*o));
+                        assert_eq!(via(p.via), via(c.via), "{}", graph.id(o));
                         compared += 1;
                     }
                     None => {
-                        assert_eq!(c.depth, 2, "{} left out but expanded", graph.id(*o));
-                        assert!(half(*o));
+                        assert_eq!(c.depth, 2, "{} left out but expanded", graph.id(o));
+                        assert!(half(o));
                         left_out += 1;
                     }
                 }
             }
-            assert!(part.keys().all(|o| full.contains_key(o)));
+            assert!(part.ords().iter().all(|&o| full.contains(o)));
         }
         assert!(
             left_out > 500 && compared > 500,

@@ -56,39 +56,49 @@ impl Cand {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Held {
     Cand,
-    /// A left-out leaf; `cand.base` is the best base it was reached with.
+    /// A left-out leaf; `base` is the best base it was reached with.
     LeftOut,
 }
 
+/// The part of a candidate the walk reads for every edge, 16 bytes: four slots per cache line.
 #[derive(Debug, Clone, Copy)]
-struct Slot {
+pub struct Hot {
     stamp: u32,
     held: Held,
-    cand: Cand,
+    pub base: f32,
+    pub depth: u8,
+    pub source: Source,
+    pub support: f32,
 }
 
-const EMPTY: Slot = Slot {
+/// The rest, written when a candidate is added and read when the results are built.
+#[derive(Debug, Clone, Copy)]
+struct Cold {
+    via: Option<Via>,
+    lexical: f32,
+    matched: u32,
+}
+
+const EMPTY_HOT: Hot = Hot {
     stamp: 0,
     held: Held::Cand,
-    cand: Cand::EMPTY,
+    base: 0.0,
+    depth: 0,
+    source: Source::Direct,
+    support: 0.0,
 };
 
-impl Cand {
-    const EMPTY: Cand = Cand {
-        base: 0.0,
-        depth: 0,
-        source: Source::Direct,
-        via: None,
-        lexical: 0.0,
-        matched: 0,
-        support: 0.0,
-    };
-}
+const EMPTY_COLD: Cold = Cold {
+    via: None,
+    lexical: 0.0,
+    matched: 0,
+};
 
 /// The candidate table (see the module doc). Stamp 0 is never current.
 #[derive(Debug, Clone)]
 pub struct Cands {
-    slots: Vec<Slot>,
+    hot: Vec<Hot>,
+    cold: Vec<Cold>,
     stamp: u32,
     /// Ordinals holding a candidate, in the order they became one.
     live: Vec<u32>,
@@ -97,7 +107,8 @@ pub struct Cands {
 impl Default for Cands {
     fn default() -> Self {
         Cands {
-            slots: Vec::new(),
+            hot: Vec::new(),
+            cold: Vec::new(),
             stamp: 1,
             live: Vec::new(),
         }
@@ -109,100 +120,117 @@ impl Cands {
     pub fn reset(&mut self, ordinals: usize) {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
-            self.slots.fill(EMPTY);
+            self.hot.fill(EMPTY_HOT);
             self.stamp = 1;
         }
-        if self.slots.len() < ordinals {
-            self.slots.resize(ordinals, EMPTY);
-        }
+        self.grow(ordinals);
         self.live.clear();
     }
 
-    fn slot(&self, o: u32) -> Option<&Slot> {
-        self.slots.get(o as usize).filter(|s| s.stamp == self.stamp)
+    fn grow(&mut self, ordinals: usize) {
+        if self.hot.len() < ordinals {
+            self.hot.resize(ordinals, EMPTY_HOT);
+            self.cold.resize(ordinals, EMPTY_COLD);
+        }
+    }
+
+    #[inline]
+    fn hot_of(&self, o: u32, held: Held) -> Option<&Hot> {
+        self.hot
+            .get(o as usize)
+            .filter(|h| h.stamp == self.stamp && h.held == held)
     }
 
     /// The candidate at `o`.
-    #[inline]
-    pub fn get(&self, o: u32) -> Option<&Cand> {
-        self.slot(o)
-            .filter(|s| s.held == Held::Cand)
-            .map(|s| &s.cand)
+    pub fn get(&self, o: u32) -> Option<Cand> {
+        let h = self.hot_of(o, Held::Cand)?;
+        let c = self.cold.get(o as usize)?;
+        Some(Cand {
+            base: h.base,
+            depth: h.depth,
+            source: h.source,
+            via: c.via,
+            lexical: c.lexical,
+            matched: c.matched,
+            support: h.support,
+        })
     }
 
-    /// The candidate at `o`, to change it.
+    /// The walk's part of the candidate at `o`, to change it.
     #[inline]
-    pub fn get_mut(&mut self, o: u32) -> Option<&mut Cand> {
+    pub fn hot_mut(&mut self, o: u32) -> Option<&mut Hot> {
         let stamp = self.stamp;
-        self.slots
+        self.hot
             .get_mut(o as usize)
-            .filter(|s| s.stamp == stamp && s.held == Held::Cand)
-            .map(|s| &mut s.cand)
+            .filter(|h| h.stamp == stamp && h.held == Held::Cand)
     }
 
     /// Whether `o` is a candidate.
     pub fn contains(&self, o: u32) -> bool {
-        self.get(o).is_some()
+        self.hot_of(o, Held::Cand).is_some()
     }
 
     /// Make `c` the candidate at `o` (replacing a candidate or a left-out leaf there).
     #[inline]
     pub fn insert(&mut self, o: u32, c: Cand) {
         let i = o as usize;
-        if i >= self.slots.len() {
-            self.slots.resize(i + 1, EMPTY);
-        }
+        self.grow(i + 1);
         let stamp = self.stamp;
-        let s = &mut self.slots[i];
-        if s.stamp != stamp || s.held != Held::Cand {
+        let h = &mut self.hot[i];
+        if h.stamp != stamp || h.held != Held::Cand {
             self.live.push(o);
         }
-        *s = Slot {
+        *h = Hot {
             stamp,
             held: Held::Cand,
-            cand: c,
+            base: c.base,
+            depth: c.depth,
+            source: c.source,
+            support: c.support,
+        };
+        self.cold[i] = Cold {
+            via: c.via,
+            lexical: c.lexical,
+            matched: c.matched,
         };
     }
 
-    /// The candidate at `o`, first made `c` when there is none.
-    pub fn get_or_insert(&mut self, o: u32, c: Cand) -> &mut Cand {
+    /// Record a lexical match at `o`: its score and matched terms, and `base` when that is
+    /// higher (a direct hit with that base when `o` is not a candidate yet).
+    pub fn add_lexical(&mut self, o: u32, base: f32, lexical: f32, matched: u32) {
         if !self.contains(o) {
-            self.insert(o, c);
+            self.insert(o, Cand::direct(base));
         }
         let i = o as usize;
-        &mut self.slots[i].cand
+        self.hot[i].base = self.hot[i].base.max(base);
+        self.cold[i].lexical = lexical;
+        self.cold[i].matched = matched;
     }
 
     /// The best base `o` was left out with, when it is a left-out leaf.
     #[inline]
     pub fn left_out_base(&self, o: u32) -> Option<f32> {
-        self.slot(o)
-            .filter(|s| s.held == Held::LeftOut)
-            .map(|s| s.cand.base)
+        self.hot_of(o, Held::LeftOut).map(|h| h.base)
     }
 
     /// Record `o`, which holds no candidate, as left out with `base`.
     #[inline]
     pub fn leave_out(&mut self, o: u32, base: f32) {
         let i = o as usize;
-        if i >= self.slots.len() {
-            self.slots.resize(i + 1, EMPTY);
-        }
+        self.grow(i + 1);
         debug_assert!(!self.contains(o), "a candidate is never left out");
-        self.slots[i] = Slot {
+        self.hot[i] = Hot {
             stamp: self.stamp,
             held: Held::LeftOut,
-            cand: Cand {
-                base,
-                ..Cand::EMPTY
-            },
+            base,
+            ..EMPTY_HOT
         };
     }
 
     /// Hint that `o`'s slot will be read soon.
     #[inline]
     pub fn prefetch(&self, o: u32) {
-        crate::prefetch::prefetch(&self.slots, o as usize);
+        crate::prefetch::prefetch(&self.hot, o as usize);
     }
 
     /// Number of candidates.
@@ -210,19 +238,14 @@ impl Cands {
         self.live.len()
     }
 
-    /// Every candidate with its ordinal, in the order they were added.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, &Cand)> {
-        self.live.iter().map(|&o| (o, &self.slots[o as usize].cand))
+    /// Every candidate's ordinal and base, in the order they were added.
+    pub fn bases(&self) -> impl Iterator<Item = (u32, f32)> {
+        self.live.iter().map(|&o| (o, self.hot[o as usize].base))
     }
 
     /// Every candidate's ordinal, in the order they were added.
     pub fn ords(&self) -> &[u32] {
         &self.live
-    }
-
-    /// The candidate at an ordinal from [`Cands::ords`], to change it.
-    pub fn by_ord_mut(&mut self, o: u32) -> &mut Cand {
-        &mut self.slots[o as usize].cand
     }
 }
 
@@ -263,10 +286,10 @@ mod tests {
         c.reset(4);
         c.insert(1, Cand::direct(0.5));
         c.stamp = u32::MAX;
-        c.slots[2].stamp = u32::MAX;
+        c.hot[2].stamp = u32::MAX;
         c.reset(4);
         assert_eq!(c.stamp, 1);
-        assert!(c.slots.iter().all(|s| s.stamp == 0));
+        assert!(c.hot.iter().all(|s| s.stamp == 0));
         assert_eq!((c.get(1), c.get(2)), (None, None));
     }
 }

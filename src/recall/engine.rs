@@ -112,7 +112,7 @@ fn walk(
             }
             let child_base = base * policy::HOP_DECAY * w;
             let other = e.other;
-            if let Some(existing) = cands.get_mut(other) {
+            if let Some(existing) = cands.hot_mut(other) {
                 if existing.source == Source::Direct {
                     if existing.depth == 0 && other != ord {
                         existing.support = existing.support.max(child_base);
@@ -306,10 +306,7 @@ pub fn run(
             {
                 continue;
             }
-            let c = cands.get_or_insert(o, Cand::direct(base));
-            c.lexical = h.score;
-            c.matched = h.matched;
-            c.base = c.base.max(base);
+            cands.add_lexical(o, base, h.score, h.matched);
         }
     }
 
@@ -350,8 +347,8 @@ pub fn run(
     //    from below: a leaf of the walk without usage stats whose best possible score is under
     //    that bound (or under `min_score`) is left out, as step 4 would never score it.
     let mut direct: Vec<f32> = cands
-        .iter()
-        .filter_map(|(ord, c)| score_of(ord, c.base, stats(ord)).map(|s| s.score))
+        .bases()
+        .filter_map(|(ord, base)| score_of(ord, base, stats(ord)).map(|s| s.score))
         .collect();
     let floor_score = if direct.len() >= q.limit {
         let (_, kth, _) = direct.select_nth_unstable_by(q.limit - 1, |a, b| b.total_cmp(a));
@@ -363,7 +360,7 @@ pub fn run(
         best_without_stats(base) < floor_score && stats(ord) == NodeStats::default()
     };
 
-    let mut seeds: Vec<(u32, f32)> = cands.iter().map(|(o, c)| (o, c.base)).collect();
+    let mut seeds: Vec<(u32, f32)> = cands.bases().collect();
     seeds.sort_by(|a, b| {
         b.1.total_cmp(&a.1)
             .then_with(|| graph.id(a.0).cmp(graph.id(b.0)))
@@ -388,7 +385,9 @@ pub fn run(
     let mut rest: Vec<(u32, f32)> = Vec::with_capacity(cands.len());
     for i in 0..cands.len() {
         let ord = cands.ords()[i];
-        let c = cands.by_ord_mut(ord);
+        let Some(c) = cands.hot_mut(ord) else {
+            continue;
+        };
         let st = stats(ord);
         if c.source == Source::Direct {
             c.base += policy::GRAPH_SUPPORT_WEIGHT * c.support;
@@ -531,7 +530,8 @@ mod tests {
             walk(&graph, &mut full, &seeds, 2, None);
             let mut part = direct;
             walk(&graph, &mut part, &seeds, 2, Some(&skip));
-            for (o, c) in full.iter() {
+            for &o in full.ords() {
+                let c = full.get(o).expect("a listed candidate");
                 match part.get(o) {
                     Some(p) => {
                         assert_eq!(

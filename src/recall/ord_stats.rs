@@ -31,12 +31,25 @@ pub struct OrdStats {
     /// The stats version folded in.
     stats_version: u64,
     by_ord: FxHashMap<u32, NodeStats>,
+    /// Bit `o` set when `by_ord` holds `o`: a walk asks about thousands of nodes per recall,
+    /// nearly all without stats, and a bit test is cheaper than a hash probe.
+    has: Vec<u64>,
 }
 
 impl OrdStats {
     /// Stats of ordinal `o` (zero when it has none).
+    #[inline]
     pub fn get(&self, o: u32) -> NodeStats {
+        if !self.has(o) {
+            return NodeStats::default();
+        }
         self.by_ord.get(&o).copied().unwrap_or_default()
+    }
+
+    fn has(&self, o: u32) -> bool {
+        self.has
+            .get(o as usize / 64)
+            .is_some_and(|w| w & (1 << (o % 64)) != 0)
     }
 
     /// Whether the table shows `view` on `graph`'s ordinals.
@@ -58,6 +71,7 @@ impl OrdStats {
             }
         } else {
             self.by_ord.clear();
+            self.has.clear();
             view.for_each_node(|id| self.set(graph, view, id));
             self.graph = Some(graph.version());
         }
@@ -67,10 +81,18 @@ impl OrdStats {
     fn set(&mut self, graph: &Graph, view: &StatsView<'_>, id: &str) {
         let Some(o) = graph.ord(id) else { return };
         let s = node_stats(view, id);
+        let (word, bit) = (o as usize / 64, 1u64 << (o % 64));
         if s == NodeStats::default() {
             self.by_ord.remove(&o);
+            if let Some(w) = self.has.get_mut(word) {
+                *w &= !bit;
+            }
         } else {
             self.by_ord.insert(o, s);
+            if self.has.len() <= word {
+                self.has.resize(word + 1, 0);
+            }
+            self.has[word] |= bit;
         }
     }
 }

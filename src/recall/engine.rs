@@ -444,14 +444,12 @@ pub fn run(
         t
     };
     let mut out: Vec<Hit> = Vec::with_capacity(scored.len());
-    let records = store.nodes(scored.iter().map(|s| graph.id(s.ord)))?;
-    for (s, rec) in scored.into_iter().zip(records) {
-        let id = graph.id(s.ord);
-        let Some(rec) = rec else {
-            continue;
-        };
-        let Some(c) = cands.get(s.ord) else {
-            continue;
+    let ords: Vec<u32> = scored.iter().map(|s| s.ord).collect();
+    let mut scored = scored.into_iter();
+    store.with_node_refs(ords.iter().map(|&o| graph.id(o)), |rec| {
+        let Some(s) = scored.next() else { return };
+        let (Some(rec), Some(c)) = (rec, cands.get(s.ord)) else {
+            return;
         };
         let explain = Explain {
             lexical: c.lexical,
@@ -470,17 +468,17 @@ pub fn run(
                 .collect(),
         };
         out.push(Hit {
-            id: id.to_string(),
-            name: rec.name,
-            description: rec.description,
+            id: graph.id(s.ord).to_string(),
+            name: rec.name.map(str::to_string),
+            description: rec.description.map(str::to_string),
             note_type: rec.note_type.as_str(),
             score: s.score,
             source: c.source,
             trail: trail_of(s.ord),
-            excerpt: rec.excerpt,
+            excerpt: rec.excerpt.to_string(),
             explain,
         });
-    }
+    })?;
     CANDS.with_borrow_mut(|c| *c = (cands, around));
     Ok(out)
 }

@@ -134,6 +134,9 @@ impl<'a> Reader<'a> {
         Ok(f32::from_le_bytes(self.array()?))
     }
     fn str(&mut self) -> Result<String, CodecError> {
+        self.str_ref().map(str::to_string)
+    }
+    fn str_ref(&mut self) -> Result<&'a str, CodecError> {
         let len = self.u32()? as usize;
         if len > MAX_STRING_BYTES {
             return Err(err(
@@ -142,9 +145,7 @@ impl<'a> Reader<'a> {
             ));
         }
         let bytes = self.take(len)?;
-        std::str::from_utf8(bytes)
-            .map(str::to_string)
-            .map_err(|_| err(self.what, "string is not UTF-8"))
+        std::str::from_utf8(bytes).map_err(|_| err(self.what, "string is not UTF-8"))
     }
     fn end(&self) -> Result<(), CodecError> {
         if self.buf.is_empty() {
@@ -193,6 +194,49 @@ impl NodeRecord {
 
     /// Decode; every field is checked.
     pub fn decode(bytes: &[u8]) -> Result<NodeRecord, CodecError> {
+        let mut tags = Vec::new();
+        let r = NodeRecordRef::decode_with_tags(bytes, |t| tags.push(t.to_string()))?;
+        Ok(NodeRecord {
+            path: r.path.to_string(),
+            name: r.name.map(str::to_string),
+            description: r.description.map(str::to_string),
+            note_type: r.note_type,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            ttl_days: r.ttl_days,
+            pin: r.pin,
+            tags,
+            excerpt: r.excerpt.to_string(),
+        })
+    }
+}
+
+/// A node record borrowed from its bytes, tags left out: what a recall shows of a note, read
+/// without allocating the fields it does not show.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodeRecordRef<'a> {
+    pub path: &'a str,
+    pub name: Option<&'a str>,
+    pub description: Option<&'a str>,
+    pub note_type: NoteType,
+    pub created_at: Option<i64>,
+    pub updated_at: Option<i64>,
+    pub ttl_days: Option<u32>,
+    pub pin: bool,
+    pub excerpt: &'a str,
+}
+
+impl<'a> NodeRecordRef<'a> {
+    /// Decode; every field is checked exactly as [`NodeRecord::decode`] checks it (the tags
+    /// too, though they are not kept).
+    pub fn decode(bytes: &'a [u8]) -> Result<NodeRecordRef<'a>, CodecError> {
+        Self::decode_with_tags(bytes, |_| {})
+    }
+
+    fn decode_with_tags(
+        bytes: &'a [u8],
+        mut tag: impl FnMut(&'a str),
+    ) -> Result<NodeRecordRef<'a>, CodecError> {
         let mut r = Reader {
             what: "node record",
             buf: bytes,
@@ -211,9 +255,9 @@ impl NodeRecord {
         let created = r.i64()?;
         let updated = r.i64()?;
         let ttl = r.u32()?;
-        let path = r.str()?;
-        let name = r.str()?;
-        let description = r.str()?;
+        let path = r.str_ref()?;
+        let name = r.str_ref()?;
+        let description = r.str_ref()?;
         let n_tags = r.u32()?;
         if n_tags > MAX_LIST_LEN {
             return Err(err(
@@ -221,14 +265,13 @@ impl NodeRecord {
                 format!("{n_tags} tags is over the limit"),
             ));
         }
-        let mut tags = Vec::with_capacity(n_tags.min(64) as usize);
         for _ in 0..n_tags {
-            tags.push(r.str()?);
+            tag(r.str_ref()?);
         }
-        let excerpt = r.str()?;
+        let excerpt = r.str_ref()?;
         r.end()?;
         let has = |bit: u8| flags & bit != 0;
-        Ok(NodeRecord {
+        Ok(NodeRecordRef {
             path,
             name: has(FLAG_NAME).then_some(name),
             description: has(FLAG_DESCRIPTION).then_some(description),
@@ -237,7 +280,6 @@ impl NodeRecord {
             updated_at: has(FLAG_UPDATED).then_some(updated),
             ttl_days: has(FLAG_TTL).then_some(ttl),
             pin: has(FLAG_PIN),
-            tags,
             excerpt,
         })
     }
@@ -463,6 +505,26 @@ mod tests {
         let bytes = rec.encode();
         assert_eq!(NodeRecord::decode(&bytes).unwrap(), rec);
         assert!(NodeRecord::decode(&bytes[..bytes.len() - 1]).is_err());
+        // The borrowed decode reads the same fields and refuses the same damage, tags included.
+        let r = NodeRecordRef::decode(&bytes).unwrap();
+        assert_eq!(
+            (r.path, r.name, r.description, r.note_type, r.excerpt),
+            ("a/b.md", Some("Name"), None, NoteType::Feedback, "body")
+        );
+        assert_eq!(
+            (r.created_at, r.updated_at, r.ttl_days, r.pin),
+            (Some(1), None, Some(30), true)
+        );
+        assert!(NodeRecordRef::decode(&bytes[..bytes.len() - 1]).is_err());
+        let mut bad_tag = bytes.clone();
+        let at = bytes.windows(5).position(|w| w == b"\x01\0\0\0x").unwrap() + 4;
+        bad_tag[at] = 0xff;
+        assert!(
+            NodeRecordRef::decode(&bad_tag)
+                .unwrap_err()
+                .reason
+                .contains("UTF-8")
+        );
         let mut bad = bytes.clone();
         bad[1] = 99;
         assert!(

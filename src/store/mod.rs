@@ -9,7 +9,7 @@
 pub mod codec;
 pub mod graph;
 
-pub use codec::{CodecError, EdgeRef, EdgeValue, FileEntry, NodeRecord};
+pub use codec::{CodecError, EdgeRef, EdgeValue, FileEntry, NodeRecord, NodeRecordRef};
 pub use graph::Graph;
 
 use crate::error::{Error, Result};
@@ -393,20 +393,23 @@ impl StoreReader<'_> {
         }
     }
 
-    /// The records of `ids`, in order (one table open for all of them).
-    pub fn nodes<'i>(
+    /// Each of `ids`' records in turn, borrowed, to `f` (`None` when no note has the id): what
+    /// a recall shows of its results, read without copying what it does not show.
+    pub fn with_node_refs<'i>(
         &self,
         ids: impl IntoIterator<Item = &'i str>,
-    ) -> Result<Vec<Option<NodeRecord>>> {
+        mut f: impl FnMut(Option<NodeRecordRef<'_>>),
+    ) -> Result<()> {
         let t = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;
-        let mut out = Vec::new();
         for id in ids {
-            out.push(match t.get(id).map_err(|e| self.err(e))? {
-                Some(v) => Some(NodeRecord::decode(v.value()).map_err(|e| self.corrupt(id, e))?),
-                None => None,
-            });
+            match t.get(id).map_err(|e| self.err(e))? {
+                Some(v) => f(Some(
+                    NodeRecordRef::decode(v.value()).map_err(|e| self.corrupt(id, e))?,
+                )),
+                None => f(None),
+            }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The store version this reader sees.

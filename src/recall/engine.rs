@@ -47,26 +47,27 @@ fn is_co_occurrence(kind: EdgeKind) -> bool {
     matches!(kind, EdgeKind::CoOccursSlug | EdgeKind::CoOccursToken)
 }
 
-/// Which new leaves a walk may leave out: `skip(ord, base)` is true when a candidate that is
-/// never expanded (it sits at the last hop) cannot end in the results with that base. The walk
-/// remembers each left-out leaf with the best base it was reached with ([`Cands::leave_out`]),
-/// so that it still treats it as known: a later, weaker path to it at a lower depth must not
-/// make it a node to expand.
-type LeafFloor<'a> = &'a dyn Fn(u32, f32) -> bool;
+/// No leaf floor: a walk that adds every leaf it reaches.
+const NO_FLOOR: Option<&fn(u32, f32) -> bool> = None;
 
 /// Best-first walk over typed edges from `seeds` (ordinal, base), at most `max_depth` hops,
 /// adding or improving candidates. Co-occurrence edges are followed only from seeds. A walk that
-/// reaches a direct hit records it as support instead of replacing it. With `floor`, leaves it
-/// names are not added (the walk is otherwise the same: see [`LeafFloor`]).
+/// reaches a direct hit records it as support instead of replacing it.
+///
+/// With a leaf floor `skip`, new leaves it names are not added: `skip(ord, base)` is true when a
+/// candidate that is never expanded (it sits at the last hop) cannot end in the results with
+/// that base. The walk remembers each left-out leaf with the best base it was reached with
+/// ([`Cands::leave_out`]), so that it still treats it as known: a later, weaker path to it at a
+/// lower depth must not make it a node to expand. The walk is otherwise the same.
 ///
 /// Only nodes that may be expanded go on the heap: a leaf (at `max_depth`) popped from it would
 /// be passed over anyway.
-fn walk(
+fn walk<F: Fn(u32, f32) -> bool>(
     graph: &Graph,
     cands: &mut Cands,
     seeds: &[(u32, f32)],
     max_depth: u8,
-    floor: Option<LeafFloor<'_>>,
+    skip: Option<&F>,
 ) {
     let mut heap: BinaryHeap<Frontier> = seeds
         .iter()
@@ -122,7 +123,7 @@ fn walk(
                 if existing.base >= child_base {
                     continue;
                 }
-            } else if let Some(skip) = floor {
+            } else if let Some(skip) = skip {
                 // `cands` would hold a left-out leaf with its best base: the same test.
                 if cands.left_out_base(other).is_some_and(|b| b >= child_base) {
                     continue;
@@ -237,7 +238,7 @@ pub fn run(
     tok: &Tokenizer,
     q: &Query,
     now_s: i64,
-    stats: &dyn Fn(u32) -> NodeStats,
+    stats: &impl Fn(u32) -> NodeStats,
 ) -> Result<Vec<Hit>> {
     validate(q)?;
     let mut text = q.text.as_str();
@@ -285,7 +286,7 @@ pub fn run(
         for &(a, base) in &seeds {
             around.insert(a, Cand::direct(base));
         }
-        walk(graph, &mut around, &seeds, q.depth, None);
+        walk(graph, &mut around, &seeds, q.depth, NO_FLOOR);
     }
     if let Some(top) = hits.first().map(|h| h.score) {
         let floor = policy::MIN_LEXICAL_SCORE.max(policy::MIN_RELATIVE_LEXICAL * top);
@@ -525,7 +526,7 @@ mod tests {
                 direct.insert(o, Cand::direct(b));
             }
             let mut full = direct.clone();
-            walk(&graph, &mut full, &seeds, 2, None);
+            walk(&graph, &mut full, &seeds, 2, NO_FLOOR);
             let mut part = direct;
             walk(&graph, &mut part, &seeds, 2, Some(&skip));
             for &o in full.ords() {

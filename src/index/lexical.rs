@@ -84,7 +84,29 @@ thread_local! {
     /// Per-thread search scratch, one slot per document of the largest segment seen, all zero
     /// between searches (a search resets only the slots it touched): no per-query allocation or
     /// clearing proportional to the corpus.
-    static SCRATCH: std::cell::RefCell<Vec<DocAcc>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SCRATCH: std::cell::RefCell<Scratch> = const {
+        std::cell::RefCell::new(Scratch {
+            acc: Vec::new(),
+            touched: Vec::new(),
+            kth: Vec::new(),
+            sorted: Vec::new(),
+            done_scores: Vec::new(),
+        })
+    };
+}
+
+/// A search's working memory, kept per thread so that a search allocates only its hits.
+struct Scratch {
+    /// Score slots by document number (see `SCRATCH`).
+    acc: Vec<DocAcc>,
+    /// Documents of the current segment with a score, in the order they got one.
+    touched: Vec<u32>,
+    /// Scores, to select the `limit`-th best.
+    kth: Vec<f32>,
+    /// Documents to seek to, in doc order.
+    sorted: Vec<u32>,
+    /// The best scores of the segments already searched.
+    done_scores: Vec<f32>,
 }
 
 /// One segment in the live set.
@@ -102,8 +124,9 @@ impl Live {
 
 /// A lexical hit.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LexHit {
-    pub id: String,
+pub struct LexHit<'a> {
+    /// The note's id, borrowed from the index.
+    pub id: &'a str,
     /// BM25F score.
     pub score: f32,
     /// Bit i set when query term i matched.
@@ -478,7 +501,7 @@ impl LexicalIndex {
     /// scored, a document first met in a later list is skipped when even the sum of the remaining
     /// lists' bounds cannot lift it to the current `limit`-th score. Common words then only add to
     /// documents already found instead of scoring most of the corpus.
-    pub fn search(&self, matches: &[TermMatch], limit: usize) -> Vec<LexHit> {
+    pub fn search(&self, matches: &[TermMatch], limit: usize) -> Vec<LexHit<'_>> {
         let n = self.live_docs.max(1) as f32;
         // idf once per dictionary term (document frequency summed over segments).
         let mut terms: Vec<(usize, &str, f32, f32)> = Vec::new();
@@ -496,14 +519,18 @@ impl LexicalIndex {
             rest[j] = rest[j + 1] + terms[j].2 * (policy::BM25_K1 + 1.0);
         }
         let mut hits = Vec::new();
-        SCRATCH.with_borrow_mut(|acc| {
-            let mut touched: Vec<u32> = Vec::new();
-            let mut kth: Vec<f32> = Vec::new();
-            let mut sorted: Vec<u32> = Vec::new();
+        SCRATCH.with_borrow_mut(|scratch| {
+            let Scratch {
+                acc,
+                touched,
+                kth,
+                sorted,
+                done_scores,
+            } = scratch;
+            done_scores.clear();
             // The `limit`-th best score of the segments already searched: a floor for the rest
             // (a note lives in one segment, so the floors of disjoint doc sets combine).
             let mut done_kth = f32::NEG_INFINITY;
-            let mut done_scores: Vec<f32> = Vec::new();
             // Largest segment first: its floor prunes the small ones.
             let mut order: Vec<&Live> = self.segments.iter().collect();
             order.sort_by_key(|l| std::cmp::Reverse(l.live_count()));
@@ -599,7 +626,7 @@ impl LexicalIndex {
                     if i < limit && a.score >= done_kth {
                         done_scores.push(a.score);
                         hits.push(LexHit {
-                            id: l.seg.id(doc).to_string(),
+                            id: l.seg.id(doc),
                             score: a.score,
                             matched: a.matched,
                             max_idf: a.best_idf,
@@ -615,7 +642,7 @@ impl LexicalIndex {
                 }
             }
         });
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(b.id)));
         hits.truncate(limit);
         hits
     }
@@ -830,7 +857,10 @@ mod tests {
 
     fn ids(idx: &LexicalIndex, tok: &Tokenizer, q: &str) -> Vec<String> {
         let m = idx.expand(&tok.query_terms(q));
-        idx.search(&m, 10).into_iter().map(|h| h.id).collect()
+        idx.search(&m, 10)
+            .into_iter()
+            .map(|h| h.id.to_string())
+            .collect()
     }
 
     #[test]

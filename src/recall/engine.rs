@@ -296,7 +296,7 @@ pub fn run(
                 continue;
             }
             // A hit the graph does not know yet (another process mid-update) is skipped.
-            let Some(o) = graph.ord(&h.id).filter(|o| graph.meta(*o).is_some()) else {
+            let Some(o) = graph.ord(h.id).filter(|o| graph.meta(*o).is_some()) else {
                 continue;
             };
             if h.score < floor && stats(o).recall_count == 0 {

@@ -94,6 +94,15 @@ const EMPTY_COLD: Cold = Cold {
     matched: 0,
 };
 
+/// What one ordinal's slot holds in the current recall.
+pub enum Slot<'a> {
+    Empty,
+    /// A candidate, its walk part to read or change.
+    Cand(&'a mut Hot),
+    /// A left-out leaf with the best base it was reached with.
+    LeftOut(f32),
+}
+
 /// The candidate table (see the module doc). Stamp 0 is never current.
 #[derive(Debug, Clone)]
 pub struct Cands {
@@ -165,6 +174,19 @@ impl Cands {
             .filter(|h| h.stamp == stamp && h.held == Held::Cand)
     }
 
+    /// What the slot of `o` holds, in one read.
+    #[inline]
+    pub fn slot_mut(&mut self, o: u32) -> Slot<'_> {
+        let stamp = self.stamp;
+        match self.hot.get_mut(o as usize) {
+            Some(h) if h.stamp == stamp => match h.held {
+                Held::Cand => Slot::Cand(h),
+                Held::LeftOut => Slot::LeftOut(h.base),
+            },
+            _ => Slot::Empty,
+        }
+    }
+
     /// Whether `o` is a candidate.
     pub fn contains(&self, o: u32) -> bool {
         self.hot_of(o, Held::Cand).is_some()
@@ -208,7 +230,7 @@ impl Cands {
     }
 
     /// The best base `o` was left out with, when it is a left-out leaf.
-    #[inline]
+    #[cfg(test)]
     pub fn left_out_base(&self, o: u32) -> Option<f32> {
         self.hot_of(o, Held::LeftOut).map(|h| h.base)
     }

@@ -4,7 +4,7 @@
 //! The walk and the scoring run on the in-memory [`Graph`] (node ordinals, no allocation per
 //! edge); only the returned notes' records are read from the store.
 
-use super::cands::{Cand, Cands, Via};
+use super::cands::{Cand, Cands, Slot, Via};
 use super::policy;
 use super::query::{Explain, Hit, Query, Source, TrailEdge};
 use super::{MAX_DEPTH_CHECK, NodeStats};
@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::index::LexicalIndex;
 use crate::index::tokenize::Tokenizer;
 use crate::notes::EdgeKind;
+use crate::store::graph::GraphEdge;
 use crate::store::{Graph, StoreReader};
 use std::collections::BinaryHeap;
 
@@ -75,7 +76,9 @@ fn walk<F: Fn(u32, f32) -> bool>(
         .collect();
     let mut expanded = 0usize;
     while let Some(Frontier { base, ord, .. }) = heap.pop() {
-        let Some(cur) = cands.get(ord) else { continue };
+        let Slot::Cand(cur) = cands.slot_mut(ord) else {
+            continue;
+        };
         if cur.base > base || cur.depth >= max_depth {
             continue;
         }
@@ -96,13 +99,9 @@ fn walk<F: Fn(u32, f32) -> bool>(
         for e in out.iter().chain(inn) {
             cands.prefetch(e.other);
         }
-        for (e, forward) in out
-            .iter()
-            .map(|e| (e, true))
-            .chain(inn.iter().map(|e| (e, false)))
-        {
+        let mut visit = |e: &GraphEdge, forward: bool| {
             if is_co_occurrence(e.kind) && !from_seed {
-                continue;
+                return;
             }
             let mut w = policy::edge_kind_weight(e.kind)
                 * policy::provenance_weight(e.provenance)
@@ -113,24 +112,28 @@ fn walk<F: Fn(u32, f32) -> bool>(
             }
             let child_base = base * policy::HOP_DECAY * w;
             let other = e.other;
-            if let Some(existing) = cands.hot_mut(other) {
-                if existing.source == Source::Direct {
-                    if existing.depth == 0 && other != ord {
-                        existing.support = existing.support.max(child_base);
+            match cands.slot_mut(other) {
+                Slot::Cand(existing) => {
+                    if existing.source == Source::Direct {
+                        if existing.depth == 0 && other != ord {
+                            existing.support = existing.support.max(child_base);
+                        }
+                        return;
                     }
-                    continue;
+                    if existing.base >= child_base {
+                        return;
+                    }
                 }
-                if existing.base >= child_base {
-                    continue;
-                }
-            } else if let Some(skip) = skip {
-                // `cands` would hold a left-out leaf with its best base: the same test.
-                if cands.left_out_base(other).is_some_and(|b| b >= child_base) {
-                    continue;
-                }
-                if depth + 1 >= max_depth && skip(other, child_base) {
-                    cands.leave_out(other, child_base);
-                    continue;
+                // A left-out leaf only exists with a floor: the floor's own test, remembered.
+                Slot::LeftOut(b) if b >= child_base => return,
+                Slot::LeftOut(_) | Slot::Empty => {
+                    if let Some(skip) = skip
+                        && depth + 1 >= max_depth
+                        && skip(other, child_base)
+                    {
+                        cands.leave_out(other, child_base);
+                        return;
+                    }
                 }
             }
             let source = if is_co_occurrence(e.kind) || cur_source == Source::CoOccur {
@@ -162,6 +165,12 @@ fn walk<F: Fn(u32, f32) -> bool>(
                     ord: other,
                 });
             }
+        };
+        for e in out {
+            visit(e, true);
+        }
+        for e in inn {
+            visit(e, false);
         }
     }
 }

@@ -10,9 +10,10 @@ use crate::index::fields::DocTerms;
 use crate::index::tokenize::Tokenizer;
 use crate::notes::{self, NoteType, ProblemKind};
 use crate::recall::ord_stats::OrdStats;
+use crate::recall::shown::ShownCache;
 use crate::recall::{self, Clock, Query, Recall, SystemClock, cooccur, policy};
 use crate::scan::{self, ScanError};
-use crate::store::{Batch, Edge, Graph, NodeRecord, Store, StoreReader};
+use crate::store::{Batch, Edge, Graph, NodeRecord, Store, StoreReader, Version};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -46,6 +47,8 @@ pub struct Memory {
     graph: RwLock<Arc<Graph>>,
     /// Folded stats by the graph's ordinals, for scoring.
     ord_stats: RwLock<Arc<OrdStats>>,
+    /// What recall shows of the notes it returned lately, for one store version.
+    shown: RwLock<Arc<ShownCache>>,
     clock: Box<dyn Clock>,
     events: EventLog,
     notices: Vec<String>,
@@ -268,6 +271,7 @@ impl Memory {
             lexical_stamp: Mutex::new(None),
             graph: RwLock::new(Arc::new(Graph::default())),
             ord_stats: RwLock::new(Arc::new(OrdStats::default())),
+            shown: RwLock::new(Arc::new(ShownCache::new(Version::default()))),
             clock: Box::new(SystemClock),
             events,
             notices,
@@ -406,14 +410,13 @@ impl Memory {
             })
     }
 
-    /// The in-memory graph at `reader`'s store version (patched from the store's change log, or
-    /// loaded whole the first time).
-    fn graph(&self, reader: &StoreReader<'_>) -> Result<Arc<Graph>> {
+    /// The in-memory graph at `reader`'s store version `v` (patched from the store's change
+    /// log, or loaded whole the first time).
+    fn graph(&self, reader: &StoreReader<'_>, v: Version) -> Result<Arc<Graph>> {
         let poisoned = || Error::InvalidArgument {
             what: "graph",
             message: "lock poisoned by a panic in another thread".into(),
         };
-        let v = reader.version()?;
         // Equal, or another thread already moved it past this reader: good enough.
         let covers = |g: &Graph| {
             let have = g.version();
@@ -428,6 +431,26 @@ impl Memory {
         let mut w = self.graph.write().map_err(|_| poisoned())?;
         if !covers(&w) {
             Arc::make_mut(&mut w).refresh(reader)?;
+        }
+        Ok(w.clone())
+    }
+
+    /// The shown-records cache of store version `v` (a new, empty one when `v` is not the
+    /// version of the one kept).
+    fn shown(&self, v: Version) -> Result<Arc<ShownCache>> {
+        let poisoned = || Error::InvalidArgument {
+            what: "shown records",
+            message: "lock poisoned by a panic in another thread".into(),
+        };
+        {
+            let c = self.shown.read().map_err(|_| poisoned())?;
+            if c.version() == v {
+                return Ok(c.clone());
+            }
+        }
+        let mut w = self.shown.write().map_err(|_| poisoned())?;
+        if w.version() != v {
+            *w = Arc::new(ShownCache::new(v));
         }
         Ok(w.clone())
     }
@@ -701,14 +724,22 @@ impl Memory {
         self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
         let lex = self.lexical()?;
         let reader = self.store.read()?;
-        let graph = self.graph(&reader)?;
+        let version = reader.version()?;
+        let graph = self.graph(&reader, version)?;
         let results = {
             let by_ord = self.ord_stats(&graph)?;
             let stats = |o: u32| by_ord.get(o);
+            // Records read at this reader's version are kept only for the graph of that version.
+            let shown = if graph.version() == version {
+                self.shown(version)?
+            } else {
+                Arc::new(ShownCache::new(version))
+            };
             recall::engine::run(
                 &lex,
                 &graph,
                 &reader,
+                &shown,
                 &self.tokenizer,
                 q,
                 self.clock.now_s(),

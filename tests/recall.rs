@@ -421,3 +421,51 @@ fn a_note_recalled_before_stays_a_direct_hit_below_the_relative_floor() {
     assert_eq!(weak(&warm), Some(Source::Direct), "{:?}", ids(&warm));
     assert_eq!(ids(&warm).first(), Some(&"zebra-guide"));
 }
+
+#[test]
+fn shown_records_follow_edits_of_notes_recalled_before() {
+    // Recall keeps the records it showed lately; an edit (a new store version) must show the new
+    // name, description and excerpt, never the kept ones.
+    let (_t, m) = corpus();
+    let q = Query::text("canary deploys").with_limit(3);
+    for _ in 0..2 {
+        let r = m.recall(&q).unwrap();
+        let hit = r.results.iter().find(|h| h.id == "deploy-canary").unwrap();
+        assert_eq!(hit.name.as_deref(), Some("Canary deploys"));
+        assert!(
+            hit.excerpt.starts_with("Canary at 5 percent"),
+            "{}",
+            hit.excerpt
+        );
+        assert_eq!(hit.note_type, "project");
+    }
+    write_note(
+        &m,
+        "deploy-canary.md",
+        "---\nname: Canary deploys, revised\ndescription: Slower canaries\ntype: reference\n---\nCanary at 1 percent for an hour, then promote.\n",
+    );
+    m.index().unwrap();
+    let r = m.recall(&q).unwrap();
+    let hit = r.results.iter().find(|h| h.id == "deploy-canary").unwrap();
+    assert_eq!(hit.name.as_deref(), Some("Canary deploys, revised"));
+    assert_eq!(hit.description.as_deref(), Some("Slower canaries"));
+    assert_eq!(hit.note_type, "reference");
+    assert!(
+        hit.excerpt.starts_with("Canary at 1 percent"),
+        "{}",
+        hit.excerpt
+    );
+    // An edit indexed by another handle (another process) is shown too.
+    let other = mnemon::Memory::open(m.dir().root()).unwrap();
+    write_note(
+        &m,
+        "deploy-canary.md",
+        "---\nname: Canary deploys, third take\ntype: project\n---\nCanary at 2 percent.\n",
+    );
+    other.index().unwrap();
+    let r = m.recall(&q).unwrap();
+    let hit = r.results.iter().find(|h| h.id == "deploy-canary").unwrap();
+    assert_eq!(hit.name.as_deref(), Some("Canary deploys, third take"));
+    assert_eq!(hit.description, None);
+    assert_eq!(hit.excerpt, "Canary at 2 percent.");
+}

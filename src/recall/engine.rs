@@ -7,6 +7,7 @@
 use super::cands::{Cand, Cands, Slot, Via};
 use super::policy;
 use super::query::{Explain, Hit, Query, Source, TrailEdge};
+use super::shown::ShownCache;
 use super::{MAX_DEPTH_CHECK, NodeStats};
 use crate::error::{Error, Result};
 use crate::index::LexicalIndex;
@@ -239,11 +240,13 @@ pub fn validate(q: &Query) -> Result<()> {
 }
 
 /// Run `q` against the lexical index and the graph; `store` (at the graph's version) gives the
-/// returned notes' records. `stats` gives each node's usage statistics.
+/// returned notes' records, through `shown`. `stats` gives each node's usage statistics.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     lex: &LexicalIndex,
     graph: &Graph,
     store: &StoreReader<'_>,
+    shown: &ShownCache,
     tok: &Tokenizer,
     q: &Query,
     now_s: i64,
@@ -455,11 +458,10 @@ pub fn run(
     };
     let mut out: Vec<Hit> = Vec::with_capacity(scored.len());
     let ords: Vec<u32> = scored.iter().map(|s| s.ord).collect();
-    let mut scored = scored.into_iter();
-    store.with_node_refs(ords.iter().map(|&o| graph.id(o)), |rec| {
-        let Some(s) = scored.next() else { return };
+    let records = shown.read(graph, store, &ords)?;
+    for (s, rec) in scored.into_iter().zip(records) {
         let (Some(rec), Some(c)) = (rec, cands.get(s.ord)) else {
-            return;
+            continue;
         };
         let explain = Explain {
             lexical: c.lexical,
@@ -479,16 +481,16 @@ pub fn run(
         };
         out.push(Hit {
             id: graph.id(s.ord).to_string(),
-            name: rec.name.map(str::to_string),
-            description: rec.description.map(str::to_string),
+            name: rec.name.clone(),
+            description: rec.description.clone(),
             note_type: rec.note_type.as_str(),
             score: s.score,
             source: c.source,
             trail: trail_of(s.ord),
-            excerpt: rec.excerpt.to_string(),
+            excerpt: rec.excerpt.clone(),
             explain,
         });
-    })?;
+    }
     CANDS.with_borrow_mut(|c| *c = (cands, around));
     Ok(out)
 }

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod ord_stats;
 pub mod policy;
 pub mod query;
+pub mod shown;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use query::{Explain, Hit, Query, Recall, Source, TrailEdge};

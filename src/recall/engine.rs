@@ -13,7 +13,6 @@ use crate::error::{Error, Result};
 use crate::index::LexicalIndex;
 use crate::index::tokenize::Tokenizer;
 use crate::notes::EdgeKind;
-use crate::store::graph::GraphEdge;
 use crate::store::{Graph, StoreReader};
 use std::collections::BinaryHeap;
 
@@ -100,78 +99,74 @@ fn walk<F: Fn(u32, f32) -> bool>(
         for e in out.iter().chain(inn) {
             cands.prefetch(e.other);
         }
-        let mut visit = |e: &GraphEdge, forward: bool| {
-            if is_co_occurrence(e.kind) && !from_seed {
-                return;
-            }
-            let mut w = policy::edge_kind_weight(e.kind)
-                * policy::provenance_weight(e.provenance)
-                * e.confidence
-                * policy::hub_damping(e.source_out_degree);
-            if !forward {
-                w *= policy::REVERSE_EDGE_FACTOR;
-            }
-            let child_base = base * policy::HOP_DECAY * w;
-            let other = e.other;
-            match cands.slot_mut(other) {
-                Slot::Cand(existing) => {
-                    if existing.source == Source::Direct {
-                        if existing.depth == 0 && other != ord {
-                            existing.support = existing.support.max(child_base);
+        for (list, forward) in [(out, true), (inn, false)] {
+            for e in list {
+                if is_co_occurrence(e.kind) && !from_seed {
+                    continue;
+                }
+                let mut w = policy::edge_kind_weight(e.kind)
+                    * policy::provenance_weight(e.provenance)
+                    * e.confidence
+                    * policy::hub_damping(e.source_out_degree);
+                if !forward {
+                    w *= policy::REVERSE_EDGE_FACTOR;
+                }
+                let child_base = base * policy::HOP_DECAY * w;
+                let other = e.other;
+                match cands.slot_mut(other) {
+                    Slot::Cand(existing) => {
+                        if existing.source == Source::Direct {
+                            if existing.depth == 0 && other != ord {
+                                existing.support = existing.support.max(child_base);
+                            }
+                            continue;
                         }
-                        return;
+                        if existing.base >= child_base {
+                            continue;
+                        }
                     }
-                    if existing.base >= child_base {
-                        return;
+                    // A left-out leaf only exists with a floor: the floor's own test, remembered.
+                    Slot::LeftOut(b) if b >= child_base => continue,
+                    Slot::LeftOut(_) | Slot::Empty => {
+                        if let Some(skip) = skip
+                            && depth + 1 >= max_depth
+                            && skip(other, child_base)
+                        {
+                            cands.leave_out(other, child_base);
+                            continue;
+                        }
                     }
                 }
-                // A left-out leaf only exists with a floor: the floor's own test, remembered.
-                Slot::LeftOut(b) if b >= child_base => return,
-                Slot::LeftOut(_) | Slot::Empty => {
-                    if let Some(skip) = skip
-                        && depth + 1 >= max_depth
-                        && skip(other, child_base)
-                    {
-                        cands.leave_out(other, child_base);
-                        return;
-                    }
+                let source = if is_co_occurrence(e.kind) || cur_source == Source::CoOccur {
+                    Source::CoOccur
+                } else {
+                    Source::Neighbor
+                };
+                cands.insert(
+                    other,
+                    Cand {
+                        base: child_base,
+                        depth: depth + 1,
+                        source,
+                        via: Some(Via {
+                            parent: ord,
+                            kind: e.kind,
+                            provenance: e.provenance,
+                            forward,
+                        }),
+                        lexical: 0.0,
+                        matched: 0,
+                        support: 0.0,
+                    },
+                );
+                if depth + 1 < max_depth {
+                    graph.prefetch_lists(other);
+                    heap.push(Frontier {
+                        base: child_base,
+                        ord: other,
+                    });
                 }
             }
-            let source = if is_co_occurrence(e.kind) || cur_source == Source::CoOccur {
-                Source::CoOccur
-            } else {
-                Source::Neighbor
-            };
-            cands.insert(
-                other,
-                Cand {
-                    base: child_base,
-                    depth: depth + 1,
-                    source,
-                    via: Some(Via {
-                        parent: ord,
-                        kind: e.kind,
-                        provenance: e.provenance,
-                        forward,
-                    }),
-                    lexical: 0.0,
-                    matched: 0,
-                    support: 0.0,
-                },
-            );
-            if depth + 1 < max_depth {
-                graph.prefetch_lists(other);
-                heap.push(Frontier {
-                    base: child_base,
-                    ord: other,
-                });
-            }
-        };
-        for e in out {
-            visit(e, true);
-        }
-        for e in inn {
-            visit(e, false);
         }
     }
 }

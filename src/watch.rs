@@ -1,7 +1,10 @@
 //! Watch mode: re-index when notes change, debounced so a burst of writes is one re-index.
 //!
 //! File events under `memory/` are collected by `notify-debouncer-full` in a 2-second window; each
-//! debounced batch runs one incremental `Memory::index`. A recall during a re-index sees the old or
+//! debounced batch runs one incremental `Memory::index`. The debouncer expires each path on its own
+//! clock and checks every quarter window, so a burst that straddles a check arrives as two batches
+//! half a second apart; batches arriving within [`COALESCE`] of the first are merged into its
+//! re-index. A recall during a re-index sees the old or
 //! the new index, never a half-built one (one redb transaction, a lexical manifest renamed into
 //! place, an `Arc` swap in memory).
 
@@ -10,10 +13,14 @@ use crate::memory::Memory;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The debounce window.
 pub const DEBOUNCE: Duration = Duration::from_secs(2);
+
+/// How long after a debounced batch further batches are merged into its re-index: one check of
+/// the debouncer (a quarter window) and a margin for a loaded machine.
+pub const COALESCE: Duration = Duration::from_millis(750);
 
 /// What a watcher has done so far.
 #[derive(Debug, Default)]
@@ -67,13 +74,33 @@ pub fn run(
     debouncer
         .watch(memory.dir().memory(), notify::RecursiveMode::Recursive)
         .map_err(|e| Error::io("watch", memory.dir().memory(), std::io::Error::other(e)))?;
+    let report_errors = |errors: Vec<notify::Error>| {
+        stats
+            .errors
+            .fetch_add(errors.len() as u64, Ordering::Relaxed);
+        for e in errors {
+            on_error(format!("watch error: {e}"));
+        }
+    };
     loop {
         match stop.try_recv() {
             Ok(()) | Err(mpsc::TryRecvError::Disconnected) => return Ok(()),
             Err(mpsc::TryRecvError::Empty) => {}
         }
         match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(Ok(events)) => {
+            Ok(Ok(mut events)) => {
+                let until = Instant::now() + COALESCE;
+                loop {
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    match rx.recv_timeout(left) {
+                        Ok(Ok(more)) => events.extend(more),
+                        Ok(Err(errors)) => report_errors(errors),
+                        Err(_) => break,
+                    }
+                }
                 stats
                     .events_seen
                     .fetch_add(events.len() as u64, Ordering::Relaxed);
@@ -104,14 +131,7 @@ pub fn run(
                     }
                 }
             }
-            Ok(Err(errors)) => {
-                stats
-                    .errors
-                    .fetch_add(errors.len() as u64, Ordering::Relaxed);
-                for e in errors {
-                    on_error(format!("watch error: {e}"));
-                }
-            }
+            Ok(Err(errors)) => report_errors(errors),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
         }

@@ -260,6 +260,12 @@ impl Cands {
         crate::prefetch::prefetch(&self.hot, o as usize);
     }
 
+    /// Slots allocated (one per ordinal of the largest graph seen).
+    #[cfg(test)]
+    pub fn slot_count(&self) -> usize {
+        self.hot.len()
+    }
+
     /// Number of candidates.
     pub fn len(&self) -> usize {
         self.live.len()

@@ -173,10 +173,10 @@ impl Cands {
     /// The walk's part of the candidate at `o`, to change it.
     #[inline]
     pub fn hot_mut(&mut self, o: u32) -> Option<&mut Hot> {
-        let stamp = self.stamp;
-        self.hot
-            .get_mut(o as usize)
-            .filter(|h| h.stamp == stamp && h.held == Held::Cand)
+        match self.slot_mut(o) {
+            Slot::Cand(h) => Some(h),
+            Slot::LeftOut(_) | Slot::Empty => None,
+        }
     }
 
     /// What the slot of `o` holds, in one read.

@@ -523,22 +523,14 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::{GenConfig, generate_notes};
+    use crate::corpus::{GenConfig, generate};
     use crate::store::Store;
 
-    /// A walk that leaves out leaves gives every other candidate exactly as the full walk does
-    /// (base, depth, trail, support), and leaves out only leaves its floor names. The floor here
-    /// names a fixed pseudo-random half of the notes, so leaves also turn up later on shorter,
-    /// weaker paths: a left-out leaf must not then become a node to expand.
     #[test]
     fn a_failed_recall_gives_the_candidate_tables_back() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let memory = crate::Memory::init(tmp.path().join(".mnemon")).expect("init");
-        for (rel, text) in generate_notes(&GenConfig::new(60, 5)) {
-            let path = memory.dir().memory().join(rel);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
-        }
+        generate(&GenConfig::new(60, 5), tmp.path()).expect("generate");
+        let memory = crate::Memory::init(tmp.path()).expect("init");
         memory.index().expect("index");
         let slots = || CANDS.with_borrow(|c| (c.0.slot_count(), c.1.slot_count()));
         let mut ok = Query::text("index worker pool");
@@ -560,15 +552,15 @@ mod tests {
         );
     }
 
+    /// A walk that leaves out leaves gives every other candidate exactly as the full walk does
+    /// (base, depth, trail, support), and leaves out only leaves its floor names. The floor here
+    /// names a fixed pseudo-random half of the notes, so leaves also turn up later on shorter,
+    /// weaker paths: a left-out leaf must not then become a node to expand.
     #[test]
     fn walk_with_a_leaf_floor_leaves_out_only_leaves_and_changes_nothing_else() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let memory = crate::Memory::init(tmp.path().join(".mnemon")).expect("init");
-        for (rel, text) in generate_notes(&GenConfig::new(400, 21)) {
-            let path = memory.dir().memory().join(rel);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
-        }
+        generate(&GenConfig::new(400, 21), tmp.path()).expect("generate");
+        let memory = crate::Memory::init(tmp.path()).expect("init");
         memory.index().expect("index");
         let (store, _) = Store::open(&memory.dir().index()).expect("store");
         let graph = Graph::load(&store.read().expect("read")).expect("graph");

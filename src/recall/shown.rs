@@ -90,18 +90,14 @@ impl ShownCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corpus::{GenConfig, generate_notes};
+    use crate::corpus::{GenConfig, generate};
     use crate::store::Store;
 
     #[test]
     fn kept_records_equal_the_store_and_other_versions_are_neither_read_nor_filled() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let memory = crate::Memory::init(tmp.path().join(".mnemon")).expect("init");
-        for (rel, text) in generate_notes(&GenConfig::new(40, 3)) {
-            let path = memory.dir().memory().join(rel);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
-        }
+        generate(&GenConfig::new(40, 3), tmp.path()).expect("generate");
+        let memory = crate::Memory::init(tmp.path()).expect("init");
         memory.index().expect("index");
         let (store, _) = Store::open(&memory.dir().index()).expect("store");
         let reader = store.read().expect("read");

@@ -77,3 +77,204 @@ fn a_second_process_can_index_while_this_one_holds_the_store_open() {
     assert_eq!(memory.show("b").unwrap().id, "b");
     assert!(memory.index().unwrap().changed.is_empty());
 }
+
+mod edge_tables {
+    //! `edges_out` and `edges_in` hold one list per node (schema v4); every batch rewrites the
+    //! lists it touches. Checked against a model after each batch of a random sequence.
+
+    use mnemon::notes::{EdgeKind, Provenance};
+    use mnemon::store::{Batch, EdgeValue, FileEntry, NodeRecord, NoteUpdate, Store};
+    use proptest::prelude::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    const IDS: [&str; 7] = ["a", "b", "b/c", "d", "e", "ghost", "x"];
+    const KINDS: [EdgeKind; 3] = [
+        EdgeKind::References,
+        EdgeKind::PartOf,
+        EdgeKind::CoOccursToken,
+    ];
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Upsert(usize, Vec<(usize, usize, u8)>),
+        Remove(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => (0..IDS.len() - 1, prop::collection::vec((0..IDS.len(), 0..KINDS.len(), 0..3u8), 0..6))
+                .prop_map(|(id, edges)| Op::Upsert(id, edges)),
+            1 => (0..IDS.len() - 1).prop_map(Op::Remove),
+        ]
+    }
+
+    fn edge(to: usize, kind: usize, conf: u8) -> EdgeValue {
+        EdgeValue {
+            other: IDS[to].to_string(),
+            kind: KINDS[kind],
+            provenance: Provenance::Frontmatter,
+            confidence: f32::from(conf) / 2.0,
+            source_out_degree: 0,
+        }
+    }
+
+    /// What each list must hold: out-lists by source, in-lists derived from them.
+    #[derive(Default)]
+    struct Model {
+        out: BTreeMap<&'static str, BTreeSet<Vec<u8>>>,
+    }
+
+    impl Model {
+        fn apply(&mut self, batch: &[Op]) {
+            for op in batch {
+                match op {
+                    Op::Remove(id) => {
+                        self.out.remove(IDS[*id]);
+                    }
+                    Op::Upsert(id, edges) => {
+                        let degree = edges.iter().map(|e| e.0).collect::<BTreeSet<_>>().len();
+                        let set: BTreeSet<Vec<u8>> = edges
+                            .iter()
+                            .map(|&(to, k, c)| {
+                                EdgeValue {
+                                    source_out_degree: degree as u32,
+                                    ..edge(to, k, c)
+                                }
+                                .encode()
+                            })
+                            .collect();
+                        self.out.insert(IDS[*id], set);
+                    }
+                }
+            }
+        }
+
+        fn inn(&self, target: &str) -> Vec<Vec<u8>> {
+            let mut v: Vec<Vec<u8>> = Vec::new();
+            for (from, set) in &self.out {
+                for bytes in set {
+                    let e = mnemon::store::EdgeRef::decode(bytes).unwrap();
+                    if e.other == target {
+                        v.push(
+                            EdgeValue {
+                                other: from.to_string(),
+                                kind: e.kind,
+                                provenance: e.provenance,
+                                confidence: e.confidence,
+                                source_out_degree: e.source_out_degree,
+                            }
+                            .encode(),
+                        );
+                    }
+                }
+            }
+            v.sort();
+            v
+        }
+    }
+
+    fn to_batch(ops: &[Op]) -> Batch {
+        let mut batch = Batch::default();
+        for op in ops {
+            match op {
+                Op::Remove(id) => batch
+                    .removals
+                    .push((format!("{}.md", IDS[*id]), IDS[*id].to_string())),
+                Op::Upsert(id, edges) => batch.upserts.push(NoteUpdate {
+                    id: IDS[*id].to_string(),
+                    path: format!("{}.md", IDS[*id]),
+                    record: NodeRecord::default(),
+                    edges: edges.iter().map(|&(to, k, c)| edge(to, k, c)).collect(),
+                    file: FileEntry {
+                        size: 1,
+                        mtime_ns: 0,
+                        hash: 0,
+                    },
+                    problems: Vec::new(),
+                }),
+            }
+        }
+        batch
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn both_directions_match_the_model_after_every_batch(
+            batches in prop::collection::vec(prop::collection::vec(op(), 1..5), 1..8)
+        ) {
+            let tmp = tempfile::tempdir().unwrap();
+            let (store, _) = Store::open(tmp.path()).unwrap();
+            let mut model = Model::default();
+            for ops in &batches {
+                // A scan names each note once per batch: keep the last op of each id.
+                let mut seen = BTreeSet::new();
+                let mut ops: Vec<Op> = ops
+                    .iter()
+                    .rev()
+                    .filter(|o| seen.insert(match o { Op::Upsert(i, _) | Op::Remove(i) => *i }))
+                    .cloned()
+                    .collect();
+                ops.reverse();
+                store.apply(&to_batch(&ops)).unwrap();
+                model.apply(&ops);
+                let r = store.read().unwrap();
+                let mut count = 0;
+                for id in IDS {
+                    let out: Vec<Vec<u8>> =
+                        r.edges_out(id).unwrap().iter().map(EdgeValue::encode).collect();
+                    let want: Vec<Vec<u8>> =
+                        model.out.get(id).map(|s| s.iter().cloned().collect()).unwrap_or_default();
+                    prop_assert_eq!(&out, &want, "out-edges of {}", id);
+                    count += out.len() as u64;
+                    let inn: Vec<Vec<u8>> =
+                        r.edges_in(id).unwrap().iter().map(EdgeValue::encode).collect();
+                    prop_assert_eq!(&inn, &model.inn(id), "in-edges of {}", id);
+                    prop_assert_eq!(r.edges_in_limited(id, 1).unwrap().len(), inn.len().min(1));
+                }
+                prop_assert_eq!(r.edge_count().unwrap(), count);
+                prop_assert_eq!(r.all_edges().unwrap().len() as u64, count);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_schema_v3_store_with_multimap_edge_tables_is_rebuilt() {
+    let (tmp, memory) = fresh();
+    write_note(&memory, "a.md", "[[b]]");
+    write_note(&memory, "b.md", "[[a]]");
+    drop(memory);
+    let index = tmp.path().join(".mnemon/index");
+    std::fs::create_dir_all(&index).unwrap();
+    let _ = std::fs::remove_file(index.join(STORE_FILE));
+    {
+        // The layout of schema v3: edges in multimap tables of the same names.
+        let db = redb::Database::builder()
+            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+            .create(index.join(STORE_FILE))
+            .unwrap();
+        let w = db.begin_write().unwrap();
+        w.open_table(META)
+            .unwrap()
+            .insert("schema_version", 3u32.to_le_bytes().as_slice())
+            .unwrap();
+        for name in ["edges_out", "edges_in"] {
+            let def = redb::MultimapTableDefinition::<&str, &[u8]>::new(name);
+            w.open_multimap_table(def)
+                .unwrap()
+                .insert("a", [1u8, 2, 0, 0, 0x80, 0x3f, 1, 0, 0, 0, b'b'].as_slice())
+                .unwrap();
+        }
+        w.commit().unwrap();
+    }
+    let mut memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let notices = memory.take_notices();
+    assert!(
+        notices.iter().any(|n| n.contains("schema v3")),
+        "{notices:?}"
+    );
+    let r = memory.index().unwrap();
+    assert_eq!((r.notes, r.edges), (2, 2));
+}

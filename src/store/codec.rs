@@ -395,6 +395,91 @@ impl FileEntry {
     }
 }
 
+/// Fixed part of an edge value (kind, provenance, confidence, source out-degree), before the id.
+pub const EDGE_VALUE_FIXED_BYTES: usize = 10;
+/// Longest edge value: the fixed part and an id of at most 512 bytes.
+pub const MAX_EDGE_VALUE_BYTES: usize = EDGE_VALUE_FIXED_BYTES + crate::notes::MAX_ID_BYTES;
+/// Most entries in one edge list: a note has at most 4096 out-edges, but every note may link to
+/// one hub, so an in-list is bounded by the corpus (16 M notes is far past any memory folder).
+pub const MAX_EDGE_LIST_LEN: u32 = 1 << 24;
+
+/// Encode an edge list (format-spec/store.md, "Edge list"): a `u32` count, then each edge value
+/// after its `u16` length. `values` must be sorted ascending by bytes with no duplicates (the
+/// order recall walks a node's edges in), between 1 and [`MAX_EDGE_LIST_LEN`] of them, each
+/// longer than the fixed part and at most [`MAX_EDGE_VALUE_BYTES`]; anything else is refused
+/// before a byte is written.
+pub fn encode_edge_list<V: AsRef<[u8]>>(values: &[V]) -> Result<Vec<u8>, CodecError> {
+    const WHAT: &str = "edge list";
+    let n = u32::try_from(values.len())
+        .ok()
+        .filter(|n| (1..=MAX_EDGE_LIST_LEN).contains(n))
+        .ok_or_else(|| {
+            err(
+                WHAT,
+                format!("{} entries is outside 1..=2^24", values.len()),
+            )
+        })?;
+    let mut total = 4;
+    let mut last: Option<&[u8]> = None;
+    for v in values {
+        let v = v.as_ref();
+        if !(EDGE_VALUE_FIXED_BYTES < v.len() && v.len() <= MAX_EDGE_VALUE_BYTES) {
+            return Err(err(WHAT, format!("an entry of {} bytes", v.len())));
+        }
+        if last.is_some_and(|l| l >= v) {
+            return Err(err(WHAT, "entries not in ascending order"));
+        }
+        last = Some(v);
+        total += 2 + v.len();
+    }
+    let mut w = Writer(Vec::with_capacity(total));
+    w.u32(n);
+    for v in values {
+        let v = v.as_ref();
+        // In range: checked above (at most 522 bytes).
+        w.0.extend_from_slice(&(v.len() as u16).to_le_bytes());
+        w.0.extend_from_slice(v);
+    }
+    debug_assert_eq!(w.0.len(), total);
+    Ok(w.0)
+}
+
+/// Split an edge list into its entries (each an edge value, for [`EdgeRef::decode`]), checking
+/// the count, every length, the ascending order and that nothing trails.
+pub fn decode_edge_list(bytes: &[u8]) -> Result<Vec<&[u8]>, CodecError> {
+    const WHAT: &str = "edge list";
+    let mut r = Reader {
+        what: WHAT,
+        buf: bytes,
+    };
+    let n = r.u32()?;
+    if !(1..=MAX_EDGE_LIST_LEN).contains(&n) {
+        return Err(err(WHAT, format!("{n} entries is outside 1..=2^24")));
+    }
+    // Each entry takes at least 2 + 11 bytes: a count the bytes cannot hold is refused before
+    // anything is allocated for it.
+    if (n as usize).saturating_mul(2 + EDGE_VALUE_FIXED_BYTES + 1) > r.buf.len() {
+        return Err(err(
+            WHAT,
+            format!("truncated: {n} entries in {} bytes", bytes.len()),
+        ));
+    }
+    let mut out: Vec<&[u8]> = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let len = u16::from_le_bytes(r.array()?) as usize;
+        if !(EDGE_VALUE_FIXED_BYTES < len && len <= MAX_EDGE_VALUE_BYTES) {
+            return Err(err(WHAT, format!("an entry of {len} bytes")));
+        }
+        let v = r.take(len)?;
+        if out.last().is_some_and(|l| *l >= v) {
+            return Err(err(WHAT, "entries not in ascending order"));
+        }
+        out.push(v);
+    }
+    r.end()?;
+    Ok(out)
+}
+
 /// Encode a note's problem list (format-spec/store.md, "problems").
 pub fn encode_problems(problems: &[Problem]) -> Vec<u8> {
     let mut w = Writer(Vec::new());
@@ -557,6 +642,47 @@ mod tests {
         assert_eq!(EdgeValue::decode(&e.encode()).unwrap(), e);
         assert!(EdgeValue::decode(&[9, 1, 0, 0, 0, 0, 0, 0, 0, 0, b'b']).is_err());
         assert!(EdgeValue::decode(&[1, 1, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
+    }
+
+    #[test]
+    fn edge_list_layout_matches_spec() {
+        // The example of format-spec/store.md, "Edge list".
+        let a = [1, 1, 0, 0, 0x80, 0x3f, 2, 0, 0, 0, b'b'];
+        let b = [1, 1, 0, 0, 0x80, 0x3f, 2, 0, 0, 0, b'c'];
+        let list = encode_edge_list(&[&a[..], &b[..]]).unwrap();
+        let mut want = vec![2, 0, 0, 0, 11, 0];
+        want.extend_from_slice(&a);
+        want.extend_from_slice(&[11, 0]);
+        want.extend_from_slice(&b);
+        assert_eq!(list, want);
+        assert_eq!(decode_edge_list(&list).unwrap(), vec![&a[..], &b[..]]);
+        // Out of order, duplicated, empty, too short an entry: refused on both sides.
+        assert!(encode_edge_list(&[&b[..], &a[..]]).is_err());
+        assert!(encode_edge_list(&[&a[..], &a[..]]).is_err());
+        assert!(encode_edge_list::<&[u8]>(&[]).is_err());
+        assert!(encode_edge_list(&[&a[..10]]).is_err());
+        let mut swapped = vec![2, 0, 0, 0, 11, 0];
+        swapped.extend_from_slice(&b);
+        swapped.extend_from_slice(&[11, 0]);
+        swapped.extend_from_slice(&a);
+        assert!(
+            decode_edge_list(&swapped)
+                .unwrap_err()
+                .reason
+                .contains("order")
+        );
+        assert!(decode_edge_list(&[0, 0, 0, 0]).is_err());
+        assert!(decode_edge_list(&list[..list.len() - 1]).is_err());
+        let mut trailing = list.clone();
+        trailing.push(0);
+        assert!(
+            decode_edge_list(&trailing)
+                .unwrap_err()
+                .reason
+                .contains("trailing")
+        );
+        // A count the bytes cannot hold is refused before anything is allocated for it.
+        assert!(decode_edge_list(&[0xff, 0xff, 0xff, 0x00, 11, 0]).is_err());
     }
 
     #[test]

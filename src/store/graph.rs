@@ -245,7 +245,7 @@ fn edge_of(other: u32, e: EdgeRef<'_>) -> GraphEdge {
     }
 }
 
-/// The order redb keeps a multimap's values in: by the encoded bytes (kind, provenance, confidence
+/// The order a stored edge list keeps its entries in: by the encoded bytes (kind, provenance, confidence
 /// LE, degree LE, then the id), so a walk that takes the first `MAX_FANOUT` edges takes the same
 /// ones whether the graph was loaded or patched.
 fn stored_order(ids: &[Box<str>], a: &GraphEdge, b: &GraphEdge) -> Ordering {

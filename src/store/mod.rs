@@ -10,31 +10,33 @@ pub mod codec;
 pub mod graph;
 
 pub use codec::{CodecError, EdgeRef, EdgeValue, FileEntry, NodeRecord, NodeRecordRef};
+
+use codec::{decode_edge_list, encode_edge_list};
 pub use graph::Graph;
 
 use crate::error::{Error, Result};
 use crate::notes::{EdgeKind, Problem, Provenance};
 use redb::{
-    ConcurrencyMode, Database, MultimapTableDefinition, ReadableDatabase, ReadableMultimapTable,
-    ReadableTable, ReadableTableMetadata, TableDefinition,
+    ConcurrencyMode, Database, MultimapTableDefinition, ReadableDatabase, ReadableTable,
+    ReadableTableMetadata, TableDefinition,
 };
 use std::path::{Path, PathBuf};
 
 /// Schema version of the tables below; bump it on any layout change (format-spec/store.md).
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 /// File name of the store inside `index/`.
 pub const STORE_FILE: &str = "graph.redb";
 
 /// `meta`: key -> value. Holds `schema_version` (u32 LE), `epoch` (u64 LE, random per created
-/// file) and `generation` (u64 LE, +1 per write transaction).
+/// file), `generation` (u64 LE, +1 per write transaction) and `edge_count` (u64 LE).
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 /// `nodes`: node id -> [`NodeRecord`].
 pub const NODES: TableDefinition<&str, &[u8]> = TableDefinition::new("nodes");
-/// `edges_out`: from id -> [`EdgeValue`] naming `to`.
-pub const EDGES_OUT: MultimapTableDefinition<&str, &[u8]> =
-    MultimapTableDefinition::new("edges_out");
-/// `edges_in`: to id -> [`EdgeValue`] naming `from`.
-pub const EDGES_IN: MultimapTableDefinition<&str, &[u8]> = MultimapTableDefinition::new("edges_in");
+/// `edges_out`: from id -> edge list, each [`EdgeValue`] naming a `to` (one value per node: a
+/// cold build inserts one row per note, not one per edge).
+pub const EDGES_OUT: TableDefinition<&str, &[u8]> = TableDefinition::new("edges_out");
+/// `edges_in`: to id -> edge list, each [`EdgeValue`] naming a `from` (the mirrors).
+pub const EDGES_IN: TableDefinition<&str, &[u8]> = TableDefinition::new("edges_in");
 /// `manifest`: note path relative to `memory/` -> [`FileEntry`].
 pub const MANIFEST: TableDefinition<&str, &[u8]> = TableDefinition::new("manifest");
 /// `problems`: note path -> problem list (only for notes that have problems).
@@ -46,6 +48,7 @@ const SCHEMA_KEY: &str = "schema_version";
 const EPOCH_KEY: &str = "epoch";
 const GENERATION_KEY: &str = "generation";
 const LEXICAL_GENERATION_KEY: &str = "lexical_generation";
+const EDGE_COUNT_KEY: &str = "edge_count";
 /// How many generations the change log keeps; a reader further behind reloads the whole graph.
 pub const CHANGE_LOG_KEEP: u64 = 256;
 /// A transaction touching more ids than this logs "everything" instead of the list.
@@ -163,6 +166,8 @@ impl Store {
         }
         let _ = wtx.delete_table(CHANGES);
         for name in ["edges_out", "edges_in"] {
+            // Schema v3 and older kept edges in multimap tables of these names.
+            let _ = wtx.delete_table(TableDefinition::<&str, &[u8]>::new(name));
             let _ = wtx.delete_multimap_table(MultimapTableDefinition::<&str, &[u8]>::new(name));
         }
         {
@@ -174,13 +179,14 @@ impl Store {
                 .map_err(|e| self.err(e))?;
             meta.insert(GENERATION_KEY, 0u64.to_le_bytes().as_slice())
                 .map_err(|e| self.err(e))?;
+            meta.insert(EDGE_COUNT_KEY, 0u64.to_le_bytes().as_slice())
+                .map_err(|e| self.err(e))?;
             wtx.open_table(CHANGES).map_err(|e| self.err(e))?;
             wtx.open_table(NODES).map_err(|e| self.err(e))?;
             wtx.open_table(MANIFEST).map_err(|e| self.err(e))?;
             wtx.open_table(PROBLEMS).map_err(|e| self.err(e))?;
-            wtx.open_multimap_table(EDGES_OUT)
-                .map_err(|e| self.err(e))?;
-            wtx.open_multimap_table(EDGES_IN).map_err(|e| self.err(e))?;
+            wtx.open_table(EDGES_OUT).map_err(|e| self.err(e))?;
+            wtx.open_table(EDGES_IN).map_err(|e| self.err(e))?;
         }
         wtx.commit().map_err(|e| self.err(e))?;
         Ok(found.map(|v| {
@@ -195,6 +201,24 @@ impl Store {
         Error::store(&self.path, e)
     }
 
+    fn corrupt(&self, key: &str, e: CodecError) -> Error {
+        Error::Corrupt {
+            path: self.path.clone(),
+            reason: format!("value for `{key}`: {e}"),
+        }
+    }
+
+    /// A `u64` of `meta` inside a write transaction (0 when absent).
+    fn meta_u64_mut(&self, t: &redb::Table<&str, &[u8]>, key: &str) -> Result<u64> {
+        match t.get(key).map_err(|e| self.err(e))? {
+            Some(v) => decode_u64(v.value()).ok_or_else(|| Error::Corrupt {
+                path: self.path.clone(),
+                reason: format!("meta `{key}` is not 8 bytes"),
+            }),
+            None => Ok(0),
+        }
+    }
+
     /// A consistent read view (a redb read transaction).
     pub fn read(&self) -> Result<StoreReader<'_>> {
         let rtx = self.db.begin_read().map_err(|e| self.err(e))?;
@@ -202,6 +226,9 @@ impl Store {
     }
 
     /// Write a batch in one transaction.
+    ///
+    /// Out-edges are one list value per source; in-edges one list per target, rewritten once per
+    /// batch for each target whose mirrors change (read, drop the old mirrors, add the new, write).
     pub fn apply(&self, batch: &Batch) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
@@ -212,63 +239,74 @@ impl Store {
             let mut nodes = wtx.open_table(NODES).map_err(|x| e(x.into()))?;
             let mut manifest = wtx.open_table(MANIFEST).map_err(|x| e(x.into()))?;
             let mut problems = wtx.open_table(PROBLEMS).map_err(|x| e(x.into()))?;
-            let mut out = wtx
-                .open_multimap_table(EDGES_OUT)
-                .map_err(|x| e(x.into()))?;
-            let mut inn = wtx.open_multimap_table(EDGES_IN).map_err(|x| e(x.into()))?;
+            let mut out = wtx.open_table(EDGES_OUT).map_err(|x| e(x.into()))?;
+            let mut inn = wtx.open_table(EDGES_IN).map_err(|x| e(x.into()))?;
+            let mut meta = wtx.open_table(META).map_err(|x| e(x.into()))?;
+            let mut edge_count = self.meta_u64_mut(&meta, EDGE_COUNT_KEY)?;
 
-            let drop_out_edges = |id: &str,
-                                  out: &mut redb::MultimapTable<&str, &[u8]>,
-                                  inn: &mut redb::MultimapTable<&str, &[u8]>|
+            // Mirrors of the out-edges this batch drops, as (target, mirror bytes).
+            let mut dropped: Vec<(String, Vec<u8>)> = Vec::new();
+            let mut drop_out_edges = |id: &str,
+                                      out: &mut redb::Table<&str, &[u8]>,
+                                      edge_count: &mut u64|
              -> Result<()> {
-                let old: Vec<Vec<u8>> = out
-                    .remove_all(id)
-                    .map_err(|x| e(x.into()))?
-                    .map(|v| v.map(|g| g.value().to_vec()))
-                    .collect::<std::result::Result<_, _>>()
-                    .map_err(|x| e(x.into()))?;
-                for bytes in old {
+                let Some(old) = out.remove(id).map_err(|x| e(x.into()))? else {
+                    return Ok(());
+                };
+                let list = decode_edge_list(old.value()).map_err(|c| self.corrupt(id, c))?;
+                *edge_count = edge_count.saturating_sub(list.len() as u64);
+                for bytes in list {
                     // A value that does not decode cannot have a mirror we could name; skip it.
-                    let Ok(edge) = EdgeValue::decode(&bytes) else {
+                    let Ok(edge) = EdgeRef::decode(bytes) else {
                         continue;
                     };
                     let mirror = EdgeValue {
                         other: id.to_string(),
-                        ..edge.clone()
+                        kind: edge.kind,
+                        provenance: edge.provenance,
+                        confidence: edge.confidence,
+                        source_out_degree: edge.source_out_degree,
                     };
-                    inn.remove(edge.other.as_str(), mirror.encode().as_slice())
-                        .map_err(|x| e(x.into()))?;
+                    dropped.push((edge.other.to_string(), mirror.encode()));
                 }
                 Ok(())
             };
 
             for (path, id) in &batch.removals {
-                drop_out_edges(id, &mut out, &mut inn)?;
+                drop_out_edges(id, &mut out, &mut edge_count)?;
                 nodes.remove(id.as_str()).map_err(|x| e(x.into()))?;
                 manifest.remove(path.as_str()).map_err(|x| e(x.into()))?;
                 problems.remove(path.as_str()).map_err(|x| e(x.into()))?;
             }
-            // In-edge mirrors are inserted after the loop, sorted by key: a cold build's
-            // targets arrive in random order, and sorted inserts keep redb's page cache warm.
-            // Each is kept as (target, upsert, edge) and encoded when inserted (a cold build of
-            // 100k notes has a million: encoded copies held at once cost ~100 MB of its peak).
+            // In-edge mirrors are written after the loop, grouped and sorted by target. Each is
+            // kept as (target, upsert, edge) and encoded when its target's list is written (a
+            // cold build of 100k notes has a million: encoded copies held at once cost ~100 MB).
             let mut mirrors: Vec<(&str, u32, u32)> = Vec::new();
             let mut degrees: Vec<u32> = Vec::with_capacity(batch.upserts.len());
+            let mut values: Vec<Vec<u8>> = Vec::new();
             for (ui, u) in batch.upserts.iter().enumerate() {
-                drop_out_edges(&u.id, &mut out, &mut inn)?;
+                drop_out_edges(&u.id, &mut out, &mut edge_count)?;
                 nodes
                     .insert(u.id.as_str(), u.record.encode().as_slice())
                     .map_err(|x| e(x.into()))?;
                 let degree = out_degree(&u.edges);
                 degrees.push(degree);
+                values.clear();
                 for (ei, stored) in u.edges.iter().enumerate() {
                     let edge = EdgeValue {
                         source_out_degree: degree,
                         ..stored.clone()
                     };
-                    out.insert(u.id.as_str(), edge.encode().as_slice())
-                        .map_err(|x| e(x.into()))?;
+                    values.push(edge.encode());
                     mirrors.push((stored.other.as_str(), ui as u32, ei as u32));
+                }
+                values.sort_unstable();
+                values.dedup();
+                if !values.is_empty() {
+                    let list = encode_edge_list(&values).map_err(|c| self.corrupt(&u.id, c))?;
+                    out.insert(u.id.as_str(), list.as_slice())
+                        .map_err(|x| e(x.into()))?;
+                    edge_count += values.len() as u64;
                 }
                 manifest
                     .insert(u.path.as_str(), u.file.encode().as_slice())
@@ -285,19 +323,59 @@ impl Store {
                 }
             }
             mirrors.sort_unstable();
-            for &(to, ui, ei) in &mirrors {
-                let (u, degree) = (&batch.upserts[ui as usize], degrees[ui as usize]);
-                let stored = &u.edges[ei as usize];
-                let mirror = EdgeValue {
-                    other: u.id.clone(),
-                    kind: stored.kind,
-                    provenance: stored.provenance,
-                    confidence: stored.confidence,
-                    source_out_degree: degree,
+            dropped.sort_unstable();
+            let (mut a, mut d) = (0, 0);
+            while a < mirrors.len() || d < dropped.len() {
+                let target = match (mirrors.get(a), dropped.get(d)) {
+                    (Some(m), Some(x)) => m.0.min(x.0.as_str()),
+                    (Some(m), None) => m.0,
+                    (None, Some(x)) => x.0.as_str(),
+                    (None, None) => break,
                 };
-                inn.insert(to, mirror.encode().as_slice())
-                    .map_err(|x| e(x.into()))?;
+                let existing: Option<Vec<u8>> = inn
+                    .get(target)
+                    .map_err(|x| e(x.into()))?
+                    .map(|v| v.value().to_vec());
+                values.clear();
+                let mut kept: Vec<&[u8]> = match &existing {
+                    Some(bytes) => decode_edge_list(bytes).map_err(|c| self.corrupt(target, c))?,
+                    None => Vec::new(),
+                };
+                while let Some((to, mirror)) = dropped.get(d).filter(|x| x.0 == target) {
+                    debug_assert_eq!(to, target);
+                    // The old list is sorted and distinct: one binary search finds the mirror.
+                    if let Ok(at) = kept.binary_search(&mirror.as_slice()) {
+                        kept.remove(at);
+                    }
+                    d += 1;
+                }
+                while let Some(&(_, ui, ei)) = mirrors.get(a).filter(|m| m.0 == target) {
+                    let (u, degree) = (&batch.upserts[ui as usize], degrees[ui as usize]);
+                    let stored = &u.edges[ei as usize];
+                    let mirror = EdgeValue {
+                        other: u.id.clone(),
+                        kind: stored.kind,
+                        provenance: stored.provenance,
+                        confidence: stored.confidence,
+                        source_out_degree: degree,
+                    };
+                    values.push(mirror.encode());
+                    a += 1;
+                }
+                let mut list: Vec<&[u8]> = kept;
+                list.extend(values.iter().map(Vec::as_slice));
+                list.sort_unstable();
+                list.dedup();
+                if list.is_empty() {
+                    inn.remove(target).map_err(|x| e(x.into()))?;
+                } else {
+                    let bytes = encode_edge_list(&list).map_err(|c| self.corrupt(target, c))?;
+                    inn.insert(target, bytes.as_slice())
+                        .map_err(|x| e(x.into()))?;
+                }
             }
+            meta.insert(EDGE_COUNT_KEY, edge_count.to_le_bytes().as_slice())
+                .map_err(|x| e(x.into()))?;
             for (path, file) in &batch.touched {
                 manifest
                     .insert(path.as_str(), file.encode().as_slice())
@@ -305,14 +383,7 @@ impl Store {
             }
 
             // The change log: which nodes this generation touched, for in-memory graphs to patch.
-            let mut meta = wtx.open_table(META).map_err(|x| e(x.into()))?;
-            let generation = match meta.get(GENERATION_KEY).map_err(|x| e(x.into()))? {
-                Some(v) => decode_u64(v.value()).ok_or_else(|| Error::Corrupt {
-                    path: self.path.clone(),
-                    reason: "meta `generation` is not 8 bytes".into(),
-                })?,
-                None => 0,
-            } + 1;
+            let generation = self.meta_u64_mut(&meta, GENERATION_KEY)? + 1;
             meta.insert(GENERATION_KEY, generation.to_le_bytes().as_slice())
                 .map_err(|x| e(x.into()))?;
             if let Some(g) = batch.lexical_generation {
@@ -376,10 +447,7 @@ impl StoreReader<'_> {
         self.store.err(e)
     }
     fn corrupt(&self, key: &str, e: CodecError) -> Error {
-        Error::Corrupt {
-            path: self.store.path.clone(),
-            reason: format!("value for `{key}`: {e}"),
-        }
+        self.store.corrupt(key, e)
     }
 
     /// The node `id`, if it exists.
@@ -482,15 +550,12 @@ impl StoreReader<'_> {
 
     /// Visit every out-edge, in source id order, then stored order (decoded in place).
     pub fn for_each_out_edge(&self, mut f: impl FnMut(&str, EdgeRef<'_>)) -> Result<()> {
-        let edges = self
-            .rtx
-            .open_multimap_table(EDGES_OUT)
-            .map_err(|e| self.err(e))?;
+        let edges = self.rtx.open_table(EDGES_OUT).map_err(|e| self.err(e))?;
         for row in edges.iter().map_err(|e| self.err(e))? {
-            let (k, values) = row.map_err(|e| self.err(e))?;
-            for v in values {
-                let v = v.map_err(|e| self.err(e))?;
-                let ev = EdgeRef::decode(v.value()).map_err(|e| self.corrupt(k.value(), e))?;
+            let (k, v) = row.map_err(|e| self.err(e))?;
+            let list = decode_edge_list(v.value()).map_err(|e| self.corrupt(k.value(), e))?;
+            for bytes in list {
+                let ev = EdgeRef::decode(bytes).map_err(|e| self.corrupt(k.value(), e))?;
                 f(k.value(), ev);
             }
         }
@@ -524,28 +589,27 @@ impl StoreReader<'_> {
         t.len().map_err(|e| self.err(e))
     }
 
-    /// Number of edges (out-direction entries).
+    /// Number of edges (out-direction entries), kept in `meta` by every write.
     pub fn edge_count(&self) -> Result<u64> {
-        let t = self
-            .rtx
-            .open_multimap_table(EDGES_OUT)
-            .map_err(|e| self.err(e))?;
-        t.len().map_err(|e| self.err(e))
+        let t = self.rtx.open_table(META).map_err(|e| self.err(e))?;
+        self.meta_u64(&t, EDGE_COUNT_KEY)
     }
 
     fn edges(
         &self,
-        def: MultimapTableDefinition<&str, &[u8]>,
+        def: TableDefinition<&str, &[u8]>,
         id: &str,
         max: usize,
     ) -> Result<Vec<EdgeValue>> {
-        let t = self.rtx.open_multimap_table(def).map_err(|e| self.err(e))?;
-        let mut out = Vec::new();
-        for v in t.get(id).map_err(|e| self.err(e))?.take(max) {
-            let v = v.map_err(|e| self.err(e))?;
-            out.push(EdgeValue::decode(v.value()).map_err(|e| self.corrupt(id, e))?);
-        }
-        Ok(out)
+        let t = self.rtx.open_table(def).map_err(|e| self.err(e))?;
+        let Some(v) = t.get(id).map_err(|e| self.err(e))? else {
+            return Ok(Vec::new());
+        };
+        let list = decode_edge_list(v.value()).map_err(|e| self.corrupt(id, e))?;
+        list.into_iter()
+            .take(max)
+            .map(|bytes| EdgeValue::decode(bytes).map_err(|e| self.corrupt(id, e)))
+            .collect()
     }
 
     /// Edges leaving `id` (`other` is the target), in O(degree).
@@ -583,26 +647,16 @@ impl StoreReader<'_> {
 
     /// Every edge, in source id order.
     pub fn all_edges(&self) -> Result<Vec<Edge>> {
-        let t = self
-            .rtx
-            .open_multimap_table(EDGES_OUT)
-            .map_err(|e| self.err(e))?;
         let mut out = Vec::new();
-        for row in t.iter().map_err(|e| self.err(e))? {
-            let (k, values) = row.map_err(|e| self.err(e))?;
-            let from = k.value().to_string();
-            for v in values {
-                let v = v.map_err(|e| self.err(e))?;
-                let ev = EdgeValue::decode(v.value()).map_err(|e| self.corrupt(&from, e))?;
-                out.push(Edge {
-                    from: from.clone(),
-                    to: ev.other,
-                    kind: ev.kind,
-                    provenance: ev.provenance,
-                    confidence: ev.confidence,
-                });
-            }
-        }
+        self.for_each_out_edge(|from, ev| {
+            out.push(Edge {
+                from: from.to_string(),
+                to: ev.other.to_string(),
+                kind: ev.kind,
+                provenance: ev.provenance,
+                confidence: ev.confidence,
+            })
+        })?;
         Ok(out)
     }
 

@@ -7,6 +7,7 @@ use crate::folder::MemoryDir;
 use crate::fs::{Fs, RealFs};
 use crate::index::LexicalIndex;
 use crate::index::fields::DocTerms;
+use crate::index::segment::writer::SegmentBuilder;
 use crate::index::tokenize::Tokenizer;
 use crate::notes::{self, NoteType, ProblemKind};
 use crate::recall::ord_stats::OrdStats;
@@ -28,6 +29,9 @@ pub const STATS_REFRESH_INTERVAL: std::time::Duration = std::time::Duration::fro
 /// A build tokenizes and synthesizes this many notes at a time: per-note term tables are large,
 /// and chunking bounds the peak memory of a cold build of 100k notes.
 const BUILD_CHUNK_NOTES: usize = 8192;
+/// The lexical pass of a build tokenizes this many notes at a time, while the chunk before is
+/// folded into the segment builder: two chunks' term tables live at once.
+const LEXICAL_CHUNK_NOTES: usize = 4096;
 /// Token co-occurrence is found term by term (one pass over the whole dictionary) when at least
 /// 1 / this of a lone segment's notes changed; note by note otherwise.
 const TERM_PASS_MIN_SHARE: usize = 4;
@@ -365,6 +369,49 @@ impl Memory {
     }
 
     /// The per-field terms of `notes`, tokenized in parallel.
+    /// The lexical segment of `parsed` (in id order, one note per id) and the ids in it. Notes
+    /// are tokenized a chunk at a time on every core while the chunk before is folded into the
+    /// builder, and each chunk's term tables are dropped once folded.
+    fn lexical_segment<'p>(
+        &self,
+        parsed: &'p [notes::ParsedNote],
+        chunk_notes: usize,
+    ) -> Result<(Vec<u8>, Vec<&'p str>)> {
+        let mut notes: Vec<&notes::ParsedNote> = parsed.iter().collect();
+        notes.sort_by(|a, b| a.id.cmp(&b.id));
+        notes.dedup_by(|a, b| a.id == b.id);
+        let mut builder = SegmentBuilder::new();
+        let mut chunks = notes.chunks(chunk_notes.max(1));
+        let mut folding: Vec<DocTerms> = Vec::new();
+        loop {
+            let next = chunks.next();
+            let (folded, tokenized) = rayon::join(
+                || folding.iter().try_for_each(|d| builder.add_doc(d)),
+                || {
+                    next.map(|c| {
+                        c.par_iter()
+                            .map(|p| DocTerms::from_note(&self.tokenizer, p))
+                            .collect::<Vec<_>>()
+                    })
+                },
+            );
+            folded.map_err(|e| Error::Corrupt {
+                path: self.dir.index(),
+                reason: e.to_string(),
+            })?;
+            match tokenized {
+                Some(docs) => folding = docs,
+                None => break,
+            }
+        }
+        debug_assert_eq!(builder.doc_count() as usize, notes.len());
+        let segment = builder.finish().map_err(|e| Error::Corrupt {
+            path: self.dir.index(),
+            reason: e.to_string(),
+        })?;
+        Ok((segment, notes.iter().map(|p| p.id.as_str()).collect()))
+    }
+
     fn doc_terms(&self, notes: &[notes::ParsedNote]) -> Vec<DocTerms> {
         notes
             .par_iter()
@@ -550,16 +597,19 @@ impl Memory {
             // chunk of notes at a time and dropped, so a cold build of 100k notes stays small.
             let t = Instant::now();
             let mut lex = self.lexical()?;
-            let mut removed: &[String] = &outcome.removed;
-            for chunk in outcome.parsed.chunks(BUILD_CHUNK_NOTES) {
-                let docs = self.doc_terms(chunk);
-                lex = Arc::new(lex.update(&self.dir.index(), &docs, removed, false)?);
-                removed = &[];
-            }
             if outcome.parsed.is_empty() {
-                lex = Arc::new(lex.update(&self.dir.index(), &[], removed, false)?);
+                lex = Arc::new(lex.update(&self.dir.index(), &[], &outcome.removed, false)?);
+            } else {
+                let (segment, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES)?;
+                lex = Arc::new(lex.update_with(
+                    &self.dir.index(),
+                    Some(segment),
+                    &ids,
+                    &outcome.removed,
+                    false,
+                )?);
             }
-            // A build of several chunks left several segments: one serves queries faster.
+            // A big update left the new segment beside old ones: one serves queries faster.
             if outcome.parsed.len() > BUILD_CHUNK_NOTES {
                 lex = Arc::new(lex.merged(&self.dir.index())?);
             }
@@ -1012,5 +1062,31 @@ impl Memory {
             walk_errors,
             index,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::{GenConfig, generate};
+    use crate::index::segment::writer::build_segment;
+
+    #[test]
+    fn lexical_segment_built_in_chunks_equals_one_built_at_once_in_id_order() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        generate(&GenConfig::new(60, 3), tmp.path()).expect("generate");
+        let memory = Memory::init(tmp.path()).expect("init");
+        let mut parsed = scan::scan(&memory.dir().memory(), &HashMap::new()).parsed;
+        assert_eq!(parsed.len(), 60);
+        // Any order in, id order out.
+        parsed.reverse();
+        let mut docs = memory.doc_terms(&parsed);
+        docs.sort_by(|a, b| a.id.cmp(&b.id));
+        let want = build_segment(&docs).expect("build");
+        for chunk in [1, 7, 60, 4096] {
+            let (segment, ids) = memory.lexical_segment(&parsed, chunk).expect("segment");
+            assert_eq!(segment, want, "chunks of {chunk}");
+            assert!(ids.windows(2).all(|w| w[0] < w[1]) && ids.len() == 60);
+        }
     }
 }

@@ -150,26 +150,184 @@ impl SegmentWriter {
 
 /// Build a segment from documents (doc numbers follow slice order).
 pub fn build_segment<D: std::borrow::Borrow<DocTerms>>(docs: &[D]) -> Result<Vec<u8>, WriteError> {
-    let mut w = SegmentWriter::new();
-    let mut ids: FxHashMap<&str, u32> = FxHashMap::default();
-    let mut lists: Vec<Vec<RawPosting>> = Vec::new();
-    let mut names: Vec<&str> = Vec::new();
+    let mut b = SegmentBuilder::new();
     for d in docs {
-        let d: &DocTerms = d.borrow();
-        let doc = w.add_doc(&d.id, d.field_lens)?;
+        b.add_doc(d.borrow())?;
+    }
+    b.finish()
+}
+
+/// Builds one segment from documents handed over a batch at a time, in doc-number order. Each
+/// document's terms are folded into per-term postings already in the segment's byte encoding, so
+/// a batch's term tables can be dropped as soon as it is added: a cold build of 100k notes never
+/// holds every note's term table, and ends with one segment instead of one per batch and a merge.
+/// The bytes equal those of [`SegmentWriter`] given the same documents and postings.
+#[derive(Default)]
+pub struct SegmentBuilder {
+    w: SegmentWriter,
+    /// Term -> index into `postings`.
+    ids: FxHashMap<Box<str>, u32>,
+    postings: Vec<TermPostings>,
+}
+
+/// One term's postings so far, encoded as `SegmentWriter::add_term` lays them out (without the
+/// leading count, known only at the end).
+#[derive(Default)]
+struct TermPostings {
+    count: u32,
+    /// The smallest doc number the next posting may have (the last one's + 1).
+    next_doc: u32,
+    bytes: Vec<u8>,
+}
+
+impl SegmentBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Documents added so far.
+    pub fn doc_count(&self) -> u32 {
+        self.w.doc_count
+    }
+
+    /// Add a document (the next doc number) with its terms.
+    pub fn add_doc(&mut self, d: &DocTerms) -> Result<(), WriteError> {
+        let doc = self.w.add_doc(&d.id, d.field_lens)?;
         for (term, tfs) in &d.terms {
-            let t = *ids.entry(term.as_str()).or_insert_with(|| {
-                names.push(term.as_str());
-                lists.push(Vec::new());
-                (names.len() - 1) as u32
-            });
-            lists[t as usize].push((doc, *tfs));
+            let t = match self.ids.get(term.as_str()) {
+                Some(t) => *t as usize,
+                None => {
+                    let t = self.postings.len();
+                    if t >= u32::MAX as usize {
+                        return Err(WriteError("more than 2^32 terms".into()));
+                    }
+                    self.ids.insert(term.as_str().into(), t as u32);
+                    self.postings.push(TermPostings::default());
+                    t
+                }
+            };
+            let p = &mut self.postings[t];
+            if doc < p.next_doc {
+                return Err(WriteError(format!(
+                    "term {term:?} listed twice in doc {doc} ({})",
+                    d.id
+                )));
+            }
+            let mut mask = 0u8;
+            for (f, tf) in tfs.iter().enumerate() {
+                if *tf > 0 {
+                    mask |= 1 << f;
+                }
+            }
+            if mask == 0 {
+                return Err(WriteError("posting with all counts zero".into()));
+            }
+            put_varint(&mut p.bytes, u64::from(doc - p.next_doc));
+            p.bytes.push(mask);
+            for tf in tfs.iter().filter(|tf| **tf > 0) {
+                put_varint(&mut p.bytes, u64::from(*tf));
+            }
+            p.next_doc = doc + 1;
+            p.count += 1;
+        }
+        Ok(())
+    }
+
+    /// Lay out the segment: terms in byte order, each with its postings (format-spec/lexical.md).
+    pub fn finish(self) -> Result<Vec<u8>, WriteError> {
+        let SegmentBuilder {
+            mut w,
+            ids,
+            mut postings,
+        } = self;
+        let mut terms: Vec<(Box<str>, u32)> = ids.into_iter().collect();
+        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let total: usize = postings.iter().map(|p| p.bytes.len() + 5).sum();
+        w.postings.reserve(total);
+        for (term, t) in terms {
+            let p = std::mem::take(&mut postings[t as usize]);
+            let offset = w.postings.len() as u64;
+            put_varint(&mut w.postings, u64::from(p.count));
+            w.postings.extend_from_slice(&p.bytes);
+            w.fst
+                .insert(term.as_bytes(), offset)
+                .map_err(|e| WriteError(format!("term order: {e}")))?;
+            w.term_count += 1;
+        }
+        w.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn doc(id: &str, terms: &[(&str, u16)]) -> DocTerms {
+        let mut terms: Vec<(String, [u16; FIELD_COUNT])> = terms
+            .iter()
+            .map(|(t, n)| (t.to_string(), [0, 0, *n, 0, 1]))
+            .collect();
+        terms.sort();
+        DocTerms {
+            id: id.into(),
+            field_lens: [1, 2, 3, 4, 5],
+            terms,
         }
     }
-    let mut order: Vec<u32> = (0..names.len() as u32).collect();
-    order.sort_unstable_by(|a, b| names[*a as usize].cmp(names[*b as usize]));
-    for t in order {
-        w.add_term(names[t as usize].as_bytes(), &lists[t as usize])?;
+
+    /// The writer fed term by term from postings gathered the plain way: what the builder
+    /// must equal byte for byte.
+    fn reference(docs: &[DocTerms]) -> Vec<u8> {
+        let mut w = SegmentWriter::new();
+        let mut lists: BTreeMap<&str, Vec<RawPosting>> = BTreeMap::new();
+        for d in docs {
+            let n = w.add_doc(&d.id, d.field_lens).unwrap();
+            for (t, tfs) in &d.terms {
+                lists.entry(t).or_default().push((n, *tfs));
+            }
+        }
+        for (t, l) in lists {
+            w.add_term(t.as_bytes(), &l).unwrap();
+        }
+        w.finish().unwrap()
     }
-    w.finish()
+
+    #[test]
+    fn builder_fed_in_batches_gives_the_bytes_of_the_writer_fed_term_by_term() {
+        let words = ["pool", "size", "db", "retry", "zeta", "alpha", "池", "beta"];
+        let docs: Vec<DocTerms> = (0..300)
+            .map(|i| {
+                let terms: Vec<(&str, u16)> = words
+                    .iter()
+                    .enumerate()
+                    .filter(|(w, _)| (i * 7 + w * 3) % (w + 2) == 0)
+                    .map(|(w, t)| (*t, (1 + (i + w) % 300) as u16))
+                    .collect();
+                doc(&format!("note-{i:04}"), &terms)
+            })
+            .collect();
+        let want = reference(&docs);
+        let mut b = SegmentBuilder::new();
+        for batch in docs.chunks(64) {
+            for d in batch {
+                b.add_doc(d).unwrap();
+            }
+        }
+        assert_eq!(b.doc_count(), 300);
+        assert_eq!(b.finish().unwrap(), want);
+        assert_eq!(build_segment(&docs).unwrap(), want);
+    }
+
+    #[test]
+    fn builder_refuses_a_term_listed_twice_and_a_posting_with_no_counts() {
+        let mut b = SegmentBuilder::new();
+        let mut d = doc("a", &[("x", 1)]);
+        d.terms.push(d.terms[0].clone());
+        assert!(b.add_doc(&d).unwrap_err().0.contains("twice"));
+        let mut b = SegmentBuilder::new();
+        let mut d = doc("a", &[("x", 1)]);
+        d.terms[0].1 = [0; FIELD_COUNT];
+        assert!(b.add_doc(&d).unwrap_err().0.contains("zero"));
+    }
 }

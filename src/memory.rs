@@ -6,7 +6,7 @@ use crate::events::{EventKind, EventLog, HitSource, RecallStats, SyncPolicy};
 use crate::folder::MemoryDir;
 use crate::fs::{Fs, RealFs};
 use crate::index::LexicalIndex;
-use crate::index::fields::DocTerms;
+use crate::index::fields::{DocTerms, TermBatch};
 use crate::index::segment::writer::SegmentBuilder;
 use crate::index::tokenize::Tokenizer;
 use crate::notes::{self, NoteType, ProblemKind};
@@ -32,6 +32,9 @@ const BUILD_CHUNK_NOTES: usize = 8192;
 /// The lexical pass of a build tokenizes this many notes at a time, while the chunk before is
 /// folded into the segment builder: two chunks' term tables live at once.
 const LEXICAL_CHUNK_NOTES: usize = 4096;
+/// Notes tokenized against one dictionary (a unit of work of one core): each distinct term is
+/// allocated and looked up once per batch.
+const TERM_BATCH_NOTES: usize = 256;
 /// Token co-occurrence is found term by term (one pass over the whole dictionary) when at least
 /// 1 / this of a lone segment's notes changed; note by note otherwise.
 const TERM_PASS_MIN_SHARE: usize = 4;
@@ -370,8 +373,9 @@ impl Memory {
 
     /// The per-field terms of `notes`, tokenized in parallel.
     /// The lexical segment of `parsed` (in id order, one note per id) and the ids in it. Notes
-    /// are tokenized a chunk at a time on every core while the chunk before is folded into the
-    /// builder, and each chunk's term tables are dropped once folded.
+    /// are tokenized a chunk at a time (in batches of [`TERM_BATCH_NOTES`], on every core) while
+    /// the chunk before is folded into the builder, and each chunk's batches are dropped once
+    /// folded.
     fn lexical_segment<'p>(
         &self,
         parsed: &'p [notes::ParsedNote],
@@ -382,15 +386,20 @@ impl Memory {
         notes.dedup_by(|a, b| a.id == b.id);
         let mut builder = SegmentBuilder::new();
         let mut chunks = notes.chunks(chunk_notes.max(1));
-        let mut folding: Vec<DocTerms> = Vec::new();
+        let mut folding: Vec<TermBatch<'p>> = Vec::new();
         loop {
             let next = chunks.next();
+            let to_fold = std::mem::take(&mut folding);
             let (folded, tokenized) = rayon::join(
-                || folding.iter().try_for_each(|d| builder.add_doc(d)),
+                || {
+                    to_fold
+                        .into_iter()
+                        .try_for_each(|batch| builder.add_batch(batch))
+                },
                 || {
                     next.map(|c| {
-                        c.par_iter()
-                            .map(|p| DocTerms::from_note(&self.tokenizer, p))
+                        c.par_chunks(TERM_BATCH_NOTES)
+                            .map(|batch| TermBatch::from_notes(&self.tokenizer, batch))
                             .collect::<Vec<_>>()
                     })
                 },
@@ -400,7 +409,7 @@ impl Memory {
                 reason: e.to_string(),
             })?;
             match tokenized {
-                Some(docs) => folding = docs,
+                Some(batches) => folding = batches,
                 None => break,
             }
         }

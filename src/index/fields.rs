@@ -22,40 +22,51 @@ pub struct DocTerms {
     pub terms: Vec<(String, [u16; FIELD_COUNT])>,
 }
 
+/// Tokenize each field of a note, handing `f` the field number and each term; returns the token
+/// count of each field. The one place that says which text goes into which field.
+fn each_field_term(
+    tok: &Tokenizer,
+    note: &ParsedNote,
+    mut f: impl FnMut(usize, &str),
+) -> [u32; FIELD_COUNT] {
+    let mut field_lens = [0u32; FIELD_COUNT];
+    let tags = note.meta.tags.join(" ");
+    let texts: [&str; FIELD_COUNT] = [
+        "",
+        note.meta.name.as_deref().unwrap_or(""),
+        note.meta.description.as_deref().unwrap_or(""),
+        &tags,
+        &note.body,
+    ];
+    for (field, text) in texts.iter().enumerate() {
+        let mut len = 0u32;
+        let mut count = |term: &str| {
+            len = len.saturating_add(1);
+            f(field, term);
+        };
+        if field == 0 {
+            tok.for_each_slug_term(&note.id, &mut count);
+        } else {
+            tok.for_each_index_term(text, &mut count);
+        }
+        field_lens[field] = len;
+    }
+    field_lens
+}
+
 impl DocTerms {
     /// Tokenize the fields of a parsed note.
     pub fn from_note(tok: &Tokenizer, note: &ParsedNote) -> DocTerms {
         // A term is hashed once per occurrence but allocated once per note.
         let mut counts: FxHashMap<String, [u16; FIELD_COUNT]> = FxHashMap::default();
-        let mut field_lens = [0u32; FIELD_COUNT];
-        let tags = note.meta.tags.join(" ");
-        let texts: [&str; FIELD_COUNT] = [
-            "",
-            note.meta.name.as_deref().unwrap_or(""),
-            note.meta.description.as_deref().unwrap_or(""),
-            &tags,
-            &note.body,
-        ];
-        for (f, text) in texts.iter().enumerate() {
-            let mut len = 0u32;
-            let mut count = |term: &str| {
-                len = len.saturating_add(1);
-                match counts.get_mut(term) {
-                    Some(slot) => slot[f] = slot[f].saturating_add(1),
-                    None => {
-                        let mut slot = [0; FIELD_COUNT];
-                        slot[f] = 1;
-                        counts.insert(term.to_owned(), slot);
-                    }
-                }
-            };
-            if f == 0 {
-                tok.for_each_slug_term(&note.id, &mut count);
-            } else {
-                tok.for_each_index_term(text, &mut count);
+        let field_lens = each_field_term(tok, note, |f, term| match counts.get_mut(term) {
+            Some(slot) => slot[f] = slot[f].saturating_add(1),
+            None => {
+                let mut slot = [0; FIELD_COUNT];
+                slot[f] = 1;
+                counts.insert(term.to_owned(), slot);
             }
-            field_lens[f] = len;
-        }
+        });
         let mut terms: Vec<_> = counts.into_iter().collect();
         terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         DocTerms {
@@ -63,6 +74,72 @@ impl DocTerms {
             field_lens,
             terms,
         }
+    }
+}
+
+/// The terms of a batch of notes against one dictionary of the batch: each distinct term is
+/// allocated once per batch (not once per note), and a note's terms are dictionary numbers, so
+/// folding the batch into a segment hashes each distinct term once, not each posting. What a
+/// build tokenizes into; [`DocTerms`] serves single updates.
+#[derive(Debug, Default)]
+pub struct TermBatch<'p> {
+    /// Dictionary number -> term.
+    pub terms: Vec<Box<str>>,
+    /// The notes, in the order given.
+    pub docs: Vec<BatchDoc<'p>>,
+    /// Every note's (dictionary number, per-field counts), one note after another; a note's
+    /// numbers are distinct.
+    pub postings: Vec<(u32, [u16; FIELD_COUNT])>,
+}
+
+/// One note of a [`TermBatch`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchDoc<'p> {
+    pub id: &'p str,
+    pub field_lens: [u32; FIELD_COUNT],
+    /// End of this note's entries in [`TermBatch::postings`] (they start where the last note's end).
+    pub end: usize,
+}
+
+impl<'p> TermBatch<'p> {
+    /// Tokenize `notes` (in this order) into one batch.
+    pub fn from_notes(tok: &Tokenizer, notes: &[&'p ParsedNote]) -> TermBatch<'p> {
+        let mut dict: FxHashMap<Box<str>, u32> = FxHashMap::default();
+        let mut batch = TermBatch::default();
+        // Per dictionary number: where its entry of the current note is in `postings`, if the
+        // note has one yet (a position at or past the note's start).
+        let mut slot_of: Vec<usize> = Vec::new();
+        for note in notes {
+            let start = batch.postings.len();
+            let field_lens = each_field_term(tok, note, |f, term| {
+                let t = match dict.get(term) {
+                    Some(&t) => t as usize,
+                    None => {
+                        let t = batch.terms.len();
+                        batch.terms.push(term.into());
+                        dict.insert(term.into(), t as u32);
+                        slot_of.push(usize::MAX);
+                        t
+                    }
+                };
+                let at = slot_of[t];
+                if at != usize::MAX && at >= start {
+                    let tfs = &mut batch.postings[at].1;
+                    tfs[f] = tfs[f].saturating_add(1);
+                } else {
+                    slot_of[t] = batch.postings.len();
+                    let mut tfs = [0; FIELD_COUNT];
+                    tfs[f] = 1;
+                    batch.postings.push((t as u32, tfs));
+                }
+            });
+            batch.docs.push(BatchDoc {
+                id: &note.id,
+                field_lens,
+                end: batch.postings.len(),
+            });
+        }
+        batch
     }
 }
 
@@ -83,5 +160,37 @@ mod tests {
         assert_eq!(pool, [1, 1, 0, 1, 2]);
         assert_eq!(d.field_lens, [2, 2, 2, 1, 3]);
         assert!(d.terms.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    #[test]
+    fn a_batch_counts_what_each_note_counts_alone() {
+        let tok = Tokenizer::new();
+        let notes = [
+            parse_note(
+                "pool-sizing",
+                b"---\nname: Pool sizing\ntags: [pool, db]\n---\npool pool size of the db pool\n",
+            ),
+            parse_note("db/retry", b"retry the db; size matters, pool too\n"),
+            parse_note("empty", b"---\nname: x\n---\n"),
+        ];
+        let refs: Vec<&ParsedNote> = notes.iter().collect();
+        let batch = TermBatch::from_notes(&tok, &refs);
+        assert_eq!(batch.docs.len(), 3);
+        let mut start = 0;
+        for (note, doc) in notes.iter().zip(&batch.docs) {
+            let alone = DocTerms::from_note(&tok, note);
+            assert_eq!(doc.id, alone.id);
+            assert_eq!(doc.field_lens, alone.field_lens);
+            let mut terms: Vec<(String, [u16; FIELD_COUNT])> = batch.postings[start..doc.end]
+                .iter()
+                .map(|(t, tfs)| (batch.terms[*t as usize].to_string(), *tfs))
+                .collect();
+            terms.sort();
+            assert_eq!(terms, alone.terms, "{}", alone.id);
+            start = doc.end;
+        }
+        // Shared terms are one dictionary entry.
+        let pools = batch.terms.iter().filter(|t| &***t == "pool").count();
+        assert_eq!(pools, 1);
     }
 }

@@ -2,7 +2,7 @@
 //! postings; `finish` lays out postings, the fst and the footer.
 
 use super::*;
-use crate::index::fields::{DocTerms, FIELD_COUNT};
+use crate::index::fields::{DocTerms, FIELD_COUNT, TermBatch};
 use rustc_hash::FxHashMap;
 
 /// One posting as the writer takes it: doc number and per-field term counts.
@@ -195,41 +195,85 @@ impl SegmentBuilder {
         let doc = self.w.add_doc(&d.id, d.field_lens)?;
         for (term, tfs) in &d.terms {
             let t = match self.ids.get(term.as_str()) {
-                Some(t) => *t as usize,
-                None => {
-                    let t = self.postings.len();
-                    if t >= u32::MAX as usize {
-                        return Err(WriteError("more than 2^32 terms".into()));
-                    }
-                    self.ids.insert(term.as_str().into(), t as u32);
-                    self.postings.push(TermPostings::default());
-                    t
-                }
+                Some(t) => *t,
+                None => self.new_term(term.as_str().into())?,
             };
-            let p = &mut self.postings[t];
-            if doc < p.next_doc {
+            self.push_posting(t, doc, tfs)
+                .map_err(|e| WriteError(format!("term {term:?} of {}: {e}", d.id)))?;
+        }
+        Ok(())
+    }
+
+    /// Add a batch's notes (the next doc numbers, in batch order): each distinct term of the
+    /// batch is looked up once, each posting is an array index.
+    pub fn add_batch(&mut self, batch: TermBatch<'_>) -> Result<(), WriteError> {
+        let TermBatch {
+            terms,
+            docs,
+            postings,
+        } = batch;
+        let mut global: Vec<u32> = Vec::with_capacity(terms.len());
+        for term in terms {
+            let t = match self.ids.get(&term) {
+                Some(t) => *t,
+                None => self.new_term(term)?,
+            };
+            global.push(t);
+        }
+        let mut start = 0;
+        for d in docs {
+            let doc = self.w.add_doc(d.id, d.field_lens)?;
+            let Some(entries) = postings.get(start..d.end) else {
                 return Err(WriteError(format!(
-                    "term {term:?} listed twice in doc {doc} ({})",
+                    "batch entries of {} out of range",
                     d.id
                 )));
+            };
+            for (local, tfs) in entries {
+                let Some(&t) = global.get(*local as usize) else {
+                    return Err(WriteError(format!(
+                        "unknown term number {local} in {}",
+                        d.id
+                    )));
+                };
+                self.push_posting(t, doc, tfs)
+                    .map_err(|e| WriteError(format!("term number {local} of {}: {e}", d.id)))?;
             }
-            let mut mask = 0u8;
-            for (f, tf) in tfs.iter().enumerate() {
-                if *tf > 0 {
-                    mask |= 1 << f;
-                }
-            }
-            if mask == 0 {
-                return Err(WriteError("posting with all counts zero".into()));
-            }
-            put_varint(&mut p.bytes, u64::from(doc - p.next_doc));
-            p.bytes.push(mask);
-            for tf in tfs.iter().filter(|tf| **tf > 0) {
-                put_varint(&mut p.bytes, u64::from(*tf));
-            }
-            p.next_doc = doc + 1;
-            p.count += 1;
+            start = d.end;
         }
+        Ok(())
+    }
+
+    fn new_term(&mut self, term: Box<str>) -> Result<u32, WriteError> {
+        let t = u32::try_from(self.postings.len())
+            .map_err(|_| WriteError("more than 2^32 terms".into()))?;
+        self.ids.insert(term, t);
+        self.postings.push(TermPostings::default());
+        Ok(t)
+    }
+
+    /// Append `doc`'s posting to term `t`'s list, encoded as `SegmentWriter::add_term` would.
+    fn push_posting(&mut self, t: u32, doc: u32, tfs: &[u16; FIELD_COUNT]) -> Result<(), String> {
+        let p = &mut self.postings[t as usize];
+        if doc < p.next_doc {
+            return Err(format!("listed twice in doc {doc}"));
+        }
+        let mut mask = 0u8;
+        for (f, tf) in tfs.iter().enumerate() {
+            if *tf > 0 {
+                mask |= 1 << f;
+            }
+        }
+        if mask == 0 {
+            return Err("posting with all counts zero".into());
+        }
+        put_varint(&mut p.bytes, u64::from(doc - p.next_doc));
+        p.bytes.push(mask);
+        for tf in tfs.iter().filter(|tf| **tf > 0) {
+            put_varint(&mut p.bytes, u64::from(*tf));
+        }
+        p.next_doc = doc + 1;
+        p.count += 1;
         Ok(())
     }
 

@@ -86,9 +86,6 @@ impl Writer {
     fn i64(&mut self, v: i64) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    fn f32(&mut self, v: f32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
     fn str(&mut self, s: &str) {
         debug_assert!(s.len() <= MAX_STRING_BYTES);
         self.u32(u32::try_from(s.len()).unwrap_or(u32::MAX));
@@ -286,15 +283,11 @@ impl<'a> NodeRecordRef<'a> {
 }
 
 impl EdgeValue {
-    /// Encode (format-spec/store.md, "edges_out / edges_in").
+    /// Encode (format-spec/store.md, "Edge value").
     pub fn encode(&self) -> Vec<u8> {
-        let mut w = Writer(Vec::with_capacity(10 + self.other.len()));
-        w.u8(self.kind.code());
-        w.u8(self.provenance.code());
-        w.f32(self.confidence);
-        w.u32(self.source_out_degree);
-        w.0.extend_from_slice(self.other.as_bytes());
-        w.0
+        let mut out = Vec::with_capacity(EDGE_VALUE_FIXED_BYTES + self.other.len());
+        self.borrowed().encode_into(&mut out);
+        out
     }
 
     /// Decode; kind and provenance codes and the id are checked.
@@ -334,6 +327,15 @@ pub struct EdgeRef<'a> {
 }
 
 impl<'a> EdgeRef<'a> {
+    /// Append the encoding (format-spec/store.md, "Edge value") to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        out.push(self.kind.code());
+        out.push(self.provenance.code());
+        out.extend_from_slice(&self.confidence.to_le_bytes());
+        out.extend_from_slice(&self.source_out_degree.to_le_bytes());
+        out.extend_from_slice(self.other.as_bytes());
+    }
+
     /// Decode with the same checks as [`EdgeValue::decode`].
     pub fn decode(bytes: &'a [u8]) -> Result<EdgeRef<'a>, CodecError> {
         let mut r = Reader {
@@ -442,6 +444,49 @@ pub fn encode_edge_list<V: AsRef<[u8]>>(values: &[V]) -> Result<Vec<u8>, CodecEr
     }
     debug_assert_eq!(w.0.len(), total);
     Ok(w.0)
+}
+
+/// Edge values written one after another into one buffer, then encoded as an edge list (sorted,
+/// duplicates dropped): a list of n entries costs two reused buffers, not n allocations.
+#[derive(Debug, Default)]
+pub struct EdgeListBuilder {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl EdgeListBuilder {
+    /// Add one entry.
+    pub fn push(&mut self, edge: EdgeRef<'_>) {
+        edge.encode_into(&mut self.bytes);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// Add an entry already encoded (an entry of a stored list).
+    pub fn push_encoded(&mut self, value: &[u8]) {
+        self.bytes.extend_from_slice(value);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// Encode the entries, sorted and without duplicates, as an edge list (`None` when there are
+    /// none) and clear the builder for the next list. Returns the list and its entry count.
+    pub fn finish(&mut self) -> Result<Option<(Vec<u8>, usize)>, CodecError> {
+        let mut start = 0;
+        let mut entries: Vec<&[u8]> = Vec::with_capacity(self.ends.len());
+        for &end in &self.ends {
+            entries.push(&self.bytes[start..end]);
+            start = end;
+        }
+        entries.sort_unstable();
+        entries.dedup();
+        let out = if entries.is_empty() {
+            None
+        } else {
+            Some((encode_edge_list(&entries)?, entries.len()))
+        };
+        self.bytes.clear();
+        self.ends.clear();
+        Ok(out)
+    }
 }
 
 /// Split an edge list into its entries (each an edge value, for [`EdgeRef::decode`]), checking
@@ -683,6 +728,39 @@ mod tests {
         );
         // A count the bytes cannot hold is refused before anything is allocated for it.
         assert!(decode_edge_list(&[0xff, 0xff, 0xff, 0x00, 11, 0]).is_err());
+    }
+
+    #[test]
+    fn list_builder_sorts_and_drops_duplicates() {
+        let edge = |other| EdgeRef {
+            other,
+            kind: EdgeKind::References,
+            provenance: Provenance::Frontmatter,
+            confidence: 1.0,
+            source_out_degree: 2,
+        };
+        let encoded = |id| {
+            let mut v = Vec::new();
+            edge(id).encode_into(&mut v);
+            v
+        };
+        // The layout of `EdgeValue::encode`.
+        assert_eq!(
+            encoded("a"),
+            EdgeValue::decode(&encoded("a")).unwrap().encode()
+        );
+        let mut b = EdgeListBuilder::default();
+        for id in ["c", "b", "c"] {
+            b.push(edge(id));
+        }
+        b.push_encoded(&encoded("a"));
+        let (list, n) = b.finish().unwrap().unwrap();
+        assert_eq!(n, 3);
+        let want = [encoded("a"), encoded("b"), encoded("c")];
+        let want: Vec<&[u8]> = want.iter().map(Vec::as_slice).collect();
+        assert_eq!(decode_edge_list(&list).unwrap(), want);
+        // Cleared for the next list; an empty one gives no list.
+        assert_eq!(b.finish().unwrap(), None);
     }
 
     #[test]

@@ -11,15 +11,18 @@ pub mod graph;
 
 pub use codec::{CodecError, EdgeRef, EdgeValue, FileEntry, NodeRecord, NodeRecordRef};
 
-use codec::{decode_edge_list, encode_edge_list};
+use codec::decode_edge_list;
 pub use graph::Graph;
 
 use crate::error::{Error, Result};
 use crate::notes::{EdgeKind, Problem, Provenance};
+use codec::EdgeListBuilder;
+use rayon::prelude::*;
 use redb::{
     ConcurrencyMode, Database, MultimapTableDefinition, ReadableDatabase, ReadableTable,
     ReadableTableMetadata, TableDefinition,
 };
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 
 /// Schema version of the tables below; bump it on any layout change (format-spec/store.md).
@@ -49,6 +52,10 @@ const EPOCH_KEY: &str = "epoch";
 const GENERATION_KEY: &str = "generation";
 const LEXICAL_GENERATION_KEY: &str = "lexical_generation";
 const EDGE_COUNT_KEY: &str = "edge_count";
+/// An encoded edge list and its entry count.
+type EncodedList = (Vec<u8>, usize);
+/// Notes (and in-list targets) encoded on every core at a time before their inserts.
+const ENCODE_BLOCK: usize = 8192;
 /// How many generations the change log keeps; a reader further behind reloads the whole graph.
 pub const CHANGE_LOG_KEEP: u64 = 256;
 /// A transaction touching more ids than this logs "everything" instead of the list.
@@ -260,14 +267,9 @@ impl Store {
                     let Ok(edge) = EdgeRef::decode(bytes) else {
                         continue;
                     };
-                    let mirror = EdgeValue {
-                        other: id.to_string(),
-                        kind: edge.kind,
-                        provenance: edge.provenance,
-                        confidence: edge.confidence,
-                        source_out_degree: edge.source_out_degree,
-                    };
-                    dropped.push((edge.other.to_string(), mirror.encode()));
+                    let mut mirror = Vec::with_capacity(bytes.len());
+                    EdgeRef { other: id, ..edge }.encode_into(&mut mirror);
+                    dropped.push((edge.other.to_string(), mirror));
                 }
                 Ok(())
             };
@@ -278,101 +280,133 @@ impl Store {
                 manifest.remove(path.as_str()).map_err(|x| e(x.into()))?;
                 problems.remove(path.as_str()).map_err(|x| e(x.into()))?;
             }
-            // In-edge mirrors are written after the loop, grouped and sorted by target. Each is
-            // kept as (target, upsert, edge) and encoded when its target's list is written (a
-            // cold build of 100k notes has a million: encoded copies held at once cost ~100 MB).
-            let mut mirrors: Vec<(&str, u32, u32)> = Vec::new();
-            let mut degrees: Vec<u32> = Vec::with_capacity(batch.upserts.len());
-            let mut values: Vec<Vec<u8>> = Vec::new();
-            for (ui, u) in batch.upserts.iter().enumerate() {
-                drop_out_edges(&u.id, &mut out, &mut edge_count)?;
-                nodes
-                    .insert(u.id.as_str(), u.record.encode().as_slice())
-                    .map_err(|x| e(x.into()))?;
-                let degree = out_degree(&u.edges);
-                degrees.push(degree);
-                values.clear();
-                for (ei, stored) in u.edges.iter().enumerate() {
-                    let edge = EdgeValue {
-                        source_out_degree: degree,
-                        ..stored.clone()
-                    };
-                    values.push(edge.encode());
-                    mirrors.push((stored.other.as_str(), ui as u32, ei as u32));
-                }
-                values.sort_unstable();
-                values.dedup();
-                if !values.is_empty() {
-                    let list = encode_edge_list(&values).map_err(|c| self.corrupt(&u.id, c))?;
-                    out.insert(u.id.as_str(), list.as_slice())
+            // Node records and out-lists are encoded on every core, a block of notes at a time
+            // (so encoded copies of a whole cold build never live at once), then inserted.
+            let degrees: Vec<u32> = batch
+                .upserts
+                .par_iter()
+                .map(|u| out_degree(&u.edges))
+                .collect();
+            for (b, block) in batch.upserts.chunks(ENCODE_BLOCK).enumerate() {
+                let encoded: Vec<(Vec<u8>, Option<EncodedList>)> = block
+                    .par_iter()
+                    .enumerate()
+                    .map_init(EdgeListBuilder::default, |lb, (i, u)| {
+                        let degree = degrees[b * ENCODE_BLOCK + i];
+                        for stored in &u.edges {
+                            lb.push(EdgeRef {
+                                source_out_degree: degree,
+                                ..stored.borrowed()
+                            });
+                        }
+                        let list = lb.finish().map_err(|c| self.corrupt(&u.id, c))?;
+                        Ok((u.record.encode(), list))
+                    })
+                    .collect::<Result<_>>()?;
+                for (u, (record, list)) in block.iter().zip(encoded) {
+                    drop_out_edges(&u.id, &mut out, &mut edge_count)?;
+                    nodes
+                        .insert(u.id.as_str(), record.as_slice())
                         .map_err(|x| e(x.into()))?;
-                    edge_count += values.len() as u64;
-                }
-                manifest
-                    .insert(u.path.as_str(), u.file.encode().as_slice())
-                    .map_err(|x| e(x.into()))?;
-                if u.problems.is_empty() {
-                    problems.remove(u.path.as_str()).map_err(|x| e(x.into()))?;
-                } else {
-                    problems
-                        .insert(
-                            u.path.as_str(),
-                            codec::encode_problems(&u.problems).as_slice(),
-                        )
+                    if let Some((list, n)) = list {
+                        out.insert(u.id.as_str(), list.as_slice())
+                            .map_err(|x| e(x.into()))?;
+                        edge_count += n as u64;
+                    }
+                    manifest
+                        .insert(u.path.as_str(), u.file.encode().as_slice())
                         .map_err(|x| e(x.into()))?;
+                    if u.problems.is_empty() {
+                        problems.remove(u.path.as_str()).map_err(|x| e(x.into()))?;
+                    } else {
+                        problems
+                            .insert(
+                                u.path.as_str(),
+                                codec::encode_problems(&u.problems).as_slice(),
+                            )
+                            .map_err(|x| e(x.into()))?;
+                    }
                 }
             }
-            mirrors.sort_unstable();
+
+            // In-lists: every target whose mirrors change, in key order. New mirrors are kept as
+            // (upsert, edge) by target and encoded as their target's list is written (a cold
+            // build of 100k notes has a million: encoded copies held at once cost ~100 MB).
+            let mut adds: FxHashMap<&str, Vec<(u32, u32)>> = FxHashMap::default();
+            for (ui, u) in batch.upserts.iter().enumerate() {
+                for (ei, stored) in u.edges.iter().enumerate() {
+                    adds.entry(stored.other.as_str())
+                        .or_default()
+                        .push((ui as u32, ei as u32));
+                }
+            }
             dropped.sort_unstable();
-            let (mut a, mut d) = (0, 0);
-            while a < mirrors.len() || d < dropped.len() {
-                let target = match (mirrors.get(a), dropped.get(d)) {
-                    (Some(m), Some(x)) => m.0.min(x.0.as_str()),
-                    (Some(m), None) => m.0,
-                    (None, Some(x)) => x.0.as_str(),
-                    (None, None) => break,
-                };
-                let existing: Option<Vec<u8>> = inn
-                    .get(target)
-                    .map_err(|x| e(x.into()))?
-                    .map(|v| v.value().to_vec());
-                values.clear();
-                let mut kept: Vec<&[u8]> = match &existing {
-                    Some(bytes) => decode_edge_list(bytes).map_err(|c| self.corrupt(target, c))?,
-                    None => Vec::new(),
-                };
-                while let Some((to, mirror)) = dropped.get(d).filter(|x| x.0 == target) {
-                    debug_assert_eq!(to, target);
-                    // The old list is sorted and distinct: one binary search finds the mirror.
-                    if let Ok(at) = kept.binary_search(&mirror.as_slice()) {
-                        kept.remove(at);
+            let mut targets: Vec<&str> = adds
+                .keys()
+                .copied()
+                .chain(dropped.iter().map(|x| x.0.as_str()))
+                .collect();
+            targets.par_sort_unstable();
+            targets.dedup();
+            // A target's list: its stored entries minus the dropped mirrors (sorted), plus the
+            // new mirrors.
+            let in_list = |lb: &mut EdgeListBuilder,
+                           target: &str,
+                           stored: Option<&[u8]>,
+                           drop: &[&[u8]]|
+             -> Result<Option<EncodedList>> {
+                if let Some(bytes) = stored {
+                    for v in decode_edge_list(bytes).map_err(|c| self.corrupt(target, c))? {
+                        if drop.binary_search(&v).is_err() {
+                            lb.push_encoded(v);
+                        }
                     }
-                    d += 1;
                 }
-                while let Some(&(_, ui, ei)) = mirrors.get(a).filter(|m| m.0 == target) {
-                    let (u, degree) = (&batch.upserts[ui as usize], degrees[ui as usize]);
-                    let stored = &u.edges[ei as usize];
-                    let mirror = EdgeValue {
-                        other: u.id.clone(),
-                        kind: stored.kind,
-                        provenance: stored.provenance,
-                        confidence: stored.confidence,
-                        source_out_degree: degree,
-                    };
-                    values.push(mirror.encode());
-                    a += 1;
+                for &(ui, ei) in adds.get(target).map_or(&[][..], Vec::as_slice) {
+                    let u = &batch.upserts[ui as usize];
+                    lb.push(EdgeRef {
+                        other: &u.id,
+                        source_out_degree: degrees[ui as usize],
+                        ..u.edges[ei as usize].borrowed()
+                    });
                 }
-                let mut list: Vec<&[u8]> = kept;
-                list.extend(values.iter().map(Vec::as_slice));
-                list.sort_unstable();
-                list.dedup();
-                if list.is_empty() {
-                    inn.remove(target).map_err(|x| e(x.into()))?;
-                } else {
-                    let bytes = encode_edge_list(&list).map_err(|c| self.corrupt(target, c))?;
-                    inn.insert(target, bytes.as_slice())
-                        .map_err(|x| e(x.into()))?;
+                lb.finish().map_err(|c| self.corrupt(target, c))
+            };
+            if dropped.is_empty() && inn.len().map_err(|x| e(x.into()))? == 0 {
+                // Nothing stored to read back (a cold build): lists are encoded on every core.
+                for block in targets.chunks(ENCODE_BLOCK) {
+                    let lists: Vec<Option<EncodedList>> = block
+                        .par_iter()
+                        .map_init(EdgeListBuilder::default, |lb, t| in_list(lb, t, None, &[]))
+                        .collect::<Result<_>>()?;
+                    for (t, list) in block.iter().zip(lists) {
+                        if let Some((bytes, _)) = list {
+                            inn.insert(*t, bytes.as_slice()).map_err(|x| e(x.into()))?;
+                        }
+                    }
                 }
+            } else {
+                let mut lb = EdgeListBuilder::default();
+                let mut d = 0;
+                for &target in &targets {
+                    // `dropped` is sorted like `targets`: this target's entries are next.
+                    let first = d;
+                    while dropped.get(d).is_some_and(|x| x.0 == target) {
+                        d += 1;
+                    }
+                    let drop: Vec<&[u8]> =
+                        dropped[first..d].iter().map(|x| x.1.as_slice()).collect();
+                    let stored: Option<Vec<u8>> = inn
+                        .get(target)
+                        .map_err(|x| e(x.into()))?
+                        .map(|v| v.value().to_vec());
+                    match in_list(&mut lb, target, stored.as_deref(), &drop)? {
+                        Some((bytes, _)) => inn.insert(target, bytes.as_slice()),
+                        None => inn.remove(target),
+                    }
+                    .map_err(|x| e(x.into()))?;
+                }
+                debug_assert_eq!(d, dropped.len());
             }
             meta.insert(EDGE_COUNT_KEY, edge_count.to_le_bytes().as_slice())
                 .map_err(|x| e(x.into()))?;
@@ -420,8 +454,7 @@ fn decode_u64(bytes: &[u8]) -> Option<u64> {
 
 /// Distinct targets among a note's edges.
 fn out_degree(edges: &[EdgeValue]) -> u32 {
-    let distinct: std::collections::HashSet<&str> =
-        edges.iter().map(|e| e.other.as_str()).collect();
+    let distinct: rustc_hash::FxHashSet<&str> = edges.iter().map(|e| e.other.as_str()).collect();
     u32::try_from(distinct.len()).unwrap_or(u32::MAX)
 }
 

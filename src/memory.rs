@@ -26,11 +26,11 @@ use std::time::Instant;
 /// older than this (a directory listing and a stat per segment).
 pub const STATS_REFRESH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// A build tokenizes and synthesizes this many notes at a time: per-note term tables are large,
-/// and chunking bounds the peak memory of a cold build of 100k notes.
+/// Synthesis note by note tokenizes this many notes at a time (per-note term tables are large);
+/// a scan that changed more notes than this merges the lexical index to one segment after.
 const BUILD_CHUNK_NOTES: usize = 8192;
 /// The lexical pass of a build tokenizes this many notes at a time, while the chunk before is
-/// folded into the segment builder: two chunks' term tables live at once.
+/// folded into the segment builder: two chunks' term batches live at once.
 const LEXICAL_CHUNK_NOTES: usize = 4096;
 /// Notes tokenized against one dictionary (a unit of work of one core): each distinct term is
 /// allocated and looked up once per batch.
@@ -371,7 +371,6 @@ impl Memory {
         Ok(Some(format!("{problem}: rebuilt it from the notes")))
     }
 
-    /// The per-field terms of `notes`, tokenized in parallel.
     /// The lexical segment of `parsed` (in id order, one note per id) and the ids in it. Notes
     /// are tokenized a chunk at a time (in batches of [`TERM_BATCH_NOTES`], on every core) while
     /// the chunk before is folded into the builder, and each chunk's batches are dropped once
@@ -421,6 +420,7 @@ impl Memory {
         Ok((segment, notes.iter().map(|p| p.id.as_str()).collect()))
     }
 
+    /// The per-field terms of `notes`, tokenized in parallel.
     fn doc_terms(&self, notes: &[notes::ParsedNote]) -> Vec<DocTerms> {
         notes
             .par_iter()
@@ -602,8 +602,8 @@ impl Memory {
         if !outcome.parsed.is_empty() || !outcome.removed.is_empty() {
             // Lexical first, then the store: a crash in between leaves the store's manifest
             // old, so the next scan redoes both (the lexical update is idempotent).
-            // Per-note term tables are large (tens of bytes per distinct term): they are built a
-            // chunk of notes at a time and dropped, so a cold build of 100k notes stays small.
+            // The changed notes become one new segment, built a chunk of notes at a time (see
+            // `lexical_segment`), so a cold build of 100k notes stays small.
             let t = Instant::now();
             let mut lex = self.lexical()?;
             if outcome.parsed.is_empty() {

@@ -353,11 +353,7 @@ impl Memory {
             return Ok(None);
         }
         let outcome = scan::scan(&self.dir.memory(), &HashMap::new());
-        let docs: Vec<DocTerms> = outcome
-            .parsed
-            .iter()
-            .map(|p| DocTerms::from_note(&self.tokenizer, p))
-            .collect();
+        let (segment, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES)?;
         // Above both the store's record and whatever manifest is on disk (an index ahead of
         // the store, or with a damaged segment, still names its generation): a rebuilt segment's
         // file name then never reuses one another process may still be reading.
@@ -365,13 +361,14 @@ impl Memory {
             .ok()
             .flatten()
             .map_or(0, |m| m.generation);
-        let lex = LexicalIndex::rebuild_after(&index_dir, &docs, recorded.max(on_disk))?;
+        let lex = LexicalIndex::rebuild_after(&index_dir, segment, &ids, recorded.max(on_disk))?;
         let stamp = self.manifest_stamp();
         self.set_lexical(lex, stamp);
         Ok(Some(format!("{problem}: rebuilt it from the notes")))
     }
 
-    /// The lexical segment of `parsed` (in id order, one note per id) and the ids in it. Notes
+    /// The lexical segment of `parsed` (in id order, one note per id; `None` when there are no
+    /// notes) and the ids in it. Notes
     /// are tokenized a chunk at a time (in batches of [`TERM_BATCH_NOTES`], on every core) while
     /// the chunk before is folded into the builder, and each chunk's batches are dropped once
     /// folded.
@@ -379,7 +376,10 @@ impl Memory {
         &self,
         parsed: &'p [notes::ParsedNote],
         chunk_notes: usize,
-    ) -> Result<(Vec<u8>, Vec<&'p str>)> {
+    ) -> Result<(Option<Vec<u8>>, Vec<&'p str>)> {
+        if parsed.is_empty() {
+            return Ok((None, Vec::new()));
+        }
         let mut notes: Vec<&notes::ParsedNote> = parsed.iter().collect();
         notes.sort_by(|a, b| a.id.cmp(&b.id));
         notes.dedup_by(|a, b| a.id == b.id);
@@ -417,7 +417,7 @@ impl Memory {
             path: self.dir.index(),
             reason: e.to_string(),
         })?;
-        Ok((segment, notes.iter().map(|p| p.id.as_str()).collect()))
+        Ok((Some(segment), notes.iter().map(|p| p.id.as_str()).collect()))
     }
 
     /// The per-field terms of `notes`, tokenized in parallel.
@@ -605,19 +605,14 @@ impl Memory {
             // The changed notes become one new segment, built a chunk of notes at a time (see
             // `lexical_segment`), so a cold build of 100k notes stays small.
             let t = Instant::now();
-            let mut lex = self.lexical()?;
-            if outcome.parsed.is_empty() {
-                lex = Arc::new(lex.update(&self.dir.index(), &[], &outcome.removed, false)?);
-            } else {
-                let (segment, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES)?;
-                lex = Arc::new(lex.update_with(
-                    &self.dir.index(),
-                    Some(segment),
-                    &ids,
-                    &outcome.removed,
-                    false,
-                )?);
-            }
+            let (segment, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES)?;
+            let mut lex = Arc::new(self.lexical()?.update_with(
+                &self.dir.index(),
+                segment,
+                &ids,
+                &outcome.removed,
+                false,
+            )?);
             // A big update left the new segment beside old ones: one serves queries faster.
             if outcome.parsed.len() > BUILD_CHUNK_NOTES {
                 lex = Arc::new(lex.merged(&self.dir.index())?);
@@ -1094,7 +1089,7 @@ mod tests {
         let want = build_segment(&docs).expect("build");
         for chunk in [1, 7, 60, 4096] {
             let (segment, ids) = memory.lexical_segment(&parsed, chunk).expect("segment");
-            assert_eq!(segment, want, "chunks of {chunk}");
+            assert_eq!(segment, Some(want.clone()), "chunks of {chunk}");
             assert!(ids.windows(2).all(|w| w[0] < w[1]) && ids.len() == 60);
         }
     }

@@ -115,8 +115,7 @@ impl<'p> TermBatch<'p> {
                 let t = match dict.get(term) {
                     Some(&t) => t as usize,
                     None => {
-                        let t = batch.terms.len();
-                        batch.terms.push(term.into());
+                        let t = slot_of.len();
                         dict.insert(term.into(), t as u32);
                         slot_of.push(usize::MAX);
                         t
@@ -138,6 +137,11 @@ impl<'p> TermBatch<'p> {
                 field_lens,
                 end: batch.postings.len(),
             });
+        }
+        // The dictionary's keys become the numbered terms (no second copy was kept).
+        batch.terms = vec![Box::default(); dict.len()];
+        for (term, t) in dict {
+            batch.terms[t as usize] = term;
         }
         batch
     }

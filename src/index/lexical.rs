@@ -265,21 +265,24 @@ impl LexicalIndex {
 
     /// Replace the whole index with one segment of `docs`.
     pub fn rebuild(index_dir: &Path, docs: &[DocTerms]) -> Result<LexicalIndex> {
-        LexicalIndex::rebuild_after(index_dir, docs, 0)
+        LexicalIndex::empty().update(index_dir, docs, &[], true)
     }
 
-    /// [`LexicalIndex::rebuild`], published at a generation above `generation` (the store's
-    /// record of the last one published, which a rebuilt index must not fall behind).
+    /// Replace the whole index with `segment` (built by a
+    /// [`SegmentBuilder`](super::segment::writer::SegmentBuilder) of the notes `ids`; `None` for
+    /// no notes), published at a generation above `generation` (the store's record of the last
+    /// one published, which a rebuilt index must not fall behind).
     pub fn rebuild_after(
         index_dir: &Path,
-        docs: &[DocTerms],
+        segment: Option<Vec<u8>>,
+        ids: &[&str],
         generation: u64,
     ) -> Result<LexicalIndex> {
         LexicalIndex {
             generation,
             ..LexicalIndex::empty()
         }
-        .update(index_dir, docs, &[], true)
+        .update_with(index_dir, segment, ids, &[], true)
     }
 
     /// The generation of the manifest this index was opened from or published as.

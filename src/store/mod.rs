@@ -10,13 +10,11 @@ pub mod codec;
 pub mod graph;
 
 pub use codec::{CodecError, EdgeRef, EdgeValue, FileEntry, NodeRecord, NodeRecordRef};
-
-use codec::decode_edge_list;
 pub use graph::Graph;
 
 use crate::error::{Error, Result};
 use crate::notes::{EdgeKind, Problem, Provenance};
-use codec::EdgeListBuilder;
+use codec::{EdgeListBuilder, decode_edge_list};
 use rayon::prelude::*;
 use redb::{
     ConcurrencyMode, Database, MultimapTableDefinition, ReadableDatabase, ReadableTable,
@@ -215,8 +213,12 @@ impl Store {
         }
     }
 
-    /// A `u64` of `meta` inside a write transaction (0 when absent).
-    fn meta_u64_mut(&self, t: &redb::Table<&str, &[u8]>, key: &str) -> Result<u64> {
+    /// A `u64` of the `meta` table `t`, read or written (0 when the key is missing).
+    fn meta_u64(
+        &self,
+        t: &impl ReadableTable<&'static str, &'static [u8]>,
+        key: &str,
+    ) -> Result<u64> {
         match t.get(key).map_err(|e| self.err(e))? {
             Some(v) => decode_u64(v.value()).ok_or_else(|| Error::Corrupt {
                 path: self.path.clone(),
@@ -249,7 +251,7 @@ impl Store {
             let mut out = wtx.open_table(EDGES_OUT).map_err(|x| e(x.into()))?;
             let mut inn = wtx.open_table(EDGES_IN).map_err(|x| e(x.into()))?;
             let mut meta = wtx.open_table(META).map_err(|x| e(x.into()))?;
-            let mut edge_count = self.meta_u64_mut(&meta, EDGE_COUNT_KEY)?;
+            let mut edge_count = self.meta_u64(&meta, EDGE_COUNT_KEY)?;
 
             // Mirrors of the out-edges this batch drops, as (target, mirror bytes).
             let mut dropped: Vec<(String, Vec<u8>)> = Vec::new();
@@ -372,42 +374,48 @@ impl Store {
                 }
                 lb.finish().map_err(|c| self.corrupt(target, c))
             };
-            if dropped.is_empty() && inn.len().map_err(|x| e(x.into()))? == 0 {
-                // Nothing stored to read back (a cold build): lists are encoded on every core.
-                for block in targets.chunks(ENCODE_BLOCK) {
-                    let lists: Vec<Option<EncodedList>> = block
-                        .par_iter()
-                        .map_init(EdgeListBuilder::default, |lb, t| in_list(lb, t, None, &[]))
-                        .collect::<Result<_>>()?;
-                    for (t, list) in block.iter().zip(lists) {
-                        if let Some((bytes, _)) = list {
-                            inn.insert(*t, bytes.as_slice()).map_err(|x| e(x.into()))?;
-                        }
-                    }
-                }
-            } else {
-                let mut lb = EdgeListBuilder::default();
-                let mut d = 0;
-                for &target in &targets {
+            // A block of targets at a time: read what each holds now (nothing to read back when
+            // the table is empty: a cold build), encode the new lists on every core, write them.
+            let stored_any = inn.len().map_err(|x| e(x.into()))? > 0;
+            let mut d = 0;
+            for block in targets.chunks(ENCODE_BLOCK) {
+                let mut reads: Vec<(Option<Vec<u8>>, std::ops::Range<usize>)> =
+                    Vec::with_capacity(block.len());
+                for &target in block {
                     // `dropped` is sorted like `targets`: this target's entries are next.
                     let first = d;
                     while dropped.get(d).is_some_and(|x| x.0 == target) {
                         d += 1;
                     }
-                    let drop: Vec<&[u8]> =
-                        dropped[first..d].iter().map(|x| x.1.as_slice()).collect();
-                    let stored: Option<Vec<u8>> = inn
-                        .get(target)
-                        .map_err(|x| e(x.into()))?
-                        .map(|v| v.value().to_vec());
-                    match in_list(&mut lb, target, stored.as_deref(), &drop)? {
+                    let stored = if stored_any {
+                        inn.get(target)
+                            .map_err(|x| e(x.into()))?
+                            .map(|v| v.value().to_vec())
+                    } else {
+                        None
+                    };
+                    reads.push((stored, first..d));
+                }
+                let lists: Vec<Option<EncodedList>> = block
+                    .par_iter()
+                    .zip(&reads)
+                    .map_init(EdgeListBuilder::default, |lb, (t, (stored, range))| {
+                        let drop: Vec<&[u8]> = dropped[range.clone()]
+                            .iter()
+                            .map(|x| x.1.as_slice())
+                            .collect();
+                        in_list(lb, t, stored.as_deref(), &drop)
+                    })
+                    .collect::<Result<_>>()?;
+                for (&target, list) in block.iter().zip(lists) {
+                    match list {
                         Some((bytes, _)) => inn.insert(target, bytes.as_slice()),
                         None => inn.remove(target),
                     }
                     .map_err(|x| e(x.into()))?;
                 }
-                debug_assert_eq!(d, dropped.len());
             }
+            debug_assert_eq!(d, dropped.len());
             meta.insert(EDGE_COUNT_KEY, edge_count.to_le_bytes().as_slice())
                 .map_err(|x| e(x.into()))?;
             for (path, file) in &batch.touched {
@@ -417,7 +425,7 @@ impl Store {
             }
 
             // The change log: which nodes this generation touched, for in-memory graphs to patch.
-            let generation = self.meta_u64_mut(&meta, GENERATION_KEY)? + 1;
+            let generation = self.meta_u64(&meta, GENERATION_KEY)? + 1;
             meta.insert(GENERATION_KEY, generation.to_le_bytes().as_slice())
                 .map_err(|x| e(x.into()))?;
             if let Some(g) = batch.lexical_generation {
@@ -522,15 +530,8 @@ impl StoreReader<'_> {
         })
     }
 
-    /// A `u64` of the `meta` table `t` (0 when the key is missing).
     fn meta_u64(&self, t: &redb::ReadOnlyTable<&str, &[u8]>, key: &str) -> Result<u64> {
-        match t.get(key).map_err(|e| self.err(e))? {
-            Some(v) => decode_u64(v.value()).ok_or_else(|| Error::Corrupt {
-                path: self.store.path.clone(),
-                reason: format!("meta `{key}` is not 8 bytes"),
-            }),
-            None => Ok(0),
-        }
+        self.store.meta_u64(t, key)
     }
 
     /// The lexical index generation the last batch recorded (0 when none did): an index on disk

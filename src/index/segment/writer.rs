@@ -77,21 +77,26 @@ impl SegmentWriter {
             }
             let delta = doc - prev.map_or(0, |p| p + 1);
             prev = Some(*doc);
-            put_varint(&mut self.postings, u64::from(delta));
-            let mut mask = 0u8;
-            for (f, tf) in tfs.iter().enumerate() {
-                if *tf > 0 {
-                    mask |= 1 << f;
-                }
-            }
-            if mask == 0 {
-                return Err(WriteError("posting with all counts zero".into()));
-            }
-            self.postings.push(mask);
-            for tf in tfs.iter().filter(|tf| **tf > 0) {
-                put_varint(&mut self.postings, u64::from(*tf));
-            }
+            put_posting(&mut self.postings, delta, tfs).map_err(|e| WriteError(e.into()))?;
         }
+        self.index_term(term, offset)
+    }
+
+    /// Add a term whose `count` postings are already encoded (by [`put_posting`]).
+    fn add_encoded_term(
+        &mut self,
+        term: &[u8],
+        count: u32,
+        encoded: &[u8],
+    ) -> Result<(), WriteError> {
+        let offset = self.postings.len() as u64;
+        put_varint(&mut self.postings, u64::from(count));
+        self.postings.extend_from_slice(encoded);
+        self.index_term(term, offset)
+    }
+
+    /// Name the postings at `offset` in the dictionary.
+    fn index_term(&mut self, term: &[u8], offset: u64) -> Result<(), WriteError> {
         self.fst
             .insert(term, offset)
             .map_err(|e| WriteError(format!("term order: {e}")))?;
@@ -146,6 +151,30 @@ impl SegmentWriter {
         out.extend_from_slice(&footer);
         Ok(out)
     }
+}
+
+/// Append one posting (format-spec/lexical.md): the doc number's distance from the smallest it
+/// could have been, the mask of fields with counts, then each non-zero count.
+fn put_posting(
+    out: &mut Vec<u8>,
+    delta: u32,
+    tfs: &[u16; FIELD_COUNT],
+) -> Result<(), &'static str> {
+    let mut mask = 0u8;
+    for (f, tf) in tfs.iter().enumerate() {
+        if *tf > 0 {
+            mask |= 1 << f;
+        }
+    }
+    if mask == 0 {
+        return Err("posting with all counts zero");
+    }
+    put_varint(out, u64::from(delta));
+    out.push(mask);
+    for tf in tfs.iter().filter(|tf| **tf > 0) {
+        put_varint(out, u64::from(*tf));
+    }
+    Ok(())
 }
 
 /// Build a segment from documents (doc numbers follow slice order).
@@ -258,20 +287,7 @@ impl SegmentBuilder {
         if doc < p.next_doc {
             return Err(format!("listed twice in doc {doc}"));
         }
-        let mut mask = 0u8;
-        for (f, tf) in tfs.iter().enumerate() {
-            if *tf > 0 {
-                mask |= 1 << f;
-            }
-        }
-        if mask == 0 {
-            return Err("posting with all counts zero".into());
-        }
-        put_varint(&mut p.bytes, u64::from(doc - p.next_doc));
-        p.bytes.push(mask);
-        for tf in tfs.iter().filter(|tf| **tf > 0) {
-            put_varint(&mut p.bytes, u64::from(*tf));
-        }
+        put_posting(&mut p.bytes, doc - p.next_doc, tfs)?;
         p.next_doc = doc + 1;
         p.count += 1;
         Ok(())
@@ -290,13 +306,7 @@ impl SegmentBuilder {
         w.postings.reserve(total);
         for (term, t) in terms {
             let p = std::mem::take(&mut postings[t as usize]);
-            let offset = w.postings.len() as u64;
-            put_varint(&mut w.postings, u64::from(p.count));
-            w.postings.extend_from_slice(&p.bytes);
-            w.fst
-                .insert(term.as_bytes(), offset)
-                .map_err(|e| WriteError(format!("term order: {e}")))?;
-            w.term_count += 1;
+            w.add_encoded_term(term.as_bytes(), p.count, &p.bytes)?;
         }
         w.finish()
     }

@@ -82,6 +82,21 @@ pub fn hub_damping(source_out_degree: u32) -> f32 {
     }
 }
 
+/// The walk's weight of one edge followed in its direction: kind, provenance, confidence and hub
+/// damping, multiplied in this order (the graph keeps it per edge, computed once; followed
+/// backwards it is multiplied by [`REVERSE_EDGE_FACTOR`]).
+pub fn edge_weight(
+    kind: EdgeKind,
+    provenance: Provenance,
+    confidence: f32,
+    source_out_degree: u32,
+) -> f32 {
+    edge_kind_weight(kind)
+        * provenance_weight(provenance)
+        * confidence
+        * hub_damping(source_out_degree)
+}
+
 /// Weight of an edge kind (facts from the original system). A hand-written link must never rank
 /// below an inferred one, so every declared kind outweighs both co-occurrence kinds.
 pub fn edge_kind_weight(kind: EdgeKind) -> f32 {

@@ -14,6 +14,7 @@ use super::{StoreReader, Version};
 use crate::error::Result;
 use crate::notes::{EdgeKind, NoteType, Provenance};
 use crate::prefetch::prefetch;
+use crate::recall::policy;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 
@@ -26,6 +27,21 @@ pub struct GraphEdge {
     pub confidence: f32,
     /// Distinct targets of the edge's source (hub damping).
     pub source_out_degree: u32,
+    /// The walk's weight of this edge from this end ([`policy::edge_weight`], times
+    /// [`policy::REVERSE_EDGE_FACTOR`] in an in-list): computed once when the edge is loaded, not
+    /// on every step of every recall.
+    pub walk_weight: f32,
+}
+
+impl GraphEdge {
+    /// This edge as its target's in-list holds it: `other` is the source, walked backwards.
+    fn mirror(&self, source: u32) -> GraphEdge {
+        GraphEdge {
+            other: source,
+            walk_weight: self.walk_weight * policy::REVERSE_EDGE_FACTOR,
+            ..*self
+        }
+    }
 }
 
 /// What scoring needs of a node without reading its record.
@@ -80,7 +96,7 @@ impl Graph {
             let edge = edge_of(to, e);
             // Out-lists arrive in stored order; in-lists are sorted once below.
             g.out[f as usize].push(edge);
-            g.inn[to as usize].push(GraphEdge { other: f, ..edge });
+            g.inn[to as usize].push(edge.mirror(f));
         })?;
         let ids = &g.ids;
         for list in &mut g.inn {
@@ -126,7 +142,7 @@ impl Graph {
             out.push(edge_of(to, e.borrowed()));
         }
         for e in &out {
-            let mirror = GraphEdge { other: o, ..*e };
+            let mirror = e.mirror(o);
             let ids = &self.ids;
             let list = &mut self.inn[e.other as usize];
             let at = list
@@ -242,6 +258,7 @@ fn edge_of(other: u32, e: EdgeRef<'_>) -> GraphEdge {
         provenance: e.provenance,
         confidence: e.confidence,
         source_out_degree: e.source_out_degree,
+        walk_weight: policy::edge_weight(e.kind, e.provenance, e.confidence, e.source_out_degree),
     }
 }
 

@@ -50,6 +50,8 @@ pub struct Memory {
     lexical: RwLock<Arc<LexicalIndex>>,
     /// Identity (len, mtime) of the manifest file the loaded lexical index came from.
     lexical_stamp: Mutex<Option<(u64, std::time::SystemTime)>>,
+    /// The store version at which recall last compared the manifest with `lexical_stamp`.
+    lexical_checked_at: Mutex<Option<Version>>,
     /// The store's graph in memory, refreshed to the store's version at each recall.
     graph: RwLock<Arc<Graph>>,
     /// Folded stats by the graph's ordinals, for scoring.
@@ -276,6 +278,7 @@ impl Memory {
             tokenizer: Tokenizer::new(),
             lexical: RwLock::new(Arc::new(LexicalIndex::empty())),
             lexical_stamp: Mutex::new(None),
+            lexical_checked_at: Mutex::new(None),
             graph: RwLock::new(Arc::new(Graph::default())),
             ord_stats: RwLock::new(Arc::new(OrdStats::default())),
             shown: RwLock::new(Arc::new(ShownCache::new(Version::default()))),
@@ -441,6 +444,34 @@ impl Memory {
         }
     }
 
+    /// The lexical index for a recall at store version `v`: the manifest is looked at (one
+    /// `stat`) only when the store moved since the last look. Every update publishes the lexical
+    /// index before it commits the store (see `apply_scan`), so an index that changed with the
+    /// notes is always followed by a new store version; until then the loaded view is the one
+    /// that matches the store.
+    fn lexical_at(&self, v: Version) -> Result<Arc<LexicalIndex>> {
+        let checked = self.lexical_checked_at.lock().is_ok_and(|c| *c == Some(v));
+        if !checked {
+            let lex = self.lexical()?;
+            if let Ok(mut c) = self.lexical_checked_at.lock() {
+                *c = Some(v);
+            }
+            return Ok(lex);
+        }
+        self.loaded_lexical()
+    }
+
+    /// The lexical index loaded now, as it is.
+    fn loaded_lexical(&self) -> Result<Arc<LexicalIndex>> {
+        self.lexical
+            .read()
+            .map(|g| g.clone())
+            .map_err(|_| Error::InvalidArgument {
+                what: "lexical index",
+                message: "lock poisoned by a panic in another thread".into(),
+            })
+    }
+
     /// The current lexical index, reloaded first if another process replaced its manifest.
     fn lexical(&self) -> Result<Arc<LexicalIndex>> {
         let stamp = self.manifest_stamp();
@@ -457,13 +488,7 @@ impl Memory {
                 self.set_lexical(lex, stamp);
             }
         }
-        self.lexical
-            .read()
-            .map(|g| g.clone())
-            .map_err(|_| Error::InvalidArgument {
-                what: "lexical index",
-                message: "lock poisoned by a panic in another thread".into(),
-            })
+        self.loaded_lexical()
     }
 
     /// The in-memory graph at `reader`'s store version `v` (patched from the store's change
@@ -776,9 +801,9 @@ impl Memory {
         let started = Instant::now();
         // Other sessions' events become visible within STATS_REFRESH_INTERVAL.
         self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
-        let lex = self.lexical()?;
         let reader = self.store.read()?;
         let version = reader.version()?;
+        let lex = self.lexical_at(version)?;
         let graph = self.graph(&reader, version)?;
         let results = {
             let by_ord = self.ord_stats(&graph)?;

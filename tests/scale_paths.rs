@@ -145,6 +145,34 @@ fn another_handle_sees_new_edges_at_its_next_recall() {
     assert!(ids.contains(&"spoke-under-test"), "{ids:?}");
 }
 
+/// Recall looks at the lexical manifest only when the store moved (one `stat` saved per recall):
+/// words another handle indexed must still be found at the very next recall, after recalls
+/// that already looked at the old store version.
+#[test]
+fn another_handle_indexing_new_words_is_found_at_the_next_text_recall() {
+    let (_tmp, writer) = generated(40, 12);
+    let reader = mnemon::Memory::open(writer.dir().root()).expect("second handle");
+    let mut q = Query::text("zyxquorble fencing");
+    q.record = false;
+    for _ in 0..3 {
+        let r = reader.recall(&q).expect("recall");
+        assert!(!r.results.iter().any(|h| h.id == "quorble-note"));
+    }
+    write_note(
+        &writer,
+        "quorble-note.md",
+        "---\nname: zyxquorble\n---\nThe zyxquorble fencing token.\n",
+    );
+    writer.index().expect("index");
+    let r = reader.recall(&q).expect("recall");
+    assert_eq!(
+        r.results.first().map(|h| h.id.as_str()),
+        Some("quorble-note"),
+        "{:?}",
+        r.results.iter().map(|h| &h.id).collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn pruned_search_returns_the_exhaustive_top_k() {
     let (_tmp, memory) = generated(600, 11);

@@ -53,25 +53,38 @@ impl Drop for Tables {
     }
 }
 
-/// A node waiting to be expanded. Ties go to the lower ordinal (a loaded graph numbers notes in
-/// id order).
-#[derive(Debug, PartialEq)]
-struct Frontier {
-    base: f32,
-    ord: u32,
-}
-impl Eq for Frontier {}
-impl PartialOrd for Frontier {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
+/// A node waiting to be expanded, packed in one integer whose order is the walk's: the higher
+/// base first (as `f32::total_cmp` orders them), then the lower ordinal (a loaded graph numbers
+/// notes in id order). The heap sifts with one integer comparison instead of a float total order
+/// and a tie-break.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Frontier(u64);
+
+impl Frontier {
+    fn new(base: f32, ord: u32) -> Frontier {
+        Frontier((u64::from(total_order_key(base)) << 32) | u64::from(u32::MAX - ord))
+    }
+    fn base(self) -> f32 {
+        from_total_order_key((self.0 >> 32) as u32)
+    }
+    fn ord(self) -> u32 {
+        u32::MAX - self.0 as u32
     }
 }
-impl Ord for Frontier {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.base
-            .total_cmp(&other.base)
-            .then_with(|| other.ord.cmp(&self.ord))
-    }
+
+/// `x`'s bits mapped so that unsigned order is `f32::total_cmp` order (the same flip of the
+/// negative values `total_cmp` does, then the sign bit flipped to bias the signed order).
+fn total_order_key(x: f32) -> u32 {
+    let bits = x.to_bits() as i32;
+    let flipped = bits ^ ((((bits >> 31) as u32) >> 1) as i32);
+    (flipped as u32) ^ 0x8000_0000
+}
+
+/// The inverse of [`total_order_key`].
+fn from_total_order_key(key: u32) -> f32 {
+    let flipped = (key ^ 0x8000_0000) as i32;
+    let bits = flipped ^ ((((flipped >> 31) as u32) >> 1) as i32);
+    f32::from_bits(bits as u32)
 }
 
 fn is_co_occurrence(kind: EdgeKind) -> bool {
@@ -108,12 +121,13 @@ fn walk<F: Fn(u32, f32) -> bool>(
 ) {
     let mut heap: BinaryHeap<Frontier> = seeds
         .iter()
-        .map(|&(ord, base)| Frontier { base, ord })
+        .map(|&(ord, base)| Frontier::new(base, ord))
         .collect();
     let mut expanded = 0usize;
     // A small graph's tables stay in the cache from one recall to the next: hints would only cost.
     let prefetching = graph.len() >= PREFETCH_MIN_ORDINALS;
-    while let Some(Frontier { base, ord, .. }) = heap.pop() {
+    while let Some(top) = heap.pop() {
+        let (base, ord) = (top.base(), top.ord());
         let Slot::Cand(cur) = cands.slot_mut(ord) else {
             continue;
         };
@@ -126,7 +140,7 @@ fn walk<F: Fn(u32, f32) -> bool>(
         }
         // The next node to expand is usually the heap's top: its edges load meanwhile.
         if prefetching && let Some(next) = heap.peek() {
-            graph.prefetch_edges(next.ord);
+            graph.prefetch_edges(next.ord());
         }
         let (depth, from_seed, cur_source) = (cur.depth, cur.depth == 0, cur.source);
         let out = graph.out(ord);
@@ -204,32 +218,11 @@ fn walk<F: Fn(u32, f32) -> bool>(
                         if prefetching {
                             graph.prefetch_lists(other);
                         }
-                        heap.push(Frontier {
-                            base: child_base,
-                            ord: other,
-                        });
+                        heap.push(Frontier::new(child_base, other));
                     }
                 }
             }
         }
-    }
-}
-
-/// A score ordered by `total_cmp`, for the heap of the best scores.
-#[derive(Clone, Copy, PartialEq)]
-struct Score(f32);
-
-impl Eq for Score {}
-
-impl PartialOrd for Score {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Score {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
     }
 }
 
@@ -422,12 +415,17 @@ pub fn run(
     //    best possible score (no stats: base x the largest type weight + a full recency bonus)
     //    can still enter the top `limit`. Most depth-2 neighbours never touch their node fields.
     let mut scored: Vec<Scored> = Vec::with_capacity(cands.len().min(4 * q.limit + 64));
-    // The `limit` best scores so far, lowest on top: the entry bar for the rest.
-    let mut best: BinaryHeap<std::cmp::Reverse<Score>> = BinaryHeap::with_capacity(q.limit + 1);
+    // The `limit` best scores so far (as `total_order_key`s), lowest on top: the entry bar for
+    // the rest. A score at or under a full heap's top would be pushed and popped again.
+    let mut best: BinaryHeap<std::cmp::Reverse<u32>> = BinaryHeap::with_capacity(q.limit + 1);
     let keep = |s: Scored, scored: &mut Vec<Scored>, best: &mut BinaryHeap<_>| {
-        best.push(std::cmp::Reverse(Score(s.score)));
-        if best.len() > q.limit {
-            best.pop();
+        let key = total_order_key(s.score);
+        if best.len() < q.limit {
+            best.push(std::cmp::Reverse(key));
+        } else if let Some(mut top) = best.peek_mut()
+            && key > top.0
+        {
+            *top = std::cmp::Reverse(key);
         }
         scored.push(s);
     };
@@ -450,7 +448,11 @@ pub fn run(
     }
     for (ord, base) in rest {
         let bound = best_without_stats(base);
-        if best.len() >= q.limit && best.peek().is_some_and(|b| bound < b.0.0) {
+        if best.len() >= q.limit
+            && best
+                .peek()
+                .is_some_and(|b| bound < from_total_order_key(b.0))
+        {
             continue;
         }
         if let Some(s) = score_of(ord, base, NodeStats::default()) {
@@ -624,16 +626,69 @@ mod tests {
             "{left_out} left out, {compared} compared"
         );
     }
+    /// The walk's frontier order as it was written before it was packed into one integer.
+    #[derive(Debug, PartialEq)]
+    struct RefFrontier {
+        base: f32,
+        ord: u32,
+    }
+    impl Eq for RefFrontier {}
+    impl PartialOrd for RefFrontier {
+        fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl Ord for RefFrontier {
+        fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+            self.base
+                .total_cmp(&other.base)
+                .then_with(|| other.ord.cmp(&self.ord))
+        }
+    }
+
+    #[test]
+    fn packed_frontier_orders_as_the_float_total_order_then_the_lower_ordinal() {
+        let bases = [
+            f32::NEG_INFINITY,
+            -1.5,
+            -f32::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            f32::MIN_POSITIVE,
+            1e-30,
+            0.25,
+            0.2500001,
+            1.0,
+            3.0e38,
+            f32::INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ];
+        let ords = [0u32, 1, 7, u32::MAX - 1, u32::MAX];
+        let all: Vec<(f32, u32)> = bases
+            .iter()
+            .flat_map(|&b| ords.iter().map(move |&o| (b, o)))
+            .collect();
+        for &(b, o) in &all {
+            let f = Frontier::new(b, o);
+            assert_eq!((f.base().to_bits(), f.ord()), (b.to_bits(), o));
+            for &(b2, o2) in &all {
+                let want = RefFrontier { base: b, ord: o }.cmp(&RefFrontier { base: b2, ord: o2 });
+                assert_eq!(f.cmp(&Frontier::new(b2, o2)), want, "{b} {o} vs {b2} {o2}");
+            }
+        }
+    }
+
     /// The walk as it was written before the graph kept each edge's weight and before
     /// co-occurrence edges were split off by position: every edge weighed from its fields as it is
     /// followed, every kind tested. [`walk`] must give the same candidates to the last bit.
     fn reference_walk(graph: &Graph, cands: &mut Cands, seeds: &[(u32, f32)], max_depth: u8) {
-        let mut heap: BinaryHeap<Frontier> = seeds
+        let mut heap: BinaryHeap<RefFrontier> = seeds
             .iter()
-            .map(|&(ord, base)| Frontier { base, ord })
+            .map(|&(ord, base)| RefFrontier { base, ord })
             .collect();
         let mut expanded = 0usize;
-        while let Some(Frontier { base, ord }) = heap.pop() {
+        while let Some(RefFrontier { base, ord }) = heap.pop() {
             let Slot::Cand(cur) = cands.slot_mut(ord) else {
                 continue;
             };
@@ -698,7 +753,7 @@ mod tests {
                         },
                     );
                     if depth + 1 < max_depth {
-                        heap.push(Frontier {
+                        heap.push(RefFrontier {
                             base: child_base,
                             ord: e.other,
                         });

@@ -525,13 +525,27 @@ impl LexicalIndex {
     /// documents already found instead of scoring most of the corpus.
     pub fn search(&self, matches: &[TermMatch], limit: usize) -> Vec<LexHit<'_>> {
         let n = self.live_docs.max(1) as f32;
-        // idf once per dictionary term (document frequency summed over segments).
-        let mut terms: Vec<(usize, &str, f32, f32)> = Vec::new();
+        let segs = self.segments.len();
+        // idf once per dictionary term (document frequency summed over segments), and where
+        // each segment keeps the term's postings: one dictionary lookup per term and segment.
+        let mut terms: Vec<(usize, &str, f32, f32, usize)> = Vec::new();
+        let mut offsets: Vec<Option<u64>> = Vec::new();
         for (qi, m) in matches.iter().enumerate() {
             for (term, weight) in &m.expansions {
-                let df = self.df(term.as_bytes()) as f32;
+                let at = offsets.len();
+                offsets.extend(
+                    self.segments
+                        .iter()
+                        .map(|l| l.seg.term_offset(term.as_bytes())),
+                );
+                let df = self
+                    .segments
+                    .iter()
+                    .zip(&offsets[at..])
+                    .filter_map(|(l, off)| off.and_then(|o| l.seg.postings_at(o)).map(|p| p.len()));
+                let df = df.sum::<u64>() as f32;
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                terms.push((qi, term.as_str(), weight * idf, idf));
+                terms.push((qi, term.as_str(), weight * idf, idf, at));
             }
         }
         terms.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.cmp(b.1)));
@@ -554,16 +568,20 @@ impl LexicalIndex {
             // (a note lives in one segment, so the floors of disjoint doc sets combine).
             let mut done_kth = f32::NEG_INFINITY;
             // Largest segment first: its floor prunes the small ones.
-            let mut order: Vec<&Live> = self.segments.iter().collect();
-            order.sort_by_key(|l| std::cmp::Reverse(l.live_count()));
-            for l in order {
+            let mut order: Vec<(usize, &Live)> = self.segments.iter().enumerate().collect();
+            order.sort_by_key(|(_, l)| std::cmp::Reverse(l.live_count()));
+            debug_assert_eq!(offsets.len(), terms.len() * segs);
+            for (si, l) in order {
                 let docs = l.seg.doc_count() as usize;
                 if acc.len() < docs {
                     acc.resize(docs, DocAcc::default());
                 }
                 touched.clear();
-                for (j, (qi, term, w, idf)) in terms.iter().enumerate() {
-                    let Some(postings) = l.seg.postings(term.as_bytes()) else {
+                for (j, (qi, _, w, idf, at)) in terms.iter().enumerate() {
+                    let Some(off) = offsets[at + si] else {
+                        continue;
+                    };
+                    let Some(postings) = l.seg.postings_at(off) else {
                         continue;
                     };
                     // The `limit`-th best score so far is a lower bound of the final one.
@@ -616,7 +634,7 @@ impl LexicalIndex {
                         // score plus what the lists left can add still reaches the threshold
                         // can end in the top `limit`: seek to each of them (in doc order)
                         // instead of decoding the whole list.
-                        let Some(mut postings) = l.seg.seekable_postings(term.as_bytes()) else {
+                        let Some(mut postings) = l.seg.seekable_postings_at(off) else {
                             continue;
                         };
                         sorted.clear();

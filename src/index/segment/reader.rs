@@ -217,8 +217,12 @@ impl Segment {
 
     /// Postings of `term`, if present.
     pub fn postings(&self, term: &[u8]) -> Option<PostingsIter<'_>> {
-        let off = self.fst.get(term)?;
-        self.postings_at(off)
+        self.postings_at(self.term_offset(term)?)
+    }
+
+    /// The dictionary value of `term` (its postings' offset), if the segment has it.
+    pub fn term_offset(&self, term: &[u8]) -> Option<u64> {
+        self.fst.get(term)
     }
 
     /// Postings at a dictionary value (offset into the postings section).
@@ -241,7 +245,11 @@ impl Segment {
     /// once per segment and term, a pass that decodes no term frequencies), so a seek jumps to
     /// the block holding its target instead of walking every posting before it.
     pub fn seekable_postings(&self, term: &[u8]) -> Option<PostingsIter<'_>> {
-        let off = self.fst.get(term)?;
+        self.seekable_postings_at(self.fst.get(term)?)
+    }
+
+    /// [`Segment::seekable_postings`] at a dictionary value already looked up.
+    pub fn seekable_postings_at(&self, off: u64) -> Option<PostingsIter<'_>> {
         let mut it = self.postings_at(off)?;
         if it.left < SKIP_MIN_POSTINGS {
             return Some(it);

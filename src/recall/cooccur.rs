@@ -128,15 +128,22 @@ fn best_token_edges(mut sims: Vec<(&str, f32)>, cap: usize) -> Vec<EdgeValue> {
 
 /// Token co-occurrence for every document of a lone segment at once (what a cold build leaves),
 /// found term by term: one pass over the dictionary picks each document's probe terms, so notes
-/// are not tokenized a second time and no term is looked up once per document. [`Self::edges`]
-/// gives exactly what [`token_edges`] gives the same document (same weights, same order of
-/// summation, same ties; pinned by `segment_probes_give_the_edges_of_token_edges`).
+/// are not tokenized a second time and no term is looked up once per document. The documents of
+/// each term some document probes with are then decoded once into a flat list, not once per
+/// document that probes with it. [`Self::edges`] gives exactly what [`token_edges`] gives the
+/// same document (same weights, same order of summation, same ties; pinned by
+/// `segment_probes_give_the_edges_of_token_edges`).
 pub struct SegmentProbes<'a> {
     seg: &'a Segment,
-    /// `PROBE_TERMS` slots per document: (weight, postings offset), best first.
+    /// `PROBE_TERMS` slots per document: (weight, probe term), best first. While the dictionary
+    /// is read the term is its postings offset; after it, its index in `term_docs`.
     slots: Vec<(f32, u64)>,
     /// Slots in use per document.
     used: Vec<u8>,
+    /// The documents of every probe term, in doc order, one term after another.
+    docs: Vec<u32>,
+    /// Where each probe term's documents end in `docs` (the previous term's end is the start).
+    term_ends: Vec<usize>,
 }
 
 const PROBE_TERMS: usize = policy::CO_OCCURRENCE_PROBE_TERMS;
@@ -151,6 +158,8 @@ impl<'a> SegmentProbes<'a> {
             seg,
             slots: vec![(0.0, 0); docs * PROBE_TERMS],
             used: vec![0; docs],
+            docs: Vec::new(),
+            term_ends: Vec::new(),
         };
         let n = lex.live_docs().max(1) as f32;
         let mut stream = seg.terms().stream();
@@ -170,6 +179,7 @@ impl<'a> SegmentProbes<'a> {
                 probes.offer(p.doc as usize, probe_weight(&p.tfs, idf), off);
             }
         }
+        probes.decode_probe_terms();
         probes
     }
 
@@ -188,6 +198,44 @@ impl<'a> SegmentProbes<'a> {
         slots.copy_within(at..end - 1, at + 1);
         slots[at] = (w, off);
         *used = end as u8;
+    }
+
+    /// Decode the documents of every term a slot holds, once per term, and point the slots at
+    /// them. A term whose weight is zero adds nothing to any sum and is not decoded.
+    fn decode_probe_terms(&mut self) {
+        let mut index: FxHashMap<u64, u64> = FxHashMap::default();
+        for (d, &used) in self.used.iter().enumerate() {
+            for slot in &mut self.slots[d * PROBE_TERMS..d * PROBE_TERMS + usize::from(used)] {
+                if slot.0 * slot.0 == 0.0 {
+                    continue;
+                }
+                let off = slot.1;
+                slot.1 = *index.entry(off).or_insert_with(|| {
+                    self.docs.extend(
+                        self.seg
+                            .postings_at(off)
+                            .into_iter()
+                            .flatten()
+                            .map(|p| p.doc),
+                    );
+                    self.term_ends.push(self.docs.len());
+                    (self.term_ends.len() - 1) as u64
+                });
+            }
+        }
+    }
+
+    /// The documents of probe term `t` (an index into `term_ends`).
+    fn term_docs(&self, t: u64) -> &[u32] {
+        let Some(&end) = usize::try_from(t).ok().and_then(|t| self.term_ends.get(t)) else {
+            return &[];
+        };
+        // `t` is in range, so is the term before it.
+        let start = match t {
+            0 => 0,
+            t => self.term_ends[t as usize - 1],
+        };
+        self.docs.get(start..end).unwrap_or(&[])
     }
 
     /// A scratch accumulator for [`Self::edges`] (one per thread).
@@ -218,22 +266,22 @@ impl<'a> SegmentProbes<'a> {
         if total <= 0.0 {
             return Vec::new();
         }
-        for &(w, off) in probes {
+        for &(w, t) in probes {
             let add = w * w;
             // Adding zero changes no sum (all are >= 0): such a term is skipped, so a sum is
             // zero exactly until its document is first touched.
             if add == 0.0 {
                 continue;
             }
-            for p in self.seg.postings_at(off).into_iter().flatten() {
-                if p.doc == doc {
+            for &o in self.term_docs(t) {
+                if o == doc {
                     continue;
                 }
-                let Some(sum) = acc.sums.get_mut(p.doc as usize) else {
+                let Some(sum) = acc.sums.get_mut(o as usize) else {
                     continue;
                 };
                 if *sum == 0.0 {
-                    acc.touched.push(p.doc);
+                    acc.touched.push(o);
                 }
                 *sum += add;
             }

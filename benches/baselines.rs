@@ -40,7 +40,8 @@
 //! seeds of its CTE, and tantivy uses the text only. Anchors are removed from every list before
 //! scoring (the eval protocol). The build figures are single timed runs (read, parse, write; MiB/s
 //! of note bytes); latency is every query x `PASSES`, timed around the whole call that yields the
-//! ranked id list.
+//! ranked id list, the passes of the systems interleaved (pass 1 of each, then pass 2, ...) so
+//! that a slow phase of the machine does not fall on one system only.
 //!
 //! Sizes: 1k and 10k notes; 100k too with `MNEMON_BENCH_100K=1` (generating and indexing take
 //! minutes). A markdown summary table per size is printed at the end.
@@ -58,8 +59,8 @@ use std::time::{Duration, Instant};
 
 /// Results per recall.
 const K: usize = 10;
-/// Latency passes over every query.
-const PASSES: usize = 5;
+/// Latency passes over every query (each system's passes interleaved with the others').
+const PASSES: usize = 7;
 /// Lexical hits that are sqlite's direct hits and CTE seeds.
 const SQLITE_SEEDS: usize = 5;
 /// Depth of sqlite's CTE walk (mnemon's default depth).
@@ -349,9 +350,8 @@ fn tantivy_ready(
     std::fs::create_dir_all(dir).expect("mkdir tantivy");
     let (tv, build, merge, segments) = tantivy_build(notes, dir, layout);
     let before = tv.reader.searcher();
-    let mut lat = latencies(cases, |c| {
-        tantivy_search(&tv, &before, &c.text);
-    });
+    let unmerged = |c: &Case| tantivy_search(&tv, &before, &c.text);
+    let mut lat = latencies(cases, &[&unmerged]).swap_remove(0);
     println!(
         "baselines_{label} before merge ({segments} segments): p50 {:.1} us, p99 {:.1} us",
         us(common::percentile(&mut lat, 50.0)),
@@ -377,14 +377,18 @@ struct Case {
     cjk: bool,
 }
 
-/// Latency of `run` over every case, `PASSES` times (nanoseconds).
-fn latencies(cases: &[Case], mut run: impl FnMut(&Case)) -> Vec<u64> {
-    let mut out = Vec::with_capacity(cases.len() * PASSES);
+/// Latency of each of `runs` over every case, `PASSES` times (nanoseconds, one list per run).
+/// The passes are interleaved (pass 1 of every system, then pass 2, ...): a slow phase of a shared
+/// machine then falls on all systems alike instead of on whichever was being timed.
+fn latencies(cases: &[Case], runs: &[Run<'_>]) -> Vec<Vec<u64>> {
+    let mut out = vec![Vec::with_capacity(cases.len() * PASSES); runs.len()];
     for _ in 0..PASSES {
-        for c in cases {
-            let t = Instant::now();
-            run(c);
-            out.push(t.elapsed().as_nanos() as u64);
+        for (run, lat) in runs.iter().zip(&mut out) {
+            for c in cases {
+                let t = Instant::now();
+                std::hint::black_box(run(c));
+                lat.push(t.elapsed().as_nanos() as u64);
+            }
         }
     }
     out
@@ -578,41 +582,25 @@ fn compare(c: &mut Criterion, n: usize) -> String {
     let tq = quality(&cases, &lists(&tantivy_run));
     let t1q = quality(&cases, &lists(&tantivy1_run));
 
+    let runs: [Run<'_>; 4] = [&mnemon_run, &sqlite_run, &tantivy_run, &tantivy1_run];
+    let [ml, sl, tl, t1l]: [Vec<u64>; 4] = latencies(&cases, &runs)
+        .try_into()
+        .expect("one latency list per system");
     let rows = vec![
-        row(
-            "mnemon",
-            mnemon_took,
-            None,
-            latencies(&cases, |c| {
-                mnemon_run(c);
-            }),
-            mq,
-        ),
+        row("mnemon", mnemon_took, None, ml, mq),
         row(
             "sqlite",
             sqlite_took,
             Some(("optimize", optimize_took)),
-            latencies(&cases, |c| {
-                sqlite_run(c);
-            }),
+            sl,
             sq,
         ),
-        row(
-            "tantivy",
-            tantivy_took,
-            Some(("merge", merge_took)),
-            latencies(&cases, |c| {
-                tantivy_run(c);
-            }),
-            tq,
-        ),
+        row("tantivy", tantivy_took, Some(("merge", merge_took)), tl, tq),
         row(
             "tantivy_1field",
             tantivy1_took,
             Some(("merge", merge1_took)),
-            latencies(&cases, |c| {
-                tantivy1_run(c);
-            }),
+            t1l,
             t1q,
         ),
     ];

@@ -26,6 +26,32 @@ pub const MAX_FUZZY_TERM_CHARS: usize = 24;
 /// The Levenshtein DFA builders (distance 1 and 2, transposition costs 1), built once: building
 /// a builder is costly, building a DFA from one takes microseconds (fst's own Levenshtein type
 /// builds its DFA eagerly and took milliseconds per query term).
+/// Dictionary terms an expansion found, with their document frequency summed over the segments
+/// whose streams listed them (from the dictionary value at hand, not a second lookup). Each
+/// segment's stream lists every term of the expansion it holds, so the sums are the terms' full
+/// document frequencies unless a stream was cut short (`complete` false): then they are looked
+/// up again.
+struct Found {
+    df: HashMap<String, u64>,
+    complete: bool,
+}
+
+impl Default for Found {
+    fn default() -> Self {
+        Found {
+            df: HashMap::new(),
+            complete: true,
+        }
+    }
+}
+
+impl Found {
+    fn add(&mut self, seg: &Segment, term: &str, off: u64) {
+        let df = seg.postings_at(off).map_or(0, |p| p.len());
+        *self.df.entry(term.to_string()).or_default() += df;
+    }
+}
+
 fn typo_builder(dist: u8) -> &'static levenshtein_automata::LevenshteinAutomatonBuilder {
     static ONE: std::sync::OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> =
         std::sync::OnceLock::new();
@@ -150,6 +176,46 @@ pub struct LexicalIndex {
     segments: Vec<Live>,
     live_docs: u64,
     avg_field_lens: [f32; FIELD_COUNT],
+    /// Typo and prefix expansions already found in this index, by kind and query term.
+    expansions: ExpansionCache,
+}
+
+/// At most this many expansions (typo or prefix, per query term) are remembered per index.
+pub const EXPANSION_CACHE_TERMS: usize = 4096;
+
+/// Typo and prefix expansions of query terms, remembered for the life of one index (they depend
+/// only on its dictionary, which never changes; an update opens a new index). Finding one walks
+/// the dictionary with a Levenshtein automaton built for the term (1k notes: 50-100 us for a
+/// 12-letter word at distance 2), and an agent's queries repeat their words.
+struct ExpansionCache(quick_cache::sync::Cache<(ExpansionKind, String), Arc<[String]>>);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum ExpansionKind {
+    Typo,
+    Prefix,
+}
+
+impl Default for ExpansionCache {
+    fn default() -> Self {
+        ExpansionCache(quick_cache::sync::Cache::new(EXPANSION_CACHE_TERMS))
+    }
+}
+
+impl ExpansionCache {
+    fn get_or_find(
+        &self,
+        kind: ExpansionKind,
+        term: &str,
+        find: impl FnOnce() -> Vec<String>,
+    ) -> Arc<[String]> {
+        let key = (kind, term.to_string());
+        if let Some(found) = self.0.get(&key) {
+            return found;
+        }
+        let found: Arc<[String]> = find().into();
+        self.0.insert(key, found.clone());
+        found
+    }
 }
 
 impl LexicalIndex {
@@ -160,6 +226,7 @@ impl LexicalIndex {
             segments: Vec::new(),
             live_docs: 0,
             avg_field_lens: [1.0; FIELD_COUNT],
+            expansions: ExpansionCache::default(),
         }
     }
 
@@ -240,6 +307,7 @@ impl LexicalIndex {
             segments,
             live_docs,
             avg_field_lens,
+            expansions: ExpansionCache::default(),
         }
     }
 
@@ -412,15 +480,23 @@ impl LexicalIndex {
                 if exact {
                     expansions.push((t.term.clone(), 1.0));
                 } else if !t.cjk {
-                    for e in self.fuzzy(t) {
-                        expansions.push((e, policy::FUZZY_TERM_WEIGHT));
+                    let typos = self
+                        .expansions
+                        .get_or_find(ExpansionKind::Typo, &t.term, || self.fuzzy(t));
+                    for e in typos.iter() {
+                        expansions.push((e.clone(), policy::FUZZY_TERM_WEIGHT));
                     }
                 }
                 // An unfinished last word: complete it, unless it already is a word here.
                 if i + 1 == n && q.last_is_prefix && !t.cjk && !exact {
-                    for e in self.prefixed(&t.surface) {
-                        if !expansions.iter().any(|(x, _)| *x == e) {
-                            expansions.push((e, policy::PREFIX_TERM_WEIGHT));
+                    let completions =
+                        self.expansions
+                            .get_or_find(ExpansionKind::Prefix, &t.surface, || {
+                                self.prefixed(&t.surface)
+                            });
+                    for e in completions.iter() {
+                        if !expansions.iter().any(|(x, _)| x == e) {
+                            expansions.push((e.clone(), policy::PREFIX_TERM_WEIGHT));
                         }
                     }
                 }
@@ -458,19 +534,20 @@ impl LexicalIndex {
         let aut = fst::automaton::Str::new(&fixed)
             .starts_with()
             .intersection(TypoAutomaton(typo_builder(dist).build_dfa(&t.term)));
-        let mut found: HashMap<String, u64> = HashMap::new();
+        let mut found = Found::default();
         for l in &self.segments {
             let mut s = l.seg.terms().search(&aut).into_stream();
-            while let Some((k, _)) = s.next() {
+            while let Some((k, off)) = s.next() {
                 if let Ok(k) = std::str::from_utf8(k) {
-                    *found.entry(k.to_string()).or_default() += 1;
+                    found.add(&l.seg, k, off);
                 }
-                if found.len() > 64 {
+                if found.df.len() > 64 {
+                    found.complete = false;
                     break;
                 }
             }
         }
-        self.top_by_df(found.into_keys())
+        self.top_by_df(found)
     }
 
     /// Dictionary terms starting with `prefix` (other than `prefix` itself), most frequent first.
@@ -479,25 +556,32 @@ impl LexicalIndex {
             return Vec::new();
         }
         let aut = fst::automaton::Str::new(prefix).starts_with();
-        let mut found: HashMap<String, u64> = HashMap::new();
+        let mut found = Found::default();
         for l in &self.segments {
             let mut s = l.seg.terms().search(aut.clone()).into_stream();
-            while let Some((k, _)) = s.next() {
+            while let Some((k, off)) = s.next() {
                 if k != prefix.as_bytes()
                     && let Ok(k) = std::str::from_utf8(k)
                 {
-                    found.entry(k.to_string()).or_default();
+                    found.add(&l.seg, k, off);
                 }
-                if found.len() > 256 {
+                if found.df.len() > 256 {
+                    found.complete = false;
                     break;
                 }
             }
         }
-        self.top_by_df(found.into_keys())
+        self.top_by_df(found)
     }
 
-    fn top_by_df(&self, terms: impl Iterator<Item = String>) -> Vec<String> {
-        let mut v: Vec<(u64, String)> = terms.map(|t| (self.df(t.as_bytes()), t)).collect();
+    /// The most frequent of the `found` terms.
+    fn top_by_df(&self, found: Found) -> Vec<String> {
+        let complete = found.complete;
+        let mut v: Vec<(u64, String)> = found
+            .df
+            .into_iter()
+            .map(|(t, df)| (if complete { df } else { self.df(t.as_bytes()) }, t))
+            .collect();
         v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         v.truncate(policy::MAX_EXPANSIONS_PER_TERM);
         v.into_iter().map(|(_, t)| t).collect()
@@ -997,6 +1081,39 @@ mod tests {
             Arc::ptr_eq(&fresh.segments[0].seg, &mine.segments[0].seg),
             "the unchanged segment was reused, not re-read"
         );
+    }
+
+    /// Expansions are remembered per index: asked again, the same index gives the same
+    /// expansions without walking its dictionary; an updated index (a new dictionary) finds its
+    /// own, so a word added since is found and a word gone since is not.
+    #[test]
+    fn remembered_expansions_belong_to_one_index() {
+        let tok = Tokenizer::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let words = |m: &[TermMatch]| -> Vec<Vec<String>> {
+            m.iter()
+                .map(|m| m.expansions.iter().map(|(t, _)| t.clone()).collect())
+                .collect()
+        };
+        let q = tok.query_terms("zorblix zorb");
+        let idx = LexicalIndex::rebuild(dir, &[doc(&tok, "a", "zorblax")]).unwrap();
+        let first = idx.expand(&q);
+        assert_eq!(words(&first), vec![vec!["zorblax"], vec!["zorblax"]]);
+        assert_eq!(
+            idx.expansions.0.len(),
+            3,
+            "typo x2 and one prefix remembered"
+        );
+        assert_eq!(idx.expand(&q), first);
+        let idx = idx
+            .update(dir, &[doc(&tok, "b", "zorblux")], &["a".into()], true)
+            .unwrap();
+        assert_eq!(
+            words(&idx.expand(&q)),
+            vec![vec!["zorblux"], vec!["zorblux"]]
+        );
+        assert_eq!(ids(&idx, &tok, "zorblix zorb"), vec!["b"]);
     }
 
     #[test]

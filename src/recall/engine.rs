@@ -537,6 +537,42 @@ mod tests {
     use crate::corpus::{GenConfig, generate};
     use crate::store::Store;
 
+    /// The graph of a generated corpus of `notes` notes.
+    fn generated_graph(notes: usize, seed: u64) -> Graph {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        generate(&GenConfig::new(notes, seed), tmp.path()).expect("generate");
+        let memory = crate::Memory::init(tmp.path()).expect("init");
+        memory.index().expect("index");
+        let (store, _) = Store::open(&memory.dir().index()).expect("store");
+        Graph::load(&store.read().expect("read")).expect("graph")
+    }
+
+    /// `count` seeds spread over the graph from `start` (every `step`-th ordinal), bases falling
+    /// by `fall` from 1, and the candidate table holding them as direct hits.
+    fn seeded(
+        graph: &Graph,
+        start: u32,
+        step: u32,
+        count: u32,
+        fall: f32,
+    ) -> (Vec<(u32, f32)>, Cands) {
+        let seeds: Vec<(u32, f32)> = (0..count)
+            .map(|i| {
+                (
+                    (start + i * step) % graph.len() as u32,
+                    1.0 - fall * i as f32,
+                )
+            })
+            .filter(|(o, _)| graph.meta(*o).is_some())
+            .collect();
+        let mut direct = Cands::default();
+        direct.reset(graph.len());
+        for &(o, b) in &seeds {
+            direct.insert(o, Cand::direct(b));
+        }
+        (seeds, direct)
+    }
+
     #[test]
     fn a_failed_recall_gives_the_candidate_tables_back() {
         let tmp = tempfile::tempdir().expect("tempdir");
@@ -569,31 +605,13 @@ mod tests {
     /// weaker paths: a left-out leaf must not then become a node to expand.
     #[test]
     fn walk_with_a_leaf_floor_leaves_out_only_leaves_and_changes_nothing_else() {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        generate(&GenConfig::new(400, 21), tmp.path()).expect("generate");
-        let memory = crate::Memory::init(tmp.path()).expect("init");
-        memory.index().expect("index");
-        let (store, _) = Store::open(&memory.dir().index()).expect("store");
-        let graph = Graph::load(&store.read().expect("read")).expect("graph");
+        let graph = generated_graph(400, 21);
         let half = |ord: u32| (ord.wrapping_mul(2_654_435_761) >> 7) & 1 == 0;
         let skip = |ord: u32, _base: f32| half(ord);
         let (mut left_out, mut compared) = (0usize, 0usize);
         for start in 0..60u32 {
             // Seeds: a few notes with falling bases, as direct hits.
-            let seeds: Vec<(u32, f32)> = (0..6u32)
-                .map(|i| {
-                    (
-                        (start * 37 + i * 11) % graph.len() as u32,
-                        1.0 - 0.1 * i as f32,
-                    )
-                })
-                .filter(|(o, _)| graph.meta(*o).is_some())
-                .collect();
-            let mut direct = Cands::default();
-            direct.reset(graph.len());
-            for &(o, b) in &seeds {
-                direct.insert(o, Cand::direct(b));
-            }
+            let (seeds, direct) = seeded(&graph, start * 37, 11, 6, 0.1);
             let mut full = direct.clone();
             walk(&graph, &mut full, &seeds, 2, NO_FLOOR);
             let mut part = direct;
@@ -765,12 +783,7 @@ mod tests {
 
     #[test]
     fn walk_equals_the_reference_walk_that_weighs_each_edge_as_it_goes() {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        generate(&GenConfig::new(400, 33), tmp.path()).expect("generate");
-        let memory = crate::Memory::init(tmp.path()).expect("init");
-        memory.index().expect("index");
-        let (store, _) = Store::open(&memory.dir().index()).expect("store");
-        let graph = Graph::load(&store.read().expect("read")).expect("graph");
+        let graph = generated_graph(400, 33);
         let co = (0..graph.len() as u32)
             .flat_map(|o| graph.out(o))
             .filter(|e| is_co_occurrence(e.kind))
@@ -782,20 +795,7 @@ mod tests {
         let mut compared = 0usize;
         for start in 0..40u32 {
             for depth in [1u8, 2, 3] {
-                let seeds: Vec<(u32, f32)> = (0..5u32)
-                    .map(|i| {
-                        (
-                            (start * 53 + i * 7) % graph.len() as u32,
-                            1.0 - 0.15 * i as f32,
-                        )
-                    })
-                    .filter(|(o, _)| graph.meta(*o).is_some())
-                    .collect();
-                let mut direct = Cands::default();
-                direct.reset(graph.len());
-                for &(o, b) in &seeds {
-                    direct.insert(o, Cand::direct(b));
-                }
+                let (seeds, direct) = seeded(&graph, start * 53, 7, 5, 0.15);
                 let mut reference = direct.clone();
                 reference_walk(&graph, &mut reference, &seeds, depth);
                 let mut walked = direct;

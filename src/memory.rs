@@ -42,6 +42,9 @@ const TERM_PASS_MIN_SHARE: usize = 4;
 /// Lock file in `index/` held while one process updates the derived index.
 pub const WRITE_LOCK_FILE: &str = "write.lock";
 
+/// Identity (len, mtime) of the lexical manifest file, `None` when there is none.
+type ManifestStamp = Option<(u64, std::time::SystemTime)>;
+
 /// An open memory folder.
 pub struct Memory {
     dir: MemoryDir,
@@ -49,9 +52,10 @@ pub struct Memory {
     tokenizer: Tokenizer,
     lexical: RwLock<Arc<LexicalIndex>>,
     /// Identity (len, mtime) of the manifest file the loaded lexical index came from.
-    lexical_stamp: Mutex<Option<(u64, std::time::SystemTime)>>,
-    /// The store version at which recall last compared the manifest with `lexical_stamp`.
-    lexical_checked_at: Mutex<Option<Version>>,
+    lexical_stamp: Mutex<ManifestStamp>,
+    /// The store version at which recall last found the loaded lexical view to be the manifest
+    /// on disk, with that view's stamp.
+    lexical_checked_at: Mutex<Option<(Version, ManifestStamp)>>,
     /// The store's graph in memory, refreshed to the store's version at each recall.
     graph: RwLock<Arc<Graph>>,
     /// Folded stats by the graph's ordinals, for scoring.
@@ -300,7 +304,7 @@ impl Memory {
         self
     }
 
-    fn manifest_stamp(&self) -> Option<(u64, std::time::SystemTime)> {
+    fn manifest_stamp(&self) -> ManifestStamp {
         let m =
             std::fs::metadata(self.dir.index().join(crate::index::manifest::MANIFEST_FILE)).ok()?;
         Some((m.len(), m.modified().ok()?))
@@ -431,11 +435,11 @@ impl Memory {
             .collect()
     }
 
-    fn set_lexical(&self, lex: LexicalIndex, stamp: Option<(u64, std::time::SystemTime)>) {
+    fn set_lexical(&self, lex: LexicalIndex, stamp: ManifestStamp) {
         self.set_lexical_arc(Arc::new(lex), stamp);
     }
 
-    fn set_lexical_arc(&self, lex: Arc<LexicalIndex>, stamp: Option<(u64, std::time::SystemTime)>) {
+    fn set_lexical_arc(&self, lex: Arc<LexicalIndex>, stamp: ManifestStamp) {
         if let Ok(mut g) = self.lexical.write() {
             *g = lex;
         }
@@ -445,20 +449,30 @@ impl Memory {
     }
 
     /// The lexical index for a recall at store version `v`: the manifest is looked at (one
-    /// `stat`) only when the store moved since the last look. Every update publishes the lexical
-    /// index before it commits the store (see `apply_scan`), so an index that changed with the
-    /// notes is always followed by a new store version; until then the loaded view is the one
-    /// that matches the store.
+    /// `stat`) only when the store moved since the last look that found the loaded view current,
+    /// or when the loaded view changed since. An update publishes the lexical index before it
+    /// commits the store (see `apply_scan`), so an index that changed with the notes is always
+    /// followed by a new store version. A manifest can also change with no store commit: an
+    /// update that failed after publishing (its index is ahead of the store) or a damaged index
+    /// rebuilt by another handle (same notes, same answers); until the store moves, the view
+    /// already loaded, checked when it was opened, is the one that matches the store.
     fn lexical_at(&self, v: Version) -> Result<Arc<LexicalIndex>> {
-        let checked = self.lexical_checked_at.lock().is_ok_and(|c| *c == Some(v));
-        if !checked {
-            let lex = self.lexical()?;
-            if let Ok(mut c) = self.lexical_checked_at.lock() {
-                *c = Some(v);
-            }
-            return Ok(lex);
+        let loaded = self.lexical_stamp.lock().ok().map(|s| *s);
+        let checked = self
+            .lexical_checked_at
+            .lock()
+            .is_ok_and(|c| matches!(*c, Some((cv, cs)) if cv == v && Some(cs) == loaded));
+        if checked {
+            return self.loaded_lexical();
         }
-        self.loaded_lexical()
+        let (lex, current) = self.lexical_reloaded()?;
+        // Only a view that is the manifest now on disk may skip the next looks.
+        if let Some(stamp) = current
+            && let Ok(mut c) = self.lexical_checked_at.lock()
+        {
+            *c = Some((v, stamp));
+        }
+        Ok(lex)
     }
 
     /// The lexical index loaded now, as it is.
@@ -474,6 +488,12 @@ impl Memory {
 
     /// The current lexical index, reloaded first if another process replaced its manifest.
     fn lexical(&self) -> Result<Arc<LexicalIndex>> {
+        Ok(self.lexical_reloaded()?.0)
+    }
+
+    /// [`Memory::lexical`], with the manifest's stamp when the view returned is the manifest on
+    /// disk (`None` when a reload failed and the old view was kept).
+    fn lexical_reloaded(&self) -> Result<(Arc<LexicalIndex>, Option<ManifestStamp>)> {
         let stamp = self.manifest_stamp();
         let stale = self
             .lexical_stamp
@@ -488,7 +508,8 @@ impl Memory {
                 self.set_lexical(lex, stamp);
             }
         }
-        self.loaded_lexical()
+        let current = self.lexical_stamp.lock().is_ok_and(|s| *s == stamp);
+        Ok((self.loaded_lexical()?, current.then_some(stamp)))
     }
 
     /// The in-memory graph at `reader`'s store version `v` (patched from the store's change

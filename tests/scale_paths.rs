@@ -25,14 +25,20 @@ fn generated(n: usize, seed: u64) -> (tempfile::TempDir, mnemon::Memory) {
     (tmp, memory)
 }
 
-/// Every in-list as (node, [(source, kind code)]), in list order.
-fn in_lists(g: &Graph) -> Vec<(String, Vec<(String, u8)>)> {
+/// One edge list: the node and, in list order, (other end, kind code, walk weight bits).
+type ListView = (String, Vec<(String, u8, u32)>);
+
+/// Every in-list (`inn`) or out-list of `g`.
+fn lists(g: &Graph, inn: bool) -> Vec<ListView> {
     let mut out: Vec<_> = (0..g.len() as u32)
         .map(|o| {
-            let list = g
-                .inn(o)
+            let list = if inn { g.inn(o) } else { g.out(o) };
+            let list = list
                 .iter()
-                .map(|e| (g.id(e.other).to_string(), e.kind.code()))
+                .map(|e| {
+                    let other = g.id(e.other).to_string();
+                    (other, e.kind.code(), e.walk_weight.to_bits())
+                })
                 .collect();
             (g.id(o).to_string(), list)
         })
@@ -80,7 +86,9 @@ fn patched_graph_equals_a_fresh_load_after_edits_and_removals() {
     assert_eq!(patched.version().generation, before.generation + 1);
     let loaded = Graph::load(&reader).expect("load");
     assert_eq!(patched.edge_list(), loaded.edge_list());
-    assert_eq!(in_lists(&patched), in_lists(&loaded));
+    // In list order, with each edge's walk weight from its end.
+    assert_eq!(lists(&patched, true), lists(&loaded, true));
+    assert_eq!(lists(&patched, false), lists(&loaded, false));
     // The new note is a node with its edges; the removed one is no longer a node.
     let new = patched.ord("brand-new-note").expect("new note interned");
     assert!(patched.meta(new).is_some());

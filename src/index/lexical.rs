@@ -23,9 +23,6 @@ pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(3
 /// Longest query term (chars) given typo tolerance: Levenshtein automata grow with length.
 pub const MAX_FUZZY_TERM_CHARS: usize = 24;
 
-/// The Levenshtein DFA builders (distance 1 and 2, transposition costs 1), built once: building
-/// a builder is costly, building a DFA from one takes microseconds (fst's own Levenshtein type
-/// builds its DFA eagerly and took milliseconds per query term).
 /// Dictionary terms an expansion found, with their document frequency summed over the segments
 /// whose streams listed them (from the dictionary value at hand, not a second lookup). Each
 /// segment's stream lists every term of the expansion it holds, so the sums are the terms' full
@@ -52,6 +49,9 @@ impl Found {
     }
 }
 
+/// The Levenshtein DFA builders (distance 1 and 2, transposition costs 1), built once: building
+/// a builder is costly, building a DFA from one takes microseconds (fst's own Levenshtein type
+/// builds its DFA eagerly and took milliseconds per query term).
 fn typo_builder(dist: u8) -> &'static levenshtein_automata::LevenshteinAutomatonBuilder {
     static ONE: std::sync::OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> =
         std::sync::OnceLock::new();
@@ -612,7 +612,18 @@ impl LexicalIndex {
         let segs = self.segments.len();
         // idf once per dictionary term (document frequency summed over segments), and where
         // each segment keeps the term's postings: one dictionary lookup per term and segment.
-        let mut terms: Vec<(usize, &str, f32, f32, usize)> = Vec::new();
+        /// One dictionary term of the query, as the search reads it.
+        struct SearchTerm<'t> {
+            /// Which query term it expands (its bit in `matched`).
+            qi: usize,
+            term: &'t str,
+            /// Expansion weight x idf.
+            w: f32,
+            idf: f32,
+            /// Where its per-segment postings offsets start in `offsets`.
+            at: usize,
+        }
+        let mut terms: Vec<SearchTerm<'_>> = Vec::new();
         let mut offsets: Vec<Option<u64>> = Vec::new();
         for (qi, m) in matches.iter().enumerate() {
             for (term, weight) in &m.expansions {
@@ -622,21 +633,28 @@ impl LexicalIndex {
                         .iter()
                         .map(|l| l.seg.term_offset(term.as_bytes())),
                 );
-                let df = self
+                let df: u64 = self
                     .segments
                     .iter()
                     .zip(&offsets[at..])
-                    .filter_map(|(l, off)| off.and_then(|o| l.seg.postings_at(o)).map(|p| p.len()));
-                let df = df.sum::<u64>() as f32;
+                    .filter_map(|(l, off)| off.and_then(|o| l.seg.postings_at(o)).map(|p| p.len()))
+                    .sum();
+                let df = df as f32;
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                terms.push((qi, term.as_str(), weight * idf, idf, at));
+                terms.push(SearchTerm {
+                    qi,
+                    term: term.as_str(),
+                    w: weight * idf,
+                    idf,
+                    at,
+                });
             }
         }
-        terms.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.cmp(b.1)));
+        terms.sort_by(|a, b| b.w.total_cmp(&a.w).then_with(|| a.term.cmp(b.term)));
         // rest[j]: the most the lists j.. can add to one document.
         let mut rest = vec![0.0f32; terms.len() + 1];
         for j in (0..terms.len()).rev() {
-            rest[j] = rest[j + 1] + terms[j].2 * (policy::BM25_K1 + 1.0);
+            rest[j] = rest[j + 1] + terms[j].w * (policy::BM25_K1 + 1.0);
         }
         let mut hits = Vec::new();
         SCRATCH.with_borrow_mut(|scratch| {
@@ -661,7 +679,7 @@ impl LexicalIndex {
                     acc.resize(docs, DocAcc::default());
                 }
                 touched.clear();
-                for (j, (qi, _, w, idf, at)) in terms.iter().enumerate() {
+                for (j, SearchTerm { qi, w, idf, at, .. }) in terms.iter().enumerate() {
                     let Some(off) = offsets[at + si] else {
                         continue;
                     };
@@ -1106,6 +1124,15 @@ mod tests {
             "typo x2 and one prefix remembered"
         );
         assert_eq!(idx.expand(&q), first);
+        // Asked again, the index answers from what it remembered, not from its dictionary.
+        let planted: Arc<[String]> = vec!["planted".to_string()].into();
+        idx.expansions
+            .0
+            .insert((ExpansionKind::Typo, "zorblix".into()), planted);
+        assert_eq!(
+            words(&idx.expand(&q)),
+            vec![vec!["planted"], vec!["zorblax"]]
+        );
         let idx = idx
             .update(dir, &[doc(&tok, "b", "zorblux")], &["a".into()], true)
             .unwrap();

@@ -136,7 +136,8 @@ fn best_token_edges(mut sims: Vec<(&str, f32)>, cap: usize) -> Vec<EdgeValue> {
 pub struct SegmentProbes<'a> {
     seg: &'a Segment,
     /// `PROBE_TERMS` slots per document: (weight, probe term), best first. While the dictionary
-    /// is read the term is its postings offset; after it, its index in `term_docs`.
+    /// is read the term is its postings offset; after it, its index in `term_ends` (`NO_TERM`
+    /// for a term of weight zero, which adds nothing and is not decoded).
     slots: Vec<(f32, u64)>,
     /// Slots in use per document.
     used: Vec<u8>,
@@ -147,6 +148,8 @@ pub struct SegmentProbes<'a> {
 }
 
 const PROBE_TERMS: usize = policy::CO_OCCURRENCE_PROBE_TERMS;
+/// A decoded slot's term when it has none (see [`SegmentProbes::term_docs`]: no documents).
+const NO_TERM: u64 = u64::MAX;
 const _: () = assert!(PROBE_TERMS <= u8::MAX as usize);
 
 impl<'a> SegmentProbes<'a> {
@@ -207,6 +210,8 @@ impl<'a> SegmentProbes<'a> {
         for (d, &used) in self.used.iter().enumerate() {
             for slot in &mut self.slots[d * PROBE_TERMS..d * PROBE_TERMS + usize::from(used)] {
                 if slot.0 * slot.0 == 0.0 {
+                    // `edges` skips it too; an index no term has, whatever happens.
+                    slot.1 = NO_TERM;
                     continue;
                 }
                 let off = slot.1;

@@ -166,7 +166,7 @@ fn walk<F: Fn(u32, f32) -> bool>(
             // A list is in stored order, sorted by kind code: the co-occurrence kinds (the
             // highest codes) come last, and are followed only from seeds.
             let declared = list.partition_point(|e| !is_co_occurrence(e.kind));
-            debug_assert!(list[declared..].iter().all(|e| is_co_occurrence(e.kind)));
+            debug_assert!(list.is_sorted_by_key(|e| is_co_occurrence(e.kind)));
             let (declared, co) = list.split_at(declared);
             let co = if from_seed { co } else { &[] };
             for (part, source) in [(declared, declared_source), (co, Source::CoOccur)] {
@@ -307,6 +307,7 @@ pub fn run(
         anchors.push(o);
         cands.insert(o, Cand::direct(1.0));
     }
+
     // 2. Lexical hits above the floor, normalised to the best one.
     let qt = tok.query_terms(text);
     let matches = if qt.terms.is_empty() {
@@ -354,6 +355,7 @@ pub fn run(
             cands.add_lexical(o, base, h.score, h.matched);
         }
     }
+
     struct Scored {
         ord: u32,
         score: f32,
@@ -403,6 +405,7 @@ pub fn run(
     let skip_leaf = |ord: u32, base: f32| {
         best_without_stats(base) < floor_score && stats(ord) == NodeStats::default()
     };
+
     let mut seeds: Vec<(u32, f32)> = cands.bases().collect();
     seeds.sort_by(|a, b| {
         b.1.total_cmp(&a.1)
@@ -410,6 +413,7 @@ pub fn run(
     });
     seeds.truncate(policy::MAX_SEEDS + anchors.len());
     walk(graph, cands, &seeds, q.depth, Some(&skip_leaf));
+
     // 4. Score candidates with the policy (all in memory); dangling targets drop out. Direct hits
     //    and notes with usage stats are scored first; then another candidate is read only if its
     //    best possible score (no stats: base x the largest type weight + a full recency bonus)
@@ -417,7 +421,7 @@ pub fn run(
     let mut scored: Vec<Scored> = Vec::with_capacity(cands.len().min(4 * q.limit + 64));
     // The `limit` best scores so far (as `total_order_key`s), lowest on top: the entry bar for
     // the rest. A score at or under a full heap's top would be pushed and popped again.
-    let mut best: BinaryHeap<std::cmp::Reverse<u32>> = BinaryHeap::with_capacity(q.limit + 1);
+    let mut best: BinaryHeap<std::cmp::Reverse<u32>> = BinaryHeap::with_capacity(q.limit);
     let keep = |s: Scored, scored: &mut Vec<Scored>, best: &mut BinaryHeap<_>| {
         let key = total_order_key(s.score);
         if best.len() < q.limit {
@@ -469,6 +473,7 @@ pub fn run(
         scored.truncate(q.limit);
     }
     scored.sort_by(by_rank);
+
     // 5. The returned notes: records, trails and explanations.
     let trail_of = |o: u32| -> Vec<TrailEdge> {
         let mut t = Vec::new();

@@ -375,10 +375,9 @@ impl Memory {
     }
 
     /// The lexical segment of `parsed` (in id order, one note per id; `None` when there are no
-    /// notes) and the ids in it. Notes
-    /// are tokenized a chunk at a time (in batches of [`TERM_BATCH_NOTES`], on every core) while
-    /// the chunk before is folded into the builder, and each chunk's batches are dropped once
-    /// folded.
+    /// notes) and the ids in it. Notes are tokenized a chunk at a time (in batches of
+    /// [`TERM_BATCH_NOTES`], on every core) while the chunk before is folded into the builder,
+    /// and each chunk's batches are dropped once folded.
     fn lexical_segment<'p>(
         &self,
         parsed: &'p [notes::ParsedNote],

@@ -44,8 +44,7 @@ impl Default for Found {
 
 impl Found {
     fn add(&mut self, seg: &Segment, term: &str, off: u64) {
-        let df = seg.postings_at(off).map_or(0, |p| p.len());
-        *self.df.entry(term.to_string()).or_default() += df;
+        *self.df.entry(term.to_string()).or_default() += seg.doc_freq_at(off);
     }
 }
 
@@ -609,9 +608,6 @@ impl LexicalIndex {
     /// documents already found instead of scoring most of the corpus.
     pub fn search(&self, matches: &[TermMatch], limit: usize) -> Vec<LexHit<'_>> {
         let n = self.live_docs.max(1) as f32;
-        let segs = self.segments.len();
-        // idf once per dictionary term (document frequency summed over segments), and where
-        // each segment keeps the term's postings: one dictionary lookup per term and segment.
         /// One dictionary term of the query, as the search reads it.
         struct SearchTerm<'t> {
             /// Which query term it expands (its bit in `matched`).
@@ -623,6 +619,8 @@ impl LexicalIndex {
             /// Where its per-segment postings offsets start in `offsets`.
             at: usize,
         }
+        // idf once per dictionary term (document frequency summed over segments), and where
+        // each segment keeps the term's postings: one dictionary lookup per term and segment.
         let mut terms: Vec<SearchTerm<'_>> = Vec::new();
         let mut offsets: Vec<Option<u64>> = Vec::new();
         for (qi, m) in matches.iter().enumerate() {
@@ -637,7 +635,7 @@ impl LexicalIndex {
                     .segments
                     .iter()
                     .zip(&offsets[at..])
-                    .filter_map(|(l, off)| off.and_then(|o| l.seg.postings_at(o)).map(|p| p.len()))
+                    .filter_map(|(l, off)| off.map(|o| l.seg.doc_freq_at(o)))
                     .sum();
                 let df = df as f32;
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
@@ -672,7 +670,7 @@ impl LexicalIndex {
             // Largest segment first: its floor prunes the small ones.
             let mut order: Vec<(usize, &Live)> = self.segments.iter().enumerate().collect();
             order.sort_by_key(|(_, l)| std::cmp::Reverse(l.live_count()));
-            debug_assert_eq!(offsets.len(), terms.len() * segs);
+            debug_assert_eq!(offsets.len(), terms.len() * self.segments.len());
             for (si, l) in order {
                 let docs = l.seg.doc_count() as usize;
                 if acc.len() < docs {

@@ -136,15 +136,15 @@ fn best_token_edges(mut sims: Vec<(&str, f32)>, cap: usize) -> Vec<EdgeValue> {
 pub struct SegmentProbes<'a> {
     seg: &'a Segment,
     /// `PROBE_TERMS` slots per document: (weight, probe term), best first. While the dictionary
-    /// is read the term is its postings offset; after it, its index in `term_ends` (`NO_TERM`
+    /// is read the term is its postings offset; after it, its number in `term_bounds` (`NO_TERM`
     /// for a term of weight zero, which adds nothing and is not decoded).
     slots: Vec<(f32, u64)>,
     /// Slots in use per document.
     used: Vec<u8>,
     /// The documents of every probe term, in doc order, one term after another.
     docs: Vec<u32>,
-    /// Where each probe term's documents end in `docs` (the previous term's end is the start).
-    term_ends: Vec<usize>,
+    /// Probe term `t`'s documents are `docs[term_bounds[t]..term_bounds[t + 1]]`.
+    term_bounds: Vec<usize>,
 }
 
 const PROBE_TERMS: usize = policy::CO_OCCURRENCE_PROBE_TERMS;
@@ -162,7 +162,7 @@ impl<'a> SegmentProbes<'a> {
             slots: vec![(0.0, 0); docs * PROBE_TERMS],
             used: vec![0; docs],
             docs: Vec::new(),
-            term_ends: Vec::new(),
+            term_bounds: vec![0],
         };
         let n = lex.live_docs().max(1) as f32;
         let mut stream = seg.terms().stream();
@@ -223,24 +223,24 @@ impl<'a> SegmentProbes<'a> {
                             .flatten()
                             .map(|p| p.doc),
                     );
-                    self.term_ends.push(self.docs.len());
-                    (self.term_ends.len() - 1) as u64
+                    self.term_bounds.push(self.docs.len());
+                    (self.term_bounds.len() - 2) as u64
                 });
             }
         }
     }
 
-    /// The documents of probe term `t` (an index into `term_ends`).
+    /// The documents of probe term `t` (none for `NO_TERM`).
     fn term_docs(&self, t: u64) -> &[u32] {
-        let Some(&end) = usize::try_from(t).ok().and_then(|t| self.term_ends.get(t)) else {
+        let Some(t) = usize::try_from(t)
+            .ok()
+            .filter(|&t| t < self.term_bounds.len() - 1)
+        else {
             return &[];
         };
-        // `t` is in range, so is the term before it.
-        let start = match t {
-            0 => 0,
-            t => self.term_ends[t as usize - 1],
-        };
-        self.docs.get(start..end).unwrap_or(&[])
+        self.docs
+            .get(self.term_bounds[t]..self.term_bounds[t + 1])
+            .unwrap_or(&[])
     }
 
     /// A scratch accumulator for [`Self::edges`] (one per thread).

@@ -225,6 +225,11 @@ impl Segment {
         self.fst.get(term)
     }
 
+    /// Documents (live or deleted) holding the term at dictionary value `off`.
+    pub fn doc_freq_at(&self, off: u64) -> u64 {
+        self.postings_at(off).map_or(0, |p| p.len())
+    }
+
     /// Postings at a dictionary value (offset into the postings section).
     pub fn postings_at(&self, off: u64) -> Option<PostingsIter<'_>> {
         let buf = self.map.get(self.postings.clone())?;
@@ -241,14 +246,10 @@ impl Segment {
         })
     }
 
-    /// Postings of `term` for [`PostingsIter::seek`]: a long list carries its skip table (built
-    /// once per segment and term, a pass that decodes no term frequencies), so a seek jumps to
-    /// the block holding its target instead of walking every posting before it.
-    pub fn seekable_postings(&self, term: &[u8]) -> Option<PostingsIter<'_>> {
-        self.seekable_postings_at(self.fst.get(term)?)
-    }
-
-    /// [`Segment::seekable_postings`] at a dictionary value already looked up.
+    /// Postings at dictionary value `off` (see [`Segment::term_offset`]) for
+    /// [`PostingsIter::seek`]: a long list carries its skip table (built once per segment and
+    /// term, a pass that decodes no term frequencies), so a seek jumps to the block holding its
+    /// target instead of walking every posting before it.
     pub fn seekable_postings_at(&self, off: u64) -> Option<PostingsIter<'_>> {
         let mut it = self.postings_at(off)?;
         if it.left < SKIP_MIN_POSTINGS {
@@ -528,7 +529,9 @@ mod tests {
                 let mut targets: Vec<u32> =
                     (0..3000).step_by(step as usize).chain([2999]).collect();
                 targets.dedup();
-                let mut it = seg.seekable_postings(term).unwrap();
+                let mut it = seg
+                    .seekable_postings_at(seg.term_offset(term).unwrap())
+                    .unwrap();
                 let got: Vec<Posting> = targets.iter().filter_map(|&d| it.seek(d)).collect();
                 let want: Vec<Posting> = targets
                     .iter()

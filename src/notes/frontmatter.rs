@@ -3,6 +3,7 @@
 //! All keys are optional; unknown keys are ignored. Values of the wrong shape become warnings
 //! (the rest of the frontmatter is still used). Relation lists accept a single string too.
 
+use super::plain_yaml::read_plain;
 use super::{EdgeKind, NoteType, parse_date_unix_s};
 use serde_yaml_ng::Value;
 
@@ -54,7 +55,11 @@ impl NoteMeta {
     /// Read the keys mnemon knows. `Err` when the YAML itself does not parse; `Ok((meta, warnings))`
     /// otherwise, with one warning per value of the wrong shape.
     pub fn from_yaml(yaml: &str) -> Result<(NoteMeta, Vec<String>), String> {
-        let value: Value = serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())?;
+        // The plain subset is read directly; anything else by the YAML parser (equal values).
+        let value: Value = match read_plain(yaml) {
+            Some(v) => v,
+            None => serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())?,
+        };
         let mut meta = NoteMeta::default();
         let mut warnings = Vec::new();
         let map = match value {

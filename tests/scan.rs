@@ -264,3 +264,51 @@ fn subfolders_give_slash_ids() {
     assert_eq!(v.edges_in[0].from, "runbooks/deploy");
     assert_eq!(v.path, "runbooks/rollback.md");
 }
+
+/// The walk sorts the found notes itself (walkdir's `sort_by_file_name` parsed two file names per
+/// comparison): the order must stay walkdir's, a folder's notes right after the folder's name among
+/// its siblings, which is not the order of the relative paths as strings (`a.md` < `a/x.md`).
+#[test]
+fn notes_are_found_in_walkdirs_sorted_order() {
+    let (_tmp, memory) = fresh();
+    let rels = [
+        "b.md",
+        "a/x.md",
+        "a-b.md",
+        "a.md",
+        "a/b/c.md",
+        "a b.md",
+        "A.md",
+        "é.md",
+        "a/é/z.md",
+        "a.b/y.md",
+        "a0.md",
+    ];
+    for rel in rels {
+        write_note(&memory, rel, "x");
+    }
+    let root = memory.dir().memory().canonicalize().unwrap();
+    let reference: Vec<String> = walkdir::WalkDir::new(&root)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(&root).unwrap();
+            rel.to_str().unwrap().to_string()
+        })
+        .collect();
+    let outcome = mnemon::scan::scan(&root, &std::collections::HashMap::new());
+    let found: Vec<&str> = outcome
+        .batch
+        .upserts
+        .iter()
+        .map(|u| u.path.as_str())
+        .collect();
+    assert_eq!(found, reference);
+    assert_eq!(found.len(), rels.len());
+    // Not the order of the paths as strings.
+    let mut as_strings = found.clone();
+    as_strings.sort();
+    assert_ne!(found, as_strings);
+}

@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mnemon::notes::read_plain;
+use mnemon::notes::{as_yaml_value, read_plain};
 use serde_yaml_ng::Value;
 
 const PIECES: &[&str] = &[
@@ -26,7 +26,8 @@ fuzz_target!(|data: &[u8]| {
             .collect(),
         _ => String::from_utf8_lossy(data).into_owned(),
     };
-    if let Some(fast) = read_plain(&text) {
+    if let Some(entries) = read_plain(&text) {
+        let fast = as_yaml_value(&entries);
         let parsed: Value = serde_yaml_ng::from_str(&text)
             .unwrap_or_else(|e| panic!("the plain reader accepted {text:?}, the parser did not: {e}"));
         assert_eq!(fast, parsed, "{text:?}");

@@ -55,14 +55,16 @@ impl NoteMeta {
     /// Read the keys mnemon knows. `Err` when the YAML itself does not parse; `Ok((meta, warnings))`
     /// otherwise, with one warning per value of the wrong shape.
     pub fn from_yaml(yaml: &str) -> Result<(NoteMeta, Vec<String>), String> {
-        // The plain subset is read directly; anything else by the YAML parser (equal values).
-        let value: Value = match read_plain(yaml) {
-            Some(v) => v,
-            None => serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())?,
-        };
         let mut meta = NoteMeta::default();
         let mut warnings = Vec::new();
-        let map = match value {
+        // The plain subset is read directly; anything else by the YAML parser (equal values).
+        if let Some(entries) = read_plain(yaml) {
+            for (key, v) in entries {
+                meta.read_key(key, v, &mut warnings);
+            }
+            return Ok((meta, warnings));
+        }
+        let map = match serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())? {
             Value::Mapping(m) => m,
             Value::Null => return Ok((meta, warnings)),
             _ => {
@@ -70,55 +72,62 @@ impl NoteMeta {
             }
         };
         for (k, v) in map {
-            let Some(key) = k.as_str() else { continue };
-            match key {
-                "name" => meta.name = scalar_string(&v),
-                "description" => meta.description = scalar_string(&v),
-                "type" => match scalar_string(&v) {
-                    Some(s) => match NoteType::parse(&s) {
-                        Some(t) => meta.note_type = t,
-                        None => warnings.push(format!(
-                            "unknown type `{s}`: use project, feedback, user, reference or index"
-                        )),
-                    },
-                    None if v.is_null() => {}
-                    None => warnings.push("`type` must be a string".into()),
-                },
-                "created_at" | "updated_at" => {
-                    let parsed = scalar_string(&v).and_then(|s| parse_date_unix_s(&s));
-                    if parsed.is_none() && !v.is_null() {
-                        warnings.push(format!("`{key}` is not a YYYY-MM-DD date; it was ignored"));
-                    }
-                    if key == "created_at" {
-                        meta.created_at = parsed;
-                    } else {
-                        meta.updated_at = parsed;
-                    }
-                }
-                "ttl_days" => match &v {
-                    Value::Null => meta.ttl_days = None,
-                    Value::Number(n) => match n.as_u64().and_then(|d| u32::try_from(d).ok()) {
-                        Some(d) => meta.ttl_days = Some(d),
-                        None => warnings.push(format!(
-                            "`ttl_days: {n}` must be a whole number of days >= 0, or null"
-                        )),
-                    },
-                    _ => warnings.push("`ttl_days` must be a number of days, or null".into()),
-                },
-                "pin" | "pinned" => match v {
-                    Value::Bool(b) => meta.pin = b,
-                    _ => warnings.push(format!("`{key}` must be true or false")),
-                },
-                "tags" => meta.tags = string_list(key, &v, &mut warnings),
-                "related" => meta.related = string_list(key, &v, &mut warnings),
-                "part_of" => meta.part_of = string_list(key, &v, &mut warnings),
-                "derived_from" => meta.derived_from = string_list(key, &v, &mut warnings),
-                "supersedes" => meta.supersedes = string_list(key, &v, &mut warnings),
-                "contradicts" => meta.contradicts = string_list(key, &v, &mut warnings),
-                _ => {}
+            if let Some(key) = k.as_str() {
+                meta.read_key(key, v, &mut warnings);
             }
         }
         Ok((meta, warnings))
+    }
+
+    /// Take the value of one frontmatter key, if mnemon knows the key.
+    fn read_key(&mut self, key: &str, v: Value, warnings: &mut Vec<String>) {
+        let meta = self;
+        match key {
+            "name" => meta.name = scalar_string(&v),
+            "description" => meta.description = scalar_string(&v),
+            "type" => match scalar_string(&v) {
+                Some(s) => match NoteType::parse(&s) {
+                    Some(t) => meta.note_type = t,
+                    None => warnings.push(format!(
+                        "unknown type `{s}`: use project, feedback, user, reference or index"
+                    )),
+                },
+                None if v.is_null() => {}
+                None => warnings.push("`type` must be a string".into()),
+            },
+            "created_at" | "updated_at" => {
+                let parsed = scalar_string(&v).and_then(|s| parse_date_unix_s(&s));
+                if parsed.is_none() && !v.is_null() {
+                    warnings.push(format!("`{key}` is not a YYYY-MM-DD date; it was ignored"));
+                }
+                if key == "created_at" {
+                    meta.created_at = parsed;
+                } else {
+                    meta.updated_at = parsed;
+                }
+            }
+            "ttl_days" => match &v {
+                Value::Null => meta.ttl_days = None,
+                Value::Number(n) => match n.as_u64().and_then(|d| u32::try_from(d).ok()) {
+                    Some(d) => meta.ttl_days = Some(d),
+                    None => warnings.push(format!(
+                        "`ttl_days: {n}` must be a whole number of days >= 0, or null"
+                    )),
+                },
+                _ => warnings.push("`ttl_days` must be a number of days, or null".into()),
+            },
+            "pin" | "pinned" => match v {
+                Value::Bool(b) => meta.pin = b,
+                _ => warnings.push(format!("`{key}` must be true or false")),
+            },
+            "tags" => meta.tags = string_list(key, &v, warnings),
+            "related" => meta.related = string_list(key, &v, warnings),
+            "part_of" => meta.part_of = string_list(key, &v, warnings),
+            "derived_from" => meta.derived_from = string_list(key, &v, warnings),
+            "supersedes" => meta.supersedes = string_list(key, &v, warnings),
+            "contradicts" => meta.contradicts = string_list(key, &v, warnings),
+            _ => {}
+        }
     }
 
     /// The typed relation lists, with the edge kind each gives.

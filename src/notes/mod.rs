@@ -14,7 +14,7 @@ pub use date::parse_date_unix_s;
 pub use frontmatter::{NoteMeta, split_frontmatter};
 pub use id::{MAX_ID_BYTES, id_from_relative_path, validate_id};
 pub use links::{Link, extract_links};
-pub use plain_yaml::read_plain;
+pub use plain_yaml::{PlainEntries, as_yaml_value, read_plain};
 
 use serde::Serialize;
 

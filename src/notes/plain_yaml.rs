@@ -13,26 +13,30 @@
 //! Why: libyaml through `serde_yaml_ng` costs about 14 us per frontmatter, a fifth of a cold
 //! build's instructions; this reader costs a small fraction of that.
 
-use serde_yaml_ng::{Mapping, Value};
+use serde_yaml_ng::Value;
 
 /// Characters that may not start a plain scalar here (YAML's indicators, quotes handled apart).
 const NOT_FIRST: &[char] = &[
     '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`',
 ];
-/// Characters that may not appear in a plain scalar inside a flow list here.
-const NOT_IN_FLOW: &[char] = &[',', '[', ']', '{', '}', '#', ':', '\'', '"'];
 /// Longest decimal integer read here (more digits go to the YAML parser).
 const MAX_INT_DIGITS: usize = 18;
 /// Longest key read here (YAML allows an implicit key of at most 1024 characters).
 const MAX_KEY_BYTES: usize = 128;
+/// Most keys read here (a longer frontmatter goes to the parser; keeps the duplicate check small).
+pub const MAX_PLAIN_KEYS: usize = 64;
 
-/// The frontmatter `yaml` as a YAML value, when it is within the plain subset; `None` otherwise
-/// (the caller then uses the YAML parser).
-pub fn read_plain(yaml: &str) -> Option<Value> {
-    if yaml.chars().any(outside_subset_char) {
+/// A frontmatter's top-level entries, in order: what the YAML parser reads as a mapping (or, when
+/// empty, as null); see [`as_yaml_value`].
+pub type PlainEntries<'a> = Vec<(&'a str, Value)>;
+
+/// The frontmatter `yaml`'s entries, when it is within the plain subset; `None` otherwise (the
+/// caller then uses the YAML parser).
+pub fn read_plain(yaml: &str) -> Option<PlainEntries<'_>> {
+    if outside_subset(yaml) {
         return None;
     }
-    let mut map = Mapping::new();
+    let mut entries: PlainEntries<'_> = Vec::new();
     // The key whose value is a block list still being read: (key, indentation, items).
     let mut open: Option<(&str, Option<usize>, Vec<Value>)> = None;
     for line in yaml.split('\n') {
@@ -57,7 +61,7 @@ pub fn read_plain(yaml: &str) -> Option<Value> {
             return None;
         }
         if let Some((key, _, items)) = open.take() {
-            insert(&mut map, key, list_value(items))?;
+            push(&mut entries, key, list_value(items))?;
         }
         let (key, value) = rest.split_once(':')?;
         if !is_plain_key(key) {
@@ -74,37 +78,51 @@ pub fn read_plain(yaml: &str) -> Option<Value> {
         } else {
             block_scalar(value)?
         };
-        insert(&mut map, key, v)?;
+        push(&mut entries, key, v)?;
     }
     if let Some((key, _, items)) = open.take() {
-        insert(&mut map, key, list_value(items))?;
+        push(&mut entries, key, list_value(items))?;
     }
-    if map.is_empty() {
-        // A frontmatter of blank lines is an empty document: null.
-        return Some(Value::Null);
-    }
-    Some(Value::Mapping(map))
+    Some(entries)
 }
 
-/// A character this reader leaves to the YAML parser wherever it appears: control characters
-/// (tab and carriage return included), the C1 range (YAML reads U+0085 as a line break), the
-/// Unicode line and paragraph separators, the byte-order mark and the non-characters YAML
-/// rejects.
-fn outside_subset_char(c: char) -> bool {
-    (c.is_control() && c != '\n')
-        || matches!(
-            c,
-            '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
-        )
+/// The entries as the YAML parser reads them: a mapping, or null when there are none (a
+/// frontmatter of blank lines is an empty document). What the tests and the fuzz target compare.
+pub fn as_yaml_value(entries: &[(&str, Value)]) -> Value {
+    if entries.is_empty() {
+        return Value::Null;
+    }
+    Value::Mapping(
+        entries
+            .iter()
+            .map(|(k, v)| (Value::String((*k).to_string()), v.clone()))
+            .collect(),
+    )
 }
 
-/// Add `key: value`; `None` (leave it to the parser) for a repeated key.
-fn insert(map: &mut Mapping, key: &str, value: Value) -> Option<()> {
-    let key = Value::String(key.to_string());
-    if map.contains_key(&key) {
+/// Whether `yaml` holds a character this reader leaves to the YAML parser wherever it appears:
+/// control characters (tab and carriage return included), the C1 range (YAML reads U+0085 as a
+/// line break), the Unicode line and paragraph separators, the byte-order mark and the
+/// non-characters YAML rejects.
+fn outside_subset(yaml: &str) -> bool {
+    if yaml.is_ascii() {
+        return yaml.bytes().any(|b| (b < 0x20 && b != b'\n') || b == 0x7f);
+    }
+    yaml.chars().any(|c| {
+        (c.is_control() && c != '\n')
+            || matches!(
+                c,
+                '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+            )
+    })
+}
+
+/// Add `key: value`; `None` (leave it to the parser) for a repeated key or too many keys.
+fn push<'a>(entries: &mut PlainEntries<'a>, key: &'a str, value: Value) -> Option<()> {
+    if entries.len() >= MAX_PLAIN_KEYS || entries.iter().any(|(k, _)| *k == key) {
         return None;
     }
-    map.insert(key, value);
+    entries.push((key, value));
     Some(())
 }
 
@@ -140,7 +158,12 @@ fn block_scalar(s: &str) -> Option<Value> {
         let inner = inner.strip_suffix('"')?;
         return (!inner.contains(['"', '\\'])).then(|| Value::String(inner.to_string()));
     }
-    if s.contains(": ") || s.ends_with(':') || s.contains(" #") {
+    // `: ` or a final `:` would make a key, ` #` a comment.
+    let b = s.as_bytes();
+    if b.last() == Some(&b':')
+        || b.windows(2)
+            .any(|w| (w[0] == b':' && w[1] == b' ') || (w[0] == b' ' && w[1] == b'#'))
+    {
         return None;
     }
     plain_scalar(s)
@@ -156,7 +179,13 @@ fn flow_list(s: &str) -> Option<Value> {
         .split(',')
         .map(|item| {
             let item = item.trim_matches(' ');
-            if item.contains(NOT_IN_FLOW) {
+            // Flow indicators, a comment, a key, or quotes: left to the parser.
+            if item.bytes().any(|b| {
+                matches!(
+                    b,
+                    b',' | b'[' | b']' | b'{' | b'}' | b'#' | b':' | b'\'' | b'"'
+                )
+            }) {
                 return None;
             }
             plain_scalar(item)
@@ -219,10 +248,15 @@ mod tests {
         serde_yaml_ng::from_str::<Value>(yaml).ok()
     }
 
+    /// The plain reader's answer as a YAML value.
+    fn plain(yaml: &str) -> Option<Value> {
+        read_plain(yaml).map(|e| as_yaml_value(&e))
+    }
+
     #[test]
     fn reads_a_generated_notes_frontmatter_like_the_parser() {
         let yaml = "name: Login Compaction Flamegraph\ndescription: Cache 6.2x the a cgroup still, wants crawler, bucket\ntype: reference\ncreated_at: 2025-09-10\nupdated_at: 2026-05-26\nttl_days: 90\ntags: [login, compaction]\nrelated:\n  - archive/heap-cache-vault-quota\n  - postmortem-queue\n";
-        let v = read_plain(yaml).expect("within the subset");
+        let v = plain(yaml).expect("within the subset");
         assert_eq!(Some(&v), parsed(yaml).as_ref());
         assert_eq!(v["ttl_days"], Value::Number(90.into()));
         assert_eq!(v["created_at"], Value::String("2025-09-10".into()));
@@ -232,7 +266,7 @@ mod tests {
     #[test]
     fn reads_the_loopal_style_frontmatter_like_the_parser() {
         let yaml = "name: pgBackRest Backup & PITR Policy\ndescription: NIST 800-63B aligned — no forced periodic rotation\ntype: project\nttl_days: null\npin: true\nquoted: 'a: b # c'\ndq: \"[[b]]\"\nempty:\nlist: []\n";
-        let v = read_plain(yaml).expect("within the subset");
+        let v = plain(yaml).expect("within the subset");
         assert_eq!(Some(&v), parsed(yaml).as_ref());
         assert_eq!(v["ttl_days"], Value::Null);
         assert_eq!(v["quoted"], Value::String("a: b # c".into()));
@@ -278,15 +312,18 @@ mod tests {
             "name: -x\n",
             // Found by the fuzz target: YAML's implicit keys end at 1024 characters.
             &format!("{}: a\n", "k".repeat(1100)),
+            &(0..=MAX_PLAIN_KEYS)
+                .map(|i| format!("k{i}: v\n"))
+                .collect::<String>(),
         ] {
-            assert_eq!(read_plain(yaml), None, "{yaml:?}");
+            assert_eq!(plain(yaml), None, "{yaml:?}");
         }
     }
 
     #[test]
     fn blank_frontmatter_is_null_like_the_parser() {
         for yaml in ["", "\n", "  \n\n"] {
-            assert_eq!(read_plain(yaml), Some(Value::Null), "{yaml:?}");
+            assert_eq!(plain(yaml), Some(Value::Null), "{yaml:?}");
             assert_eq!(parsed(yaml), Some(Value::Null), "{yaml:?}");
         }
     }
@@ -364,7 +401,7 @@ mod tests {
             picks in proptest::collection::vec(0..PIECES.len(), 0..24)
         ) {
             let yaml: String = picks.iter().map(|&i| PIECES[i]).collect();
-            if let Some(v) = read_plain(&yaml) {
+            if let Some(v) = plain(&yaml) {
                 prop_assert_eq!(Some(v), parsed(&yaml), "{:?}", yaml);
             }
         }
@@ -386,7 +423,7 @@ mod tests {
                     _ => yaml.push_str(&format!("ttl_days: {a}{b}\n")),
                 }
             }
-            if let Some(v) = read_plain(&yaml) {
+            if let Some(v) = plain(&yaml) {
                 prop_assert_eq!(Some(v), parsed(&yaml), "{:?}", yaml);
             }
         }
@@ -400,7 +437,7 @@ mod tests {
         for a in PIECES {
             for b in PIECES {
                 let yaml = format!("name: {a}{b}\ntags: [{a}, {b}]\nrelated:\n  - {b}\n");
-                if let Some(v) = read_plain(&yaml) {
+                if let Some(v) = plain(&yaml) {
                     assert_eq!(Some(v), parsed(&yaml), "{yaml:?}");
                     accepted += 1;
                 }

@@ -335,7 +335,6 @@ fn walk(memory_dir: &Path, errors: &mut Vec<ScanError>) -> Vec<Found> {
     let walker = walkdir::WalkDir::new(&root)
         .follow_links(true)
         .max_depth(MAX_DEPTH)
-        .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
     for entry in walker {
@@ -417,6 +416,11 @@ fn walk(memory_dir: &Path, errors: &mut Vec<ScanError>) -> Vec<Found> {
             mtime_ns,
         });
     }
+    // In walkdir's order with its `sort_by_file_name` (siblings by name, a folder's notes right
+    // after its name): relative paths compared component by component. Sorted once here, since
+    // walkdir's sort parses two `Path::file_name`s per comparison (a tenth of a 10k build's walk).
+    found.sort_unstable_by(|a, b| a.rel.split('/').cmp(b.rel.split('/')));
+    errors.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
     found
 }
 

@@ -1,7 +1,7 @@
 //! The fields of a note that the lexical index knows, and turning a parsed note into per-field
 //! term counts (the input of a segment writer).
 
-use super::tokenize::Tokenizer;
+use super::tokenize::{IndexWord, Tokenizer};
 use crate::notes::ParsedNote;
 use rustc_hash::FxHashMap;
 
@@ -22,12 +22,13 @@ pub struct DocTerms {
     pub terms: Vec<(String, [u16; FIELD_COUNT])>,
 }
 
-/// Tokenize each field of a note, handing `f` the field number and each term; returns the token
-/// count of each field. The one place that says which text goes into which field.
-fn each_field_term(
+/// Tokenize each field of a note, handing `f` the field number and each word (see
+/// [`Tokenizer::for_each_index_word`]); returns the token count of each field. The one place that
+/// says which text goes into which field.
+fn each_field_word(
     tok: &Tokenizer,
     note: &ParsedNote,
-    mut f: impl FnMut(usize, &str),
+    mut f: impl FnMut(usize, IndexWord<'_>),
 ) -> [u32; FIELD_COUNT] {
     let mut field_lens = [0u32; FIELD_COUNT];
     let tags = note.meta.tags.join(" ");
@@ -40,18 +41,30 @@ fn each_field_term(
     ];
     for (field, text) in texts.iter().enumerate() {
         let mut len = 0u32;
-        let mut count = |term: &str| {
+        let mut count = |word: IndexWord<'_>| {
             len = len.saturating_add(1);
-            f(field, term);
+            f(field, word);
         };
         if field == 0 {
-            tok.for_each_slug_term(&note.id, &mut count);
+            tok.for_each_slug_word(&note.id, &mut count);
         } else {
-            tok.for_each_index_term(text, &mut count);
+            tok.for_each_index_word(text, &mut count);
         }
         field_lens[field] = len;
     }
     field_lens
+}
+
+/// [`each_field_word`] with each word's index term.
+fn each_field_term(
+    tok: &Tokenizer,
+    note: &ParsedNote,
+    mut f: impl FnMut(usize, &str),
+) -> [u32; FIELD_COUNT] {
+    let mut buf = String::new();
+    each_field_word(tok, note, |field, word| {
+        f(field, tok.term_of(word, &mut buf))
+    })
 }
 
 impl DocTerms {
@@ -105,22 +118,37 @@ impl<'p> TermBatch<'p> {
     /// Tokenize `notes` (in this order) into one batch.
     pub fn from_notes(tok: &Tokenizer, notes: &[&'p ParsedNote]) -> TermBatch<'p> {
         let mut dict: FxHashMap<Box<str>, u32> = FxHashMap::default();
+        // Stemmed words seen in this batch -> their term's number: a word is stemmed once per
+        // batch, and then costs one lookup (a word's term depends on nothing but the word).
+        let mut stemmed: FxHashMap<Box<str>, u32> = FxHashMap::default();
+        let mut buf = String::new();
         let mut batch = TermBatch::default();
         // Per dictionary number: where its entry of the current note is in `postings`, if the
         // note has one yet (a position at or past the note's start).
         let mut slot_of: Vec<usize> = Vec::new();
+        let mut number_of = |term: &str, slot_of: &mut Vec<usize>| match dict.get(term) {
+            Some(&t) => t,
+            None => {
+                let t = slot_of.len() as u32;
+                dict.insert(term.into(), t);
+                slot_of.push(usize::MAX);
+                t
+            }
+        };
         for note in notes {
             let start = batch.postings.len();
-            let field_lens = each_field_term(tok, note, |f, term| {
-                let t = match dict.get(term) {
-                    Some(&t) => t as usize,
-                    None => {
-                        let t = slot_of.len();
-                        dict.insert(term.into(), t as u32);
-                        slot_of.push(usize::MAX);
-                        t
-                    }
-                };
+            let field_lens = each_field_word(tok, note, |f, word| {
+                let t = match word {
+                    IndexWord::Term(term) => number_of(term, &mut slot_of),
+                    IndexWord::Stem(w) => match stemmed.get(w) {
+                        Some(&t) => t,
+                        None => {
+                            let t = number_of(tok.term_of(word, &mut buf), &mut slot_of);
+                            stemmed.insert(w.into(), t);
+                            t
+                        }
+                    },
+                } as usize;
                 let at = slot_of[t];
                 if at != usize::MAX && at >= start {
                     let tfs = &mut batch.postings[at].1;

@@ -83,6 +83,15 @@ pub struct QueryTerm {
     pub cjk: bool,
 }
 
+/// A word of indexed text as [`Tokenizer::for_each_index_word`] finds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexWord<'a> {
+    /// Already an index term: folded, and not stemmed (short, with digits, non-ASCII, or CJK).
+    Term(&'a str),
+    /// A folded word of ASCII letters, whose index term is its stem.
+    Stem(&'a str),
+}
+
 impl Tokenizer {
     /// Creates a tokenizer with the English stemmer.
     pub fn new() -> Tokenizer {
@@ -102,27 +111,48 @@ impl Tokenizer {
     /// as it is found (a borrowed view, valid for the call only).
     pub fn for_each_index_term(&self, text: &str, mut f: impl FnMut(&str)) {
         let mut term = String::with_capacity(MAX_TERM_BYTES + 8);
-        self.each_index_term(text, &mut term, &mut f);
+        self.for_each_index_word(text, |w| f(self.term_of(w, &mut term)));
     }
 
     /// [`Tokenizer::for_each_index_term`] of each part of a slug (see [`Tokenizer::slug_terms`]).
     pub fn for_each_slug_term(&self, slug: &str, mut f: impl FnMut(&str)) {
         let mut term = String::with_capacity(MAX_TERM_BYTES + 8);
+        self.for_each_slug_word(slug, |w| f(self.term_of(w, &mut term)));
+    }
+
+    /// The words of [`Tokenizer::for_each_index_term`] before stemming, for a caller that
+    /// remembers the term of each word it has seen: a word's term is [`Tokenizer::term_of`] it,
+    /// which depends on nothing but the word.
+    pub fn for_each_index_word(&self, text: &str, mut f: impl FnMut(IndexWord<'_>)) {
+        scan(text, |tok| match tok {
+            Token::Word {
+                surface,
+                stem: true,
+                ..
+            } => f(IndexWord::Stem(surface)),
+            Token::Word { surface, .. } => f(IndexWord::Term(surface)),
+            Token::Cjk { run } => for_each_cjk_index_term(run, |t| f(IndexWord::Term(t))),
+        });
+    }
+
+    /// [`Tokenizer::for_each_index_word`] of each part of a slug.
+    pub fn for_each_slug_word(&self, slug: &str, mut f: impl FnMut(IndexWord<'_>)) {
         for part in slug.split(['/', '-', '_', '.']) {
             if !part.is_empty() {
-                self.each_index_term(part, &mut term, &mut f);
+                self.for_each_index_word(part, &mut f);
             }
         }
     }
 
-    fn each_index_term(&self, text: &str, term: &mut String, f: &mut impl FnMut(&str)) {
-        scan(text, |tok| match tok {
-            Token::Word { surface, stem, .. } => {
-                self.normalise_into(surface, stem, term);
-                f(term);
+    /// The index term of a word: the word itself, or its stem (in `buf`, cleared first).
+    pub fn term_of<'w>(&self, word: IndexWord<'w>, buf: &'w mut String) -> &'w str {
+        match word {
+            IndexWord::Term(t) => t,
+            IndexWord::Stem(w) => {
+                self.normalise_into(w, true, buf);
+                buf
             }
-            Token::Cjk { run } => for_each_cjk_index_term(run, &mut *f),
-        });
+        }
     }
 
     /// Terms for a node id / slug such as `runbooks/pgbouncer-pool-sizing` or `snake_case_id`:

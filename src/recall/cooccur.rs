@@ -10,6 +10,7 @@ use crate::index::segment::Segment;
 use crate::notes::{EdgeKind, NoteType, Provenance};
 use crate::store::EdgeValue;
 use fst::Streamer;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 /// The slug-cluster key of an id: its folder plus its first `-`-separated word and the `-`
@@ -152,11 +153,84 @@ const PROBE_TERMS: usize = policy::CO_OCCURRENCE_PROBE_TERMS;
 const NO_TERM: u64 = u64::MAX;
 const _: () = assert!(PROBE_TERMS <= u8::MAX as usize);
 
+/// One part's best slots per document (weight, index of the term in the part's list) and slots in use.
+type PartSlots = (Vec<(f32, u32)>, Vec<u8>);
+
+/// Parts of the dictionary read in parallel by [`SegmentProbes::new`], at most (each holds its own
+/// slots: 8 bytes x `PROBE_TERMS` per document).
+const MAX_PROBE_PARTS: usize = 4;
+
+/// Keep `(w, t)` among `doc`'s best `PROBE_TERMS` in `slots` (an equal weight keeps the term
+/// offered first).
+fn offer<T: Copy>(slots: &mut [(f32, T)], used: &mut [u8], doc: usize, w: f32, t: T) {
+    let Some(used) = used.get_mut(doc) else {
+        return;
+    };
+    let Some(slots) = slots.get_mut(doc * PROBE_TERMS..(doc + 1) * PROBE_TERMS) else {
+        return;
+    };
+    let n = usize::from(*used);
+    let at = slots[..n].partition_point(|s| s.0.total_cmp(&w).is_ge());
+    if at == PROBE_TERMS {
+        return;
+    }
+    let end = (n + 1).min(PROBE_TERMS);
+    slots.copy_within(at..end - 1, at + 1);
+    slots[at] = (w, t);
+    *used = end as u8;
+}
+
 impl<'a> SegmentProbes<'a> {
     /// Probe terms of every document of `seg`, which must be `lex`'s sole segment
     /// ([`LexicalIndex::sole_segment`]).
     pub fn new(lex: &LexicalIndex, seg: &'a Segment) -> SegmentProbes<'a> {
+        Self::in_parts(lex, seg, rayon::current_num_threads())
+    }
+
+    /// [`SegmentProbes::new`] reading the dictionary in `parts` parts (clamped to 1..=4) in
+    /// parallel: the same probes whatever the number.
+    pub fn in_parts(lex: &LexicalIndex, seg: &'a Segment, parts: usize) -> SegmentProbes<'a> {
         let docs = seg.doc_count() as usize;
+        let n = lex.live_docs().max(1) as f32;
+        // The probe terms with their idf, in byte order (the dictionary's).
+        let mut terms: Vec<(u64, f32)> = Vec::new();
+        let mut stream = seg.terms().stream();
+        while let Some((term, off)) = stream.next() {
+            if !std::str::from_utf8(term).is_ok_and(is_probe_term) {
+                continue;
+            }
+            if let Some(idf) = probe_idf(seg.doc_freq_at(off) as usize, n) {
+                terms.push((off, idf));
+            }
+        }
+        // Consecutive parts of the term list are read on every core, each keeping its own best
+        // slots per document (a term index, not an offset: half the bytes); then the parts are
+        // offered in term order. That keeps what one pass over all the terms keeps: a term outside
+        // its part's best is outside the best of all, and among equal weights the earlier term,
+        // which is in the same or an earlier part, is offered first and so kept.
+        let parts = parts.clamp(1, MAX_PROBE_PARTS);
+        let part_terms = terms.len().div_ceil(parts).max(1);
+        let partial: Vec<PartSlots> = terms
+            .par_chunks(part_terms)
+            .enumerate()
+            .map(|(i, part)| {
+                let mut slots = vec![(0.0, 0); docs * PROBE_TERMS];
+                let mut used = vec![0; docs];
+                for (j, &(off, idf)) in part.iter().enumerate() {
+                    let t = (i * part_terms + j) as u32;
+                    for p in seg.postings_at(off).into_iter().flatten() {
+                        offer(
+                            &mut slots,
+                            &mut used,
+                            p.doc as usize,
+                            probe_weight(&p.tfs, idf),
+                            t,
+                        );
+                    }
+                }
+                (slots, used)
+            })
+            .collect();
         let mut probes = SegmentProbes {
             seg,
             slots: vec![(0.0, 0); docs * PROBE_TERMS],
@@ -164,43 +238,16 @@ impl<'a> SegmentProbes<'a> {
             docs: Vec::new(),
             term_bounds: vec![0],
         };
-        let n = lex.live_docs().max(1) as f32;
-        let mut stream = seg.terms().stream();
-        while let Some((term, off)) = stream.next() {
-            // Terms arrive in byte order, so among equal weights the first kept is the smaller
-            // term, as `token_edges`'s sort has it.
-            if !std::str::from_utf8(term).is_ok_and(is_probe_term) {
-                continue;
-            }
-            let Some(postings) = seg.postings_at(off) else {
-                continue;
-            };
-            let Some(idf) = probe_idf(postings.len() as usize, n) else {
-                continue;
-            };
-            for p in postings {
-                probes.offer(p.doc as usize, probe_weight(&p.tfs, idf), off);
+        for (slots, used) in partial {
+            for (d, &n) in used.iter().enumerate() {
+                for &(w, t) in &slots[d * PROBE_TERMS..d * PROBE_TERMS + usize::from(n)] {
+                    let off = terms[t as usize].0;
+                    offer(&mut probes.slots, &mut probes.used, d, w, off);
+                }
             }
         }
         probes.decode_probe_terms();
         probes
-    }
-
-    /// Keep `(w, off)` among `doc`'s best `PROBE_TERMS` (an equal weight keeps the earlier term).
-    fn offer(&mut self, doc: usize, w: f32, off: u64) {
-        let Some(used) = self.used.get_mut(doc) else {
-            return;
-        };
-        let slots = &mut self.slots[doc * PROBE_TERMS..(doc + 1) * PROBE_TERMS];
-        let n = usize::from(*used);
-        let at = slots[..n].partition_point(|s| s.0.total_cmp(&w).is_ge());
-        if at == PROBE_TERMS {
-            return;
-        }
-        let end = (n + 1).min(PROBE_TERMS);
-        slots.copy_within(at..end - 1, at + 1);
-        slots[at] = (w, off);
-        *used = end as u8;
     }
 
     /// Decode the documents of every term a slot holds, once per term, and point the slots at

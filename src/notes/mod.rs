@@ -402,19 +402,58 @@ pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
 
 /// The 1-based line of the first git merge-conflict marker, if any.
 fn conflict_marker_line(text: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            l.starts_with("<<<<<<< ")
-                || l == "<<<<<<<"
-                || l.starts_with(">>>>>>> ")
-                || l == ">>>>>>>"
-        })
-        .map(|i| i + 1)
+    // Only a line starting with `<` or `>` can be one: those are found with memchr instead of
+    // walking every line of the note. Line numbers are `str::lines`'s.
+    let b = text.as_bytes();
+    for i in memchr::memchr2_iter(b'<', b'>', b) {
+        if i > 0 && b[i - 1] != b'\n' {
+            continue;
+        }
+        let line = match memchr::memchr(b'\n', &b[i..]) {
+            Some(len) => {
+                let l = &text[i..i + len];
+                l.strip_suffix('\r').unwrap_or(l)
+            }
+            None => &text[i..],
+        };
+        if is_conflict_marker(line) {
+            return Some(memchr::memchr_iter(b'\n', &b[..i]).count() + 1);
+        }
+    }
+    None
+}
+
+/// A git merge-conflict marker line (the start or the end of a conflict).
+fn is_conflict_marker(l: &str) -> bool {
+    l.starts_with("<<<<<<< ") || l == "<<<<<<<" || l.starts_with(">>>>>>> ") || l == ">>>>>>>"
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `conflict_marker_line` as it was: every line walked.
+    fn conflict_marker_line_by_lines(text: &str) -> Option<usize> {
+        text.lines().position(is_conflict_marker).map(|i| i + 1)
+    }
+
+    const MARKER_PIECES: &[&str] = &[
+        "<<<<<<<", ">>>>>>>", " ", "\n", "\r\n", "\r", "x", "<", ">", "=======", "ours",
+    ];
+
+    proptest::proptest! {
+        /// Finding marker lines with memchr gives the line that walking every line gives.
+        #[test]
+        fn conflict_markers_are_found_on_the_line_lines_finds(
+            picks in proptest::collection::vec(0..MARKER_PIECES.len(), 0..40)
+        ) {
+            let text: String = picks.iter().map(|&i| MARKER_PIECES[i]).collect();
+            proptest::prop_assert_eq!(
+                conflict_marker_line(&text),
+                conflict_marker_line_by_lines(&text)
+            );
+        }
+    }
 
     fn kinds(n: &ParsedNote) -> Vec<(String, EdgeKind, Provenance)> {
         n.edges

@@ -153,7 +153,7 @@ const PROBE_TERMS: usize = policy::CO_OCCURRENCE_PROBE_TERMS;
 const NO_TERM: u64 = u64::MAX;
 const _: () = assert!(PROBE_TERMS <= u8::MAX as usize);
 
-/// One part's best slots per document (weight, index of the term in the part's list) and slots in use.
+/// One part's best slots per document (weight, index in the probe-term list) and slots in use.
 type PartSlots = (Vec<(f32, u32)>, Vec<u8>);
 
 /// Parts of the dictionary read in parallel by [`SegmentProbes::new`], at most (each holds its own

@@ -299,8 +299,48 @@ pub fn record_of(p: &ParsedNote, rel: &str) -> NodeRecord {
     }
 }
 
-/// The body's first [`EXCERPT_CHARS`] characters with whitespace runs collapsed.
+/// The body's first [`EXCERPT_CHARS`] characters with whitespace runs collapsed (and `…` when
+/// cut).
 pub fn excerpt(body: &str) -> String {
+    // A word at a time while the text is ASCII (its whitespace is then ASCII whitespace, vertical
+    // tab included); a word with another byte restarts in chars.
+    let is_space = |b: u8| matches!(b, b' ' | b'\t'..=b'\r');
+    let bytes = body.as_bytes();
+    let mut out = String::with_capacity(EXCERPT_CHARS + 4);
+    let mut n = 0;
+    let mut i = 0;
+    loop {
+        while i < bytes.len() && is_space(bytes[i]) {
+            i += 1;
+        }
+        if i == bytes.len() {
+            return out;
+        }
+        let start = i;
+        while i < bytes.len() && !is_space(bytes[i]) {
+            if !bytes[i].is_ascii() {
+                return excerpt_chars(body);
+            }
+            i += 1;
+        }
+        let word = &body[start..i];
+        if n > 0 {
+            out.push(' ');
+            n += 1;
+        }
+        let room = EXCERPT_CHARS.saturating_sub(n);
+        if word.len() > room {
+            out.push_str(&word[..room]);
+            out.push('…');
+            return out;
+        }
+        out.push_str(word);
+        n += word.len();
+    }
+}
+
+/// [`excerpt`] of any text, a char at a time.
+fn excerpt_chars(body: &str) -> String {
     let mut out = String::with_capacity(EXCERPT_CHARS + 4);
     let mut n = 0;
     for word in body.split_whitespace() {
@@ -432,5 +472,37 @@ fn rel_display(root: &Path, p: &Path) -> String {
             .collect::<Vec<_>>()
             .join("/"),
         Err(_) => p.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const PIECES: &[&str] = &[
+        "a", "word", " ", "  ", "\t", "\n", "\r\n", "\u{b}", "\u{c}", "é", "中", "\u{a0}",
+        "\u{2003}", "x.y", "…",
+    ];
+
+    #[test]
+    fn excerpt_cuts_and_collapses() {
+        assert_eq!(excerpt("  a \t\n b\u{b}c  "), "a b c");
+        let long = "ab ".repeat(200);
+        let e = excerpt(&long);
+        assert_eq!(e.chars().count(), EXCERPT_CHARS + 1);
+        assert!(e.ends_with('…'));
+        assert_eq!(excerpt("é  b"), "é b");
+    }
+
+    proptest! {
+        /// The ASCII path gives what the char path gives, on any text.
+        #[test]
+        fn excerpt_equals_the_char_by_char_excerpt(
+            picks in proptest::collection::vec(0..PIECES.len(), 0..400)
+        ) {
+            let text: String = picks.iter().map(|&i| PIECES[i]).collect();
+            prop_assert_eq!(excerpt(&text), excerpt_chars(&text));
+        }
     }
 }

@@ -409,17 +409,20 @@ fn segment_probes_give_the_edges_of_token_edges() {
     let dir = tempfile::tempdir().expect("tempdir");
     let lex = LexicalIndex::rebuild(dir.path(), &docs).expect("build");
     let seg = lex.sole_segment().expect("one segment without deletions");
+    let doc_number = |id: &str| {
+        let d = seg
+            .ids()
+            .iter()
+            .position(|x| **x == *id)
+            .expect("in the segment");
+        u32::try_from(d).expect("doc number")
+    };
     // The dictionary read in parallel parts gives the probes of one pass, whatever the parts.
     for parts in [1, 2, 4] {
         let probes = SegmentProbes::in_parts(&lex, seg, parts);
         let mut acc = probes.accumulator();
         for doc in docs.iter().step_by(7) {
-            let d = seg
-                .ids()
-                .iter()
-                .position(|id| **id == *doc.id)
-                .expect("in the segment");
-            let d = u32::try_from(d).expect("doc number");
+            let d = doc_number(&doc.id);
             let slow = cooccur::token_edges(doc, &lex, &[], policy::CO_OCCURRENCE_CAP);
             let fast = probes.edges(d, &[], policy::CO_OCCURRENCE_CAP, &mut acc);
             assert_eq!(fast, slow, "{} in {parts} parts", doc.id);
@@ -429,12 +432,7 @@ fn segment_probes_give_the_edges_of_token_edges() {
     let mut acc = probes.accumulator();
     let (mut with_edges, mut excluded) = (0, 0);
     for doc in &docs {
-        let d = seg
-            .ids()
-            .iter()
-            .position(|id| **id == *doc.id)
-            .expect("in the segment");
-        let d = u32::try_from(d).expect("doc number");
+        let d = doc_number(&doc.id);
         let slow = cooccur::token_edges(doc, &lex, &[], policy::CO_OCCURRENCE_CAP);
         let fast = probes.edges(d, &[], policy::CO_OCCURRENCE_CAP, &mut acc);
         assert_eq!(fast, slow, "{}", doc.id);

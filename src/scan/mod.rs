@@ -460,6 +460,8 @@ fn walk(memory_dir: &Path, errors: &mut Vec<ScanError>) -> Vec<Found> {
     // after its name): relative paths compared component by component. Sorted once here, since
     // walkdir's sort parses two `Path::file_name`s per comparison (a tenth of a 10k build's walk).
     found.sort_unstable_by(|a, b| a.rel.split('/').cmp(b.rel.split('/')));
+    // Errors by the path they show (lossy for a name that is not UTF-8, absolute for one outside
+    // the folder): for the rest, the same order.
     errors.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
     found
 }

@@ -405,7 +405,7 @@ impl Memory {
                     next.map(|c| {
                         c.par_chunks(TERM_BATCH_NOTES)
                             .map(|batch| TermBatch::from_notes(&self.tokenizer, batch))
-                            .collect::<Vec<_>>()
+                            .collect::<std::result::Result<Vec<_>, _>>()
                     })
                 },
             );
@@ -414,7 +414,12 @@ impl Memory {
                 reason: e.to_string(),
             })?;
             match tokenized {
-                Some(batches) => folding = batches,
+                Some(batches) => {
+                    folding = batches.map_err(|e| Error::Corrupt {
+                        path: self.dir.index(),
+                        reason: e.to_string(),
+                    })?
+                }
                 None => break,
             }
         }

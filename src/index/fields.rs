@@ -1,6 +1,7 @@
 //! The fields of a note that the lexical index knows, and turning a parsed note into per-field
 //! term counts (the input of a segment writer).
 
+use super::interner::Interner;
 use super::tokenize::{IndexWord, Tokenizer};
 use crate::notes::ParsedNote;
 use rustc_hash::FxHashMap;
@@ -91,13 +92,13 @@ impl DocTerms {
 }
 
 /// The terms of a batch of notes against one dictionary of the batch: each distinct term is
-/// allocated once per batch (not once per note), and a note's terms are dictionary numbers, so
-/// folding the batch into a segment hashes each distinct term once, not each posting. What a
+/// kept once per batch (not once per note), and a note's terms are dictionary numbers, so
+/// folding the batch into a segment looks each distinct term up once, not each posting. What a
 /// build tokenizes into; [`DocTerms`] serves single updates.
 #[derive(Debug, Default)]
 pub struct TermBatch<'p> {
     /// Dictionary number -> term.
-    pub terms: Vec<Box<str>>,
+    pub terms: Interner,
     /// The notes, in the order given.
     pub docs: Vec<BatchDoc<'p>>,
     /// Every note's (dictionary number, per-field counts), one note after another; a note's
@@ -114,41 +115,61 @@ pub struct BatchDoc<'p> {
     pub end: usize,
 }
 
+/// A batch's dictionary outgrew an [`Interner`] (4 GiB of distinct terms).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchFull;
+
+impl std::fmt::Display for BatchFull {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a term batch holds more than 4 GiB of distinct terms; index fewer notes per batch"
+        )
+    }
+}
+
 impl<'p> TermBatch<'p> {
     /// Tokenize `notes` (in this order) into one batch.
-    pub fn from_notes(tok: &Tokenizer, notes: &[&'p ParsedNote]) -> TermBatch<'p> {
-        let mut dict: FxHashMap<Box<str>, u32> = FxHashMap::default();
-        // Stemmed words seen in this batch -> their term's number: a word is stemmed once per
-        // batch, and then costs one lookup (a word's term depends on nothing but the word).
-        let mut stemmed: FxHashMap<Box<str>, u32> = FxHashMap::default();
+    pub fn from_notes(
+        tok: &Tokenizer,
+        notes: &[&'p ParsedNote],
+    ) -> Result<TermBatch<'p>, BatchFull> {
+        // Stemmed words seen in this batch, numbered, and each one's term number: a word is
+        // stemmed once per batch, and then costs one lookup (a word's term depends on nothing
+        // but the word).
+        let mut stemmed = Interner::new();
+        let mut term_of_word: Vec<u32> = Vec::new();
         let mut buf = String::new();
         let mut batch = TermBatch::default();
+        let mut full = false;
         // Per dictionary number: where its entry of the current note is in `postings`, if the
         // note has one yet (a position at or past the note's start).
         let mut slot_of: Vec<usize> = Vec::new();
-        let mut number_of = |term: &str, slot_of: &mut Vec<usize>| match dict.get(term) {
-            Some(&t) => t,
-            None => {
-                let t = slot_of.len() as u32;
-                dict.insert(term.into(), t);
-                slot_of.push(usize::MAX);
-                t
-            }
-        };
         for note in notes {
             let start = batch.postings.len();
             let field_lens = each_field_word(tok, note, |f, word| {
-                let t = match word {
-                    IndexWord::Term(term) => number_of(term, &mut slot_of),
-                    IndexWord::Stem(w) => match stemmed.get(w) {
-                        Some(&t) => t,
-                        None => {
-                            let t = number_of(tok.term_of(word, &mut buf), &mut slot_of);
-                            stemmed.insert(w.into(), t);
-                            t
-                        }
+                let number = match word {
+                    IndexWord::Term(term) => batch.terms.intern(term),
+                    IndexWord::Stem(w) => match stemmed.find(w) {
+                        Some(n) => Some(term_of_word[n as usize]),
+                        None => batch
+                            .terms
+                            .intern(tok.term_of(word, &mut buf))
+                            .and_then(|t| {
+                                stemmed.intern(w)?;
+                                term_of_word.push(t);
+                                Some(t)
+                            }),
                     },
-                } as usize;
+                };
+                let Some(t) = number else {
+                    full = true;
+                    return;
+                };
+                let t = t as usize;
+                if t == slot_of.len() {
+                    slot_of.push(usize::MAX);
+                }
                 let at = slot_of[t];
                 if at != usize::MAX && at >= start {
                     let tfs = &mut batch.postings[at].1;
@@ -160,18 +181,16 @@ impl<'p> TermBatch<'p> {
                     batch.postings.push((t as u32, tfs));
                 }
             });
+            if full {
+                return Err(BatchFull);
+            }
             batch.docs.push(BatchDoc {
                 id: &note.id,
                 field_lens,
                 end: batch.postings.len(),
             });
         }
-        // The dictionary's keys become the numbered terms (no second copy was kept).
-        batch.terms = vec![Box::default(); dict.len()];
-        for (term, t) in dict {
-            batch.terms[t as usize] = term;
-        }
-        batch
+        Ok(batch)
     }
 }
 
@@ -206,7 +225,7 @@ mod tests {
             parse_note("empty", b"---\nname: x\n---\n"),
         ];
         let refs: Vec<&ParsedNote> = notes.iter().collect();
-        let batch = TermBatch::from_notes(&tok, &refs);
+        let batch = TermBatch::from_notes(&tok, &refs).unwrap();
         assert_eq!(batch.docs.len(), 3);
         let mut start = 0;
         for (note, doc) in notes.iter().zip(&batch.docs) {
@@ -215,14 +234,14 @@ mod tests {
             assert_eq!(doc.field_lens, alone.field_lens);
             let mut terms: Vec<(String, [u16; FIELD_COUNT])> = batch.postings[start..doc.end]
                 .iter()
-                .map(|(t, tfs)| (batch.terms[*t as usize].to_string(), *tfs))
+                .map(|(t, tfs)| (batch.terms.get(*t).to_string(), *tfs))
                 .collect();
             terms.sort();
             assert_eq!(terms, alone.terms, "{}", alone.id);
             start = doc.end;
         }
         // Shared terms are one dictionary entry.
-        let pools = batch.terms.iter().filter(|t| &***t == "pool").count();
+        let pools = batch.terms.iter().filter(|(_, t)| *t == "pool").count();
         assert_eq!(pools, 1);
     }
 }

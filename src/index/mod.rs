@@ -2,6 +2,7 @@
 //! fst segments, and the set of live segments with their deletions.
 
 pub mod fields;
+pub mod interner;
 pub mod lexical;
 pub mod manifest;
 pub mod segment;

@@ -300,22 +300,20 @@ struct StemCache {
 
 /// Packs 1..=16 bytes into two zero-padded little-endian words.
 #[inline]
-fn pack16(b: &[u8]) -> [u64; 2] {
+pub(super) fn pack16(b: &[u8]) -> [u64; 2] {
     let n = b.len();
     debug_assert!((1..=16).contains(&n));
+    // Whole-word loads (the branches are on `n`, which the callers' slicing already checked).
     let le8 = |i: usize| {
-        u64::from_le_bytes([
-            b[i],
-            b[i + 1],
-            b[i + 2],
-            b[i + 3],
-            b[i + 4],
-            b[i + 5],
-            b[i + 6],
-            b[i + 7],
-        ])
+        b.get(i..)
+            .and_then(|r| r.first_chunk::<8>())
+            .map_or(0, |c| u64::from_le_bytes(*c))
     };
-    let le4 = |i: usize| u64::from(u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]));
+    let le4 = |i: usize| {
+        b.get(i..)
+            .and_then(|r| r.first_chunk::<4>())
+            .map_or(0, |c| u64::from(u32::from_le_bytes(*c)))
+    };
     if n >= 8 {
         // The second load overlaps the first; shift out the bytes before index 8.
         let hi = if n > 8 {

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::index::fields::{DocTerms, FIELD_COUNT, TermBatch};
-use rustc_hash::FxHashMap;
+use crate::index::interner::Interner;
 
 /// One posting as the writer takes it: doc number and per-field term counts.
 pub type RawPosting = (u32, [u16; FIELD_COUNT]);
@@ -195,7 +195,7 @@ pub fn build_segment<D: std::borrow::Borrow<DocTerms>>(docs: &[D]) -> Result<Vec
 pub struct SegmentBuilder {
     w: SegmentWriter,
     /// Term -> index into `postings`.
-    ids: FxHashMap<Box<str>, u32>,
+    ids: Interner,
     postings: Vec<TermPostings>,
 }
 
@@ -223,10 +223,7 @@ impl SegmentBuilder {
     pub fn add_doc(&mut self, d: &DocTerms) -> Result<(), WriteError> {
         let doc = self.w.add_doc(&d.id, d.field_lens)?;
         for (term, tfs) in &d.terms {
-            let t = match self.ids.get(term.as_str()) {
-                Some(t) => *t,
-                None => self.new_term(term.as_str().into())?,
-            };
+            let t = self.term_number(term)?;
             self.push_posting(t, doc, tfs)
                 .map_err(|e| WriteError(format!("term {term:?} of {}: {e}", d.id)))?;
         }
@@ -241,14 +238,10 @@ impl SegmentBuilder {
             docs,
             postings,
         } = batch;
-        let mut global: Vec<u32> = Vec::with_capacity(terms.len());
-        for term in terms {
-            let t = match self.ids.get(&term) {
-                Some(t) => *t,
-                None => self.new_term(term)?,
-            };
-            global.push(t);
-        }
+        let global: Vec<u32> = terms
+            .iter()
+            .map(|(_, term)| self.term_number(term))
+            .collect::<Result<_, _>>()?;
         let mut start = 0;
         for d in docs {
             let doc = self.w.add_doc(d.id, d.field_lens)?;
@@ -273,11 +266,15 @@ impl SegmentBuilder {
         Ok(())
     }
 
-    fn new_term(&mut self, term: Box<str>) -> Result<u32, WriteError> {
-        let t = u32::try_from(self.postings.len())
-            .map_err(|_| WriteError("more than 2^32 terms".into()))?;
-        self.ids.insert(term, t);
-        self.postings.push(TermPostings::default());
+    /// The number of `term`'s postings list (a new, empty one if the term is new).
+    fn term_number(&mut self, term: &str) -> Result<u32, WriteError> {
+        let t = self
+            .ids
+            .intern(term)
+            .ok_or_else(|| WriteError("more than 4 GiB of distinct terms".into()))?;
+        if t as usize == self.postings.len() {
+            self.postings.push(TermPostings::default());
+        }
         Ok(t)
     }
 
@@ -300,11 +297,11 @@ impl SegmentBuilder {
             ids,
             mut postings,
         } = self;
-        let mut terms: Vec<(Box<str>, u32)> = ids.into_iter().collect();
-        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut terms: Vec<(u32, &str)> = ids.iter().collect();
+        terms.sort_unstable_by(|a, b| a.1.cmp(b.1));
         let total: usize = postings.iter().map(|p| p.bytes.len() + 5).sum();
         w.postings.reserve(total);
-        for (term, t) in terms {
+        for (t, term) in terms {
             let p = std::mem::take(&mut postings[t as usize]);
             w.add_encoded_term(term.as_bytes(), p.count, &p.bytes)?;
         }

@@ -731,7 +731,7 @@ impl Memory {
         // Each note's synthesized edges depend only on the index and the store as they are:
         // computed in parallel, then attached.
         let synth_of = |u: &crate::store::NoteUpdate,
-                        token: &mut dyn FnMut(&[String], usize) -> Vec<crate::store::EdgeValue>|
+                        token: &mut dyn FnMut(&[&str], usize) -> Vec<crate::store::EdgeValue>|
          -> Result<Vec<crate::store::EdgeValue>> {
             let mut synth = Vec::new();
             if let Some(prefix) = cooccur::slug_prefix(&u.id) {
@@ -751,10 +751,14 @@ impl Memory {
                 synth.extend(cooccur::slug_edges(&u.id, &cluster));
             }
             synth.truncate(policy::CO_OCCURRENCE_CAP);
-            let mut exclude: Vec<String> = synth.iter().map(|e| e.other.clone()).collect();
-            exclude.extend(u.edges.iter().map(|e| e.other.clone()));
             let cap = policy::CO_OCCURRENCE_CAP - synth.len();
-            synth.extend(token(&exclude, cap));
+            let exclude: Vec<&str> = synth
+                .iter()
+                .chain(&u.edges)
+                .map(|e| e.other.as_str())
+                .collect();
+            let token_edges = token(&exclude, cap);
+            synth.extend(token_edges);
             synth.extend(cooccur::derived_from_user_edges(
                 u.record.note_type,
                 &u.edges,

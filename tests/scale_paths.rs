@@ -439,7 +439,7 @@ fn segment_probes_give_the_edges_of_token_edges() {
         if let Some(first) = slow.first() {
             with_edges += 1;
             // An excluded note (a linked or slug neighbour) is skipped, and a lower cap holds.
-            let exclude = vec![first.other.clone()];
+            let exclude = [first.other.as_str()];
             let slow = cooccur::token_edges(doc, &lex, &exclude, 2);
             let fast = probes.edges(d, &exclude, 2, &mut acc);
             assert_eq!(fast, slow, "{} without {}", doc.id, first.other);

@@ -75,7 +75,7 @@ fn probe_weight(tfs: &[u16; FIELD_COUNT], idf: f32) -> f32 {
 pub fn token_edges(
     doc: &DocTerms,
     lex: &LexicalIndex,
-    exclude: &[String],
+    exclude: &[&str],
     cap: usize,
 ) -> Vec<EdgeValue> {
     if cap == 0 {
@@ -107,15 +107,24 @@ pub fn token_edges(
     let sims: Vec<(&str, f32)> = acc
         .into_iter()
         .map(|(id, s)| (id, s / total))
-        .filter(|(id, s)| *s >= policy::MIN_TOKEN_COSINE && !exclude.iter().any(|e| e == id))
+        .filter(|(id, s)| *s >= policy::MIN_TOKEN_COSINE && !exclude.contains(id))
         .collect();
     best_token_edges(sims, cap)
 }
 
 /// The `cap` most similar of `sims` (similarity, then id), as token co-occurrence edges.
 fn best_token_edges(mut sims: Vec<(&str, f32)>, cap: usize) -> Vec<EdgeValue> {
-    sims.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    sims.truncate(cap);
+    // Best first, ties by id: a total order (ids are distinct), so selecting the best `cap`
+    // before sorting them gives the same list as sorting all.
+    let order = |a: &(&str, f32), b: &(&str, f32)| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0));
+    if cap == 0 {
+        return Vec::new();
+    }
+    if sims.len() > cap {
+        sims.select_nth_unstable_by(cap - 1, order);
+        sims.truncate(cap);
+    }
+    sims.sort_unstable_by(order);
     sims.into_iter()
         .map(|(id, s)| EdgeValue {
             other: id.to_string(),
@@ -302,7 +311,7 @@ impl<'a> SegmentProbes<'a> {
     pub fn edges(
         &self,
         doc: u32,
-        exclude: &[String],
+        exclude: &[&str],
         cap: usize,
         acc: &mut Accumulator,
     ) -> Vec<EdgeValue> {
@@ -342,7 +351,7 @@ impl<'a> SegmentProbes<'a> {
         for &o in &acc.touched {
             let s = std::mem::take(&mut acc.sums[o as usize]) / total;
             let id = self.seg.id(o);
-            if s >= policy::MIN_TOKEN_COSINE && !exclude.iter().any(|e| e == id) {
+            if s >= policy::MIN_TOKEN_COSINE && !exclude.contains(&id) {
                 sims.push((id, s));
             }
         }
@@ -384,6 +393,35 @@ pub fn derived_from_user_edges(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Selecting the best `cap` before sorting keeps what sorting everything keeps, ties
+        /// (equal weights, broken by id) included.
+        #[test]
+        fn best_token_edges_is_the_head_of_a_full_sort(
+            weights in proptest::collection::vec(0u8..4, 0..40),
+            cap in 0usize..12,
+        ) {
+            let ids: Vec<String> = (0..weights.len()).map(|i| format!("n{:02}", (i * 7) % 40)).collect();
+            let mut seen = std::collections::HashSet::new();
+            let sims: Vec<(&str, f32)> = ids
+                .iter()
+                .zip(&weights)
+                .filter(|(id, _)| seen.insert(id.as_str()))
+                .map(|(id, &w)| (id.as_str(), f32::from(w) / 4.0))
+                .collect();
+            let mut want = sims.clone();
+            want.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+            want.truncate(cap);
+            let got: Vec<(String, f32)> = best_token_edges(sims, cap)
+                .into_iter()
+                .map(|e| (e.other, e.confidence))
+                .collect();
+            let want: Vec<(String, f32)> = want.into_iter().map(|(id, s)| (id.to_string(), s)).collect();
+            prop_assert_eq!(got, want);
+        }
+    }
 
     #[test]
     fn slug_prefixes() {

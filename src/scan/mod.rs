@@ -499,11 +499,24 @@ fn walk(
     // In walkdir's order with its `sort_by_file_name` (siblings by name, a folder's notes right
     // after its name): relative paths compared component by component. Sorted once here, since
     // walkdir's sort parses two `Path::file_name`s per comparison (a tenth of a 10k build's walk).
-    found.sort_unstable_by(|a, b| a.rel.split('/').cmp(b.rel.split('/')));
+    found.sort_unstable_by(|a, b| path_order(&a.rel, &b.rel));
     // Errors by the path they show (lossy for a name that is not UTF-8, absolute for one outside
     // the folder): for the rest, the same order.
-    errors.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
+    errors.sort_by(|a, b| path_order(&a.path, &b.path));
     found
+}
+
+/// `/`-separated paths compared component by component (`a.split('/').cmp(b.split('/'))`),
+/// as bytes with `/` below every other byte: the same order, since no component holds a byte
+/// as low (a NUL), without two splitting iterators per comparison (a 10k walk's sort took 67 M
+/// instructions that way, on the walk's one thread).
+fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let key = |c: u8| if c == b'/' { 0 } else { c };
+    match x.iter().zip(y).position(|(p, q)| p != q) {
+        Some(i) => key(x[i]).cmp(&key(y[i])),
+        None => x.len().cmp(&y.len()),
+    }
 }
 
 fn rel_display(root: &Path, p: &Path) -> String {
@@ -538,6 +551,14 @@ mod tests {
     }
 
     proptest! {
+        /// Byte order with `/` lowest is component order, on paths with empty components,
+        /// prefixes of each other and bytes on both sides of `/`.
+        #[test]
+        fn path_order_is_component_order(a in "[a/.\\-!é0]{0,12}", b in "[a/.\\-!é0]{0,12}") {
+            prop_assert_eq!(path_order(&a, &b), a.split('/').cmp(b.split('/')));
+            prop_assert_eq!(path_order(&a, &a), std::cmp::Ordering::Equal);
+        }
+
         /// The ASCII path gives what the char path gives, on any text.
         #[test]
         fn excerpt_equals_the_char_by_char_excerpt(

@@ -106,6 +106,9 @@ pub struct TermBatch<'p> {
     pub postings: Vec<(u32, [u16; FIELD_COUNT])>,
 }
 
+/// Distinct words per note a batch's tables are sized for at first.
+const BATCH_WORDS_PER_NOTE: usize = 32;
+
 /// One note of a [`TermBatch`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchDoc<'p> {
@@ -137,10 +140,16 @@ impl<'p> TermBatch<'p> {
         // Stemmed words seen in this batch, numbered, and each one's term number: a word is
         // stemmed once per batch, and then costs one lookup (a word's term depends on nothing
         // but the word).
-        let mut stemmed = Interner::new();
-        let mut term_of_word: Vec<u32> = Vec::new();
+        // Room for what a batch of generated notes holds (about 30 distinct words per note
+        // after the first few): the tables rarely grow.
+        let room = notes.len().saturating_mul(BATCH_WORDS_PER_NOTE);
+        let mut stemmed = Interner::with_capacity(room, room * 8);
+        let mut term_of_word: Vec<u32> = Vec::with_capacity(room);
         let mut buf = String::new();
-        let mut batch = TermBatch::default();
+        let mut batch = TermBatch {
+            terms: Interner::with_capacity(room, room * 8),
+            ..TermBatch::default()
+        };
         let mut full = false;
         // Per dictionary number: where its entry of the current note is in `postings`, if the
         // note has one yet (a position at or past the note's start).

@@ -45,17 +45,29 @@ impl<'s> Probe<'s> {
     fn new(s: &'s str) -> Probe<'s> {
         let b = s.as_bytes();
         let head = head16(b);
-        let mut hash = fold_mul(head[0] ^ SEED[0], head[1] ^ SEED[1] ^ b.len() as u64);
-        // Past the first 16 bytes, 16 more at a time.
-        let mut rest = b.get(16..).unwrap_or_default();
-        while !rest.is_empty() {
-            let n = rest.len().min(16);
-            let [x, y] = head16(&rest[..n]);
-            hash = fold_mul(x ^ hash, y ^ SEED[2]);
-            rest = &rest[n..];
+        Probe {
+            s,
+            head,
+            hash: hash_of(head, b),
         }
-        Probe { s, head, hash }
     }
+}
+
+/// The hash of string `b` whose first 16 bytes are `head`. A string of at most 16 bytes hashes
+/// from `head` and its length alone, so a slot rehashes itself when the table grows (no read
+/// of the string buffer).
+#[inline(always)]
+fn hash_of(head: [u64; 2], b: &[u8]) -> u64 {
+    let mut hash = fold_mul(head[0] ^ SEED[0], head[1] ^ SEED[1] ^ b.len() as u64);
+    // Past the first 16 bytes, 16 more at a time.
+    let mut rest = b.get(16..).unwrap_or_default();
+    while !rest.is_empty() {
+        let n = rest.len().min(16);
+        let [x, y] = head16(&rest[..n]);
+        hash = fold_mul(x ^ hash, y ^ SEED[2]);
+        rest = &rest[n..];
+    }
+    hash
 }
 
 const SEED: [u64; 3] = [
@@ -82,9 +94,21 @@ fn head16(b: &[u8]) -> [u64; 2] {
     }
 }
 
+/// Stands in for a string of at most 16 bytes when only its length is read.
+const PAD: [u8; 16] = [0; 16];
+
 impl Interner {
     pub fn new() -> Interner {
         Interner::default()
+    }
+
+    /// An interner with room for `strings` strings of `bytes` bytes in all before it grows.
+    pub fn with_capacity(strings: usize, bytes: usize) -> Interner {
+        Interner {
+            table: HashTable::with_capacity(strings),
+            text: String::with_capacity(bytes),
+            ends: Vec::with_capacity(strings),
+        }
     }
 
     /// Number of distinct strings.
@@ -148,9 +172,14 @@ impl Interner {
         };
         let Interner { table, text, ends } = self;
         table.insert_unique(p.hash, slot, |s| {
+            if s.len <= 16 {
+                // Only the length of the string matters past its head: no read of `text`.
+                let len = s.len as usize;
+                return hash_of(s.head, &PAD[..len]);
+            }
             let i = s.id as usize;
             let start = if i == 0 { 0 } else { ends[i - 1] as usize };
-            Probe::new(&text[start..ends[i] as usize]).hash
+            hash_of(s.head, &text.as_bytes()[start..ends[i] as usize])
         });
         Some(id)
     }

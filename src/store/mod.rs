@@ -289,6 +289,11 @@ impl Store {
                 .par_iter()
                 .map(|u| out_degree(&u.edges))
                 .collect();
+            // Tables empty before this batch (a cold build) hold nothing to remove: an id is
+            // upserted once per batch (ids are note paths), so its old out-list and problems
+            // can only be ones stored before.
+            let out_was_empty = out.len().map_err(|x| e(x.into()))? == 0;
+            let problems_was_empty = problems.len().map_err(|x| e(x.into()))? == 0;
             for (b, block) in batch.upserts.chunks(ENCODE_BLOCK).enumerate() {
                 let encoded: Vec<(Vec<u8>, Option<EncodedList>)> = block
                     .par_iter()
@@ -306,7 +311,9 @@ impl Store {
                     })
                     .collect::<Result<_>>()?;
                 for (u, (record, list)) in block.iter().zip(encoded) {
-                    drop_out_edges(&u.id, &mut out, &mut edge_count)?;
+                    if !out_was_empty {
+                        drop_out_edges(&u.id, &mut out, &mut edge_count)?;
+                    }
                     nodes
                         .insert(u.id.as_str(), record.as_slice())
                         .map_err(|x| e(x.into()))?;
@@ -319,7 +326,9 @@ impl Store {
                         .insert(u.path.as_str(), u.file.encode().as_slice())
                         .map_err(|x| e(x.into()))?;
                     if u.problems.is_empty() {
-                        problems.remove(u.path.as_str()).map_err(|x| e(x.into()))?;
+                        if !problems_was_empty {
+                            problems.remove(u.path.as_str()).map_err(|x| e(x.into()))?;
+                        }
                     } else {
                         problems
                             .insert(

@@ -137,12 +137,12 @@ impl<'p> TermBatch<'p> {
         tok: &Tokenizer,
         notes: &[&'p ParsedNote],
     ) -> Result<TermBatch<'p>, BatchFull> {
+        // The tables start with room for what a batch of generated notes holds (about 30
+        // distinct words per note after the first few): they rarely grow.
+        let room = notes.len().saturating_mul(BATCH_WORDS_PER_NOTE);
         // Stemmed words seen in this batch, numbered, and each one's term number: a word is
         // stemmed once per batch, and then costs one lookup (a word's term depends on nothing
         // but the word).
-        // Room for what a batch of generated notes holds (about 30 distinct words per note
-        // after the first few): the tables rarely grow.
-        let room = notes.len().saturating_mul(BATCH_WORDS_PER_NOTE);
         let mut stemmed = Interner::with_capacity(room, room * 8);
         let mut term_of_word: Vec<u32> = Vec::with_capacity(room);
         let mut buf = String::new();

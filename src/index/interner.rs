@@ -94,6 +94,14 @@ fn head16(b: &[u8]) -> [u64; 2] {
     }
 }
 
+/// Where string `id` lies in the buffer, given each string's end.
+#[inline]
+fn span(ends: &[u32], id: u32) -> std::ops::Range<usize> {
+    let i = id as usize;
+    let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+    start..ends[i] as usize
+}
+
 /// Stands in for a string of at most 16 bytes when only its length is read.
 const PAD: [u8; 16] = [0; 16];
 
@@ -122,9 +130,7 @@ impl Interner {
 
     /// String number `id`. Panics if `id >= self.len()` (a caller's bug: numbers come from here).
     pub fn get(&self, id: u32) -> &str {
-        let i = id as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.text[start..self.ends[i] as usize]
+        &self.text[span(&self.ends, id)]
     }
 
     /// The number of `s`, if it was interned.
@@ -162,9 +168,12 @@ impl Interner {
         let id = u32::try_from(self.ends.len())
             .ok()
             .filter(|&n| n < u32::MAX)?;
-        let end = u32::try_from(self.text.len() + p.s.len()).ok()?;
+        let end = self.text.len() + p.s.len();
+        if end > MAX_INTERNED_BYTES {
+            return None;
+        }
         self.text.push_str(p.s);
-        self.ends.push(end);
+        self.ends.push(end as u32);
         let slot = Slot {
             head: p.head,
             len: p.s.len() as u32,
@@ -177,9 +186,7 @@ impl Interner {
                 let len = s.len as usize;
                 return hash_of(s.head, &PAD[..len]);
             }
-            let i = s.id as usize;
-            let start = if i == 0 { 0 } else { ends[i - 1] as usize };
-            hash_of(s.head, &text.as_bytes()[start..ends[i] as usize])
+            hash_of(s.head, &text.as_bytes()[span(ends, s.id)])
         });
         Some(id)
     }

@@ -186,3 +186,24 @@ fn trail_line_names_the_node_each_edge_reaches() {
         "{stdout}"
     );
 }
+
+/// Regression: `mnemon index | head -1` panicked ("failed printing to stdout: Broken pipe")
+/// once `head` had closed the pipe. A closed stdout now ends the command quietly, exit 0.
+#[test]
+fn closed_stdout_pipe_ends_quietly_without_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .current_dir(tmp.path())
+        .env_remove("MNEMON_DIR")
+        .args(["demo"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end before the demo prints its first line.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}

@@ -29,7 +29,7 @@ pub fn run(notes: Option<&Path>, out: &Out) -> mnemon::Result<i32> {
         out.json(&serde_json::json!({ "dir": root.display().to_string(), "index": report }));
         return Ok(super::EXIT_OK);
     }
-    println!(
+    outln!(
         "{}",
         out.bold(&format!("mnemon demo: {} (temporary)", root.display()))
     );
@@ -60,19 +60,19 @@ pub fn run(notes: Option<&Path>, out: &Out) -> mnemon::Result<i32> {
         } else {
             format!("{:?}", q.text)
         };
-        println!();
-        println!(
+        outln!();
+        outln!(
             "{} {}",
             out.bold(&format!("mnemon recall {shown}")),
             out.dim(&format!("({what})"))
         );
         match memory.recall(&q) {
             Ok(r) => out.recall(&r, false),
-            Err(e) => println!("  {e}"),
+            Err(e) => outln!("  {e}"),
         }
     }
-    println!();
-    println!(
+    outln!();
+    outln!(
         "{}",
         out.dim("try: mnemon init, put notes in .mnemon/memory/, then mnemon recall \"your question\" --explain")
     );

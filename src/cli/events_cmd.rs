@@ -27,7 +27,7 @@ pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<
                         v["offset"] = serde_json::json!(offset);
                         all.push(v);
                     } else {
-                        println!(
+                        outln!(
                             "{} {} #{} {}",
                             e.ts_ms,
                             session,
@@ -68,7 +68,7 @@ pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<
                 }));
             } else {
                 for r in &report {
-                    println!(
+                    outln!(
                         "{}: {} events, {} damaged ranges{}",
                         r["segment"].as_str().unwrap_or(""),
                         r["events"],
@@ -80,9 +80,9 @@ pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<
                     );
                 }
                 for o in &other {
-                    println!("{o}: not a segment (ignored; remove it)");
+                    outln!("{o}: not a segment (ignored; remove it)");
                 }
-                println!("{}", if healthy { "healthy" } else { "problems found" });
+                outln!("{}", if healthy { "healthy" } else { "problems found" });
             }
             Ok(if healthy {
                 super::EXIT_OK

@@ -1,6 +1,8 @@
 //! How do people and scripts drive mnemon? Argument parsing, output (human or `--json`) and exit
 //! codes. Every command is a few lines on top of the `Memory` facade.
 
+#[macro_use]
+mod stdout;
 mod demo;
 mod events_cmd;
 mod output;
@@ -314,7 +316,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             if out.json {
                 out.json(&stats);
             } else {
-                println!("{id}: importance {importance} recorded");
+                outln!("{id}: importance {importance} recorded");
             }
             Ok(EXIT_OK)
         }
@@ -324,7 +326,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             if out.json {
                 out.json(&s);
             } else {
-                println!(
+                outln!(
                     "{}: recalled {} times (last {}), importance {}",
                     s.id,
                     s.recall_count,
@@ -348,9 +350,9 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 out.json(&r);
             } else {
                 if let Some(why) = &r.skipped {
-                    println!("skipped: {why}");
+                    outln!("skipped: {why}");
                 }
-                println!(
+                outln!(
                     "{} compressed, {} archived, {} removed",
                     r.compressed.len(),
                     r.archived.len(),
@@ -362,7 +364,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                     ("removed", &r.removed),
                 ] {
                     for n in list {
-                        println!("  {what} {n}");
+                        outln!("  {what} {n}");
                     }
                 }
             }
@@ -380,7 +382,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             if out.json {
                 out.json(&report);
             } else {
-                println!(
+                outln!(
                     "{} file events, {} re-indexes ({} with changes), {} errors",
                     report.events_seen,
                     report.reindexes,
@@ -397,7 +399,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             if out.json {
                 out.json(&v);
             } else {
-                print!("{}", v.text);
+                out!("{}", v.text);
                 eprintln!(
                     "{} of {} tokens; {} notes included, {} left out{}",
                     v.tokens_used,
@@ -449,7 +451,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                     "out": dir.display().to_string(),
                 }));
             } else {
-                println!(
+                outln!(
                     "{} notes ({} bytes, {} links) in {}, {} queries in {}",
                     report.notes,
                     report.bytes,

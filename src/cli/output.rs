@@ -50,7 +50,7 @@ impl Out {
     /// Print `value` as one JSON line.
     pub fn json<T: Serialize>(&self, value: &T) {
         match serde_json::to_string(value) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => outln!("{s}"),
             Err(e) => eprintln!("mnemon: cannot encode JSON output: {e}"),
         }
     }
@@ -76,11 +76,11 @@ impl Out {
             }));
             return;
         }
-        println!(
+        outln!(
             "memory folder ready: {}",
             self.bold(&root.display().to_string())
         );
-        println!("  notes go in {}", root.join("memory").display());
+        outln!("  notes go in {}", root.join("memory").display());
         self.index(report);
     }
 
@@ -89,7 +89,7 @@ impl Out {
             self.json(r);
             return;
         }
-        println!(
+        outln!(
             "{} notes, {} edges; {} changed, {} removed ({} ms: scan {}, lexical {}, synthesize {}, store {})",
             r.notes,
             r.edges,
@@ -103,18 +103,18 @@ impl Out {
         );
         const SHOWN: usize = 20;
         for id in r.changed.iter().take(SHOWN) {
-            println!("  {} {id}", self.green("+"));
+            outln!("  {} {id}", self.green("+"));
         }
         if r.changed.len() > SHOWN {
-            println!("  … and {} more", r.changed.len() - SHOWN);
+            outln!("  … and {} more", r.changed.len() - SHOWN);
         }
         for id in &r.removed {
-            println!("  {} {id}", self.red("-"));
+            outln!("  {} {id}", self.red("-"));
         }
         if !r.errors.is_empty() {
-            println!("{} problems:", r.errors.len());
+            outln!("{} problems:", r.errors.len());
             for e in &r.errors {
-                println!("  {}: {}", self.bold(&e.path), e.message);
+                outln!("  {}: {}", self.bold(&e.path), e.message);
             }
         }
     }
@@ -125,22 +125,22 @@ impl Out {
             return;
         }
         let name = v.name.as_deref().unwrap_or("(no name)");
-        println!("{}  {}  [{}]", self.bold(&v.id), name, v.note_type);
+        outln!("{}  {}  [{}]", self.bold(&v.id), name, v.note_type);
         if let Some(d) = &v.description {
-            println!("  {d}");
+            outln!("  {d}");
         }
         if !v.tags.is_empty() {
-            println!("  tags: {}", v.tags.join(", "));
+            outln!("  tags: {}", v.tags.join(", "));
         }
-        println!("  {}", self.dim(&format!("memory/{}", v.path)));
-        println!("edges out ({}):", v.edges_out.len());
+        outln!("  {}", self.dim(&format!("memory/{}", v.path)));
+        outln!("edges out ({}):", v.edges_out.len());
         for e in &v.edges_out {
             let dangling = if e.dangling {
                 self.red(" (dangling)")
             } else {
                 String::new()
             };
-            println!(
+            outln!(
                 "  -{}-> {}{}  {}",
                 e.kind.as_str(),
                 e.to,
@@ -148,9 +148,9 @@ impl Out {
                 self.dim(&format!("{} {:.2}", e.provenance.as_str(), e.confidence))
             );
         }
-        println!("edges in ({}):", v.edges_in.len());
+        outln!("edges in ({}):", v.edges_in.len());
         for e in &v.edges_in {
-            println!(
+            outln!(
                 "  <-{}- {}  {}",
                 e.kind.as_str(),
                 e.from,
@@ -164,8 +164,8 @@ impl Out {
             self.json(r);
             return;
         }
-        println!("{} notes, {} edges", r.notes, r.edges);
-        println!(
+        outln!("{} notes, {} edges", r.notes, r.edges);
+        outln!(
             "index: {} ({}, schema v{})",
             if r.index.ok {
                 self.green("ok")
@@ -176,10 +176,10 @@ impl Out {
             r.index.schema_version
         );
         if let Some(m) = &r.index.message {
-            println!("  {m}");
+            outln!("  {m}");
         }
         for d in &r.dangling {
-            println!(
+            outln!(
                 "{} {} -{}-> {}: no such note; create it or fix the link",
                 self.red("dangling"),
                 d.from,
@@ -188,15 +188,15 @@ impl Out {
             );
         }
         for e in &r.note_errors {
-            println!("{} {}: {}", self.red("note"), e.path, e.message);
+            outln!("{} {}: {}", self.red("note"), e.path, e.message);
         }
         for e in &r.walk_errors {
-            println!("{} {}: {}", self.red("file"), e.path, e.message);
+            outln!("{} {}: {}", self.red("file"), e.path, e.message);
         }
         if r.healthy {
-            println!("{}", self.green("healthy"));
+            outln!("{}", self.green("healthy"));
         } else {
-            println!(
+            outln!(
                 "{}: {} dangling links, {} note problems ({} merge conflicts), {} file problems",
                 self.red("problems found"),
                 r.dangling.len(),
@@ -236,7 +236,7 @@ impl Out {
             return;
         }
         if r.results.is_empty() {
-            println!("nothing relevant ({} us)", r.latency_us);
+            outln!("nothing relevant ({} us)", r.latency_us);
             return;
         }
         for (i, h) in r.results.iter().enumerate() {
@@ -245,7 +245,7 @@ impl Out {
                 Source::Neighbor => "neighbor",
                 Source::CoOccur => "co-occur",
             };
-            println!(
+            outln!(
                 "{:>2}. {}  {}  {}",
                 i + 1,
                 self.bold(&h.id),
@@ -253,11 +253,11 @@ impl Out {
                 self.dim(&format!("{:.3} {src}", h.score))
             );
             if !h.trail.is_empty() {
-                println!("      {}", self.dim(&trail_line(&h.id, &h.trail)));
+                outln!("      {}", self.dim(&trail_line(&h.id, &h.trail)));
             }
             if explain {
                 let x = &h.explain;
-                println!(
+                outln!(
                     "      {}",
                     self.dim(&format!(
                         "base {:.3} (lexical {:.2}, terms [{}]) x type {:.2} x ttl {:.2} + reinforce {:.3} + importance {:.2} + recency {:.3}",
@@ -273,7 +273,7 @@ impl Out {
                 );
             }
         }
-        println!(
+        outln!(
             "{}",
             self.dim(&format!(
                 "{} results in {} us",
@@ -288,20 +288,39 @@ impl Out {
             self.json(r);
             return;
         }
-        println!("{} queries", r.queries);
-        println!(
+        outln!("{} queries", r.queries);
+        outln!(
             "{:<8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>9}",
-            "mode", "R@5", "R@10", "P@5", "MRR", "nDCG@5", "p50 us", "p99 us"
+            "mode",
+            "R@5",
+            "R@10",
+            "P@5",
+            "MRR",
+            "nDCG@5",
+            "p50 us",
+            "p99 us"
         );
         for (name, m) in &r.modes {
-            println!(
+            outln!(
                 "{:<8} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>9} {:>9}",
-                name, m.r5, m.r10, m.p5, m.mrr, m.ndcg5, m.latency_us_p50, m.latency_us_p99
+                name,
+                m.r5,
+                m.r10,
+                m.p5,
+                m.mrr,
+                m.ndcg5,
+                m.latency_us_p50,
+                m.latency_us_p99
             );
             for (sub, s) in &m.by_mode {
-                println!(
+                outln!(
                     "  {:<6} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
-                    sub, s.r5, s.r10, s.p5, s.mrr, s.ndcg5
+                    sub,
+                    s.r5,
+                    s.r10,
+                    s.p5,
+                    s.mrr,
+                    s.ndcg5
                 );
             }
         }

@@ -14,7 +14,7 @@ use crate::recall::ord_stats::OrdStats;
 use crate::recall::shown::ShownCache;
 use crate::recall::{self, Clock, Query, Recall, SystemClock, cooccur, policy};
 use crate::scan::{self, ScanError};
-use crate::store::{Batch, Edge, Graph, NodeRecord, Store, StoreReader, Version};
+use crate::store::{Batch, BatchWriter, Edge, Graph, NodeRecord, Store, StoreReader, Version};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -38,6 +38,9 @@ const TERM_BATCH_NOTES: usize = 256;
 /// Token co-occurrence is found term by term (one pass over the whole dictionary) when at least
 /// 1 / this of a lone segment's notes changed; note by note otherwise.
 const TERM_PASS_MIN_SHARE: usize = 4;
+/// From this many changed notes, a batch's note rows are written on a thread of their own while
+/// the lexical index and the edges are computed (below it, the thread costs more than it saves).
+const OVERLAP_STORE_MIN_NOTES: usize = 512;
 
 /// Lock file in `index/` held while one process updates the derived index.
 pub const WRITE_LOCK_FILE: &str = "write.lock";
@@ -651,29 +654,35 @@ impl Memory {
     ) -> Result<IndexReport> {
         if !outcome.parsed.is_empty() || !outcome.removed.is_empty() {
             // Lexical first, then the store: a crash in between leaves the store's manifest
-            // old, so the next scan redoes both (the lexical update is idempotent).
-            // The changed notes become one new segment, built a chunk of notes at a time (see
-            // `lexical_segment`), so a cold build of 100k notes stays small.
+            // old, so the next scan redoes both (the lexical update is idempotent). The store's
+            // transaction is begun early and its note rows written (on a thread of their own
+            // when the batch is big) while the lexical index and the edges are computed: they
+            // are invisible until the commit, which comes last.
+            let overlap = outcome.batch.upserts.len() >= OVERLAP_STORE_MIN_NOTES;
             let t = Instant::now();
-            let (segment, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES)?;
-            let mut lex = Arc::new(self.lexical()?.update_with(
-                &self.dir.index(),
-                segment,
-                &ids,
-                &outcome.removed,
-                false,
-            )?);
-            // A big update left the new segment beside old ones: one serves queries faster.
-            if outcome.parsed.len() > BUILD_CHUNK_NOTES {
-                lex = Arc::new(lex.merged(&self.dir.index())?);
+            let (written, computed) = std::thread::scope(|s| {
+                let batch = &outcome.batch;
+                let write_notes = || -> Result<BatchWriter<'_>> {
+                    let mut w = self.store.begin_batch()?;
+                    w.write_notes(batch)?;
+                    Ok(w)
+                };
+                let writer = overlap.then(|| s.spawn(write_notes));
+                let computed = self.lexical_and_synthesized(&outcome, &mut phases, t);
+                let written = match writer {
+                    Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                    None => write_notes(),
+                };
+                (written, computed)
+            });
+            let (lex, synth) = computed?;
+            let writer = written?;
+            let t = Instant::now();
+            for (u, s) in outcome.batch.upserts.iter_mut().zip(synth) {
+                u.edges.extend(s);
             }
-            phases.lexical_ms = ms_since(t);
-            let t = Instant::now();
-            self.synthesize(&mut outcome.batch, &outcome.parsed, &lex)?;
-            phases.synthesize_ms = ms_since(t);
-            let t = Instant::now();
             outcome.batch.lexical_generation = Some(lex.generation());
-            self.store.apply(&outcome.batch)?;
+            writer.commit(&outcome.batch)?;
             phases.store_ms = ms_since(t);
             let stamp = self.manifest_stamp();
             self.set_lexical_arc(lex, stamp);
@@ -705,13 +714,43 @@ impl Memory {
         })
     }
 
-    /// Add synthesized edges (slug clusters, token similarity, derived_from) to each upsert.
+    /// The lexical index with `outcome`'s notes (published) and each upsert's synthesized
+    /// edges; `phases` gets their times, counted from `t`.
+    fn lexical_and_synthesized(
+        &self,
+        outcome: &scan::ScanOutcome,
+        phases: &mut IndexPhases,
+        t: Instant,
+    ) -> Result<(Arc<LexicalIndex>, Vec<Vec<crate::store::EdgeValue>>)> {
+        // The changed notes become one new segment, built a chunk of notes at a time (see
+        // `lexical_segment`), so a cold build of 100k notes stays small.
+        let (segment, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES)?;
+        let mut lex = Arc::new(self.lexical()?.update_with(
+            &self.dir.index(),
+            segment,
+            &ids,
+            &outcome.removed,
+            false,
+        )?);
+        // A big update left the new segment beside old ones: one serves queries faster.
+        if outcome.parsed.len() > BUILD_CHUNK_NOTES {
+            lex = Arc::new(lex.merged(&self.dir.index())?);
+        }
+        phases.lexical_ms = ms_since(t);
+        let t = Instant::now();
+        let synth = self.synthesize(&outcome.batch, &outcome.parsed, &lex)?;
+        phases.synthesize_ms = ms_since(t);
+        Ok((lex, synth))
+    }
+
+    /// The synthesized edges (slug clusters, token similarity, derived_from) of each upsert,
+    /// in the batch's order.
     fn synthesize(
         &self,
-        batch: &mut Batch,
+        batch: &Batch,
         parsed: &[notes::ParsedNote],
         lex: &LexicalIndex,
-    ) -> Result<()> {
+    ) -> Result<Vec<Vec<crate::store::EdgeValue>>> {
         let reader = self.store.read()?;
         let removed: std::collections::HashSet<&str> =
             batch.removals.iter().map(|(_, id)| id.as_str()).collect();
@@ -819,10 +858,7 @@ impl Memory {
                 synth.extend(part);
             }
         }
-        for (u, s) in batch.upserts.iter_mut().zip(synth) {
-            u.edges.extend(s);
-        }
-        Ok(())
+        Ok(synth)
     }
 
     /// Answer a query: lexical hits and anchors, the typed-graph walk, scored by the policy.

@@ -8,19 +8,19 @@
 
 pub mod codec;
 pub mod graph;
+mod write;
 
 pub use codec::{CodecError, EdgeRef, EdgeValue, FileEntry, NodeRecord, NodeRecordRef};
 pub use graph::Graph;
+pub use write::BatchWriter;
 
 use crate::error::{Error, Result};
 use crate::notes::{EdgeKind, Problem, Provenance};
-use codec::{EdgeListBuilder, decode_edge_list};
-use rayon::prelude::*;
+use codec::decode_edge_list;
 use redb::{
     ConcurrencyMode, Database, MultimapTableDefinition, ReadableDatabase, ReadableTable,
     ReadableTableMetadata, TableDefinition,
 };
-use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 
 /// Schema version of the tables below; bump it on any layout change (format-spec/store.md).
@@ -50,10 +50,6 @@ const EPOCH_KEY: &str = "epoch";
 const GENERATION_KEY: &str = "generation";
 const LEXICAL_GENERATION_KEY: &str = "lexical_generation";
 const EDGE_COUNT_KEY: &str = "edge_count";
-/// An encoded edge list and its entry count.
-type EncodedList = (Vec<u8>, usize);
-/// Notes (and in-list targets) encoded on every core at a time before their inserts.
-const ENCODE_BLOCK: usize = 8192;
 /// How many generations the change log keeps; a reader further behind reloads the whole graph.
 pub const CHANGE_LOG_KEEP: u64 = 256;
 /// A transaction touching more ids than this logs "everything" instead of the list.
@@ -233,246 +229,10 @@ impl Store {
         let rtx = self.db.begin_read().map_err(|e| self.err(e))?;
         Ok(StoreReader { rtx, store: self })
     }
-
-    /// Write a batch in one transaction.
-    ///
-    /// Out-edges are one list value per source; in-edges one list per target, rewritten once per
-    /// batch for each target whose mirrors change (read, drop the old mirrors, add the new, write).
-    pub fn apply(&self, batch: &Batch) -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let e = |x: redb::Error| self.err(x);
-        let wtx = self.db.begin_write().map_err(|x| e(x.into()))?;
-        {
-            let mut nodes = wtx.open_table(NODES).map_err(|x| e(x.into()))?;
-            let mut manifest = wtx.open_table(MANIFEST).map_err(|x| e(x.into()))?;
-            let mut problems = wtx.open_table(PROBLEMS).map_err(|x| e(x.into()))?;
-            let mut out = wtx.open_table(EDGES_OUT).map_err(|x| e(x.into()))?;
-            let mut inn = wtx.open_table(EDGES_IN).map_err(|x| e(x.into()))?;
-            let mut meta = wtx.open_table(META).map_err(|x| e(x.into()))?;
-            let mut edge_count = self.meta_u64(&meta, EDGE_COUNT_KEY)?;
-
-            // Mirrors of the out-edges this batch drops, as (target, mirror bytes).
-            let mut dropped: Vec<(String, Vec<u8>)> = Vec::new();
-            let mut drop_out_edges = |id: &str,
-                                      out: &mut redb::Table<&str, &[u8]>,
-                                      edge_count: &mut u64|
-             -> Result<()> {
-                let Some(old) = out.remove(id).map_err(|x| e(x.into()))? else {
-                    return Ok(());
-                };
-                let list = decode_edge_list(old.value()).map_err(|c| self.corrupt(id, c))?;
-                *edge_count = edge_count.saturating_sub(list.len() as u64);
-                for bytes in list {
-                    // A value that does not decode cannot have a mirror we could name; skip it.
-                    let Ok(edge) = EdgeRef::decode(bytes) else {
-                        continue;
-                    };
-                    let mut mirror = Vec::with_capacity(bytes.len());
-                    EdgeRef { other: id, ..edge }.encode_into(&mut mirror);
-                    dropped.push((edge.other.to_string(), mirror));
-                }
-                Ok(())
-            };
-
-            for (path, id) in &batch.removals {
-                drop_out_edges(id, &mut out, &mut edge_count)?;
-                nodes.remove(id.as_str()).map_err(|x| e(x.into()))?;
-                manifest.remove(path.as_str()).map_err(|x| e(x.into()))?;
-                problems.remove(path.as_str()).map_err(|x| e(x.into()))?;
-            }
-            // Node records and out-lists are encoded on every core, a block of notes at a time
-            // (so encoded copies of a whole cold build never live at once), then inserted.
-            let degrees: Vec<u32> = batch
-                .upserts
-                .par_iter()
-                .map(|u| out_degree(&u.edges))
-                .collect();
-            // Tables empty before this batch (a cold build) hold nothing to remove: an id is
-            // upserted once per batch (ids are note paths), so its old out-list and problems
-            // can only be ones stored before.
-            let out_was_empty = out.len().map_err(|x| e(x.into()))? == 0;
-            let problems_was_empty = problems.len().map_err(|x| e(x.into()))? == 0;
-            for (b, block) in batch.upserts.chunks(ENCODE_BLOCK).enumerate() {
-                let encoded: Vec<(Vec<u8>, Option<EncodedList>)> = block
-                    .par_iter()
-                    .enumerate()
-                    .map_init(EdgeListBuilder::default, |lb, (i, u)| {
-                        let degree = degrees[b * ENCODE_BLOCK + i];
-                        for stored in &u.edges {
-                            lb.push(EdgeRef {
-                                source_out_degree: degree,
-                                ..stored.borrowed()
-                            });
-                        }
-                        let list = lb.finish().map_err(|c| self.corrupt(&u.id, c))?;
-                        Ok((u.record.encode(), list))
-                    })
-                    .collect::<Result<_>>()?;
-                for (u, (record, list)) in block.iter().zip(encoded) {
-                    if !out_was_empty {
-                        drop_out_edges(&u.id, &mut out, &mut edge_count)?;
-                    }
-                    nodes
-                        .insert(u.id.as_str(), record.as_slice())
-                        .map_err(|x| e(x.into()))?;
-                    if let Some((list, n)) = list {
-                        out.insert(u.id.as_str(), list.as_slice())
-                            .map_err(|x| e(x.into()))?;
-                        edge_count += n as u64;
-                    }
-                    manifest
-                        .insert(u.path.as_str(), u.file.encode().as_slice())
-                        .map_err(|x| e(x.into()))?;
-                    if u.problems.is_empty() {
-                        if !problems_was_empty {
-                            problems.remove(u.path.as_str()).map_err(|x| e(x.into()))?;
-                        }
-                    } else {
-                        problems
-                            .insert(
-                                u.path.as_str(),
-                                codec::encode_problems(&u.problems).as_slice(),
-                            )
-                            .map_err(|x| e(x.into()))?;
-                    }
-                }
-            }
-
-            // In-lists: every target whose mirrors change, in key order. New mirrors are kept as
-            // (upsert, edge) by target and encoded as their target's list is written (a cold
-            // build of 100k notes has a million: encoded copies held at once cost ~100 MB).
-            let mut adds: FxHashMap<&str, Vec<(u32, u32)>> = FxHashMap::default();
-            for (ui, u) in batch.upserts.iter().enumerate() {
-                for (ei, stored) in u.edges.iter().enumerate() {
-                    adds.entry(stored.other.as_str())
-                        .or_default()
-                        .push((ui as u32, ei as u32));
-                }
-            }
-            dropped.sort_unstable();
-            let mut targets: Vec<&str> = adds
-                .keys()
-                .copied()
-                .chain(dropped.iter().map(|x| x.0.as_str()))
-                .collect();
-            targets.par_sort_unstable();
-            targets.dedup();
-            // A target's list: its stored entries minus the dropped mirrors (sorted), plus the
-            // new mirrors.
-            let in_list = |lb: &mut EdgeListBuilder,
-                           target: &str,
-                           stored: Option<&[u8]>,
-                           drop: &[&[u8]]|
-             -> Result<Option<EncodedList>> {
-                if let Some(bytes) = stored {
-                    for v in decode_edge_list(bytes).map_err(|c| self.corrupt(target, c))? {
-                        if drop.binary_search(&v).is_err() {
-                            lb.push_encoded(v);
-                        }
-                    }
-                }
-                for &(ui, ei) in adds.get(target).map_or(&[][..], Vec::as_slice) {
-                    let u = &batch.upserts[ui as usize];
-                    lb.push(EdgeRef {
-                        other: &u.id,
-                        source_out_degree: degrees[ui as usize],
-                        ..u.edges[ei as usize].borrowed()
-                    });
-                }
-                lb.finish().map_err(|c| self.corrupt(target, c))
-            };
-            // A block of targets at a time: read what each holds now (nothing to read back when
-            // the table is empty: a cold build), encode the new lists on every core, write them.
-            let stored_any = inn.len().map_err(|x| e(x.into()))? > 0;
-            let mut d = 0;
-            for block in targets.chunks(ENCODE_BLOCK) {
-                let mut reads: Vec<(Option<Vec<u8>>, std::ops::Range<usize>)> =
-                    Vec::with_capacity(block.len());
-                for &target in block {
-                    // `dropped` is sorted like `targets`: this target's entries are next.
-                    let first = d;
-                    while dropped.get(d).is_some_and(|x| x.0 == target) {
-                        d += 1;
-                    }
-                    let stored = if stored_any {
-                        inn.get(target)
-                            .map_err(|x| e(x.into()))?
-                            .map(|v| v.value().to_vec())
-                    } else {
-                        None
-                    };
-                    reads.push((stored, first..d));
-                }
-                let lists: Vec<Option<EncodedList>> = block
-                    .par_iter()
-                    .zip(&reads)
-                    .map_init(EdgeListBuilder::default, |lb, (t, (stored, range))| {
-                        let drop: Vec<&[u8]> = dropped[range.clone()]
-                            .iter()
-                            .map(|x| x.1.as_slice())
-                            .collect();
-                        in_list(lb, t, stored.as_deref(), &drop)
-                    })
-                    .collect::<Result<_>>()?;
-                for (&target, list) in block.iter().zip(lists) {
-                    match list {
-                        Some((bytes, _)) => inn.insert(target, bytes.as_slice()),
-                        None => inn.remove(target),
-                    }
-                    .map_err(|x| e(x.into()))?;
-                }
-            }
-            debug_assert_eq!(d, dropped.len());
-            meta.insert(EDGE_COUNT_KEY, edge_count.to_le_bytes().as_slice())
-                .map_err(|x| e(x.into()))?;
-            for (path, file) in &batch.touched {
-                manifest
-                    .insert(path.as_str(), file.encode().as_slice())
-                    .map_err(|x| e(x.into()))?;
-            }
-
-            // The change log: which nodes this generation touched, for in-memory graphs to patch.
-            let generation = self.meta_u64(&meta, GENERATION_KEY)? + 1;
-            meta.insert(GENERATION_KEY, generation.to_le_bytes().as_slice())
-                .map_err(|x| e(x.into()))?;
-            if let Some(g) = batch.lexical_generation {
-                meta.insert(LEXICAL_GENERATION_KEY, g.to_le_bytes().as_slice())
-                    .map_err(|x| e(x.into()))?;
-            }
-            let touched: Vec<&str> = batch
-                .removals
-                .iter()
-                .map(|(_, id)| id.as_str())
-                .chain(batch.upserts.iter().map(|u| u.id.as_str()))
-                .collect();
-            let mut changes = wtx.open_table(CHANGES).map_err(|x| e(x.into()))?;
-            changes
-                .insert(
-                    generation,
-                    codec::encode_changes(&touched, MAX_LOGGED_IDS).as_slice(),
-                )
-                .map_err(|x| e(x.into()))?;
-            if generation > CHANGE_LOG_KEEP {
-                changes
-                    .retain_in(..=generation - CHANGE_LOG_KEEP, |_, _| false)
-                    .map_err(|x| e(x.into()))?;
-            }
-        }
-        wtx.commit().map_err(|x| e(x.into()))?;
-        Ok(())
-    }
 }
 
 fn decode_u64(bytes: &[u8]) -> Option<u64> {
     <[u8; 8]>::try_from(bytes).ok().map(u64::from_le_bytes)
-}
-
-/// Distinct targets among a note's edges.
-fn out_degree(edges: &[EdgeValue]) -> u32 {
-    let distinct: rustc_hash::FxHashSet<&str> = edges.iter().map(|e| e.other.as_str()).collect();
-    u32::try_from(distinct.len()).unwrap_or(u32::MAX)
 }
 
 fn open_db(path: &Path) -> std::result::Result<Database, String> {

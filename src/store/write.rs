@@ -1,0 +1,349 @@
+//! How is a batch written? In one redb write transaction, in two steps, so that a caller can
+//! still be computing the batch's edges while its note rows go in:
+//!
+//! 1. [`BatchWriter::write_notes`]: removals, node records, manifest entries, problems, and the
+//!    old out-lists of every note the batch replaces (their mirrors are kept for step 2). None
+//!    of it depends on the edges.
+//! 2. [`BatchWriter::commit`]: the out-lists and the in-lists (the mirrors), written on two
+//!    threads at once, one table each; then the meta rows, the change log, and the commit.
+//!
+//! Nothing is visible to readers before the commit, and a writer dropped before it writes
+//! nothing (redb aborts the transaction): the two steps are as atomic as one.
+//! [`super::Store::apply`] runs both in turn.
+
+use super::codec::{self, EdgeListBuilder, EdgeRef, decode_edge_list};
+use super::{
+    Batch, CHANGE_LOG_KEEP, CHANGES, EDGE_COUNT_KEY, EDGES_IN, EDGES_OUT, GENERATION_KEY,
+    LEXICAL_GENERATION_KEY, MANIFEST, MAX_LOGGED_IDS, META, NODES, PROBLEMS, Store,
+};
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+use redb::{ReadableTable, ReadableTableMetadata};
+use rustc_hash::FxHashMap;
+
+/// An encoded edge list and its entry count.
+type EncodedList = (Vec<u8>, usize);
+/// A redb table of string keys and byte values, open in the write transaction.
+type WriteTable<'t> = redb::Table<'t, &'static str, &'static [u8]>;
+
+/// Notes (and in-list targets) encoded on every core at a time before their inserts.
+const ENCODE_BLOCK: usize = 8192;
+
+/// One batch's write transaction, between its two steps (see the module docs).
+pub struct BatchWriter<'s> {
+    store: &'s Store,
+    wtx: redb::WriteTransaction,
+    /// Mirrors of the out-edges the batch dropped, as (target, mirror bytes).
+    dropped: Vec<(String, Vec<u8>)>,
+    /// The stored edge count less the dropped out-edges.
+    edge_count: u64,
+    /// How many upserts step 1 wrote (`None` before it ran).
+    notes_written: Option<usize>,
+}
+
+impl Store {
+    /// Begin a batch's write transaction (see [`BatchWriter`]).
+    pub fn begin_batch(&self) -> Result<BatchWriter<'_>> {
+        let wtx = self.db.begin_write().map_err(|e| self.err(e))?;
+        Ok(BatchWriter {
+            store: self,
+            wtx,
+            dropped: Vec::new(),
+            edge_count: 0,
+            notes_written: None,
+        })
+    }
+
+    /// Write a batch in one transaction.
+    ///
+    /// Out-edges are one list value per source; in-edges one list per target, rewritten once per
+    /// batch for each target whose mirrors change (read, drop the old mirrors, add the new, write).
+    pub fn apply(&self, batch: &Batch) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut w = self.begin_batch()?;
+        w.write_notes(batch)?;
+        w.commit(batch)
+    }
+}
+
+impl BatchWriter<'_> {
+    fn err(&self, e: impl std::fmt::Display) -> Error {
+        self.store.err(e)
+    }
+
+    /// Step 1: everything of `batch` but its edges. `batch` must come back to
+    /// [`BatchWriter::commit`] with the same notes (its edges may have grown in between).
+    pub fn write_notes(&mut self, batch: &Batch) -> Result<()> {
+        let store = self.store;
+        let e = |x: redb::Error| store.err(x);
+        let mut nodes = self.wtx.open_table(NODES).map_err(|x| e(x.into()))?;
+        let mut manifest = self.wtx.open_table(MANIFEST).map_err(|x| e(x.into()))?;
+        let mut problems = self.wtx.open_table(PROBLEMS).map_err(|x| e(x.into()))?;
+        let mut out = self.wtx.open_table(EDGES_OUT).map_err(|x| e(x.into()))?;
+        let meta = self.wtx.open_table(META).map_err(|x| e(x.into()))?;
+        let mut edge_count = store.meta_u64(&meta, EDGE_COUNT_KEY)?;
+        let dropped = &mut self.dropped;
+        let mut drop_out_edges = |id: &str, out: &mut WriteTable<'_>| -> Result<()> {
+            let Some(old) = out.remove(id).map_err(|x| e(x.into()))? else {
+                return Ok(());
+            };
+            let list = decode_edge_list(old.value()).map_err(|c| store.corrupt(id, c))?;
+            edge_count = edge_count.saturating_sub(list.len() as u64);
+            for bytes in list {
+                // A value that does not decode cannot have a mirror we could name; skip it.
+                let Ok(edge) = EdgeRef::decode(bytes) else {
+                    continue;
+                };
+                let mut mirror = Vec::with_capacity(bytes.len());
+                EdgeRef { other: id, ..edge }.encode_into(&mut mirror);
+                dropped.push((edge.other.to_string(), mirror));
+            }
+            Ok(())
+        };
+
+        for (path, id) in &batch.removals {
+            drop_out_edges(id, &mut out)?;
+            nodes.remove(id.as_str()).map_err(|x| e(x.into()))?;
+            manifest.remove(path.as_str()).map_err(|x| e(x.into()))?;
+            problems.remove(path.as_str()).map_err(|x| e(x.into()))?;
+        }
+        // Tables empty before this batch (a cold build) hold nothing to remove: an id is
+        // upserted once per batch (ids are note paths), so its old out-list and problems can
+        // only be ones stored before.
+        let out_was_empty = out.len().map_err(|x| e(x.into()))? == 0;
+        let problems_was_empty = problems.len().map_err(|x| e(x.into()))? == 0;
+        for u in &batch.upserts {
+            if !out_was_empty {
+                drop_out_edges(&u.id, &mut out)?;
+            }
+            nodes
+                .insert(u.id.as_str(), u.record.encode().as_slice())
+                .map_err(|x| e(x.into()))?;
+            manifest
+                .insert(u.path.as_str(), u.file.encode().as_slice())
+                .map_err(|x| e(x.into()))?;
+            if !u.problems.is_empty() {
+                problems
+                    .insert(
+                        u.path.as_str(),
+                        codec::encode_problems(&u.problems).as_slice(),
+                    )
+                    .map_err(|x| e(x.into()))?;
+            } else if !problems_was_empty {
+                problems.remove(u.path.as_str()).map_err(|x| e(x.into()))?;
+            }
+        }
+        for (path, file) in &batch.touched {
+            manifest
+                .insert(path.as_str(), file.encode().as_slice())
+                .map_err(|x| e(x.into()))?;
+        }
+        self.edge_count = edge_count;
+        self.notes_written = Some(batch.upserts.len());
+        Ok(())
+    }
+
+    /// Step 2: the edges of `batch` (step 1 runs first if it has not), the meta rows and the
+    /// change log; then the commit.
+    pub fn commit(mut self, batch: &Batch) -> Result<()> {
+        match self.notes_written {
+            None => self.write_notes(batch)?,
+            Some(n) if n != batch.upserts.len() => {
+                return Err(self.err(format!(
+                    "internal error: the batch wrote {n} notes but commits {}",
+                    batch.upserts.len()
+                )));
+            }
+            Some(_) => {}
+        }
+        let store = self.store;
+        let e = |x: redb::Error| store.err(x);
+        // Each note's out-degree goes into every value of its edges, in both directions.
+        let degrees: Vec<u32> = batch
+            .upserts
+            .par_iter()
+            .map(|u| out_degree(&u.edges))
+            .collect();
+        let mut out = self.wtx.open_table(EDGES_OUT).map_err(|x| e(x.into()))?;
+        let mut inn = self.wtx.open_table(EDGES_IN).map_err(|x| e(x.into()))?;
+        // The two tables are independent B-trees of one transaction: written on two threads.
+        let (added, ins) = rayon::join(
+            || write_out_lists(store, &mut out, batch, &degrees),
+            || write_in_lists(store, &mut inn, batch, &degrees, &mut self.dropped),
+        );
+        let edge_count = self.edge_count + added?;
+        ins?;
+        drop((out, inn));
+
+        let mut meta = self.wtx.open_table(META).map_err(|x| e(x.into()))?;
+        meta.insert(EDGE_COUNT_KEY, edge_count.to_le_bytes().as_slice())
+            .map_err(|x| e(x.into()))?;
+        // The change log: which nodes this generation touched, for in-memory graphs to patch.
+        let generation = store.meta_u64(&meta, GENERATION_KEY)? + 1;
+        meta.insert(GENERATION_KEY, generation.to_le_bytes().as_slice())
+            .map_err(|x| e(x.into()))?;
+        if let Some(g) = batch.lexical_generation {
+            meta.insert(LEXICAL_GENERATION_KEY, g.to_le_bytes().as_slice())
+                .map_err(|x| e(x.into()))?;
+        }
+        drop(meta);
+        let touched: Vec<&str> = batch
+            .removals
+            .iter()
+            .map(|(_, id)| id.as_str())
+            .chain(batch.upserts.iter().map(|u| u.id.as_str()))
+            .collect();
+        let mut changes = self.wtx.open_table(CHANGES).map_err(|x| e(x.into()))?;
+        changes
+            .insert(
+                generation,
+                codec::encode_changes(&touched, MAX_LOGGED_IDS).as_slice(),
+            )
+            .map_err(|x| e(x.into()))?;
+        if generation > CHANGE_LOG_KEEP {
+            changes
+                .retain_in(..=generation - CHANGE_LOG_KEEP, |_, _| false)
+                .map_err(|x| e(x.into()))?;
+        }
+        drop(changes);
+        self.wtx.commit().map_err(|x| e(x.into()))
+    }
+}
+
+/// Each upsert's out-list, encoded on every core a block of notes at a time (so encoded copies
+/// of a whole cold build never live at once), then inserted. Returns how many edges it wrote.
+fn write_out_lists(
+    store: &Store,
+    out: &mut WriteTable<'_>,
+    batch: &Batch,
+    degrees: &[u32],
+) -> Result<u64> {
+    let mut added = 0u64;
+    for (b, block) in batch.upserts.chunks(ENCODE_BLOCK).enumerate() {
+        let lists: Vec<Option<EncodedList>> = block
+            .par_iter()
+            .enumerate()
+            .map_init(EdgeListBuilder::default, |lb, (i, u)| {
+                let degree = degrees[b * ENCODE_BLOCK + i];
+                for stored in &u.edges {
+                    lb.push(EdgeRef {
+                        source_out_degree: degree,
+                        ..stored.borrowed()
+                    });
+                }
+                lb.finish().map_err(|c| store.corrupt(&u.id, c))
+            })
+            .collect::<Result<_>>()?;
+        for (u, list) in block.iter().zip(lists) {
+            if let Some((list, n)) = list {
+                out.insert(u.id.as_str(), list.as_slice())
+                    .map_err(|x| store.err(x))?;
+                added += n as u64;
+            }
+        }
+    }
+    Ok(added)
+}
+
+/// In-lists: every target whose mirrors change, in key order. A target's list is its stored
+/// entries minus the `dropped` mirrors, plus the batch's new mirrors. New mirrors are kept as
+/// (upsert, edge) by target and encoded as their target's list is written (a cold build of
+/// 100k notes has a million: encoded copies held at once cost ~100 MB).
+fn write_in_lists(
+    store: &Store,
+    inn: &mut WriteTable<'_>,
+    batch: &Batch,
+    degrees: &[u32],
+    dropped: &mut [(String, Vec<u8>)],
+) -> Result<()> {
+    let mut adds: FxHashMap<&str, Vec<(u32, u32)>> = FxHashMap::default();
+    for (ui, u) in batch.upserts.iter().enumerate() {
+        for (ei, stored) in u.edges.iter().enumerate() {
+            adds.entry(stored.other.as_str())
+                .or_default()
+                .push((ui as u32, ei as u32));
+        }
+    }
+    dropped.sort_unstable();
+    let dropped = &*dropped;
+    let mut targets: Vec<&str> = adds
+        .keys()
+        .copied()
+        .chain(dropped.iter().map(|x| x.0.as_str()))
+        .collect();
+    targets.par_sort_unstable();
+    targets.dedup();
+    let in_list = |lb: &mut EdgeListBuilder,
+                   target: &str,
+                   stored: Option<&[u8]>,
+                   drop: &[&[u8]]|
+     -> Result<Option<EncodedList>> {
+        if let Some(bytes) = stored {
+            for v in decode_edge_list(bytes).map_err(|c| store.corrupt(target, c))? {
+                if drop.binary_search(&v).is_err() {
+                    lb.push_encoded(v);
+                }
+            }
+        }
+        for &(ui, ei) in adds.get(target).map_or(&[][..], Vec::as_slice) {
+            let u = &batch.upserts[ui as usize];
+            lb.push(EdgeRef {
+                other: &u.id,
+                source_out_degree: degrees[ui as usize],
+                ..u.edges[ei as usize].borrowed()
+            });
+        }
+        lb.finish().map_err(|c| store.corrupt(target, c))
+    };
+    // A block of targets at a time: read what each holds now (nothing to read back when the
+    // table is empty: a cold build), encode the new lists on every core, write them.
+    let stored_any = inn.len().map_err(|x| store.err(x))? > 0;
+    let mut d = 0;
+    for block in targets.chunks(ENCODE_BLOCK) {
+        let mut reads: Vec<(Option<Vec<u8>>, std::ops::Range<usize>)> =
+            Vec::with_capacity(block.len());
+        for &target in block {
+            // `dropped` is sorted like `targets`: this target's entries are next.
+            let first = d;
+            while dropped.get(d).is_some_and(|x| x.0 == target) {
+                d += 1;
+            }
+            let stored = if stored_any {
+                inn.get(target)
+                    .map_err(|x| store.err(x))?
+                    .map(|v| v.value().to_vec())
+            } else {
+                None
+            };
+            reads.push((stored, first..d));
+        }
+        let lists: Vec<Option<EncodedList>> = block
+            .par_iter()
+            .zip(&reads)
+            .map_init(EdgeListBuilder::default, |lb, (t, (stored, range))| {
+                let drop: Vec<&[u8]> = dropped[range.clone()]
+                    .iter()
+                    .map(|x| x.1.as_slice())
+                    .collect();
+                in_list(lb, t, stored.as_deref(), &drop)
+            })
+            .collect::<Result<_>>()?;
+        for (&target, list) in block.iter().zip(lists) {
+            match list {
+                Some((bytes, _)) => inn.insert(target, bytes.as_slice()),
+                None => inn.remove(target),
+            }
+            .map_err(|x| store.err(x))?;
+        }
+    }
+    debug_assert_eq!(d, dropped.len());
+    Ok(())
+}
+
+/// Distinct targets among a note's edges.
+fn out_degree(edges: &[super::EdgeValue]) -> u32 {
+    let distinct: rustc_hash::FxHashSet<&str> = edges.iter().map(|e| e.other.as_str()).collect();
+    u32::try_from(distinct.len()).unwrap_or(u32::MAX)
+}

@@ -42,6 +42,23 @@ const TERM_PASS_MIN_SHARE: usize = 4;
 /// the lexical index and the edges are computed (below it, the thread costs more than it saves).
 const OVERLAP_STORE_MIN_NOTES: usize = 512;
 
+/// A scan outcome of this many parsed notes is freed on a thread of its own, after the index
+/// call returned (a cold build of 100k notes frees over a million allocations: 0.3 s).
+const FREE_IN_BACKGROUND_MIN_NOTES: usize = 4096;
+
+/// Free what a scan read without making the caller wait, when it is big: a command-line
+/// process exits before it is done (the OS takes the memory back at once), a long-lived one
+/// frees it on a spare core. Small outcomes (and any when no thread can start) are freed here.
+fn drop_in_background(outcome: scan::ScanOutcome) {
+    if outcome.parsed.len() < FREE_IN_BACKGROUND_MIN_NOTES {
+        return;
+    }
+    // On a spawn error the closure, and the outcome with it, is dropped right here.
+    let _ = std::thread::Builder::new()
+        .name("mnemon-free".into())
+        .spawn(move || drop(outcome));
+}
+
 /// Lock file in `index/` held while one process updates the derived index.
 pub const WRITE_LOCK_FILE: &str = "write.lock";
 
@@ -692,9 +709,15 @@ impl Memory {
             phases.store_ms = ms_since(t);
         }
         let reader = self.store.read()?;
-        let mut changed: Vec<String> = outcome.parsed.iter().map(|p| p.id.clone()).collect();
+        let mut changed: Vec<String> = outcome
+            .parsed
+            .iter_mut()
+            .map(|p| std::mem::take(&mut p.id))
+            .collect();
         changed.sort();
-        let mut errors = outcome.walk_errors;
+        let mut errors = std::mem::take(&mut outcome.walk_errors);
+        let removed = std::mem::take(&mut outcome.removed);
+        drop_in_background(outcome);
         for (path, problems) in reader.problems()? {
             for p in problems {
                 errors.push(ScanError {
@@ -707,7 +730,7 @@ impl Memory {
             notes: reader.node_count()?,
             edges: reader.edge_count()?,
             changed,
-            removed: outcome.removed,
+            removed,
             errors,
             elapsed_ms: ms_since(started),
             phases,

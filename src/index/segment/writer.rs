@@ -82,19 +82,6 @@ impl SegmentWriter {
         self.index_term(term, offset)
     }
 
-    /// Add a term whose `count` postings are already encoded (by [`put_posting`]).
-    fn add_encoded_term(
-        &mut self,
-        term: &[u8],
-        count: u32,
-        encoded: &[u8],
-    ) -> Result<(), WriteError> {
-        let offset = self.postings.len() as u64;
-        put_varint(&mut self.postings, u64::from(count));
-        self.postings.extend_from_slice(encoded);
-        self.index_term(term, offset)
-    }
-
     /// Name the postings at `offset` in the dictionary.
     fn index_term(&mut self, term: &[u8], offset: u64) -> Result<(), WriteError> {
         self.fst
@@ -291,27 +278,76 @@ impl SegmentBuilder {
     }
 
     /// Lay out the segment: terms in byte order, each with its postings (format-spec/lexical.md).
+    /// Every term's offset is known from the lengths alone, so the dictionary (the fst) and the
+    /// postings area are written at once on two threads; the bytes are those of a term-by-term
+    /// [`SegmentWriter`].
     pub fn finish(self) -> Result<Vec<u8>, WriteError> {
+        use rayon::prelude::*;
         let SegmentBuilder {
             mut w,
             ids,
             mut postings,
         } = self;
         let mut terms: Vec<(u32, &str)> = ids.iter().collect();
-        terms.sort_unstable_by(|a, b| a.1.cmp(b.1));
-        let total: usize = postings.iter().map(|p| p.bytes.len() + 5).sum();
-        w.postings.reserve(total);
-        for (t, term) in terms {
-            let p = std::mem::take(&mut postings[t as usize]);
-            w.add_encoded_term(term.as_bytes(), p.count, &p.bytes)?;
+        terms.par_sort_unstable_by(|a, b| a.1.cmp(b.1));
+        let mut offsets = Vec::with_capacity(terms.len());
+        let mut end = w.postings.len() as u64;
+        for &(t, _) in &terms {
+            offsets.push(end);
+            let p = &postings[t as usize];
+            end += (varint_len(u64::from(p.count)) + p.bytes.len()) as u64;
         }
+        let mut area = std::mem::take(&mut w.postings);
+        let fst = std::mem::replace(&mut w.fst, fst::MapBuilder::memory());
+        let (fst, ()) = rayon::join(
+            || -> Result<_, WriteError> {
+                let mut fst = fst;
+                for (&(_, term), &offset) in terms.iter().zip(&offsets) {
+                    fst.insert(term.as_bytes(), offset)
+                        .map_err(|e| WriteError(format!("term order: {e}")))?;
+                }
+                Ok(fst)
+            },
+            || {
+                area.reserve(end as usize - area.len());
+                for &(t, _) in &terms {
+                    let p = std::mem::take(&mut postings[t as usize]);
+                    put_varint(&mut area, u64::from(p.count));
+                    area.extend_from_slice(&p.bytes);
+                }
+            },
+        );
+        debug_assert_eq!(area.len() as u64, end);
+        w.fst = fst?;
+        w.postings = area;
+        debug_assert_eq!(w.term_count, 0, "the builder adds terms only here");
+        w.term_count =
+            u32::try_from(terms.len()).map_err(|_| WriteError(format!("{} terms", terms.len())))?;
         w.finish()
     }
+}
+
+/// Bytes of `v` as an unsigned LEB128 ([`put_varint`]).
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn varint_len_is_the_length_put_varint_writes() {
+        let mut edges = vec![0u64, 1, u64::MAX];
+        for bits in 1..64 {
+            edges.extend([(1u64 << bits) - 1, 1u64 << bits, (1u64 << bits) + 1]);
+        }
+        for v in edges {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            assert_eq!(varint_len(v), out.len(), "{v}");
+        }
+    }
     use std::collections::BTreeMap;
 
     fn doc(id: &str, terms: &[(&str, u16)]) -> DocTerms {

@@ -402,7 +402,7 @@ impl Memory {
         &self,
         parsed: &'p [notes::ParsedNote],
         chunk_notes: usize,
-    ) -> Result<(Option<Vec<u8>>, Vec<&'p str>)> {
+    ) -> Result<(Option<crate::index::segment::SegmentBytes>, Vec<&'p str>)> {
         if parsed.is_empty() {
             return Ok((None, Vec::new()));
         }

@@ -4,7 +4,7 @@
 
 use super::fields::{DocTerms, FIELD_COUNT};
 use super::manifest::{Manifest, SegmentEntry};
-use super::segment::{Posting, Segment, SegmentWriter, build_segment};
+use super::segment::{Posting, Segment, SegmentBytes, SegmentWriter, build_segment};
 use super::tokenize::{QueryTerm, QueryTerms};
 use crate::error::{Error, Result};
 use crate::prefetch::prefetch;
@@ -341,7 +341,7 @@ impl LexicalIndex {
     /// one published, which a rebuilt index must not fall behind).
     pub fn rebuild_after(
         index_dir: &Path,
-        segment: Option<Vec<u8>>,
+        segment: Option<SegmentBytes>,
         ids: &[&str],
         generation: u64,
     ) -> Result<LexicalIndex> {
@@ -388,7 +388,7 @@ impl LexicalIndex {
     pub fn update_with(
         &self,
         index_dir: &Path,
-        segment: Option<Vec<u8>>,
+        segment: Option<SegmentBytes>,
         added: &[&str],
         removed: &[String],
         replace_all: bool,
@@ -857,10 +857,10 @@ fn segment_file_name(generation: u64, n: u32) -> String {
     format!("lex-{generation:016x}-{n}.seg")
 }
 
-fn write_segment(index_dir: &Path, generation: u64, n: u32, bytes: &[u8]) -> Result<Live> {
+fn write_segment(index_dir: &Path, generation: u64, n: u32, bytes: &SegmentBytes) -> Result<Live> {
     let file = segment_file_name(generation, n);
     let path = index_dir.join(&file);
-    super::manifest::replace_file(index_dir, &path, bytes)?;
+    super::manifest::replace_file(index_dir, &path, &bytes.parts())?;
     let seg = Segment::open(&path).map_err(|reason| Error::Corrupt {
         path: path.clone(),
         reason: format!("just written and unreadable: {reason}"),
@@ -917,7 +917,7 @@ fn merge_if_needed(
 }
 
 /// Merge segments into one, dropping deleted docs (docs renumbered in segment order).
-fn merge_segments(segs: &[Live]) -> std::result::Result<Vec<u8>, String> {
+fn merge_segments(segs: &[Live]) -> std::result::Result<SegmentBytes, String> {
     let mut w = SegmentWriter::new();
     let mut remap: Vec<Vec<Option<u32>>> = Vec::with_capacity(segs.len());
     for l in segs {

@@ -157,25 +157,28 @@ impl Manifest {
     /// Replace the manifest in `index_dir` atomically (not durably: see [`replace_file`]).
     pub fn store(&self, index_dir: &Path) -> Result<()> {
         let path = index_dir.join(MANIFEST_FILE);
-        replace_file(index_dir, &path, &self.encode())
+        replace_file(index_dir, &path, &[&self.encode()])
     }
 }
 
-/// Write `bytes` to `path` through a uniquely named temp file in `dir`: write, then rename into
-/// place. Readers (other processes included) see the old file or the new one, never a partial one.
+/// Write `parts`, one after the other, to `path` through a uniquely named temp file in `dir`:
+/// write, then rename into place. Readers (other processes included) see the old file or the new
+/// one, never a partial one.
 ///
 /// Nothing is fsynced: the lexical index is derived, and the store records the generation each
 /// update published (in the same durable commit as the notes' new state). After a power loss
 /// the files may be older than that generation, or torn; `Memory::open` then finds the index
 /// behind the store, or failing verification, and rebuilds it from the notes. This keeps a
 /// one-note update at one fsync (the store's) instead of five.
-pub fn replace_file(dir: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn replace_file(dir: &Path, path: &Path, parts: &[&[u8]]) -> Result<()> {
     let mut tmp = tempfile::Builder::new()
         .prefix(".tmp-")
         .tempfile_in(dir)
         .map_err(|e| Error::io("create temp file in", dir, e))?;
-    tmp.write_all(bytes)
-        .map_err(|e| Error::io("write", tmp.path(), e))?;
+    for bytes in parts {
+        tmp.write_all(bytes)
+            .map_err(|e| Error::io("write", tmp.path(), e))?;
+    }
     tmp.persist(path)
         .map_err(|e| Error::io("rename into place", path, e.error))?;
     Ok(())

@@ -465,7 +465,7 @@ mod tests {
             doc("a", &[("pool", [0, 1, 0, 0, 3]), ("size", [1, 0, 0, 0, 0])]),
             doc("b", &[("pool", [0, 0, 0, 0, 1])]),
         ];
-        let bytes = build_segment(&docs).unwrap();
+        let bytes = build_segment(&docs).unwrap().to_vec();
         let tmp = tempfile::tempdir().unwrap();
         let seg = Segment::open(&write(tmp.path(), &bytes)).unwrap();
         assert_eq!(seg.doc_count(), 2);
@@ -492,7 +492,7 @@ mod tests {
     #[test]
     fn every_flipped_byte_is_caught() {
         let docs = vec![doc("a", &[("x", [1, 0, 0, 0, 0])])];
-        let bytes = build_segment(&docs).unwrap();
+        let bytes = build_segment(&docs).unwrap().to_vec();
         let tmp = tempfile::tempdir().unwrap();
         for i in 0..bytes.len() {
             let mut bad = bytes.clone();
@@ -520,7 +520,7 @@ mod tests {
                 doc(&format!("d{i:05}"), &t)
             })
             .collect();
-        let bytes = build_segment(&docs).unwrap();
+        let bytes = build_segment(&docs).unwrap().to_vec();
         let tmp = tempfile::tempdir().unwrap();
         let seg = Segment::open(&write(tmp.path(), &bytes)).unwrap();
         for term in [&b"common"[..], b"short"] {

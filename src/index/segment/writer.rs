@@ -91,27 +91,27 @@ impl SegmentWriter {
         Ok(())
     }
 
-    /// Lay out the segment bytes (format-spec/lexical.md).
-    pub fn finish(self) -> Result<Vec<u8>, WriteError> {
+    /// Lay out the segment bytes (format-spec/lexical.md), in the parts they are made of.
+    pub fn finish(self) -> Result<SegmentBytes, WriteError> {
         let fst_bytes = self
             .fst
             .into_inner()
             .map_err(|e| WriteError(format!("fst: {e}")))?;
-        let mut out = Vec::with_capacity(
-            HEADER_LEN + self.docs.len() + self.postings.len() + fst_bytes.len() + FOOTER_LEN,
-        );
-        out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&MIN_READ_VERSION.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        debug_assert_eq!(out.len(), HEADER_LEN);
-        let docs_off = out.len() as u64;
-        out.extend_from_slice(&self.docs);
-        let postings_off = out.len() as u64;
-        out.extend_from_slice(&self.postings);
-        let fst_off = out.len() as u64;
-        out.extend_from_slice(&fst_bytes);
-        let body_crc = crc32fast::hash(&out);
+        let mut head = Vec::with_capacity(HEADER_LEN + self.docs.len());
+        head.extend_from_slice(&MAGIC);
+        head.extend_from_slice(&VERSION.to_le_bytes());
+        head.extend_from_slice(&MIN_READ_VERSION.to_le_bytes());
+        head.extend_from_slice(&0u32.to_le_bytes());
+        debug_assert_eq!(head.len(), HEADER_LEN);
+        let docs_off = head.len() as u64;
+        head.extend_from_slice(&self.docs);
+        let postings_off = head.len() as u64;
+        let fst_off = postings_off + self.postings.len() as u64;
+        let mut body = crc32fast::Hasher::new();
+        for part in [&head, &self.postings, &fst_bytes] {
+            body.update(part);
+        }
+        let body_crc = body.finalize();
 
         let mut footer = Vec::with_capacity(FOOTER_LEN);
         footer.extend_from_slice(&self.doc_count.to_le_bytes());
@@ -135,8 +135,44 @@ impl SegmentWriter {
         footer.extend_from_slice(&footer_crc.to_le_bytes());
         footer.extend_from_slice(&END_MAGIC);
         debug_assert_eq!(footer.len(), FOOTER_LEN);
-        out.extend_from_slice(&footer);
-        Ok(out)
+        Ok(SegmentBytes {
+            parts: [head, self.postings, fst_bytes, footer],
+        })
+    }
+}
+
+/// A finished segment's bytes, kept in the parts they were built in (header and docs, postings,
+/// fst, footer) and written to the file one after the other: a cold build's 50 MB of postings
+/// are never copied into one buffer (the copy and its fresh pages cost 0.1 s at 100k notes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentBytes {
+    parts: [Vec<u8>; 4],
+}
+
+impl SegmentBytes {
+    /// The parts, in file order.
+    pub fn parts(&self) -> [&[u8]; 4] {
+        [
+            &self.parts[0],
+            &self.parts[1],
+            &self.parts[2],
+            &self.parts[3],
+        ]
+    }
+
+    /// The bytes in one buffer (as the file holds them).
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.parts.concat()
+    }
+
+    /// The file's length.
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(Vec::len).sum()
+    }
+
+    /// Never true for a finished segment (it has a header and a footer).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -165,7 +201,9 @@ fn put_posting(
 }
 
 /// Build a segment from documents (doc numbers follow slice order).
-pub fn build_segment<D: std::borrow::Borrow<DocTerms>>(docs: &[D]) -> Result<Vec<u8>, WriteError> {
+pub fn build_segment<D: std::borrow::Borrow<DocTerms>>(
+    docs: &[D],
+) -> Result<SegmentBytes, WriteError> {
     let mut b = SegmentBuilder::new();
     for d in docs {
         b.add_doc(d.borrow())?;
@@ -281,7 +319,7 @@ impl SegmentBuilder {
     /// Every term's offset is known from the lengths alone, so the dictionary (the fst) and the
     /// postings area are written at once on two threads; the bytes are those of a term-by-term
     /// [`SegmentWriter`].
-    pub fn finish(self) -> Result<Vec<u8>, WriteError> {
+    pub fn finish(self) -> Result<SegmentBytes, WriteError> {
         use rayon::prelude::*;
         let SegmentBuilder {
             mut w,
@@ -365,7 +403,7 @@ mod tests {
 
     /// The writer fed term by term from postings gathered the plain way: what the builder
     /// must equal byte for byte.
-    fn reference(docs: &[DocTerms]) -> Vec<u8> {
+    fn reference(docs: &[DocTerms]) -> SegmentBytes {
         let mut w = SegmentWriter::new();
         let mut lists: BTreeMap<&str, Vec<RawPosting>> = BTreeMap::new();
         for d in docs {

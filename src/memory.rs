@@ -677,24 +677,25 @@ impl Memory {
             // are invisible until the commit, which comes last.
             let overlap = outcome.batch.upserts.len() >= OVERLAP_STORE_MIN_NOTES;
             let t = Instant::now();
+            let write_notes = |batch: &Batch| -> Result<BatchWriter<'_>> {
+                let mut w = self.store.begin_batch()?;
+                w.write_notes(batch)?;
+                Ok(w)
+            };
             let (written, computed) = std::thread::scope(|s| {
                 let batch = &outcome.batch;
-                let write_notes = || -> Result<BatchWriter<'_>> {
-                    let mut w = self.store.begin_batch()?;
-                    w.write_notes(batch)?;
-                    Ok(w)
-                };
-                let writer = overlap.then(|| s.spawn(write_notes));
+                let writer = overlap.then(|| s.spawn(move || write_notes(batch)));
                 let computed = self.lexical_and_synthesized(&outcome, &mut phases, t);
-                let written = match writer {
-                    Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                    None => write_notes(),
-                };
+                let written =
+                    writer.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
                 (written, computed)
             });
             let (lex, synth) = computed?;
-            let writer = written?;
             let t = Instant::now();
+            let writer = match written {
+                Some(w) => w?,
+                None => write_notes(&outcome.batch)?,
+            };
             for (u, s) in outcome.batch.upserts.iter_mut().zip(synth) {
                 u.edges.extend(s);
             }
@@ -1187,6 +1188,72 @@ mod tests {
     use super::*;
     use crate::corpus::{GenConfig, generate};
     use crate::index::segment::writer::build_segment;
+
+    /// A big scan writes its note rows on a thread while the lexical index and the edges are
+    /// computed, then its edge tables on two threads: the store must hold what one `apply` of
+    /// the finished batch writes.
+    #[test]
+    fn store_written_beside_the_lexical_pass_equals_one_apply_of_the_batch() {
+        let notes = OVERLAP_STORE_MIN_NOTES + 88;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        generate(&GenConfig::new(notes, 13), tmp.path()).expect("generate");
+        let threaded = Memory::init(tmp.path()).expect("init");
+        let report = threaded.index().expect("index");
+        assert_eq!(report.notes as usize, notes);
+
+        let tmp2 = tempfile::tempdir().expect("tempdir");
+        generate(&GenConfig::new(notes, 13), tmp2.path()).expect("generate");
+        let plain = Memory::init(tmp2.path()).expect("init");
+        let mut outcome = scan::scan(&plain.dir().memory(), &HashMap::new());
+        let (lex, synth) = plain
+            .lexical_and_synthesized(&outcome, &mut IndexPhases::default(), Instant::now())
+            .expect("lexical");
+        for (u, s) in outcome.batch.upserts.iter_mut().zip(synth) {
+            u.edges.extend(s);
+        }
+        outcome.batch.lexical_generation = Some(lex.generation());
+        plain.store.apply(&outcome.batch).expect("apply");
+
+        let (a, b) = (
+            threaded.store.read().expect("read"),
+            plain.store.read().expect("read"),
+        );
+        assert_eq!(a.all_nodes().expect("nodes"), b.all_nodes().expect("nodes"));
+        let edges = a.all_edges().expect("edges");
+        assert_eq!(edges, b.all_edges().expect("edges"));
+        assert!(edges.len() > notes * 3, "{} edges", edges.len());
+        assert_eq!(a.edge_count().expect("count"), edges.len() as u64);
+        assert_eq!(
+            a.edge_count().expect("count"),
+            b.edge_count().expect("count")
+        );
+        // The mirrors: every edge is in its target's in-list, nothing else is.
+        let mut mirrored = Vec::new();
+        for (id, _) in a.all_nodes().expect("nodes") {
+            for e in a.edges_in(&id).expect("in") {
+                mirrored.push((e.other, id.clone()));
+            }
+        }
+        let mut want: Vec<(String, String)> = edges
+            .iter()
+            .filter(|e| a.has_node(&e.to).unwrap_or(false))
+            .map(|e| (e.from.clone(), e.to.clone()))
+            .collect();
+        mirrored.sort();
+        want.sort();
+        assert_eq!(mirrored, want);
+        let manifest = |r: &StoreReader<'_>| {
+            let mut m: Vec<_> = r.manifest().expect("manifest").into_iter().collect();
+            m.sort_by(|x, y| x.0.cmp(&y.0));
+            m.into_iter().map(|(p, f)| (p, f.size)).collect::<Vec<_>>()
+        };
+        assert_eq!(manifest(&a), manifest(&b));
+        assert_eq!(manifest(&a).len(), notes);
+        assert_eq!(
+            a.lexical_generation().expect("generation"),
+            b.lexical_generation().expect("generation")
+        );
+    }
 
     #[test]
     fn lexical_segment_built_in_chunks_equals_one_built_at_once_in_id_order() {

@@ -133,6 +133,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             mnemon::eval::metrics::percentile_u64(&best_us, 99.0)
         );
     }
+    // Steady state of an open index after the recalls: the heap (anonymous pages) apart from
+    // the mmap'd files (lexical segments, snapshot, the store's pages in the page cache).
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map_or("?".to_string(), |v| v.trim().to_string())
+        };
+        eprintln!(
+            "resident after the recalls: {} = anonymous {} + file-backed {} (peak {})",
+            field("VmRSS:"),
+            field("RssAnon:"),
+            field("RssFile:"),
+            field("VmHWM:")
+        );
+    }
     // One-note update: append a line to the first note, re-index, then restore it.
     let first = walkdir::WalkDir::new(dir.join("memory"))
         .sort_by_file_name()

@@ -312,3 +312,110 @@ fn notes_are_found_in_walkdirs_sorted_order() {
     as_strings.sort();
     assert_ne!(found, as_strings);
 }
+
+/// A re-scan stats known notes in batches, on every core, relative to their folder (the walk
+/// keeps at most 64 folders open per batch): each stat must land on its own note. 70 folders of
+/// 5 notes (over the parallel threshold and the open-folder limit): one note changed in the
+/// middle, one removed, one added, and only those are reported.
+#[test]
+fn batched_stats_of_a_rescan_land_on_their_own_notes() {
+    let (_tmp, memory) = fresh();
+    for f in 0..70 {
+        for n in 0..5 {
+            write_note(
+                &memory,
+                &format!("f{f:02}/n{n}.md"),
+                format!("note {f} {n}"),
+            );
+        }
+    }
+    assert_eq!(memory.index().unwrap().notes, 350);
+    let r = memory.index().unwrap();
+    assert!(r.changed.is_empty() && r.removed.is_empty(), "{r:?}");
+
+    write_note(&memory, "f37/n2.md", "note 37 2, now longer");
+    std::fs::remove_file(memory.dir().memory().join("f12/n4.md")).unwrap();
+    write_note(&memory, "f69/n9.md", "new");
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec!["f37/n2", "f69/n9"]);
+    assert_eq!(r.removed, vec!["f12/n4"]);
+    assert_eq!(r.notes, 350);
+}
+
+/// A link inside a sub-folder back to that sub-folder is a loop too (the walk must know every
+/// ancestor, not only `memory/`): reported once, not walked 32 folders deep.
+#[test]
+fn symlink_loop_below_the_root_is_reported_not_walked() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "a/x.md", "x");
+    let mem = memory.dir().memory();
+    std::os::unix::fs::symlink(mem.join("a"), mem.join("a/back")).unwrap();
+    let r = memory.index().unwrap();
+    assert_eq!(r.notes, 1, "{:?}", r.changed);
+    let loops: Vec<_> = r.errors.iter().filter(|e| e.path == "a/back").collect();
+    assert_eq!(loops.len(), 1, "{:?}", r.errors);
+    assert!(
+        loops[0].message.contains("symlink loop back to memory/a"),
+        "{}",
+        loops[0].message
+    );
+}
+
+/// Links leaving `memory/` are reported and skipped, a folder's as a note's; a link to a note
+/// or a folder inside it is followed, and the stat of a linked note is its target's (an edit
+/// through the target is seen by the next re-scan).
+#[test]
+fn symlinks_are_followed_inside_memory_and_refused_outside() {
+    let (tmp, memory) = fresh();
+    let mem = memory.dir().memory();
+    write_note(&memory, "real/a.md", "a");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("o.md"), "o").unwrap();
+    std::os::unix::fs::symlink(&outside, mem.join("ext")).unwrap();
+    std::os::unix::fs::symlink(outside.join("o.md"), mem.join("o.md")).unwrap();
+    std::os::unix::fs::symlink(mem.join("real"), mem.join("alias")).unwrap();
+    std::os::unix::fs::symlink(mem.join("real/a.md"), mem.join("l.md")).unwrap();
+    std::os::unix::fs::symlink(mem.join("gone.md"), mem.join("broken.md")).unwrap();
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec!["alias/a", "l", "real/a"]);
+    let message = |p: &str| {
+        r.errors
+            .iter()
+            .find(|e| e.path == p)
+            .map(|e| e.message.clone())
+            .unwrap_or_default()
+    };
+    assert!(message("ext").contains("outside memory/"), "{:?}", r.errors);
+    assert!(
+        message("o.md").contains("outside memory/"),
+        "{:?}",
+        r.errors
+    );
+    assert!(
+        message("broken.md").contains("broken symlink"),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(r.errors.len(), 3, "{:?}", r.errors);
+
+    write_note(&memory, "real/a.md", "a, edited through its target");
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec!["alias/a", "l", "real/a"]);
+}
+
+/// Folders are walked 32 deep: a note 32 components down is found, one 33 down is not.
+#[test]
+fn notes_are_found_32_folders_deep_and_no_deeper() {
+    let (_tmp, memory) = fresh();
+    let deep = |n: usize| {
+        (0..n)
+            .map(|i| format!("d{i}"))
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    write_note(&memory, &format!("{}/in.md", deep(31)), "in");
+    write_note(&memory, &format!("{}/out.md", deep(32)), "out");
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec![format!("{}/in", deep(31))]);
+}

@@ -50,12 +50,17 @@ pub fn id_from_relative_path(rel: &Path) -> Result<String, String> {
             _ => return Err("path leaves memory/".into()),
         }
     }
-    let joined = parts.join("/");
-    let Some(id) = joined.strip_suffix(".md") else {
+    id_of_note_path(&parts.join("/")).map(str::to_string)
+}
+
+/// The id of the note file at `rel`, a `/`-separated path relative to `memory/` (`rel` less its
+/// `.md`), or why it has none. [`id_from_relative_path`] for a path already joined into a string.
+pub fn id_of_note_path(rel: &str) -> Result<&str, String> {
+    let Some(id) = rel.strip_suffix(".md") else {
         return Err("not a .md file".into());
     };
     validate_id(id).map_err(|r| format!("file name gives an invalid id: {r}"))?;
-    Ok(id.to_string())
+    Ok(id)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ mod plain_yaml;
 
 pub use date::parse_date_unix_s;
 pub use frontmatter::{NoteMeta, split_frontmatter};
-pub use id::{MAX_ID_BYTES, id_from_relative_path, validate_id};
+pub use id::{MAX_ID_BYTES, id_from_relative_path, id_of_note_path, validate_id};
 pub use links::{Link, extract_links};
 pub use plain_yaml::{PlainEntries, as_yaml_value, read_plain};
 

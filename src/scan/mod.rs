@@ -10,6 +10,10 @@ use crate::notes::{self, MAX_NOTE_BYTES, ParsedNote, Problem, ProblemKind};
 use crate::store::{Batch, EdgeValue, FileEntry, NodeRecord, NoteUpdate};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
+use walk::Found;
+
+mod walk;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -30,19 +34,6 @@ pub struct ScanError {
     /// Path relative to `memory/` (or the absolute path when it is outside).
     pub path: String,
     pub message: String,
-}
-
-/// A note file found by the walk.
-#[derive(Debug, Clone)]
-struct Found {
-    rel: String,
-    id: String,
-    abs: PathBuf,
-    /// Size and mtime, when the walk stat'ed the file: it does only for files the manifest
-    /// knows (to tell whether they changed). A new file is read anyway, and its reader takes
-    /// them from the open file (`fstat`, on a reading thread: a cold build of 10k notes no
-    /// longer looks every path up twice on the walk's one thread).
-    stat: Option<Stat>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -75,11 +66,38 @@ pub struct ScanOutcome {
 }
 
 /// Walk `memory_dir`, compare against `manifest`, and parse what changed.
-pub fn scan(memory_dir: &Path, manifest: &HashMap<String, FileEntry>) -> ScanOutcome {
+pub fn scan<S: BuildHasher + Sync>(
+    memory_dir: &Path,
+    manifest: &HashMap<String, FileEntry, S>,
+) -> ScanOutcome {
     let mut out = ScanOutcome::default();
-    let found = walk(memory_dir, manifest, &mut out.walk_errors);
+    let root = match memory_dir.canonicalize() {
+        Ok(r) => r,
+        Err(e) => {
+            out.walk_errors.push(ScanError {
+                path: memory_dir.display().to_string(),
+                message: format!("cannot open the notes folder ({e}); run `mnemon init`"),
+            });
+            PathBuf::new()
+        }
+    };
+    let found = if root.as_os_str().is_empty() {
+        Vec::new()
+    } else {
+        let known = |rel: &str| manifest.get(rel).copied();
+        walk::walk(&root, &known, &mut out.walk_errors)
+    };
+    // Errors by the path they show (lossy for a name that is not UTF-8, absolute for one outside
+    // the folder): for the rest, the same order as the notes.
+    out.walk_errors.sort_by(|a, b| path_order(&a.path, &b.path));
 
-    read_changed(&found, manifest, &mut out);
+    read_changed(&root, &found, &mut out);
+    // Every path of the manifest was found when as many found notes were known (the paths
+    // found are distinct): the common case of a re-scan needs no set of them.
+    let known = found.iter().filter(|f| f.old.is_some()).count();
+    if known == manifest.len() {
+        return out;
+    }
     let seen: HashSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();
     let mut removed: Vec<(String, String)> = manifest
         .keys()
@@ -109,7 +127,6 @@ pub fn scan_paths(
     let root = memory_dir.canonicalize().ok()?;
     let mut found: Vec<Found> = Vec::new();
     let mut gone: Vec<(String, String)> = Vec::new();
-    let mut manifest: HashMap<String, FileEntry> = HashMap::new();
     let mut seen: HashSet<String> = HashSet::new();
     let mut out = ScanOutcome::default();
     for p in paths {
@@ -157,45 +174,39 @@ pub fn scan_paths(
             }),
             Ok(meta) if !meta.is_file() => {}
             Ok(meta) => {
-                let id = match notes::id_from_relative_path(rel) {
-                    Ok(id) => id,
-                    Err(message) => {
-                        out.walk_errors.push(ScanError {
-                            path: rel_s,
-                            message: format!("{message}; the file was skipped"),
-                        });
-                        continue;
-                    }
-                };
-                if let Some(old) = old {
-                    manifest.insert(rel_s.clone(), old);
+                if let Err(message) = notes::id_from_relative_path(rel) {
+                    out.walk_errors.push(ScanError {
+                        path: rel_s,
+                        message: format!("{message}; the file was skipped"),
+                    });
+                    continue;
                 }
                 found.push(Found {
                     rel: rel_s,
-                    id,
-                    abs,
+                    old,
                     stat: Some(Stat::of(&meta)),
                 });
             }
         }
     }
-    read_changed(&found, &manifest, &mut out);
+    read_changed(&root, &found, &mut out);
     gone.sort();
     out.removed = gone.iter().map(|(_, id)| id.clone()).collect();
     out.batch.removals = gone;
     Some(out)
 }
 
-/// Read and parse the found files whose size or mtime differ from `manifest`, into `out`.
-fn read_changed(found: &[Found], manifest: &HashMap<String, FileEntry>, out: &mut ScanOutcome) {
+/// Read and parse the found files (below `root`) whose size or mtime differ from their
+/// manifest entry, into `out`.
+fn read_changed(root: &Path, found: &[Found], out: &mut ScanOutcome) {
     let to_read: Vec<&Found> = found
         .iter()
-        .filter(|f| match (manifest.get(&f.rel), f.stat) {
+        .filter(|f| match (f.old, f.stat) {
             (Some(old), Some(st)) => old.size != st.size || old.mtime_ns != st.mtime_ns,
             _ => true,
         })
         .collect();
-    for r in parse_all(&to_read, manifest) {
+    for r in parse_all(root, &to_read) {
         match r {
             ReadResult::Touched(rel, entry) => out.batch.touched.push((rel, entry)),
             ReadResult::Parsed(update, parsed) => {
@@ -222,9 +233,9 @@ enum ReadResult {
     Unreadable(ScanError),
 }
 
-fn parse_all(files: &[&Found], manifest: &HashMap<String, FileEntry>) -> Vec<ReadResult> {
+fn parse_all(root: &Path, files: &[&Found]) -> Vec<ReadResult> {
     if files.len() < PARALLEL_THRESHOLD {
-        return files.iter().map(|f| read_one(f, manifest)).collect();
+        return files.iter().map(|f| read_one(root, f)).collect();
     }
     use rayon::prelude::*;
     // Reading notes that are not in the page cache waits on the disk, file by file: more threads
@@ -234,21 +245,21 @@ fn parse_all(files: &[&Found], manifest: &HashMap<String, FileEntry>) -> Vec<Rea
         .max(1)
         .saturating_mul(READ_THREADS_PER_CORE)
         .min(MAX_READ_THREADS);
-    let parse = || files.par_iter().map(|f| read_one(f, manifest)).collect();
+    let parse = || files.par_iter().map(|f| read_one(root, f)).collect();
     match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(pool) => pool.install(parse),
         Err(_) => parse(),
     }
 }
 
-fn read_one(f: &Found, manifest: &HashMap<String, FileEntry>) -> ReadResult {
+fn read_one(root: &Path, f: &Found) -> ReadResult {
     let unreadable = |e: std::io::Error| {
         ReadResult::Unreadable(ScanError {
             path: f.rel.clone(),
             message: format!("cannot read the note ({e}); check its permissions"),
         })
     };
-    let file = match std::fs::File::open(&f.abs) {
+    let file = match std::fs::File::open(root.join(&f.rel)) {
         Ok(file) => file,
         Err(e) => return unreadable(e),
     };
@@ -274,13 +285,13 @@ fn read_one(f: &Found, manifest: &HashMap<String, FileEntry>) -> ReadResult {
         mtime_ns: stat.mtime_ns,
         hash,
     };
-    if let Some(old) = manifest.get(&f.rel)
+    if let Some(old) = f.old
         && old.hash == hash
         && old.size == stat.size
     {
         return ReadResult::Touched(f.rel.clone(), entry);
     }
-    let mut parsed = notes::parse_note(&f.id, &bytes);
+    let mut parsed = notes::parse_note(f.id(), &bytes);
     if stat.size > MAX_NOTE_BYTES as u64 {
         parsed.problems.insert(
             0,
@@ -296,7 +307,7 @@ fn read_one(f: &Found, manifest: &HashMap<String, FileEntry>) -> ReadResult {
         );
     }
     let update = NoteUpdate {
-        id: f.id.clone(),
+        id: f.id().to_string(),
         path: f.rel.clone(),
         record: record_of(&parsed, &f.rel),
         // Moved, not cloned: nothing above the scan reads a parsed note's edges (a cold build
@@ -392,120 +403,6 @@ fn excerpt_chars(body: &str) -> String {
         }
     }
     out
-}
-
-/// The note files below `memory_dir`, in walkdir's sorted order; those `manifest` lists are
-/// stat'ed.
-fn walk(
-    memory_dir: &Path,
-    manifest: &HashMap<String, FileEntry>,
-    errors: &mut Vec<ScanError>,
-) -> Vec<Found> {
-    let root = match memory_dir.canonicalize() {
-        Ok(r) => r,
-        Err(e) => {
-            errors.push(ScanError {
-                path: memory_dir.display().to_string(),
-                message: format!("cannot open the notes folder ({e}); run `mnemon init`"),
-            });
-            return Vec::new();
-        }
-    };
-    let mut found = Vec::new();
-    let walker = walkdir::WalkDir::new(&root)
-        .follow_links(true)
-        .max_depth(MAX_DEPTH)
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
-    for entry in walker {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                let path = e.path().map(|p| rel_display(&root, p)).unwrap_or_default();
-                let message = if let Some(anc) = e.loop_ancestor() {
-                    format!(
-                        "symlink loop back to {}: it was skipped; remove or fix the link",
-                        rel_display(&root, anc)
-                    )
-                } else {
-                    format!("cannot read ({e}); check permissions")
-                };
-                errors.push(ScanError { path, message });
-                continue;
-            }
-        };
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let abs = entry.path();
-        if abs.extension().and_then(|e| e.to_str()) != Some("md") {
-            continue;
-        }
-        let Ok(rel) = abs.strip_prefix(&root) else {
-            continue;
-        };
-        let rel_s = rel_display(&root, abs);
-        if entry.path_is_symlink() {
-            match abs.canonicalize() {
-                Ok(target) if target.starts_with(&root) => {}
-                Ok(target) => {
-                    errors.push(ScanError {
-                        path: rel_s,
-                        message: format!(
-                            "symlink to {} outside memory/: it was skipped; copy the note into memory/ instead",
-                            target.display()
-                        ),
-                    });
-                    continue;
-                }
-                Err(e) => {
-                    errors.push(ScanError {
-                        path: rel_s,
-                        message: format!("broken symlink ({e}): it was skipped"),
-                    });
-                    continue;
-                }
-            }
-        }
-        let id = match notes::id_from_relative_path(rel) {
-            Ok(id) => id,
-            Err(message) => {
-                errors.push(ScanError {
-                    path: rel_s,
-                    message: format!("{message}; the file was skipped"),
-                });
-                continue;
-            }
-        };
-        let stat = if manifest.contains_key(&rel_s) {
-            match entry.metadata() {
-                Ok(m) => Some(Stat::of(&m)),
-                Err(e) => {
-                    errors.push(ScanError {
-                        path: rel_s,
-                        message: format!("cannot stat ({e})"),
-                    });
-                    continue;
-                }
-            }
-        } else {
-            None
-        };
-        found.push(Found {
-            rel: rel_s,
-            id,
-            abs: abs.to_path_buf(),
-            stat,
-        });
-    }
-    // In walkdir's order with its `sort_by_file_name` (siblings by name, a folder's notes right
-    // after its name): relative paths compared component by component. Sorted once here, since
-    // walkdir's sort parses two `Path::file_name`s per comparison (a tenth of a 10k build's walk).
-    found.sort_unstable_by(|a, b| path_order(&a.rel, &b.rel));
-    // Errors by the path they show (lossy for a name that is not UTF-8, absolute for one outside
-    // the folder): for the rest, the same order.
-    errors.sort_by(|a, b| path_order(&a.path, &b.path));
-    found
 }
 
 /// `/`-separated paths compared component by component (`a.split('/').cmp(b.split('/'))`),

@@ -66,7 +66,7 @@ pub struct EdgeValue {
 }
 
 /// What the store remembers of a note file, to skip unchanged files on the next scan.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileEntry {
     pub size: u64,
     pub mtime_ns: i64,

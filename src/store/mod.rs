@@ -464,9 +464,10 @@ impl StoreReader<'_> {
     }
 
     /// The whole manifest: path -> file entry.
-    pub fn manifest(&self) -> Result<std::collections::HashMap<String, FileEntry>> {
+    pub fn manifest(&self) -> Result<rustc_hash::FxHashMap<String, FileEntry>> {
         let t = self.rtx.open_table(MANIFEST).map_err(|e| self.err(e))?;
-        let mut out = std::collections::HashMap::with_capacity(t.len().unwrap_or(0) as usize);
+        let rows = t.len().unwrap_or(0) as usize;
+        let mut out = rustc_hash::FxHashMap::with_capacity_and_hasher(rows, Default::default());
         for row in t.iter().map_err(|e| self.err(e))? {
             let (k, v) = row.map_err(|e| self.err(e))?;
             let path = k.value().to_string();

@@ -14,11 +14,13 @@ use crate::recall::ord_stats::OrdStats;
 use crate::recall::shown::ShownCache;
 use crate::recall::{self, Clock, Query, Recall, SystemClock, cooccur, policy};
 use crate::scan::{self, ScanError};
+use crate::store::graph::{self, Refreshed};
 use crate::store::{Batch, BatchWriter, Edge, Graph, NodeRecord, Store, StoreReader, Version};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
@@ -45,6 +47,10 @@ const OVERLAP_STORE_MIN_NOTES: usize = 512;
 /// A scan outcome of this many parsed notes is freed on a thread of its own, after the index
 /// call returned (a cold build of 100k notes frees over a million allocations: 0.3 s).
 const FREE_IN_BACKGROUND_MIN_NOTES: usize = 4096;
+/// Nodes patched into a process's graph after which it writes the graph cache file again (each
+/// process that reads the file patches what happened since it was written). Below this, writing
+/// the file (tens of milliseconds at 100k notes) costs more than the patches it would save.
+const GRAPH_FILE_REWRITE_PATCHED: usize = 256;
 
 /// Free what a scan read without making the caller wait, when it is big: a command-line
 /// process exits before it is done (the OS takes the memory back at once), a long-lived one
@@ -78,13 +84,16 @@ pub struct Memory {
     lexical_checked_at: Mutex<Option<(Version, ManifestStamp)>>,
     /// The store's graph in memory, refreshed to the store's version at each recall.
     graph: RwLock<Arc<Graph>>,
+    /// Nodes patched into `graph` since it was last read from or written to the graph cache
+    /// file: past [`GRAPH_FILE_REWRITE_PATCHED`] the file is written again.
+    graph_patched: std::sync::atomic::AtomicUsize,
     /// Folded stats by the graph's ordinals, for scoring.
     ord_stats: RwLock<Arc<OrdStats>>,
     /// What recall shows of the notes it returned lately, for one store version.
     shown: RwLock<Arc<ShownCache>>,
     clock: Box<dyn Clock>,
     events: EventLog,
-    notices: Vec<String>,
+    notices: Mutex<Vec<String>>,
     qid_counter: std::sync::atomic::AtomicU64,
 }
 
@@ -304,16 +313,16 @@ impl Memory {
             lexical_stamp: Mutex::new(None),
             lexical_checked_at: Mutex::new(None),
             graph: RwLock::new(Arc::new(Graph::default())),
+            graph_patched: std::sync::atomic::AtomicUsize::new(0),
             ord_stats: RwLock::new(Arc::new(OrdStats::default())),
             shown: RwLock::new(Arc::new(ShownCache::new(Version::default()))),
             clock: Box::new(SystemClock),
             events,
-            notices,
+            notices: Mutex::new(notices),
             qid_counter: std::sync::atomic::AtomicU64::new(0),
         };
-        let mut memory = memory;
         if let Some(n) = memory.load_lexical()? {
-            memory.notices.push(n);
+            memory.notice(n);
         }
         Ok(memory)
     }
@@ -555,8 +564,32 @@ impl Memory {
             }
         }
         let mut w = self.graph.write().map_err(|_| poisoned())?;
-        if !covers(&w) {
-            Arc::make_mut(&mut w).refresh(reader)?;
+        if covers(&w) {
+            return Ok(w.clone());
+        }
+        let g = Arc::make_mut(&mut w);
+        let index_dir = self.dir.index();
+        if g.is_empty() {
+            // A process's first recall: the graph another process kept, if it is of this store.
+            match graph::file::read(&index_dir) {
+                Ok(Some(kept)) if kept.version().epoch == v.epoch => *g = kept,
+                Ok(_) => {}
+                Err(e) => self.notice(format!("{e}; the graph is loaded from the store")),
+            }
+            self.graph_patched.store(0, Ordering::Relaxed);
+            if covers(g) {
+                return Ok(w.clone());
+            }
+        }
+        let patched = match g.refresh(reader)? {
+            Refreshed::Unchanged => 0,
+            Refreshed::Patched(n) => self.graph_patched.fetch_add(n, Ordering::Relaxed) + n,
+            Refreshed::Loaded => usize::MAX,
+        };
+        if patched >= GRAPH_FILE_REWRITE_PATCHED {
+            self.graph_patched.store(0, Ordering::Relaxed);
+            // A cache: a folder that cannot take it only loses the next process's head start.
+            let _ = graph::file::write(&index_dir, g);
         }
         Ok(w.clone())
     }
@@ -618,9 +651,19 @@ impl Memory {
         &self.dir
     }
 
-    /// Messages about repairs made while opening (rebuilt index, ...), for the caller to show.
+    /// Messages about repairs made while opening or since (rebuilt index, a damaged graph
+    /// cache, ...), for the caller to show.
     pub fn take_notices(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.notices)
+        self.notices
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn notice(&self, n: String) {
+        if let Ok(mut v) = self.notices.lock() {
+            v.push(n);
+        }
     }
 
     /// Bring the index up to date with `memory/` (incremental).

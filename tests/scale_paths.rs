@@ -13,6 +13,7 @@ use mnemon::index::fields::DocTerms;
 use mnemon::index::tokenize::Tokenizer;
 use mnemon::recall::cooccur::{self, SegmentProbes};
 use mnemon::recall::{Query, policy};
+use mnemon::store::graph::Refreshed;
 use mnemon::store::{Graph, Store};
 
 /// A memory holding a generated corpus of `n` notes, indexed.
@@ -78,9 +79,10 @@ fn patched_graph_equals_a_fresh_load_after_edits_and_removals() {
     memory.index().expect("reindex");
 
     let reader = store.read().expect("read");
+    let done = patched.refresh(&reader).expect("refresh");
     assert!(
-        patched.refresh(&reader).expect("refresh"),
-        "the version moved"
+        matches!(done, Refreshed::Patched(n) if n >= 3),
+        "the version moved, three notes at least: {done:?}"
     );
     assert_eq!(patched.version().epoch, before.epoch);
     assert_eq!(patched.version().generation, before.generation + 1);
@@ -103,7 +105,11 @@ fn patched_graph_equals_a_fresh_load_after_edits_and_removals() {
     );
     let gone = notes[2].0.trim_end_matches(".md");
     assert!(patched.ord(gone).is_none_or(|o| patched.meta(o).is_none()));
-    assert!(!patched.refresh(&reader).expect("refresh"), "nothing new");
+    assert_eq!(
+        patched.refresh(&reader).expect("refresh"),
+        Refreshed::Unchanged,
+        "nothing new"
+    );
 }
 
 #[test]
@@ -122,7 +128,7 @@ fn a_graph_behind_the_change_log_reloads_whole() {
         memory.index().expect("reindex");
     }
     let reader = store.read().expect("read");
-    stale.refresh(&reader).expect("refresh");
+    assert_eq!(stale.refresh(&reader).expect("refresh"), Refreshed::Loaded);
     assert_eq!(
         stale.edge_list(),
         Graph::load(&reader).expect("load").edge_list()

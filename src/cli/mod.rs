@@ -289,7 +289,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             min_score,
             explain,
         } => {
-            let memory = open(cli, out)?;
+            let mut memory = open(cli, out)?;
             memory.index()?;
             let q = mnemon::recall::Query {
                 text: query.clone().unwrap_or_default(),
@@ -301,6 +301,9 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 record: true,
             };
             let r = memory.recall(&q)?;
+            for n in memory.take_notices() {
+                out.notice(&n);
+            }
             out.recall(&r, *explain);
             Ok(EXIT_OK)
         }

@@ -230,6 +230,39 @@ impl<'a> NodeRecordRef<'a> {
         Self::decode_with_tags(bytes, |_| {})
     }
 
+    /// The fields recall scores by (type, `updated_at`, `ttl_days`), read from the record's fixed
+    /// head: its version, type code and length are checked, its strings are not read (the graph
+    /// load needs these three of every node; [`NodeRecordRef::decode`] checks the rest when a
+    /// note is shown).
+    pub fn decode_scoring(
+        bytes: &[u8],
+    ) -> Result<(NoteType, Option<i64>, Option<u32>), CodecError> {
+        let mut r = Reader {
+            what: "node record",
+            buf: bytes,
+        };
+        let version = r.u8()?;
+        if version != NODE_RECORD_VERSION {
+            return Err(err(
+                "node record",
+                format!("unknown record version {version}"),
+            ));
+        }
+        let type_code = r.u8()?;
+        let note_type = NoteType::from_code(type_code)
+            .ok_or_else(|| err("node record", format!("unknown note type code {type_code}")))?;
+        let flags = r.u8()?;
+        let _created = r.i64()?;
+        let updated = r.i64()?;
+        let ttl = r.u32()?;
+        let has = |bit: u8| flags & bit != 0;
+        Ok((
+            note_type,
+            has(FLAG_UPDATED).then_some(updated),
+            has(FLAG_TTL).then_some(ttl),
+        ))
+    }
+
     fn decode_with_tags(
         bytes: &'a [u8],
         mut tag: impl FnMut(&'a str),
@@ -655,10 +688,30 @@ mod tests {
                 .reason
                 .contains("UTF-8")
         );
+        // The scoring head: the three fields, whatever follows; damage within the head refused.
+        assert_eq!(
+            NodeRecordRef::decode_scoring(&bytes).unwrap(),
+            (NoteType::Feedback, None, Some(30))
+        );
+        assert!(NodeRecordRef::decode_scoring(&bytes[..22]).is_err());
+        let mut bad = bytes.clone();
+        bad[0] = NODE_RECORD_VERSION + 1;
+        assert!(
+            NodeRecordRef::decode_scoring(&bad)
+                .unwrap_err()
+                .reason
+                .contains("record version")
+        );
         let mut bad = bytes.clone();
         bad[1] = 99;
         assert!(
             NodeRecord::decode(&bad)
+                .unwrap_err()
+                .reason
+                .contains("type code 99")
+        );
+        assert!(
+            NodeRecordRef::decode_scoring(&bad)
                 .unwrap_err()
                 .reason
                 .contains("type code 99")

@@ -15,7 +15,7 @@ pub use graph::Graph;
 pub use write::BatchWriter;
 
 use crate::error::{Error, Result};
-use crate::notes::{EdgeKind, Problem, Provenance};
+use crate::notes::{EdgeKind, NoteType, Problem, Provenance};
 use codec::decode_edge_list;
 use redb::{
     ConcurrencyMode, Database, MultimapTableDefinition, ReadableDatabase, ReadableTable,
@@ -235,9 +235,17 @@ fn decode_u64(bytes: &[u8]) -> Option<u64> {
     <[u8; 8]>::try_from(bytes).ok().map(u64::from_le_bytes)
 }
 
+/// redb's page cache (its default is 1 GiB). The cache is heap memory: a graph load reads every
+/// node and edge page through it (132 MB at 100k notes), and a cold build keeps up to half of it
+/// as its write buffer. Recall reads a few records per call and walks the graph in memory, so a
+/// small cache keeps an open 100k-note index about 95 MB smaller (BENCHMARKS.md, steady-state
+/// memory) at no measured cost.
+const STORE_CACHE_BYTES: usize = 32 << 20;
+
 fn open_db(path: &Path) -> std::result::Result<Database, String> {
     let mut builder = Database::builder();
     builder.set_concurrency_mode(ConcurrencyMode::MultiWriter);
+    builder.set_cache_size(STORE_CACHE_BYTES);
     // redb may panic on a file altered behind its back; a derived file is never worth a crash.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.create(path))) {
         Ok(Ok(db)) => Ok(db),
@@ -340,26 +348,32 @@ impl StoreReader<'_> {
         Ok(Some(out))
     }
 
-    /// Visit every node record, in id order.
-    pub fn for_each_node(&self, mut f: impl FnMut(&str, NodeRecord)) -> Result<()> {
+    /// Visit every node's scoring fields (type, `updated_at`, `ttl_days`), in id order.
+    pub fn for_each_node(
+        &self,
+        mut f: impl FnMut(&str, (NoteType, Option<i64>, Option<u32>)),
+    ) -> Result<()> {
         let nodes = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;
         for row in nodes.iter().map_err(|e| self.err(e))? {
             let (k, v) = row.map_err(|e| self.err(e))?;
-            let rec = NodeRecord::decode(v.value()).map_err(|e| self.corrupt(k.value(), e))?;
-            f(k.value(), rec);
+            let scoring =
+                NodeRecordRef::decode_scoring(v.value()).map_err(|e| self.corrupt(k.value(), e))?;
+            f(k.value(), scoring);
         }
         Ok(())
     }
 
-    /// Visit every out-edge, in source id order, then stored order (decoded in place).
-    pub fn for_each_out_edge(&self, mut f: impl FnMut(&str, EdgeRef<'_>)) -> Result<()> {
+    /// Visit every out-edge, in source id order, then stored order (decoded in place), with the
+    /// length of the source's list.
+    pub fn for_each_out_edge(&self, mut f: impl FnMut(&str, usize, EdgeRef<'_>)) -> Result<()> {
         let edges = self.rtx.open_table(EDGES_OUT).map_err(|e| self.err(e))?;
         for row in edges.iter().map_err(|e| self.err(e))? {
             let (k, v) = row.map_err(|e| self.err(e))?;
             let list = decode_edge_list(v.value()).map_err(|e| self.corrupt(k.value(), e))?;
+            let len = list.len();
             for bytes in list {
                 let ev = EdgeRef::decode(bytes).map_err(|e| self.corrupt(k.value(), e))?;
-                f(k.value(), ev);
+                f(k.value(), len, ev);
             }
         }
         Ok(())
@@ -451,7 +465,7 @@ impl StoreReader<'_> {
     /// Every edge, in source id order.
     pub fn all_edges(&self) -> Result<Vec<Edge>> {
         let mut out = Vec::new();
-        self.for_each_out_edge(|from, ev| {
+        self.for_each_out_edge(|from, _, ev| {
             out.push(Edge {
                 from: from.to_string(),
                 to: ev.other.to_string(),

@@ -325,9 +325,10 @@ pub fn read(index_dir: &Path) -> Result<Option<Graph>, GraphFileError> {
 /// loss fails its length or CRC check and is written again).
 pub fn write(index_dir: &Path, g: &Graph) -> std::io::Result<()> {
     use std::io::Write;
+    // Named like the lexical index's temporary files, whose cleanup removes a crashed
+    // writer's leftovers once they are old.
     let mut tmp = tempfile::Builder::new()
-        .prefix(".graph.cache.")
-        .suffix(".tmp")
+        .prefix(".tmp-graph-")
         .tempfile_in(index_dir)?;
     tmp.write_all(&encode(g))?;
     tmp.persist(index_dir.join(GRAPH_FILE))

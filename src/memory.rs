@@ -586,12 +586,15 @@ impl Memory {
             Refreshed::Patched(n) => self.graph_patched.fetch_add(n, Ordering::Relaxed) + n,
             Refreshed::Loaded => usize::MAX,
         };
+        let g = w.clone();
+        drop(w);
         if patched >= GRAPH_FILE_REWRITE_PATCHED {
             self.graph_patched.store(0, Ordering::Relaxed);
-            // A cache: a folder that cannot take it only loses the next process's head start.
-            let _ = graph::file::write(&index_dir, g);
+            // Outside the lock: other recalls need not wait for the file. A cache: a folder that
+            // cannot take it only loses the next process's head start.
+            let _ = graph::file::write(&index_dir, &g);
         }
-        Ok(w.clone())
+        Ok(g)
     }
 
     /// The shown-records cache of store version `v` (a new, empty one when `v` is not the

@@ -419,3 +419,31 @@ fn notes_are_found_32_folders_deep_and_no_deeper() {
     let r = memory.index().unwrap();
     assert_eq!(r.changed, vec![format!("{}/in", deep(31))]);
 }
+
+/// A name that is not UTF-8 gives no id: the note, or the folder and the notes below it, are
+/// reported by path (lossy) and skipped; the rest is indexed.
+#[test]
+fn names_that_are_not_utf8_are_reported_and_skipped() {
+    use std::os::unix::ffi::OsStrExt;
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "good.md", "fine");
+    let mem = memory.dir().memory();
+    std::fs::write(mem.join(std::ffi::OsStr::from_bytes(b"caf\xe9.md")), "x").unwrap();
+    let bad_dir = mem.join(std::ffi::OsStr::from_bytes(b"d\xff"));
+    std::fs::create_dir(&bad_dir).unwrap();
+    std::fs::write(bad_dir.join("inner.md"), "y").unwrap();
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec!["good"]);
+    let file = r.errors.iter().find(|e| e.path == "caf\u{fffd}.md");
+    assert!(
+        file.is_some_and(|e| e.message.contains("file name is not valid UTF-8")),
+        "{:?}",
+        r.errors
+    );
+    let folder = r.errors.iter().find(|e| e.path == "d\u{fffd}");
+    assert!(
+        folder.is_some_and(|e| e.message.contains("notes below it were skipped")),
+        "{:?}",
+        r.errors
+    );
+}

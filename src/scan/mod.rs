@@ -71,21 +71,20 @@ pub fn scan<S: BuildHasher + Sync>(
     manifest: &HashMap<String, FileEntry, S>,
 ) -> ScanOutcome {
     let mut out = ScanOutcome::default();
-    let root = match memory_dir.canonicalize() {
-        Ok(r) => r,
+    let known = |rel: &str| manifest.get(rel).copied();
+    // No folder, no notes: every note of the manifest is then removed.
+    let (root, found) = match memory_dir.canonicalize() {
+        Ok(root) => {
+            let found = walk::walk(&root, &known, &mut out.walk_errors);
+            (root, found)
+        }
         Err(e) => {
             out.walk_errors.push(ScanError {
                 path: memory_dir.display().to_string(),
                 message: format!("cannot open the notes folder ({e}); run `mnemon init`"),
             });
-            PathBuf::new()
+            (PathBuf::new(), Vec::new())
         }
-    };
-    let found = if root.as_os_str().is_empty() {
-        Vec::new()
-    } else {
-        let known = |rel: &str| manifest.get(rel).copied();
-        walk::walk(&root, &known, &mut out.walk_errors)
     };
     // Errors by the path they show (lossy for a name that is not UTF-8, absolute for one outside
     // the folder): for the rest, the same order as the notes.

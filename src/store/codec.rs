@@ -241,25 +241,11 @@ impl<'a> NodeRecordRef<'a> {
             what: "node record",
             buf: bytes,
         };
-        let version = r.u8()?;
-        if version != NODE_RECORD_VERSION {
-            return Err(err(
-                "node record",
-                format!("unknown record version {version}"),
-            ));
-        }
-        let type_code = r.u8()?;
-        let note_type = NoteType::from_code(type_code)
-            .ok_or_else(|| err("node record", format!("unknown note type code {type_code}")))?;
-        let flags = r.u8()?;
-        let _created = r.i64()?;
-        let updated = r.i64()?;
-        let ttl = r.u32()?;
-        let has = |bit: u8| flags & bit != 0;
+        let h = RecordHead::read(&mut r)?;
         Ok((
-            note_type,
-            has(FLAG_UPDATED).then_some(updated),
-            has(FLAG_TTL).then_some(ttl),
+            h.note_type,
+            h.has(FLAG_UPDATED).then_some(h.updated),
+            h.has(FLAG_TTL).then_some(h.ttl),
         ))
     }
 
@@ -271,20 +257,7 @@ impl<'a> NodeRecordRef<'a> {
             what: "node record",
             buf: bytes,
         };
-        let version = r.u8()?;
-        if version != NODE_RECORD_VERSION {
-            return Err(err(
-                "node record",
-                format!("unknown record version {version}"),
-            ));
-        }
-        let type_code = r.u8()?;
-        let note_type = NoteType::from_code(type_code)
-            .ok_or_else(|| err("node record", format!("unknown note type code {type_code}")))?;
-        let flags = r.u8()?;
-        let created = r.i64()?;
-        let updated = r.i64()?;
-        let ttl = r.u32()?;
+        let h = RecordHead::read(&mut r)?;
         let path = r.str_ref()?;
         let name = r.str_ref()?;
         let description = r.str_ref()?;
@@ -300,18 +273,53 @@ impl<'a> NodeRecordRef<'a> {
         }
         let excerpt = r.str_ref()?;
         r.end()?;
-        let has = |bit: u8| flags & bit != 0;
         Ok(NodeRecordRef {
             path,
-            name: has(FLAG_NAME).then_some(name),
-            description: has(FLAG_DESCRIPTION).then_some(description),
-            note_type,
-            created_at: has(FLAG_CREATED).then_some(created),
-            updated_at: has(FLAG_UPDATED).then_some(updated),
-            ttl_days: has(FLAG_TTL).then_some(ttl),
-            pin: has(FLAG_PIN),
+            name: h.has(FLAG_NAME).then_some(name),
+            description: h.has(FLAG_DESCRIPTION).then_some(description),
+            note_type: h.note_type,
+            created_at: h.has(FLAG_CREATED).then_some(h.created),
+            updated_at: h.has(FLAG_UPDATED).then_some(h.updated),
+            ttl_days: h.has(FLAG_TTL).then_some(h.ttl),
+            pin: h.has(FLAG_PIN),
             excerpt,
         })
+    }
+}
+
+/// A node record's fixed head: version, type, flags, the two dates and the TTL (23 bytes).
+struct RecordHead {
+    note_type: NoteType,
+    flags: u8,
+    created: i64,
+    updated: i64,
+    ttl: u32,
+}
+
+impl RecordHead {
+    /// Read and check the head (version and type code).
+    fn read(r: &mut Reader<'_>) -> Result<RecordHead, CodecError> {
+        let version = r.u8()?;
+        if version != NODE_RECORD_VERSION {
+            return Err(err(
+                "node record",
+                format!("unknown record version {version}"),
+            ));
+        }
+        let type_code = r.u8()?;
+        let note_type = NoteType::from_code(type_code)
+            .ok_or_else(|| err("node record", format!("unknown note type code {type_code}")))?;
+        Ok(RecordHead {
+            note_type,
+            flags: r.u8()?,
+            created: r.i64()?,
+            updated: r.i64()?,
+            ttl: r.u32()?,
+        })
+    }
+
+    fn has(&self, bit: u8) -> bool {
+        self.flags & bit != 0
     }
 }
 

@@ -588,7 +588,9 @@ impl Memory {
         };
         let g = w.clone();
         drop(w);
-        if patched >= GRAPH_FILE_REWRITE_PATCHED {
+        // An empty graph is never kept: it is as quick to load, and `covers` never holds for
+        // it, so every recall of an empty memory would write the file again.
+        if patched >= GRAPH_FILE_REWRITE_PATCHED && !g.is_empty() {
             self.graph_patched.store(0, Ordering::Relaxed);
             // Outside the lock: other recalls need not wait for the file. A cache: a folder that
             // cannot take it only loses the next process's head start.

@@ -237,3 +237,21 @@ fn stale_cache_is_patched_to_the_store_and_rewritten_after_many_changes() {
     std::fs::remove_file(&file).expect("remove");
     assert_eq!(after, answers(&reopen(&memory)));
 }
+
+/// A memory without notes has an empty graph: recalls answer nothing and write no cache (every
+/// recall of an empty memory loads its graph again, which costs nothing; a file per recall would).
+#[test]
+fn empty_memory_writes_no_graph_cache() {
+    let (_tmp, memory) = fresh();
+    memory.index().expect("index");
+    for _ in 0..2 {
+        let r = memory
+            .recall(&Query {
+                record: false,
+                ..Query::text("anything")
+            })
+            .expect("recall");
+        assert!(r.results.is_empty());
+    }
+    assert!(!memory.dir().index().join(GRAPH_FILE).exists());
+}

@@ -299,14 +299,16 @@ fn edge_weight_of(e: &GraphEdge, reverse: bool) -> f32 {
 }
 
 fn edge_of(other: u32, e: EdgeRef<'_>) -> GraphEdge {
-    GraphEdge {
+    let mut edge = GraphEdge {
         other,
         kind: e.kind,
         provenance: e.provenance,
         confidence: e.confidence,
         source_out_degree: e.source_out_degree,
-        walk_weight: policy::edge_weight(e.kind, e.provenance, e.confidence, e.source_out_degree),
-    }
+        walk_weight: 0.0,
+    };
+    edge.walk_weight = edge_weight_of(&edge, false);
+    edge
 }
 
 /// The order a stored edge list keeps its entries in: by the encoded bytes (kind, provenance, confidence

@@ -1,6 +1,7 @@
 //! The `Memory` facade: one handle on a memory folder, used by the CLI, the MCP server and
 //! embedding agents alike.
 
+use crate::background::{FREE_LATER_MIN_ITEMS, free_later};
 use crate::error::{Error, Result};
 use crate::events::{EventKind, EventLog, HitSource, RecallStats, SyncPolicy};
 use crate::folder::MemoryDir;
@@ -44,26 +45,10 @@ const TERM_PASS_MIN_SHARE: usize = 4;
 /// the lexical index and the edges are computed (below it, the thread costs more than it saves).
 const OVERLAP_STORE_MIN_NOTES: usize = 512;
 
-/// A scan outcome of this many parsed notes is freed on a thread of its own, after the index
-/// call returned (a cold build of 100k notes frees over a million allocations: 0.3 s).
-const FREE_IN_BACKGROUND_MIN_NOTES: usize = 4096;
 /// Nodes patched into a process's graph after which it writes the graph cache file again (each
 /// process that reads the file patches what happened since it was written). Below this, writing
 /// the file (tens of milliseconds at 100k notes) costs more than the patches it would save.
 const GRAPH_FILE_REWRITE_PATCHED: usize = 256;
-
-/// Free what a scan read without making the caller wait, when it is big: a command-line
-/// process exits before it is done (the OS takes the memory back at once), a long-lived one
-/// frees it on a spare core. Small outcomes (and any when no thread can start) are freed here.
-fn drop_in_background(outcome: scan::ScanOutcome) {
-    if outcome.parsed.len() < FREE_IN_BACKGROUND_MIN_NOTES {
-        return;
-    }
-    // On a spawn error the closure, and the outcome with it, is dropped right here.
-    let _ = std::thread::Builder::new()
-        .name("mnemon-free".into())
-        .spawn(move || drop(outcome));
-}
 
 /// Lock file in `index/` held while one process updates the derived index.
 pub const WRITE_LOCK_FILE: &str = "write.lock";
@@ -678,6 +663,8 @@ impl Memory {
         let manifest = self.store.read()?.manifest()?;
         let t = Instant::now();
         let outcome = scan::scan(&self.dir.memory(), &manifest);
+        let big = manifest.len() >= FREE_LATER_MIN_ITEMS;
+        free_later(manifest, big);
         let phases = IndexPhases {
             scan_ms: ms_since(t),
             ..IndexPhases::default()
@@ -766,7 +753,8 @@ impl Memory {
         changed.sort();
         let mut errors = std::mem::take(&mut outcome.walk_errors);
         let removed = std::mem::take(&mut outcome.removed);
-        drop_in_background(outcome);
+        let big = outcome.parsed.len() >= FREE_LATER_MIN_ITEMS;
+        free_later(outcome, big);
         for (path, problems) in reader.problems()? {
             for p in problems {
                 errors.push(ScanError {

@@ -313,13 +313,18 @@ fn notes_are_found_in_walkdirs_sorted_order() {
     assert_ne!(found, as_strings);
 }
 
-/// A re-scan stats known notes in batches, on every core, relative to their folder (the walk
-/// keeps at most 64 folders open per batch): each stat must land on its own note. 70 folders of
-/// 5 notes (over the parallel threshold and the open-folder limit): one note changed in the
-/// middle, one removed, one added, and only those are reported.
+/// A re-scan looks at a folder's entries a chunk of 512 at a time, on every core, while the
+/// folder is listed (a folder's listing comes in the file system's order, not by name), stats
+/// known notes relative to their folder, and puts them back in name order: each stat must land
+/// on its own note. A folder of 1300 notes (three chunks) beside 70 folders of 5: notes changed,
+/// removed and added in the big folder and in the small ones, and only those are reported, in
+/// order.
 #[test]
-fn batched_stats_of_a_rescan_land_on_their_own_notes() {
+fn stats_looked_at_in_chunks_land_on_their_own_notes() {
     let (_tmp, memory) = fresh();
+    for n in 0..1300 {
+        write_note(&memory, &format!("big/n{n:04}.md"), format!("note {n}"));
+    }
     for f in 0..70 {
         for n in 0..5 {
             write_note(
@@ -329,17 +334,26 @@ fn batched_stats_of_a_rescan_land_on_their_own_notes() {
             );
         }
     }
-    assert_eq!(memory.index().unwrap().notes, 350);
+    assert_eq!(memory.index().unwrap().notes, 1650);
     let r = memory.index().unwrap();
     assert!(r.changed.is_empty() && r.removed.is_empty(), "{r:?}");
 
+    write_note(&memory, "big/n0700.md", "note 700, now longer");
+    write_note(&memory, "big/n1299.md", "note 1299, now longer");
+    std::fs::remove_file(memory.dir().memory().join("big/n0003.md")).unwrap();
+    write_note(&memory, "big/n0512b.md", "new in the big folder");
     write_note(&memory, "f37/n2.md", "note 37 2, now longer");
     std::fs::remove_file(memory.dir().memory().join("f12/n4.md")).unwrap();
     write_note(&memory, "f69/n9.md", "new");
     let r = memory.index().unwrap();
-    assert_eq!(r.changed, vec!["f37/n2", "f69/n9"]);
-    assert_eq!(r.removed, vec!["f12/n4"]);
-    assert_eq!(r.notes, 350);
+    assert_eq!(
+        r.changed,
+        vec!["big/n0512b", "big/n0700", "big/n1299", "f37/n2", "f69/n9"]
+    );
+    assert_eq!(r.removed, vec!["big/n0003", "f12/n4"]);
+    assert_eq!(r.notes, 1650);
+    let r = memory.index().unwrap();
+    assert!(r.changed.is_empty() && r.removed.is_empty(), "{r:?}");
 }
 
 /// A link inside a sub-folder back to that sub-folder is a loop too (the walk must know every

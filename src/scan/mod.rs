@@ -6,6 +6,7 @@
 //! hash matches, only the manifest is refreshed. Everything else is parsed (in parallel when there
 //! are many). Files that disappeared leave the graph; a rename is a removal plus an addition.
 
+use crate::background::{FREE_LATER_MIN_ITEMS, free_later};
 use crate::notes::{self, MAX_NOTE_BYTES, ParsedNote, Problem, ProblemKind};
 use crate::store::{Batch, EdgeValue, FileEntry, NodeRecord, NoteUpdate};
 use serde::Serialize;
@@ -95,6 +96,8 @@ pub fn scan<S: BuildHasher + Sync>(
     // found are distinct): the common case of a re-scan needs no set of them.
     let known = found.iter().filter(|f| f.old.is_some()).count();
     if known == manifest.len() {
+        let big = found.len() >= FREE_LATER_MIN_ITEMS;
+        free_later(found, big);
         return out;
     }
     let seen: HashSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();

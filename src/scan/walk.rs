@@ -9,23 +9,30 @@
 //! Re-scanning an unchanged corpus is a stat of every note and nothing else, so the stat is what
 //! this module makes cheap: a known note is stat'ed relative to its folder's open handle
 //! (`DirEntry::metadata`, an `fstatat` on the folder's descriptor: no lookup of the path from
-//! `/`), on every core, a batch at a time. A new note is not stat'ed here at all: it is read
-//! anyway, and its reader takes the stat from the open file. Written on `read_dir` rather than
-//! on `walkdir` because `walkdir` stats an entry through its full path, one at a time (100k
-//! notes: 0.63 s for a re-scan on `walkdir`, see BENCHMARKS.md).
+//! `/`). A folder's entries are listed (one `read_dir`, the part that cannot be shared), sorted,
+//! and then looked at on every core: each name checked, looked up in the manifest and, when
+//! known, stat'ed; only folders and symlinks are then followed in order, on the walk's thread. A
+//! new note is not stat'ed here at all: it is read anyway, and its reader takes the stat from the
+//! open file. Written on `read_dir` rather than on `walkdir` because `walkdir` stats an entry
+//! through its full path, one at a time (100k notes: 0.63 s for a re-scan on `walkdir`, see
+//! BENCHMARKS.md). A folder's descriptor stays open while the folders below it are walked, so
+//! at most [`MAX_DEPTH`] are open at once.
 
 use super::{MAX_DEPTH, ScanError, Stat};
 use crate::notes;
 use crate::store::FileEntry;
+use rayon::prelude::*;
+use std::ffi::{OsStr, OsString};
 use std::fs::DirEntry;
 use std::path::Path;
+use std::sync::Mutex;
 
-/// Known notes stat'ed at once, at most (their folders stay open until then).
-const STAT_BATCH: usize = 4096;
-/// Folders kept open for a batch of stats, at most (one descriptor each).
-const MAX_OPEN_DIRS: usize = 64;
-/// Below this many notes a batch is stat'ed on the walk's own thread.
-const PARALLEL_STAT_MIN: usize = 256;
+/// Entries of a folder handed to another core at once while the folder is listed.
+const LOOK_CHUNK: usize = 512;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// A note file found by the walk.
 #[derive(Debug, Clone)]
@@ -53,31 +60,13 @@ pub(super) fn walk(
     known: &(dyn Fn(&str) -> Option<FileEntry> + Sync),
     errors: &mut Vec<ScanError>,
 ) -> Vec<Found> {
-    let mut w = Walk {
-        root,
-        known,
-        found: Vec::new(),
-        errors,
-        pending: Vec::new(),
-        open_dirs: 0,
-        stat_failed: Vec::new(),
-    };
-    w.folder(root, "", 0, &mut vec![String::new()]);
-    w.flush();
-    let Walk {
-        mut found,
-        stat_failed,
-        ..
-    } = w;
-    if !stat_failed.is_empty() {
-        let mut keep = vec![true; found.len()];
-        for i in stat_failed {
-            keep[i] = false;
-        }
-        let mut k = keep.iter();
-        found.retain(|_| k.next().copied().unwrap_or(true));
-    }
-    found
+    let w = Walk { root, known };
+    let mut out = Listing::default();
+    // The whole walk runs in the thread pool, so that a folder's entries and its sub-folders
+    // are shared out without a hand-over between threads per folder.
+    rayon::scope(|_| w.folder(root, "", 0, &[String::new()], &mut out));
+    errors.append(&mut out.errors);
+    out.found
 }
 
 /// A folder's (device, inode), to recognise it again through a symlink.
@@ -96,129 +85,198 @@ fn identity(_: &std::fs::Metadata) -> Option<(u64, u64)> {
     None
 }
 
+/// What the walk shares between its threads.
 struct Walk<'a> {
     root: &'a Path,
     known: &'a (dyn Fn(&str) -> Option<FileEntry> + Sync),
-    found: Vec<Found>,
-    errors: &'a mut Vec<ScanError>,
-    /// Known notes waiting for their stat: index in `found`, and the entry to stat.
-    pending: Vec<(usize, DirEntry)>,
-    /// Folders whose descriptor `pending` keeps open.
-    open_dirs: usize,
-    /// Indexes in `found` of notes whose stat failed (reported; they leave the list).
-    stat_failed: Vec<usize>,
 }
 
-impl Walk<'_> {
+/// What a folder and everything below it hold, in order.
+#[derive(Default)]
+struct Listing {
+    found: Vec<Found>,
+    errors: Vec<ScanError>,
+}
+
+impl Listing {
     fn error(&mut self, path: String, message: String) {
         self.errors.push(ScanError { path, message });
     }
 
+    fn append(&mut self, mut other: Listing) {
+        self.found.append(&mut other.found);
+        self.errors.append(&mut other.errors);
+    }
+}
+
+/// What one file entry of a folder is, once looked at (on any thread).
+enum Entry {
+    /// A note file, checked, looked up and (when known) stat'ed.
+    Note(Found),
+    /// Something to report instead.
+    Problem(ScanError),
+    /// Not a note (another kind of file, another extension).
+    Other,
+}
+
+/// An entry of a folder, in the folder's name order.
+enum Item {
+    /// A file entry, looked at.
+    Looked(Entry),
+    /// A folder to walk, by its path below the root.
+    Folder(String, DirEntry),
+    /// A symlink to follow (or refuse), by its path below the root.
+    Link(String, DirEntry),
+}
+
+fn problem(path: String, message: String) -> Entry {
+    Entry::Problem(ScanError { path, message })
+}
+
+fn cannot_read(e: std::io::Error) -> String {
+    format!("cannot read ({e}); check permissions")
+}
+
+fn child_rel(rel: &str, name: &str) -> String {
+    if rel.is_empty() {
+        name.to_string()
+    } else {
+        format!("{rel}/{name}")
+    }
+}
+
+impl Walk<'_> {
     /// Walk the folder `abs` (`rel` below the root, at `depth`; `ancestors` are the paths of the
-    /// folders from the root down to it, for loop detection).
-    fn folder(&mut self, abs: &Path, rel: &str, depth: usize, ancestors: &mut Vec<String>) {
+    /// folders from the root down to it, for loop detection) into `out`.
+    fn folder(&self, abs: &Path, rel: &str, depth: usize, ancestors: &[String], out: &mut Listing) {
         if depth >= MAX_DEPTH {
             return;
         }
-        let cannot_read = |e: std::io::Error| format!("cannot read ({e}); check permissions");
+        let here = || if rel.is_empty() { "." } else { rel }.to_string();
         let entries = match std::fs::read_dir(abs) {
             Ok(rd) => rd,
             Err(e) => {
-                let path = if rel.is_empty() { "." } else { rel };
-                self.error(path.to_string(), cannot_read(e));
+                out.error(here(), cannot_read(e));
                 return;
             }
         };
-        let mut named: Vec<(std::ffi::OsString, DirEntry)> = Vec::new();
-        for entry in entries {
-            match entry {
-                Ok(e) => {
-                    let name = e.file_name();
-                    if !name.as_encoded_bytes().starts_with(b".") {
-                        named.push((name, e));
-                    }
-                }
-                Err(e) => {
-                    let path = if rel.is_empty() { "." } else { rel };
-                    self.error(path.to_string(), cannot_read(e));
-                }
-            }
-        }
-        named.sort_unstable_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
-        let mut waits = false;
-        for (name, entry) in named {
-            let file_type = entry.file_type();
-            let child_rel = match name.to_str() {
-                Some(n) if rel.is_empty() => n.to_string(),
-                Some(n) => format!("{rel}/{n}"),
-                None => {
-                    let lossy = name.to_string_lossy();
-                    let path = if rel.is_empty() {
-                        lossy.into_owned()
-                    } else {
-                        format!("{rel}/{lossy}")
-                    };
-                    if file_type.as_ref().is_ok_and(|t| !t.is_file()) {
-                        let message = "folder or link name is not valid UTF-8: rename it; \
-                            the notes below it were skipped";
-                        self.error(path, message.to_string());
-                    } else if name.as_encoded_bytes().ends_with(b".md") {
-                        let message =
-                            "file name is not valid UTF-8: rename the file; the file was skipped";
-                        self.error(path, message.to_string());
-                    }
-                    continue;
-                }
+        // File entries are looked at a chunk at a time while the listing goes on (on every
+        // core); folders and links wait for the name order.
+        let known = self.known;
+        let look = |(name, entry): (OsString, DirEntry)| {
+            let e = look_at(rel, &name, entry, known);
+            (name, Item::Looked(e))
+        };
+        let chunks: Mutex<Vec<Vec<(OsString, Item)>>> = Mutex::new(Vec::new());
+        let mut items: Vec<(OsString, Item)> = Vec::new();
+        rayon::in_place_scope(|s| {
+            let mut chunk: Vec<(OsString, DirEntry)> = Vec::new();
+            let hand_over = |chunk: Vec<(OsString, DirEntry)>| {
+                let (chunks, look) = (&chunks, &look);
+                s.spawn(move |_| {
+                    let looked: Vec<_> = chunk.into_iter().map(look).collect();
+                    lock(chunks).push(looked);
+                });
             };
-            let file_type = match file_type {
-                Ok(t) => t,
-                Err(e) => {
-                    self.error(child_rel, cannot_read(e));
-                    continue;
-                }
-            };
-            if file_type.is_symlink() {
-                self.link(&entry.path(), child_rel, depth + 1, ancestors);
-            } else if file_type.is_dir() {
-                ancestors.push(child_rel.clone());
-                self.folder(&entry.path(), &child_rel, depth + 1, ancestors);
-                ancestors.pop();
-            } else if file_type.is_file() && child_rel.ends_with(".md") {
-                let Some(index) = self.note(child_rel) else {
-                    continue;
+            for entry in entries {
+                let e = match entry {
+                    Ok(e) => e,
+                    Err(e) => {
+                        out.error(here(), cannot_read(e));
+                        continue;
+                    }
                 };
-                if self.found[index].old.is_some() {
-                    self.pending.push((index, entry));
-                    waits = true;
+                let name = e.file_name();
+                if name.as_encoded_bytes().starts_with(b".") {
+                    continue;
+                }
+                match (name.to_str(), e.file_type()) {
+                    (Some(n), Ok(t)) if t.is_dir() => {
+                        let item = Item::Folder(child_rel(rel, n), e);
+                        items.push((name, item));
+                    }
+                    (Some(n), Ok(t)) if t.is_symlink() => {
+                        let item = Item::Link(child_rel(rel, n), e);
+                        items.push((name, item));
+                    }
+                    _ => {
+                        chunk.push((name, e));
+                        if chunk.len() == LOOK_CHUNK {
+                            hand_over(std::mem::take(&mut chunk));
+                        }
+                    }
                 }
             }
+            items.extend(chunk.into_iter().map(look));
+        });
+        let looked = chunks.into_inner().unwrap_or_else(|p| p.into_inner());
+        items.extend(looked.into_iter().flatten());
+        let by_name = |a: &(OsString, Item), b: &(OsString, Item)| {
+            a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes())
+        };
+        if items.len() > LOOK_CHUNK {
+            items.par_sort_unstable_by(by_name);
+        } else {
+            items.sort_unstable_by(by_name);
         }
-        if waits {
-            self.open_dirs += 1;
-        }
-        if self.pending.len() >= STAT_BATCH || self.open_dirs >= MAX_OPEN_DIRS {
-            self.flush();
+        // The sub-folders (and links), walked on every core, each into its own listing.
+        let below: Vec<(&str, &DirEntry, bool)> = items
+            .iter()
+            .filter_map(|(_, item)| match item {
+                Item::Folder(r, e) => Some((r.as_str(), e, false)),
+                Item::Link(r, e) => Some((r.as_str(), e, true)),
+                Item::Looked(_) => None,
+            })
+            .collect();
+        let walk_below = |&(child, entry, is_link): &(&str, &DirEntry, bool)| {
+            let mut listing = Listing::default();
+            let mut chain = ancestors.to_vec();
+            if is_link {
+                self.link(&entry.path(), child, depth + 1, &chain, &mut listing);
+            } else {
+                chain.push(child.to_string());
+                self.folder(&entry.path(), child, depth + 1, &chain, &mut listing);
+            }
+            listing
+        };
+        let listings: Vec<Listing> = if below.len() > 1 {
+            below.par_iter().map(walk_below).collect()
+        } else {
+            below.iter().map(walk_below).collect()
+        };
+        let mut listings = listings.into_iter();
+        for (_, item) in items {
+            match item {
+                Item::Looked(Entry::Note(found)) => out.found.push(found),
+                Item::Looked(Entry::Problem(e)) => out.errors.push(e),
+                Item::Looked(Entry::Other) => {}
+                Item::Folder(..) | Item::Link(..) => {
+                    if let Some(l) = listings.next() {
+                        out.append(l);
+                    }
+                }
+            }
         }
     }
 
-    /// A note at `rel` (a regular file or a link to one): checked, looked up, listed. Its index
-    /// in `found`, `None` when its name gives no id (reported).
-    fn note(&mut self, rel: String) -> Option<usize> {
-        if let Err(message) = notes::id_of_note_path(&rel) {
-            self.error(rel, format!("{message}; the file was skipped"));
-            return None;
+    /// A note at `rel` reached through a symlink, with its target's stat (a link's own would
+    /// not change with the note).
+    fn linked_note(&self, rel: &str, meta: &std::fs::Metadata, out: &mut Listing) {
+        if let Err(message) = notes::id_of_note_path(rel) {
+            out.error(rel.to_string(), format!("{message}; the file was skipped"));
+            return;
         }
-        let old = (self.known)(&rel);
-        self.found.push(Found {
-            rel,
+        let old = (self.known)(rel);
+        let stat = old.is_some().then(|| Stat::of(meta));
+        out.found.push(Found {
+            rel: rel.to_string(),
             old,
-            stat: None,
+            stat,
         });
-        Some(self.found.len() - 1)
     }
 
     /// A symlink at `abs` (`rel`, at `depth`): followed when its target is inside the root.
-    fn link(&mut self, abs: &Path, rel: String, depth: usize, ancestors: &mut Vec<String>) {
+    fn link(&self, abs: &Path, rel: &str, depth: usize, ancestors: &[String], out: &mut Listing) {
         let target = match abs
             .canonicalize()
             .and_then(|t| Ok((std::fs::metadata(&t)?, t)))
@@ -226,15 +284,18 @@ impl Walk<'_> {
             Ok(t) => t,
             Err(e) => {
                 if rel.ends_with(".md") {
-                    self.error(rel, format!("broken symlink ({e}): it was skipped"));
+                    out.error(
+                        rel.to_string(),
+                        format!("broken symlink ({e}): it was skipped"),
+                    );
                 }
                 return;
             }
         };
         let (meta, target) = target;
         if !target.starts_with(self.root) {
-            self.error(
-                rel,
+            out.error(
+                rel.to_string(),
                 format!(
                     "symlink to {} outside memory/: it was skipped; copy the note into memory/ instead",
                     target.display()
@@ -252,41 +313,66 @@ impl Walk<'_> {
                 let message = format!(
                     "symlink loop back to memory/{anc}: it was skipped; remove or fix the link"
                 );
-                self.error(rel, message);
+                out.error(rel.to_string(), message);
                 return;
             }
-            ancestors.push(rel.clone());
-            self.folder(abs, &rel, depth, ancestors);
-            ancestors.pop();
+            let mut chain = ancestors.to_vec();
+            chain.push(rel.to_string());
+            self.folder(abs, rel, depth, &chain, out);
         } else if meta.is_file() && rel.ends_with(".md") {
-            // The target's stat, already at hand (a link's own would not change with the note).
-            if let Some(index) = self.note(rel)
-                && self.found[index].old.is_some()
-            {
-                self.found[index].stat = Some(Stat::of(&meta));
-            }
+            self.linked_note(rel, &meta, out);
         }
     }
+}
 
-    /// Stat the pending notes (on every core when there are many) and close their folders.
-    fn flush(&mut self) {
-        let pending = std::mem::take(&mut self.pending);
-        self.open_dirs = 0;
-        let stats: Vec<std::io::Result<std::fs::Metadata>> = if pending.len() >= PARALLEL_STAT_MIN {
-            use rayon::prelude::*;
-            pending.par_iter().map(|(_, e)| e.metadata()).collect()
-        } else {
-            pending.iter().map(|(_, e)| e.metadata()).collect()
-        };
-        for ((index, _), stat) in pending.iter().zip(stats) {
-            match stat {
-                Ok(m) => self.found[*index].stat = Some(Stat::of(&m)),
-                Err(e) => {
-                    let path = self.found[*index].rel.clone();
-                    self.error(path, format!("cannot stat ({e})"));
-                    self.stat_failed.push(*index);
-                }
-            }
+/// What the entry `name` of the folder `rel` is: a note (checked against its id, looked up in
+/// `known` and, when known, stat'ed through the folder's descriptor), a folder or a symlink to
+/// follow, a problem to report, or nothing of ours.
+fn look_at(
+    rel: &str,
+    name: &OsStr,
+    entry: DirEntry,
+    known: &(dyn Fn(&str) -> Option<FileEntry> + Sync),
+) -> Entry {
+    let file_type = entry.file_type();
+    let child_rel = match name.to_str() {
+        Some(n) => child_rel(rel, n),
+        None => {
+            let path = child_rel(rel, &name.to_string_lossy());
+            return if file_type.as_ref().is_ok_and(|t| !t.is_file()) {
+                let message = "folder or link name is not valid UTF-8: rename it; \
+                    the notes below it were skipped";
+                problem(path, message.to_string())
+            } else if name.as_encoded_bytes().ends_with(b".md") {
+                let message = "file name is not valid UTF-8: rename the file; the file was skipped";
+                problem(path, message.to_string())
+            } else {
+                Entry::Other
+            };
         }
+    };
+    let file_type = match file_type {
+        Ok(t) => t,
+        Err(e) => return problem(child_rel, cannot_read(e)),
+    };
+    // (Folders and links with a valid name are not looked at here.)
+    if !file_type.is_file() || !child_rel.ends_with(".md") {
+        return Entry::Other;
     }
+    if let Err(message) = notes::id_of_note_path(&child_rel) {
+        return problem(child_rel, format!("{message}; the file was skipped"));
+    }
+    let old = known(&child_rel);
+    let stat = match old {
+        None => None,
+        Some(_) => match entry.metadata() {
+            Ok(m) => Some(Stat::of(&m)),
+            Err(e) => return problem(child_rel, format!("cannot stat ({e})")),
+        },
+    };
+    Entry::Note(Found {
+        rel: child_rel,
+        old,
+        stat,
+    })
 }

@@ -1,0 +1,21 @@
+//! Freeing big values off the caller's path.
+//!
+//! A scan of 100k notes ends holding hundreds of thousands of small allocations (paths, manifest
+//! entries, parsed notes); freeing them takes tens of milliseconds that nobody waits for in a
+//! long-lived process and that a command-line process need not pay at all (it exits first, and
+//! the OS takes the memory back at once).
+
+/// Items (notes, paths) from which a collection is freed on a thread of its own.
+pub(crate) const FREE_LATER_MIN_ITEMS: usize = 4096;
+
+/// Drop `value` on a thread of its own when `big`, else right here (also when no thread can
+/// start).
+pub(crate) fn free_later<T: Send + 'static>(value: T, big: bool) {
+    if !big {
+        return;
+    }
+    // On a spawn error the closure, and the value with it, is dropped right here.
+    let _ = std::thread::Builder::new()
+        .name("mnemon-free".into())
+        .spawn(move || drop(value));
+}

@@ -660,9 +660,9 @@ impl Memory {
     pub fn index(&self) -> Result<IndexReport> {
         let started = Instant::now();
         let _lock = self.write_lock()?;
-        let manifest = self.store.read()?.manifest()?;
         let t = Instant::now();
-        let outcome = scan::scan(&self.dir.memory(), &manifest);
+        let (outcome, manifest) =
+            scan::scan_while_loading(&self.dir.memory(), || self.store.read()?.manifest())?;
         let big = manifest.len() >= FREE_LATER_MIN_ITEMS;
         free_later(manifest, big);
         let phases = IndexPhases {

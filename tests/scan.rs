@@ -461,3 +461,77 @@ fn names_that_are_not_utf8_are_reported_and_skipped() {
         r.errors
     );
 }
+
+/// `mnemon index` loads the manifest on a thread of its own while the walk lists the folders:
+/// the walk's lookups must wait for it and use it. A note the manifest knows with its current
+/// stat is not read, one it does not know is, and one only it names is removed: over a folder of
+/// 600 notes (two chunks looked at while the listing goes on) and a sub-folder.
+#[test]
+fn manifest_loaded_beside_the_walk_is_what_the_notes_are_compared_with() {
+    use mnemon::store::FileEntry;
+    let (_tmp, memory) = fresh();
+    for n in 0..600 {
+        write_note(&memory, &format!("n{n:03}.md"), format!("note {n}"));
+    }
+    write_note(&memory, "sub/deep.md", "deep");
+    let root = memory.dir().memory();
+    let entry_of = |rel: &str| {
+        let meta = std::fs::metadata(root.join(rel)).unwrap();
+        let mtime = meta.modified().unwrap();
+        let mtime_ns = mtime
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i64;
+        FileEntry {
+            size: meta.len(),
+            mtime_ns,
+            hash: 0,
+        }
+    };
+    let load = || -> Result<std::collections::HashMap<String, FileEntry>, String> {
+        // Slower than the listing of the folder, so that lookups have to wait for it.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut m: std::collections::HashMap<String, FileEntry> = (0..600)
+            .filter(|n| *n != 417)
+            .map(|n| format!("n{n:03}.md"))
+            .map(|rel| (rel.clone(), entry_of(&rel)))
+            .collect();
+        m.insert("sub/deep.md".into(), entry_of("sub/deep.md"));
+        m.insert("gone.md".into(), entry_of("n000.md"));
+        Ok(m)
+    };
+    let (outcome, manifest) = mnemon::scan::scan_while_loading(&root, load).unwrap();
+    assert_eq!(manifest.len(), 601);
+    let read: Vec<&str> = outcome
+        .batch
+        .upserts
+        .iter()
+        .map(|u| u.path.as_str())
+        .collect();
+    assert_eq!(read, vec!["n417.md"]);
+    assert_eq!(outcome.removed, vec!["gone"]);
+    assert!(outcome.walk_errors.is_empty(), "{:?}", outcome.walk_errors);
+}
+
+/// A manifest that cannot be loaded ends the scan with its error; one whose loader panics raises
+/// the panic instead of leaving the walk waiting for it.
+#[test]
+fn manifest_loader_errors_and_panics_end_the_scan() {
+    use mnemon::store::FileEntry;
+    type Manifest = std::collections::HashMap<String, FileEntry>;
+    let (_tmp, memory) = fresh();
+    for n in 0..600 {
+        write_note(&memory, &format!("n{n:03}.md"), format!("note {n}"));
+    }
+    let root = memory.dir().memory();
+    let failed = mnemon::scan::scan_while_loading(&root, || -> Result<Manifest, String> {
+        Err("store unreadable".into())
+    });
+    assert_eq!(failed.err(), Some("store unreadable".to_string()));
+    let panicked = std::panic::catch_unwind(|| {
+        mnemon::scan::scan_while_loading(&root, || -> Result<Manifest, String> {
+            panic!("loader panicked")
+        })
+    });
+    assert!(panicked.is_err());
+}

@@ -12,6 +12,7 @@ use crate::store::{Batch, EdgeValue, FileEntry, NodeRecord, NoteUpdate};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
+use std::sync::OnceLock;
 use walk::Found;
 
 mod walk;
@@ -72,11 +73,69 @@ pub fn scan<S: BuildHasher + Sync>(
     manifest: &HashMap<String, FileEntry, S>,
 ) -> ScanOutcome {
     let mut out = ScanOutcome::default();
-    let known = |rel: &str| manifest.get(rel).copied();
+    let (root, found) = walk_notes(memory_dir, &|rel| manifest.get(rel).copied(), &mut out);
+    compare_and_read(&root, found, manifest, out)
+}
+
+/// [`scan`] with the manifest given by `load`, which runs on a thread of its own while the walk
+/// lists the folders (reading 100k manifest entries from the store takes about as long as
+/// listing a folder of 80k notes). The walk waits for the manifest before it looks a note up.
+/// Returns the manifest too (the caller frees it); `load`'s error ends the scan before any note
+/// is read.
+pub fn scan_while_loading<S, E>(
+    memory_dir: &Path,
+    load: impl FnOnce() -> Loaded<S, E> + Send,
+) -> std::result::Result<(ScanOutcome, HashMap<String, FileEntry, S>), E>
+where
+    S: BuildHasher + Send + Sync,
+    E: Send + Sync,
+{
+    // `None` inside when `load` panicked (the panic is raised again when the threads join).
+    let cell: OnceLock<Option<Loaded<S, E>>> = OnceLock::new();
+    let mut out = ScanOutcome::default();
+    let (root, found) = std::thread::scope(|s| {
+        s.spawn(|| {
+            let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(load));
+            let (value, panic) = match loaded {
+                Ok(v) => (Some(v), None),
+                Err(p) => (None, Some(p)),
+            };
+            // Set before a panic is raised again, so that no lookup waits forever.
+            let _ = cell.set(value);
+            if let Some(p) = panic {
+                std::panic::resume_unwind(p);
+            }
+        });
+        let known = |rel: &str| match cell.wait() {
+            Some(Ok(m)) => m.get(rel).copied(),
+            _ => None,
+        };
+        walk_notes(memory_dir, &known, &mut out)
+    });
+    match cell.into_inner() {
+        Some(Some(Ok(manifest))) => {
+            let out = compare_and_read(&root, found, &manifest, out);
+            Ok((out, manifest))
+        }
+        Some(Some(Err(e))) => Err(e),
+        // A panic of `load` was raised when the scope ended.
+        _ => unreachable!("the manifest loader neither returned nor panicked"),
+    }
+}
+
+/// What a manifest loader gave.
+type Loaded<S, E> = std::result::Result<HashMap<String, FileEntry, S>, E>;
+
+/// The notes below `memory_dir` (canonical root and what the walk found), walk errors in `out`.
+fn walk_notes(
+    memory_dir: &Path,
+    known: &(dyn Fn(&str) -> Option<FileEntry> + Sync),
+    out: &mut ScanOutcome,
+) -> (PathBuf, Vec<Found>) {
     // No folder, no notes: every note of the manifest is then removed.
     let (root, found) = match memory_dir.canonicalize() {
         Ok(root) => {
-            let found = walk::walk(&root, &known, &mut out.walk_errors);
+            let found = walk::walk(&root, known, &mut out.walk_errors);
             (root, found)
         }
         Err(e) => {
@@ -90,8 +149,17 @@ pub fn scan<S: BuildHasher + Sync>(
     // Errors by the path they show (lossy for a name that is not UTF-8, absolute for one outside
     // the folder): for the rest, the same order as the notes.
     out.walk_errors.sort_by(|a, b| path_order(&a.path, &b.path));
+    (root, found)
+}
 
-    read_changed(&root, &found, &mut out);
+/// Read what `found` says changed since `manifest`, and list what left it.
+fn compare_and_read<S: BuildHasher>(
+    root: &Path,
+    found: Vec<Found>,
+    manifest: &HashMap<String, FileEntry, S>,
+    mut out: ScanOutcome,
+) -> ScanOutcome {
+    read_changed(root, &found, &mut out);
     // Every path of the manifest was found when as many found notes were known (the paths
     // found are distinct): the common case of a re-scan needs no set of them.
     let known = found.iter().filter(|f| f.old.is_some()).count();

@@ -9,14 +9,16 @@
 //! Re-scanning an unchanged corpus is a stat of every note and nothing else, so the stat is what
 //! this module makes cheap: a known note is stat'ed relative to its folder's open handle
 //! (`DirEntry::metadata`, an `fstatat` on the folder's descriptor: no lookup of the path from
-//! `/`). A folder's entries are listed (one `read_dir`, the part that cannot be shared), sorted,
-//! and then looked at on every core: each name checked, looked up in the manifest and, when
-//! known, stat'ed; only folders and symlinks are then followed in order, on the walk's thread. A
-//! new note is not stat'ed here at all: it is read anyway, and its reader takes the stat from the
-//! open file. Written on `read_dir` rather than on `walkdir` because `walkdir` stats an entry
-//! through its full path, one at a time (100k notes: 0.63 s for a re-scan on `walkdir`, see
-//! BENCHMARKS.md). A folder's descriptor stays open while the folders below it are walked, so
-//! at most [`MAX_DEPTH`] are open at once.
+//! `/`). A folder's file entries are looked at (each name checked, looked up in the manifest
+//! and, when known, stat'ed) a chunk at a time on every core while the folder is still being
+//! listed (one `read_dir`, the part no second core can share), then put in name order with its
+//! folders and symlinks; the sub-folders are walked on every core, each into its own listing,
+//! and the listings are merged in name order. A new note is not stat'ed here at all: it is read
+//! anyway, and its reader takes the stat from the open file. Written on `read_dir` rather than
+//! on `walkdir` because `walkdir` stats an entry through its full path, one at a time (100k
+//! notes: 0.63 s for a re-scan on `walkdir`, see BENCHMARKS.md). A folder's descriptor stays
+//! open while the folders below it are walked: the walks in progress, at most [`MAX_DEPTH`]
+//! deep on each thread, bound the descriptors open at once.
 
 use super::{MAX_DEPTH, ScanError, Stat};
 use crate::notes;

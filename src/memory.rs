@@ -140,7 +140,7 @@ pub struct IndexReport {
 /// Milliseconds per phase of one [`Memory::index`].
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
 pub struct IndexPhases {
-    /// Walk, stat, read and parse changed notes.
+    /// Load the manifest, walk, stat, read and parse changed notes.
     pub scan_ms: u64,
     /// Tokenize and write lexical segments (and merges).
     pub lexical_ms: u64,

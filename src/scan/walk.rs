@@ -261,22 +261,6 @@ impl Walk<'_> {
         }
     }
 
-    /// A note at `rel` reached through a symlink, with its target's stat (a link's own would
-    /// not change with the note).
-    fn linked_note(&self, rel: &str, meta: &std::fs::Metadata, out: &mut Listing) {
-        if let Err(message) = notes::id_of_note_path(rel) {
-            out.error(rel.to_string(), format!("{message}; the file was skipped"));
-            return;
-        }
-        let old = (self.known)(rel);
-        let stat = old.is_some().then(|| Stat::of(meta));
-        out.found.push(Found {
-            rel: rel.to_string(),
-            old,
-            stat,
-        });
-    }
-
     /// A symlink at `abs` (`rel`, at `depth`): followed when its target is inside the root.
     fn link(&self, abs: &Path, rel: &str, depth: usize, ancestors: &[String], out: &mut Listing) {
         let target = match abs
@@ -322,7 +306,12 @@ impl Walk<'_> {
             chain.push(rel.to_string());
             self.folder(abs, rel, depth, &chain, out);
         } else if meta.is_file() && rel.ends_with(".md") {
-            self.linked_note(rel, &meta, out);
+            // The target's stat, already at hand (a link's own would not change with the note).
+            match note(rel.to_string(), self.known, || Ok(meta)) {
+                Entry::Note(found) => out.found.push(found),
+                Entry::Problem(e) => out.errors.push(e),
+                Entry::Other => {}
+            }
         }
     }
 }
@@ -361,20 +350,26 @@ fn look_at(
     if !file_type.is_file() || !child_rel.ends_with(".md") {
         return Entry::Other;
     }
-    if let Err(message) = notes::id_of_note_path(&child_rel) {
-        return problem(child_rel, format!("{message}; the file was skipped"));
+    note(child_rel, known, || entry.metadata())
+}
+
+/// The note at `rel`: checked against its id, looked up in `known` and, when known, stat'ed by
+/// `stat_of` (through the folder's descriptor, or a link's target's stat already at hand).
+fn note(
+    rel: String,
+    known: &(dyn Fn(&str) -> Option<FileEntry> + Sync),
+    stat_of: impl FnOnce() -> std::io::Result<std::fs::Metadata>,
+) -> Entry {
+    if let Err(message) = notes::id_of_note_path(&rel) {
+        return problem(rel, format!("{message}; the file was skipped"));
     }
-    let old = known(&child_rel);
+    let old = known(&rel);
     let stat = match old {
         None => None,
-        Some(_) => match entry.metadata() {
+        Some(_) => match stat_of() {
             Ok(m) => Some(Stat::of(&m)),
-            Err(e) => return problem(child_rel, format!("cannot stat ({e})")),
+            Err(e) => return problem(rel, format!("cannot stat ({e})")),
         },
     };
-    Entry::Note(Found {
-        rel: child_rel,
-        old,
-        stat,
-    })
+    Entry::Note(Found { rel, old, stat })
 }

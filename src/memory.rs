@@ -16,7 +16,7 @@ use crate::recall::shown::ShownCache;
 use crate::recall::{self, Clock, Query, Recall, SystemClock, cooccur, policy};
 use crate::scan::{self, ScanError};
 use crate::store::graph::{self, Refreshed};
-use crate::store::{Batch, BatchWriter, Edge, Graph, NodeRecord, Store, StoreReader, Version};
+use crate::store::{Batch, BatchWriter, Edge, Graph, LazyReader, NodeRecord, Store, Version};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -51,7 +51,7 @@ const OVERLAP_STORE_MIN_NOTES: usize = 512;
 const GRAPH_FILE_REWRITE_PATCHED: usize = 256;
 
 /// Lock file in `index/` held while one process updates the derived index.
-pub const WRITE_LOCK_FILE: &str = "write.lock";
+pub use crate::store::WRITE_LOCK_FILE;
 
 /// Identity (len, mtime) of the lexical manifest file, `None` when there is none.
 type ManifestStamp = Option<(u64, std::time::SystemTime)>;
@@ -76,6 +76,9 @@ pub struct Memory {
     ord_stats: RwLock<Arc<OrdStats>>,
     /// What recall shows of the notes it returned lately, for one store version.
     shown: RwLock<Arc<ShownCache>>,
+    /// The store version the last recall at the current version read, with the store's change
+    /// count read just before its transaction began (`None` when the count was unsettled).
+    last_read: Mutex<Option<(u64, Version)>>,
     clock: Box<dyn Clock>,
     events: EventLog,
     notices: Mutex<Vec<String>>,
@@ -274,6 +277,7 @@ impl Memory {
         }
         let (store, rebuilt) = Store::open(&dir.index())?;
         notices.extend(rebuilt);
+        notices.extend(store.change_seq_problem().map(str::to_string));
         let events = EventLog::open(opts.fs, dir.events(), dir.index(), opts.session, opts.sync)?;
         let now_ms = SystemClock.now_s() * 1000;
         if events.compaction_due(opts.compact, now_ms) {
@@ -301,6 +305,7 @@ impl Memory {
             graph_patched: std::sync::atomic::AtomicUsize::new(0),
             ord_stats: RwLock::new(Arc::new(OrdStats::default())),
             shown: RwLock::new(Arc::new(ShownCache::new(Version::default()))),
+            last_read: Mutex::new(None),
             clock: Box::new(SystemClock),
             events,
             notices: Mutex::new(notices),
@@ -532,7 +537,7 @@ impl Memory {
 
     /// The in-memory graph at `reader`'s store version `v` (patched from the store's change
     /// log, or loaded whole the first time).
-    fn graph(&self, reader: &StoreReader<'_>, v: Version) -> Result<Arc<Graph>> {
+    fn graph(&self, view: &LazyReader<'_>, v: Version) -> Result<Arc<Graph>> {
         let poisoned = || Error::InvalidArgument {
             what: "graph",
             message: "lock poisoned by a panic in another thread".into(),
@@ -566,7 +571,7 @@ impl Memory {
                 return Ok(w.clone());
             }
         }
-        let patched = match g.refresh(reader)? {
+        let patched = match g.refresh(view.get()?.0)? {
             Refreshed::Unchanged => 0,
             Refreshed::Patched(n) => self.graph_patched.fetch_add(n, Ordering::Relaxed) + n,
             Refreshed::Loaded => usize::MAX,
@@ -624,16 +629,8 @@ impl Memory {
         Ok(w.clone())
     }
 
-    fn write_lock(&self) -> Result<std::fs::File> {
-        let path = self.dir.index().join(WRITE_LOCK_FILE);
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io("open lock file", &path, e))?;
-        f.lock().map_err(|e| Error::io("lock", &path, e))?;
-        Ok(f)
+    fn write_lock(&self) -> Result<crate::store::WriteLock> {
+        self.store.write_lock()
     }
 
     /// The folder this memory lives in.
@@ -926,29 +923,9 @@ impl Memory {
         let started = Instant::now();
         // Other sessions' events become visible within STATS_REFRESH_INTERVAL.
         self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
-        let reader = self.store.read()?;
-        let version = reader.version()?;
-        let lex = self.lexical_at(version)?;
-        let graph = self.graph(&reader, version)?;
-        let results = {
-            let by_ord = self.ord_stats(&graph)?;
-            let stats = |o: u32| by_ord.get(o);
-            // Records read at this reader's version are kept only for the graph of that version.
-            let shown = if graph.version() == version {
-                self.shown(version)?
-            } else {
-                Arc::new(ShownCache::new(version))
-            };
-            recall::engine::run(
-                &lex,
-                &graph,
-                &reader,
-                &shown,
-                &self.tokenizer,
-                q,
-                self.clock.now_s(),
-                &stats,
-            )?
+        let results = match self.recall_unchanged(q)? {
+            Some(results) => results,
+            None => self.recall_current(q)?,
         };
         let n = self
             .qid_counter
@@ -987,6 +964,61 @@ impl Memory {
         }
         self.events.append(events)?;
         Ok(recall)
+    }
+
+    /// A recall at the store version the last recall read, when the store's change count shows
+    /// that no process has written it since (two loads from a mapped page): no read transaction
+    /// is begun unless a record must be read. `None` when the count moved, is unsettled or
+    /// unusable, or when a record read found the store at a newer version (the caller then
+    /// recalls at the current version).
+    fn recall_unchanged(&self, q: &Query) -> Result<Option<Vec<recall::Hit>>> {
+        let Some(count) = self.store.settled_change_count() else {
+            return Ok(None);
+        };
+        let last = self.last_read.lock().ok().and_then(|l| *l);
+        let Some((_, version)) = last.filter(|(c, _)| *c == count) else {
+            return Ok(None);
+        };
+        let view = LazyReader::deferred(&self.store, version);
+        let results = self.recall_at(q, &view)?;
+        Ok((!view.moved()).then_some(results))
+    }
+
+    /// A recall at the store's current version (one read transaction), remembered with the
+    /// change count read before it began.
+    fn recall_current(&self, q: &Query) -> Result<Vec<recall::Hit>> {
+        let count = self.store.settled_change_count();
+        let reader = self.store.read()?;
+        let version = reader.version()?;
+        if let Ok(mut l) = self.last_read.lock() {
+            *l = count.map(|c| (c, version));
+        }
+        self.recall_at(q, &LazyReader::begun(reader, version))
+    }
+
+    /// The recall itself, against the lexical index, graph and records of `view`'s version.
+    fn recall_at(&self, q: &Query, view: &LazyReader<'_>) -> Result<Vec<recall::Hit>> {
+        let version = view.version();
+        let lex = self.lexical_at(version)?;
+        let graph = self.graph(view, version)?;
+        let by_ord = self.ord_stats(&graph)?;
+        let stats = |o: u32| by_ord.get(o);
+        // Records read at this reader's version are kept only for the graph of that version.
+        let shown = if graph.version() == version {
+            self.shown(version)?
+        } else {
+            Arc::new(ShownCache::new(version))
+        };
+        recall::engine::run(
+            &lex,
+            &graph,
+            view,
+            &shown,
+            &self.tokenizer,
+            q,
+            self.clock.now_s(),
+            &stats,
+        )
     }
 
     /// Mark a note as important (1..=10): its only effect is one ImportanceTag event. Use it for
@@ -1224,6 +1256,7 @@ mod tests {
     use super::*;
     use crate::corpus::{GenConfig, generate};
     use crate::index::segment::writer::build_segment;
+    use crate::store::StoreReader;
 
     /// A big scan writes its note rows on a thread while the lexical index and the edges are
     /// computed, then its edge tables on two threads: the store must hold what one `apply` of
@@ -1308,5 +1341,102 @@ mod tests {
             assert_eq!(segment, Some(want.clone()), "chunks of {chunk}");
             assert!(ids.windows(2).all(|w| w[0] < w[1]) && ids.len() == 60);
         }
+    }
+
+    /// A memory of three notes, indexed, and a query that finds the first.
+    fn three_notes() -> (tempfile::TempDir, Memory, Query) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let memory = Memory::init(tmp.path().join(".mnemon")).expect("init");
+        for (id, body) in [
+            (
+                "alpha",
+                "Zebra crossings near the depot need a second look.",
+            ),
+            ("beta", "Nothing about animals here, only [[alpha]]."),
+            ("gamma", "The deploy pipeline and its canary."),
+        ] {
+            std::fs::write(memory.dir().memory().join(format!("{id}.md")), body).expect("write");
+        }
+        memory.index().expect("index");
+        let mut q = Query::text("zebra crossing");
+        q.record = false;
+        (tmp, memory, q)
+    }
+
+    fn ids(m: &Memory, q: &Query) -> Vec<String> {
+        m.recall(q)
+            .expect("recall")
+            .results
+            .into_iter()
+            .map(|h| h.id)
+            .collect()
+    }
+
+    #[test]
+    fn recalls_with_the_change_count_unmoved_begin_no_read_transaction_and_see_other_writers() {
+        let (tmp, a, q) = three_notes();
+        assert_eq!(ids(&a, &q)[0], "alpha");
+        let reads = a.store.reads_begun();
+        assert_eq!(ids(&a, &q)[0], "alpha");
+        assert_eq!(ids(&a, &q)[0], "alpha");
+        assert_eq!(
+            a.store.reads_begun(),
+            reads,
+            "unmoved count: no transaction"
+        );
+        // Another handle (as another process would) adds a better match.
+        let b = Memory::open(tmp.path().join(".mnemon")).expect("open b");
+        std::fs::write(
+            b.dir().memory().join("zebra-crossing.md"),
+            "---\nname: Zebra crossing\n---\nZebra crossing rules: every zebra crossing is checked.",
+        )
+        .expect("write");
+        b.index().expect("index b");
+        assert_eq!(
+            ids(&a, &q)[0],
+            "zebra-crossing",
+            "the other writer's commit is seen"
+        );
+        assert!(a.store.reads_begun() > reads);
+        let reads = a.store.reads_begun();
+        assert_eq!(ids(&a, &q)[0], "zebra-crossing");
+        assert_eq!(a.store.reads_begun(), reads, "unmoved again");
+    }
+
+    #[test]
+    fn a_writer_that_died_between_its_counts_sends_recalls_to_the_store_until_the_write_lock() {
+        let (tmp, a, q) = three_notes();
+        assert_eq!(ids(&a, &q)[0], "alpha");
+        assert_eq!(ids(&a, &q)[0], "alpha");
+        // A writer counts its start, commits, and dies before counting its end.
+        let seq = crate::store::ChangeSeq::open(&a.dir().index()).expect("seq");
+        std::mem::forget(seq.counting());
+        let mut b = Memory::open(tmp.path().join(".mnemon")).expect("open b");
+        b.store.stop_counting_writes();
+        std::fs::write(
+            b.dir().memory().join("zebra-crossing.md"),
+            "---\nname: Zebra crossing\n---\nZebra crossing rules: every zebra crossing is checked.",
+        )
+        .expect("write");
+        b.index().expect("index b");
+        let (started, finished) = seq.counts();
+        assert_eq!(started, finished + 1, "the end was never counted");
+        // `finished` did not move: only the unequal count keeps `a` off its remembered version.
+        assert_eq!(ids(&a, &q)[0], "zebra-crossing");
+        let reads = a.store.reads_begun();
+        assert_eq!(ids(&a, &q)[0], "zebra-crossing");
+        assert_eq!(
+            a.store.reads_begun(),
+            reads + 1,
+            "every recall reads the store"
+        );
+        // The next holder of the write lock settles the count; recalls skip the store again.
+        drop(a.write_lock().expect("lock"));
+        let (started, finished) = seq.counts();
+        assert_eq!(started, finished);
+        assert_eq!(ids(&a, &q)[0], "zebra-crossing");
+        let reads = a.store.reads_begun();
+        assert_eq!(ids(&a, &q)[0], "zebra-crossing");
+        assert_eq!(a.store.reads_begun(), reads);
     }
 }

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::index::LexicalIndex;
 use crate::index::tokenize::Tokenizer;
 use crate::notes::EdgeKind;
-use crate::store::{Graph, StoreReader};
+use crate::store::{Graph, LazyReader};
 use std::collections::BinaryHeap;
 
 thread_local! {
@@ -277,7 +277,7 @@ pub fn validate(q: &Query) -> Result<()> {
 pub fn run(
     lex: &LexicalIndex,
     graph: &Graph,
-    store: &StoreReader<'_>,
+    store: &LazyReader<'_>,
     shown: &ShownCache,
     tok: &Tokenizer,
     q: &Query,

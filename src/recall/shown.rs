@@ -9,7 +9,7 @@
 
 use crate::error::Result;
 use crate::notes::NoteType;
-use crate::store::{Graph, StoreReader, Version};
+use crate::store::{Graph, LazyReader, Version};
 use std::sync::Arc;
 
 /// Records kept per store version (about 0.5 KiB each).
@@ -47,12 +47,13 @@ impl ShownCache {
     }
 
     /// The shown records of `ords` (ordinals of `graph`), in order; `None` for an ordinal no note
-    /// has. Kept records come from memory, the rest from `store`, which must be at `graph`'s
-    /// version. When this cache is for another version it is neither read nor filled.
+    /// has. Kept records come from memory, the rest from `store`, which should be at `graph`'s
+    /// version (records read at another version are returned but not kept, and the view says
+    /// it moved). When this cache is for another version it is neither read nor filled.
     pub fn read(
         &self,
         graph: &Graph,
-        store: &StoreReader<'_>,
+        store: &LazyReader<'_>,
         ords: &[u32],
     ) -> Result<Vec<Option<Arc<Shown>>>> {
         let usable = self.version == graph.version();
@@ -67,6 +68,8 @@ impl ShownCache {
         if missing.is_empty() {
             return Ok(out);
         }
+        let (store, current) = store.get()?;
+        let usable = usable && current;
         let mut at = missing.iter();
         store.with_node_refs(missing.iter().map(|&i| graph.id(ords[i])), |rec| {
             let Some(&i) = at.next() else { return };
@@ -120,8 +123,9 @@ mod tests {
                 }
             })
             .collect();
+        let view = LazyReader::begun(store.read().expect("read"), graph.version());
         let shown = |c: &ShownCache| -> Vec<Shown> {
-            c.read(&graph, &reader, &ords)
+            c.read(&graph, &view, &ords)
                 .expect("read")
                 .into_iter()
                 .map(|s| (*s.expect("shown")).clone())

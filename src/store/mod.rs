@@ -8,10 +8,12 @@
 
 pub mod codec;
 pub mod graph;
+pub mod seq;
 mod write;
 
 pub use codec::{CodecError, EdgeRef, EdgeValue, FileEntry, NodeRecord, NodeRecordRef};
 pub use graph::Graph;
+pub use seq::ChangeSeq;
 pub use write::BatchWriter;
 
 use crate::error::{Error, Result};
@@ -27,6 +29,9 @@ use std::path::{Path, PathBuf};
 pub const SCHEMA_VERSION: u32 = 4;
 /// File name of the store inside `index/`.
 pub const STORE_FILE: &str = "graph.redb";
+/// Lock file in `index/` held by whoever writes the store (one process at a time): an index
+/// update for its whole length, a schema rewrite for its transaction.
+pub const WRITE_LOCK_FILE: &str = "write.lock";
 
 /// `meta`: key -> value. Holds `schema_version` (u32 LE), `epoch` (u64 LE, random per created
 /// file), `generation` (u64 LE, +1 per write transaction) and `edge_count` (u64 LE).
@@ -109,6 +114,16 @@ impl Batch {
 pub struct Store {
     db: Database,
     path: PathBuf,
+    /// The change count shared with the other processes (`seq.rs`), or why it cannot be used
+    /// (then every reader takes the exact path: a read transaction per look).
+    seq: std::result::Result<ChangeSeq, String>,
+    /// Read transactions begun by this handle (diagnostics and tests).
+    reads_begun: std::sync::atomic::AtomicU64,
+}
+
+/// The store's write lock (see [`WRITE_LOCK_FILE`]), released when dropped.
+pub struct WriteLock {
+    _file: std::fs::File,
 }
 
 impl Store {
@@ -132,7 +147,20 @@ impl Store {
                 open_db(&path).map_err(|r| Error::store(&path, r))?
             }
         };
-        let store = Store { db, path };
+        let seq = seq::ChangeSeq::open(index_dir).map_err(|e| {
+            format!(
+                "index change count {} is unusable ({e}); every recall reads the store to see \
+                 other processes' updates (exact, a few microseconds slower). Delete the index \
+                 folder when no process has this memory open: it is rebuilt from the notes",
+                index_dir.join(seq::SEQ_FILE).display()
+            )
+        });
+        let store = Store {
+            db,
+            path,
+            seq,
+            reads_begun: std::sync::atomic::AtomicU64::new(0),
+        };
         if let Some(reason) = store.check_schema()? {
             rebuilt = Some(reason);
         }
@@ -144,11 +172,54 @@ impl Store {
         &self.path
     }
 
+    /// Why the change count cannot be used, if it cannot (for the caller to print once).
+    pub fn change_seq_problem(&self) -> Option<&str> {
+        self.seq.as_ref().err().map(String::as_str)
+    }
+
+    /// The change count when no write transaction is in flight in any process (see `seq.rs`):
+    /// taken before a read transaction, it stands for that transaction's version for as long as
+    /// it stays the same. `None` while a write is in flight, after a writer died mid-commit (until
+    /// the next write lock), or when the count cannot be used.
+    pub fn settled_change_count(&self) -> Option<u64> {
+        self.seq.as_ref().ok()?.settled()
+    }
+
+    /// Count a write transaction for the other processes: call just before its commit and keep
+    /// the guard until the commit returns.
+    fn counting(&self) -> Option<seq::Counting<'_>> {
+        self.seq.as_ref().ok().map(ChangeSeq::counting)
+    }
+
+    /// Take the store's write lock (blocking while another process holds it). With the lock
+    /// held no write transaction is in flight, so a change count left unequal by a writer that
+    /// died mid-commit is made equal here.
+    pub fn write_lock(&self) -> Result<WriteLock> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let file = lock_file(dir)?;
+        if let Ok(seq) = &self.seq {
+            seq.settle_after_crash();
+        }
+        Ok(WriteLock { _file: file })
+    }
+
+    /// Read transactions this handle has begun.
+    pub fn reads_begun(&self) -> u64 {
+        self.reads_begun.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Stop counting this handle's writes (tests: a writer that commits without the count, as
+    /// one that died between its two counts leaves it).
+    #[cfg(test)]
+    pub(crate) fn stop_counting_writes(&mut self) {
+        self.seq = Err("not counted (test)".into());
+    }
+
     /// Make sure the tables exist at [`SCHEMA_VERSION`]; wipe them if another version wrote them.
     fn check_schema(&self) -> Result<Option<String>> {
-        let found = {
+        let found = || -> Result<Option<u32>> {
             let rtx = self.db.begin_read().map_err(|e| self.err(e))?;
-            match rtx.open_table(META) {
+            Ok(match rtx.open_table(META) {
                 Ok(t) => t
                     .get(SCHEMA_KEY)
                     .map_err(|e| self.err(e))?
@@ -156,8 +227,14 @@ impl Store {
                     .map(u32::from_le_bytes),
                 Err(redb::TableError::TableDoesNotExist(_)) => None,
                 Err(e) => return Err(self.err(e)),
-            }
+            })
         };
+        if found()? == Some(SCHEMA_VERSION) {
+            return Ok(None);
+        }
+        let _lock = self.write_lock()?;
+        // Another process may have written the tables while this one waited for the lock.
+        let found = found()?;
         if found == Some(SCHEMA_VERSION) {
             return Ok(None);
         }
@@ -189,7 +266,10 @@ impl Store {
             wtx.open_table(EDGES_OUT).map_err(|e| self.err(e))?;
             wtx.open_table(EDGES_IN).map_err(|e| self.err(e))?;
         }
-        wtx.commit().map_err(|e| self.err(e))?;
+        {
+            let _counted = self.counting();
+            wtx.commit().map_err(|e| self.err(e))?;
+        }
         Ok(found.map(|v| {
             format!(
                 "index store {} was written with schema v{v}, this build uses v{SCHEMA_VERSION}: rebuilt from the notes",
@@ -226,9 +306,24 @@ impl Store {
 
     /// A consistent read view (a redb read transaction).
     pub fn read(&self) -> Result<StoreReader<'_>> {
+        self.reads_begun
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let rtx = self.db.begin_read().map_err(|e| self.err(e))?;
         Ok(StoreReader { rtx, store: self })
     }
+}
+
+/// Open and lock `dir/write.lock` (created if missing; blocks while another holder has it).
+fn lock_file(dir: &Path) -> Result<std::fs::File> {
+    let path = dir.join(WRITE_LOCK_FILE);
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io("open lock file", &path, e))?;
+    f.lock().map_err(|e| Error::io("lock", &path, e))?;
+    Ok(f)
 }
 
 fn decode_u64(bytes: &[u8]) -> Option<u64> {
@@ -251,6 +346,60 @@ fn open_db(path: &Path) -> std::result::Result<Database, String> {
         Ok(Ok(db)) => Ok(db),
         Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err("redb panicked while opening it".into()),
+    }
+}
+
+/// A read view of the store at a version the caller already knows, begun on first use: a
+/// recall that found the change count unmoved needs the store only for records it has not
+/// kept, and most such recalls need none.
+pub struct LazyReader<'s> {
+    store: &'s Store,
+    /// The version the caller's graph and lexical index are at.
+    at: Version,
+    /// The transaction, and whether it is at `at`.
+    begun: std::cell::OnceCell<(StoreReader<'s>, bool)>,
+}
+
+impl<'s> LazyReader<'s> {
+    /// A view whose transaction is already open at `at` (its version).
+    pub fn begun(reader: StoreReader<'s>, at: Version) -> Self {
+        LazyReader {
+            store: reader.store,
+            at,
+            begun: std::cell::OnceCell::from((reader, true)),
+        }
+    }
+
+    /// A view of `store` at `at`, its transaction begun only if something must be read.
+    pub fn deferred(store: &'s Store, at: Version) -> Self {
+        LazyReader {
+            store,
+            at,
+            begun: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The version the caller expects.
+    pub fn version(&self) -> Version {
+        self.at
+    }
+
+    /// The transaction (begun now if it was deferred) and whether it is at [`Self::version`]:
+    /// a writer may have committed since the caller's change count was read.
+    pub fn get(&self) -> Result<(&StoreReader<'s>, bool)> {
+        if let Some((r, at)) = self.begun.get() {
+            return Ok((r, *at));
+        }
+        let reader = self.store.read()?;
+        let at = reader.version()? == self.at;
+        let (r, at) = self.begun.get_or_init(|| (reader, at));
+        Ok((r, *at))
+    }
+
+    /// Whether a transaction was begun and found the store at another version than expected
+    /// (what was computed from the view may mix two versions).
+    pub fn moved(&self) -> bool {
+        self.begun.get().is_some_and(|(_, at)| !at)
     }
 }
 

@@ -208,6 +208,7 @@ impl BatchWriter<'_> {
                 .map_err(|x| e(x.into()))?;
         }
         drop(changes);
+        let _counted = self.store.counting();
         self.wtx.commit().map_err(|x| e(x.into()))
     }
 }

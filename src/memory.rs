@@ -218,7 +218,7 @@ pub struct IndexHealth {
     pub path: String,
     pub schema_version: u32,
     pub ok: bool,
-    /// Set when the index was rebuilt or could not be read.
+    /// Set when the index was rebuilt, could not be read, or has an unusable change count.
     pub message: Option<String>,
 }
 
@@ -1227,11 +1227,13 @@ impl Memory {
                 });
             }
         }
+        // An unusable change count loses no data but slows every recall: reported with its fix.
+        let seq_problem = self.store.change_seq_problem().map(str::to_string);
         let index = IndexHealth {
             path: self.store.path().display().to_string(),
             schema_version: crate::store::SCHEMA_VERSION,
-            ok: true,
-            message: None,
+            ok: seq_problem.is_none(),
+            message: seq_problem,
         };
         let healthy = dangling.is_empty()
             && note_errors.is_empty()
@@ -1438,5 +1440,41 @@ mod tests {
         let reads = a.store.reads_begun();
         assert_eq!(ids(&a, &q)[0], "zebra-crossing");
         assert_eq!(a.store.reads_begun(), reads);
+    }
+
+    #[test]
+    fn an_unusable_change_count_is_reported_at_open_and_by_doctor_and_recalls_stay_exact() {
+        let (tmp, a, q) = three_notes();
+        drop(a);
+        let root = tmp.path().join(".mnemon");
+        let seq = root.join("index").join(crate::store::seq::SEQ_FILE);
+        let mut bytes = std::fs::read(&seq).expect("read");
+        bytes[1] = b'X';
+        std::fs::write(&seq, &bytes).expect("damage");
+        let mut m = Memory::open(&root).expect("open");
+        let notices = m.take_notices();
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.contains("store.seq") && n.contains("magic")),
+            "{notices:?}"
+        );
+        assert_eq!(ids(&m, &q)[0], "alpha");
+        let reads = m.store.reads_begun();
+        assert_eq!(ids(&m, &q)[0], "alpha");
+        assert_eq!(
+            m.store.reads_begun(),
+            reads + 1,
+            "exact path: a transaction per recall"
+        );
+        let d = m.doctor().expect("doctor");
+        assert!(!d.healthy && !d.index.ok);
+        assert!(
+            d.index
+                .message
+                .as_deref()
+                .is_some_and(|s| s.contains("Delete the index folder"))
+        );
+        assert_eq!(std::fs::read(&seq).expect("read"), bytes, "left as it was");
     }
 }

@@ -29,6 +29,12 @@ use std::time::Instant;
 /// older than this (a directory listing and a stat per segment).
 pub const STATS_REFRESH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// A recall reuses the store version it read last, without a read transaction, while the store's
+/// change count has not moved (`store::seq`), and for at most this long: a writer that does not
+/// count its commits (a build before the count, another machine on a network file system, which
+/// does not share the mapping) is seen within this time.
+pub const STORE_RECHECK_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Synthesis note by note tokenizes this many notes at a time (per-note term tables are large);
 /// a scan that changed more notes than this merges the lexical index to one segment after.
 const BUILD_CHUNK_NOTES: usize = 8192;
@@ -77,8 +83,9 @@ pub struct Memory {
     /// What recall shows of the notes it returned lately, for one store version.
     shown: RwLock<Arc<ShownCache>>,
     /// The store version the last recall at the current version read, with the store's change
-    /// count read just before its transaction began (`None` when the count was unsettled).
-    last_read: Mutex<Option<(u64, Version)>>,
+    /// count read just before its transaction began and when (`None` when the count was
+    /// unsettled).
+    last_read: Mutex<Option<(u64, Version, Instant)>>,
     clock: Box<dyn Clock>,
     events: EventLog,
     notices: Mutex<Vec<String>>,
@@ -967,16 +974,19 @@ impl Memory {
     }
 
     /// A recall at the store version the last recall read, when the store's change count shows
-    /// that no process has written it since (two loads from a mapped page): no read transaction
-    /// is begun unless a record must be read. `None` when the count moved, is unsettled or
-    /// unusable, or when a record read found the store at a newer version (the caller then
-    /// recalls at the current version).
+    /// that no process has written it since (two loads from a mapped page) and that read is
+    /// younger than [`STORE_RECHECK_INTERVAL`]: no read transaction is begun unless a record must
+    /// be read. `None` when the count moved, is unsettled or unusable, the read is older, or a
+    /// record read found the store at another version (the caller then recalls at the current
+    /// version).
     fn recall_unchanged(&self, q: &Query) -> Result<Option<Vec<recall::Hit>>> {
         let Some(count) = self.store.settled_change_count() else {
             return Ok(None);
         };
         let last = self.last_read.lock().ok().and_then(|l| *l);
-        let Some((_, version)) = last.filter(|(c, _)| *c == count) else {
+        let Some((_, version, _)) =
+            last.filter(|(c, _, at)| *c == count && at.elapsed() < STORE_RECHECK_INTERVAL)
+        else {
             return Ok(None);
         };
         let view = LazyReader::deferred(&self.store, version);
@@ -988,10 +998,11 @@ impl Memory {
     /// change count read before it began.
     fn recall_current(&self, q: &Query) -> Result<Vec<recall::Hit>> {
         let count = self.store.settled_change_count();
+        let at = Instant::now();
         let reader = self.store.read()?;
         let version = reader.version()?;
         if let Ok(mut l) = self.last_read.lock() {
-            *l = count.map(|c| (c, version));
+            *l = count.map(|c| (c, version, at));
         }
         self.recall_at(q, &LazyReader::begun(reader, version))
     }
@@ -1476,5 +1487,62 @@ mod tests {
                 .is_some_and(|s| s.contains("Delete the index folder"))
         );
         assert_eq!(std::fs::read(&seq).expect("read"), bytes, "left as it was");
+    }
+
+    #[test]
+    fn a_recall_that_must_read_a_record_and_finds_a_newer_version_recalls_again_at_it() {
+        let (tmp, a, q) = three_notes();
+        let clock = crate::recall::FixedClock(1_780_000_000);
+        let a = a.with_clock(clock);
+        // Only alpha is shown, so only alpha's record is kept.
+        let mut q = q.with_depth(0).with_limit(1);
+        q.record = false;
+        assert_eq!(ids(&a, &q), vec!["alpha".to_string()]);
+        // A writer that does not count its commit (as a build before the count would).
+        let mut b = Memory::open(tmp.path().join(".mnemon")).expect("open b");
+        b.store.stop_counting_writes();
+        std::fs::write(
+            b.dir().memory().join("gamma.md"),
+            "The deploy pipeline, its canary and the zebra crossing checks.",
+        )
+        .expect("write");
+        b.index().expect("index b");
+        // The count did not move; a query whose records `a` has not kept begins a transaction,
+        // which finds the newer version: the recall is made again there.
+        let mut q2 = Query::text("deploy canary zebra");
+        q2.record = false;
+        let scored = |m: &Memory| -> Vec<(String, u32, String)> {
+            let r = m.recall(&q2).expect("recall").results;
+            r.into_iter()
+                .map(|h| (h.id, h.score.to_bits(), h.excerpt))
+                .collect()
+        };
+        let got = scored(&a);
+        // What a new handle (no remembered version) answers: the newer version, whole.
+        let fresh = Memory::open(tmp.path().join(".mnemon"))
+            .expect("open c")
+            .with_clock(clock);
+        assert_eq!(got, scored(&fresh));
+        assert_eq!(got[0].0, "gamma");
+        assert!(got[0].2.contains("zebra"), "{:?}", got[0].2);
+        // The version it remembers now is the newer one.
+        let reads = a.store.reads_begun();
+        assert_eq!(ids(&a, &q2)[0], "gamma");
+        assert_eq!(a.store.reads_begun(), reads);
+    }
+
+    #[test]
+    fn an_uncounted_commit_is_seen_once_the_recheck_interval_has_passed() {
+        let (tmp, a, q) = three_notes();
+        assert_eq!(ids(&a, &q)[0], "alpha");
+        let mut b = Memory::open(tmp.path().join(".mnemon")).expect("open b");
+        b.store.stop_counting_writes();
+        std::fs::remove_file(b.dir().memory().join("alpha.md")).expect("remove");
+        b.index().expect("index b");
+        std::thread::sleep(STORE_RECHECK_INTERVAL + std::time::Duration::from_millis(100));
+        assert!(
+            !ids(&a, &q).contains(&"alpha".to_string()),
+            "removed note still recalled"
+        );
     }
 }

@@ -147,5 +147,26 @@ mod tests {
         stale.cache.insert(a, cache.cache.get(&b).expect("kept"));
         assert_eq!(shown(&stale), want, "other version");
         assert_eq!(stale.cache.len(), 1, "nothing added for another version");
+        // A view begun lazily that finds the store at another version than the caller expects:
+        // the records are returned, not kept, and the view says it moved.
+        let expected = Version {
+            epoch: graph.version().epoch,
+            generation: graph.version().generation + 1,
+        };
+        let lazy = LazyReader::deferred(&store, expected);
+        let current = ShownCache::new(graph.version());
+        let got: Vec<Shown> = current
+            .read(&graph, &lazy, &ords)
+            .expect("read")
+            .into_iter()
+            .map(|s| (*s.expect("shown")).clone())
+            .collect();
+        assert_eq!(got, want);
+        assert!(lazy.moved());
+        assert_eq!(
+            current.cache.len(),
+            0,
+            "records of a moved view are not kept"
+        );
     }
 }

@@ -59,8 +59,11 @@ pub enum SeqError {
     Length(u64),
     #[error("its magic number is wrong (not a mnemon change-count file, or damaged)")]
     Magic,
-    #[error("it was written by format version {0}; this build reads version {SEQ_VERSION}")]
-    Version(u16),
+    #[error(
+        "it was written by format version {version} for readers of version {min_reader} or newer; \
+         this build reads version {SEQ_VERSION}"
+    )]
+    Version { version: u16, min_reader: u16 },
     #[error("this platform is big-endian; the counters are little-endian")]
     BigEndian,
 }
@@ -74,22 +77,28 @@ fn fresh_file() -> [u8; SEQ_FILE_LEN] {
     b
 }
 
-/// Create `path` whole if it does not exist: the bytes go to a temp file that is then hard-linked
-/// to `path`, which fails when another process linked its own first (then that one is used).
+/// Create `path` whole if it does not exist: the bytes go to a temp file (created with the
+/// default permissions, as the other index files) that is then hard-linked to `path`, which fails
+/// when another process linked its own first (then that one is used).
 fn create_if_missing(dir: &Path, path: &Path) -> std::io::Result<()> {
     if path.exists() {
         return Ok(());
     }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-seq-")
-        .tempfile_in(dir)?;
-    std::io::Write::write_all(&mut tmp, &fresh_file())?;
-    tmp.as_file().sync_all()?;
-    match std::fs::hard_link(tmp.path(), path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
-    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let tmp = dir.join(format!(".tmp-seq-{}-{nanos}", std::process::id()));
+    let linked = (|| {
+        let mut f = File::options().write(true).create_new(true).open(&tmp)?;
+        std::io::Write::write_all(&mut f, &fresh_file())?;
+        f.sync_all()?;
+        match std::fs::hard_link(&tmp, path) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+            _ => Ok(()),
+        }
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    linked
 }
 
 impl ChangeSeq {
@@ -124,18 +133,24 @@ impl ChangeSeq {
         &self.path
     }
 
-    /// The header, checked (read on every use: a file damaged while mapped stops being trusted).
+    /// The header, checked (by every reader at every look: a file damaged while mapped stops
+    /// being trusted).
     fn check(&self) -> Result<(), SeqError> {
-        // SAFETY: the mapping is SEQ_FILE_LEN bytes long and lives as long as `self`; the header
-        // bytes are written once, before the file is linked into place, and never after.
-        let head = unsafe { std::slice::from_raw_parts(self.map.as_ptr(), 12) };
+        // SAFETY: the mapping is SEQ_FILE_LEN bytes long, page-aligned, and lives as long as
+        // `self`. The bytes are copied out with a volatile read (another process could write them:
+        // they are never borrowed as a slice).
+        let head: [u8; 12] =
+            unsafe { std::ptr::read_volatile(self.map.as_ptr().cast::<[u8; 12]>()) };
         if head[..8] != SEQ_MAGIC {
             return Err(SeqError::Magic);
         }
         let version = u16::from_le_bytes([head[8], head[9]]);
         let min_reader = u16::from_le_bytes([head[10], head[11]]);
         if version < SEQ_VERSION || min_reader > SEQ_VERSION {
-            return Err(SeqError::Version(version));
+            return Err(SeqError::Version {
+                version,
+                min_reader,
+            });
         }
         Ok(())
     }
@@ -173,8 +188,12 @@ impl ChangeSeq {
             return false;
         }
         let started = self.counter(STARTED_OFF).load(Ordering::SeqCst);
-        let finished = self.counter(FINISHED_OFF).swap(started, Ordering::SeqCst);
-        finished != started
+        // Never down: a writer that does not hold the lock (against the rules) may have counted
+        // its end since `started` was loaded.
+        let finished = self
+            .counter(FINISHED_OFF)
+            .fetch_max(started, Ordering::SeqCst);
+        finished < started
     }
 
     /// `(started, finished)` as they are now (for `doctor` and tests).
@@ -260,12 +279,17 @@ mod tests {
             Err(SeqError::Magic)
         );
         let mut b = fresh_file();
+        b[8..10].copy_from_slice(&2u16.to_le_bytes()); // a newer writer that version 1 can read
+        std::fs::write(&path, b).expect("write");
+        assert_eq!(ChangeSeq::open(tmp.path()).map(|_| ()), Ok(()));
         b[10..12].copy_from_slice(&2u16.to_le_bytes()); // needs a reader of version 2
-        b[8..10].copy_from_slice(&2u16.to_le_bytes());
         std::fs::write(&path, b).expect("write");
         assert_eq!(
             ChangeSeq::open(tmp.path()).map(|_| ()),
-            Err(SeqError::Version(2))
+            Err(SeqError::Version {
+                version: 2,
+                min_reader: 2
+            })
         );
         // The refused files were left as they were.
         assert_eq!(std::fs::read(&path).expect("read"), b.to_vec());

@@ -542,8 +542,8 @@ impl Memory {
         Ok((self.loaded_lexical()?, current.then_some(stamp)))
     }
 
-    /// The in-memory graph at `reader`'s store version `v` (patched from the store's change
-    /// log, or loaded whole the first time).
+    /// The in-memory graph at store version `v` (patched from the store's change log through
+    /// `view`, or loaded whole the first time; `view` begins its transaction only then).
     fn graph(&self, view: &LazyReader<'_>, v: Version) -> Result<Arc<Graph>> {
         let poisoned = || Error::InvalidArgument {
             what: "graph",
@@ -1376,6 +1376,33 @@ mod tests {
         (tmp, memory, q)
     }
 
+    /// Another handle on the memory, whose commits are not counted (as a writer from before the
+    /// count, or one that died before counting its end, leaves them), writes `file` (removes it
+    /// when `text` is `None`) and indexes.
+    fn write_uncounted(tmp: &tempfile::TempDir, file: &str, text: Option<&str>) {
+        let mut b = Memory::open(tmp.path().join(".mnemon")).expect("open b");
+        b.store.stop_counting_writes();
+        let path = b.dir().memory().join(file);
+        match text {
+            Some(t) => std::fs::write(&path, t).expect("write"),
+            None => std::fs::remove_file(&path).expect("remove"),
+        }
+        b.index().expect("index b");
+    }
+
+    /// The first id `m` recalls for `q`, checking that the recall began `transactions` store
+    /// read transactions (0: it reused the version it read last).
+    fn first_recalled(m: &Memory, q: &Query, transactions: u64) -> String {
+        let reads = m.store.reads_begun();
+        let first = ids(m, q).swap_remove(0);
+        assert_eq!(
+            m.store.reads_begun() - reads,
+            transactions,
+            "read transactions"
+        );
+        first
+    }
+
     fn ids(m: &Memory, q: &Query) -> Vec<String> {
         m.recall(q)
             .expect("recall")
@@ -1390,13 +1417,8 @@ mod tests {
         let (tmp, a, q) = three_notes();
         assert_eq!(ids(&a, &q)[0], "alpha");
         let reads = a.store.reads_begun();
-        assert_eq!(ids(&a, &q)[0], "alpha");
-        assert_eq!(ids(&a, &q)[0], "alpha");
-        assert_eq!(
-            a.store.reads_begun(),
-            reads,
-            "unmoved count: no transaction"
-        );
+        assert_eq!(first_recalled(&a, &q, 0), "alpha");
+        assert_eq!(first_recalled(&a, &q, 0), "alpha");
         // Another handle (as another process would) adds a better match.
         let b = Memory::open(tmp.path().join(".mnemon")).expect("open b");
         std::fs::write(
@@ -1411,9 +1433,7 @@ mod tests {
             "the other writer's commit is seen"
         );
         assert!(a.store.reads_begun() > reads);
-        let reads = a.store.reads_begun();
-        assert_eq!(ids(&a, &q)[0], "zebra-crossing");
-        assert_eq!(a.store.reads_begun(), reads, "unmoved again");
+        assert_eq!(first_recalled(&a, &q, 0), "zebra-crossing");
     }
 
     #[test]
@@ -1424,33 +1444,28 @@ mod tests {
         // A writer counts its start, commits, and dies before counting its end.
         let seq = crate::store::ChangeSeq::open(&a.dir().index()).expect("seq");
         std::mem::forget(seq.counting());
-        let mut b = Memory::open(tmp.path().join(".mnemon")).expect("open b");
-        b.store.stop_counting_writes();
-        std::fs::write(
-            b.dir().memory().join("zebra-crossing.md"),
-            "---\nname: Zebra crossing\n---\nZebra crossing rules: every zebra crossing is checked.",
-        )
-        .expect("write");
-        b.index().expect("index b");
+        write_uncounted(
+            &tmp,
+            "zebra-crossing.md",
+            Some(
+                "---\nname: Zebra crossing\n---\nZebra crossing rules: every zebra crossing is checked.",
+            ),
+        );
         let (started, finished) = seq.counts();
         assert_eq!(started, finished + 1, "the end was never counted");
         // `finished` did not move: only the unequal count keeps `a` off its remembered version.
         assert_eq!(ids(&a, &q)[0], "zebra-crossing");
-        let reads = a.store.reads_begun();
-        assert_eq!(ids(&a, &q)[0], "zebra-crossing");
         assert_eq!(
-            a.store.reads_begun(),
-            reads + 1,
-            "every recall reads the store"
+            first_recalled(&a, &q, 1),
+            "zebra-crossing",
+            "every recall reads"
         );
         // The next holder of the write lock settles the count; recalls skip the store again.
         drop(a.write_lock().expect("lock"));
         let (started, finished) = seq.counts();
         assert_eq!(started, finished);
         assert_eq!(ids(&a, &q)[0], "zebra-crossing");
-        let reads = a.store.reads_begun();
-        assert_eq!(ids(&a, &q)[0], "zebra-crossing");
-        assert_eq!(a.store.reads_begun(), reads);
+        assert_eq!(first_recalled(&a, &q, 0), "zebra-crossing");
     }
 
     #[test]
@@ -1471,12 +1486,10 @@ mod tests {
             "{notices:?}"
         );
         assert_eq!(ids(&m, &q)[0], "alpha");
-        let reads = m.store.reads_begun();
-        assert_eq!(ids(&m, &q)[0], "alpha");
         assert_eq!(
-            m.store.reads_begun(),
-            reads + 1,
-            "exact path: a transaction per recall"
+            first_recalled(&m, &q, 1),
+            "alpha",
+            "exact path: a transaction each"
         );
         let d = m.doctor().expect("doctor");
         assert!(!d.healthy && !d.index.ok);
@@ -1499,14 +1512,11 @@ mod tests {
         q.record = false;
         assert_eq!(ids(&a, &q), vec!["alpha".to_string()]);
         // A writer that does not count its commit (as a build before the count would).
-        let mut b = Memory::open(tmp.path().join(".mnemon")).expect("open b");
-        b.store.stop_counting_writes();
-        std::fs::write(
-            b.dir().memory().join("gamma.md"),
-            "The deploy pipeline, its canary and the zebra crossing checks.",
-        )
-        .expect("write");
-        b.index().expect("index b");
+        write_uncounted(
+            &tmp,
+            "gamma.md",
+            Some("The deploy pipeline, its canary and the zebra crossing checks."),
+        );
         // The count did not move; a query whose records `a` has not kept begins a transaction,
         // which finds the newer version: the recall is made again there.
         let mut q2 = Query::text("deploy canary zebra");
@@ -1526,19 +1536,14 @@ mod tests {
         assert_eq!(got[0].0, "gamma");
         assert!(got[0].2.contains("zebra"), "{:?}", got[0].2);
         // The version it remembers now is the newer one.
-        let reads = a.store.reads_begun();
-        assert_eq!(ids(&a, &q2)[0], "gamma");
-        assert_eq!(a.store.reads_begun(), reads);
+        assert_eq!(first_recalled(&a, &q2, 0), "gamma");
     }
 
     #[test]
     fn an_uncounted_commit_is_seen_once_the_recheck_interval_has_passed() {
         let (tmp, a, q) = three_notes();
         assert_eq!(ids(&a, &q)[0], "alpha");
-        let mut b = Memory::open(tmp.path().join(".mnemon")).expect("open b");
-        b.store.stop_counting_writes();
-        std::fs::remove_file(b.dir().memory().join("alpha.md")).expect("remove");
-        b.index().expect("index b");
+        write_uncounted(&tmp, "alpha.md", None);
         std::thread::sleep(STORE_RECHECK_INTERVAL + std::time::Duration::from_millis(100));
         assert!(
             !ids(&a, &q).contains(&"alpha".to_string()),

@@ -2,6 +2,8 @@
 //! 1M events (and a one-shot 10M), open with a snapshot covering a 1M-event history, and
 //! compaction throughput (zstd-compressing old segments, MB/s of segment bytes).
 
+mod common;
+
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use mnemon::events::fold::Stats;
 use mnemon::events::log::EventLog;

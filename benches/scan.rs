@@ -1,5 +1,6 @@
 //! Indexing at 1k and 10k notes (and 100k with `MNEMON_BENCH_100K=1`): cold build (MB/s of
-//! notes, with the time of each phase, co-occurrence synthesis among them, printed once), open of
+//! notes, with the time of each phase, co-occurrence synthesis among them, printed once; in this
+//! process, and as the `mnemon index` command on a new folder), open of
 //! an indexed memory with an unchanged corpus, the re-scan of an unchanged corpus (which reads no
 //! note contents), and a one-note update through `index_paths` (what `watch`/`serve` do).
 //! Peak memory of a cold build is measured by a separate process: see BENCHMARKS.md.
@@ -56,6 +57,26 @@ fn scan(c: &mut Criterion) {
                         let r = m.index().expect("index");
                         assert_eq!(r.notes as usize, n);
                         (dir, m)
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
+            // What a user pays: `mnemon index` on a new memory folder, a process of its own
+            // (its allocator's arenas, the stem caches and the page tables all start cold).
+            g.bench_function("cold_build_cli", |b| {
+                b.iter_batched(
+                    || fresh_with(&notes),
+                    |(dir, m)| {
+                        let root = m.dir().root().to_path_buf();
+                        drop(m);
+                        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mnemon"))
+                            .arg("--dir")
+                            .arg(&root)
+                            .args(["index", "--json"])
+                            .output()
+                            .expect("run mnemon index");
+                        assert!(out.status.success(), "mnemon index failed: {out:?}");
+                        dir
                     },
                     BatchSize::PerIteration,
                 )

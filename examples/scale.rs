@@ -12,6 +12,10 @@ use mnemon::eval::run::query_of;
 use mnemon::eval::truth::{Mode, load_truth};
 use std::time::Instant;
 
+/// The allocator of the `mnemon` binary, so that these figures are the command line's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args

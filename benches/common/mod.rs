@@ -1,6 +1,12 @@
 //! Helpers shared by the benches: generated corpora and percentile reporting.
 #![allow(dead_code)]
 
+/// The allocator of the `mnemon` binary (see `src/main.rs`), so that the benches measure what
+/// the command line and the MCP server run. The baselines of `baselines.rs` run in the same
+/// process, with the same allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use mnemon::Memory;
 use std::path::{Path, PathBuf};
 

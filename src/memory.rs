@@ -386,7 +386,8 @@ impl Memory {
             return Ok(None);
         }
         let outcome = scan::scan(&self.dir.memory(), &HashMap::new());
-        let (segment, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES)?;
+        let (segment, ids) =
+            self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, &mut || {})?;
         // Above both the store's record and whatever manifest is on disk (an index ahead of
         // the store, or with a damaged segment, still names its generation): a rebuilt segment's
         // file name then never reuses one another process may still be reading.
@@ -404,57 +405,68 @@ impl Memory {
     /// notes) and the ids in it. Notes are tokenized a chunk at a time (in batches of
     /// [`TERM_BATCH_NOTES`], on every core) while the chunk before is folded into the builder,
     /// and each chunk's batches are dropped once folded.
+    ///
+    /// `beside` is other work of the caller's, run once on a core of the build's thread pool
+    /// when one is free: beside the fold and the dictionary when the notes are one chunk
+    /// (tokenizing keeps every core busy, folding and building the dictionary keep one), beside
+    /// the whole build when they are more (each chunk is folded while the next is tokenized).
     fn lexical_segment<'p>(
         &self,
         parsed: &'p [notes::ParsedNote],
         chunk_notes: usize,
+        beside: &mut (dyn FnMut() + Send),
     ) -> Result<(Option<crate::index::segment::SegmentBytes>, Vec<&'p str>)> {
         if parsed.is_empty() {
+            beside();
             return Ok((None, Vec::new()));
         }
         let mut notes: Vec<&notes::ParsedNote> = parsed.iter().collect();
         notes.sort_by(|a, b| a.id.cmp(&b.id));
         notes.dedup_by(|a, b| a.id == b.id);
-        let mut builder = SegmentBuilder::new();
-        let mut chunks = notes.chunks(chunk_notes.max(1));
-        let mut folding: Vec<TermBatch<'p>> = Vec::new();
-        loop {
-            let next = chunks.next();
-            let to_fold = std::mem::take(&mut folding);
-            let (folded, tokenized) = rayon::join(
-                || {
-                    to_fold
-                        .into_iter()
-                        .try_for_each(|batch| builder.add_batch(batch))
-                },
-                || {
-                    next.map(|c| {
-                        c.par_chunks(TERM_BATCH_NOTES)
-                            .map(|batch| TermBatch::from_notes(&self.tokenizer, batch))
-                            .collect::<std::result::Result<Vec<_>, _>>()
-                    })
-                },
-            );
-            folded.map_err(|e| Error::Corrupt {
-                path: self.dir.index(),
-                reason: e.to_string(),
-            })?;
-            match tokenized {
-                Some(batches) => {
-                    folding = batches.map_err(|e| Error::Corrupt {
-                        path: self.dir.index(),
-                        reason: e.to_string(),
-                    })?
-                }
-                None => break,
-            }
-        }
-        debug_assert_eq!(builder.doc_count() as usize, notes.len());
-        let segment = builder.finish().map_err(|e| Error::Corrupt {
+        let chunk_notes = chunk_notes.max(1);
+        let corrupt = |e: &dyn std::fmt::Display| Error::Corrupt {
             path: self.dir.index(),
             reason: e.to_string(),
-        })?;
-        Ok((Some(segment), notes.iter().map(|p| p.id.as_str()).collect()))
+        };
+        let tokenize = |chunk: &[&'p notes::ParsedNote]| {
+            chunk
+                .par_chunks(TERM_BATCH_NOTES)
+                .map(|batch| TermBatch::from_notes(&self.tokenizer, batch))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| corrupt(&e))
+        };
+        let fold = |builder: &mut SegmentBuilder, batches: Vec<TermBatch<'p>>| {
+            batches
+                .into_iter()
+                .try_for_each(|batch| builder.add_batch(batch))
+                .map_err(|e| corrupt(&e))
+        };
+        let finish = |mut builder: SegmentBuilder, last: Vec<TermBatch<'p>>| {
+            fold(&mut builder, last)?;
+            debug_assert_eq!(builder.doc_count() as usize, notes.len());
+            builder.finish().map_err(|e| corrupt(&e))
+        };
+        let ((), segment) = if notes.len() <= chunk_notes {
+            let batches = tokenize(&notes)?;
+            rayon::join(&mut *beside, || finish(SegmentBuilder::new(), batches))
+        } else {
+            rayon::join(&mut *beside, || {
+                let mut builder = SegmentBuilder::new();
+                let mut folding: Vec<TermBatch<'p>> = Vec::new();
+                for chunk in notes.chunks(chunk_notes) {
+                    let to_fold = std::mem::take(&mut folding);
+                    let (folded, batches) =
+                        rayon::join(|| fold(&mut builder, to_fold), || tokenize(chunk));
+                    folded?;
+                    folding = batches?;
+                }
+                finish(builder, folding)
+            })
+        };
+        Ok((
+            Some(segment?),
+            notes.iter().map(|p| p.id.as_str()).collect(),
+        ))
     }
 
     /// The per-field terms of `notes`, tokenized in parallel.
@@ -713,7 +725,9 @@ impl Memory {
             // old, so the next scan redoes both (the lexical update is idempotent). The store's
             // transaction is begun early and its note rows written (on a thread of their own
             // when the batch is big) while the lexical index and the edges are computed: they
-            // are invisible until the commit, which comes last.
+            // are invisible until the commit, which comes last. The rows are written on a core
+            // of the lexical build's pool when one is free (see `lexical_segment`): a 1k build
+            // writes them beside the fold and the dictionary, not while its notes are tokenized.
             let overlap = outcome.batch.upserts.len() >= OVERLAP_STORE_MIN_NOTES;
             let t = Instant::now();
             let write_notes = |batch: &Batch| -> Result<BatchWriter<'_>> {
@@ -721,13 +735,11 @@ impl Memory {
                 w.write_notes(batch)?;
                 Ok(w)
             };
-            let (written, computed) = std::thread::scope(|s| {
-                let batch = &outcome.batch;
-                let writer = overlap.then(|| s.spawn(move || write_notes(batch)));
-                let computed = self.lexical_and_synthesized(&outcome, &mut phases, t);
-                let written =
-                    writer.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-                (written, computed)
+            let mut written = None;
+            let computed = self.lexical_and_synthesized(&outcome, &mut phases, t, &mut || {
+                if overlap && written.is_none() {
+                    written = Some(write_notes(&outcome.batch));
+                }
             });
             let (lex, synth) = computed?;
             let t = Instant::now();
@@ -785,10 +797,11 @@ impl Memory {
         outcome: &scan::ScanOutcome,
         phases: &mut IndexPhases,
         t: Instant,
+        beside: &mut (dyn FnMut() + Send),
     ) -> Result<(Arc<LexicalIndex>, Vec<Vec<crate::store::EdgeValue>>)> {
         // The changed notes become one new segment, built a chunk of notes at a time (see
         // `lexical_segment`), so a cold build of 100k notes stays small.
-        let (segment, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES)?;
+        let (segment, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, beside)?;
         let mut lex = Arc::new(self.lexical()?.update_with(
             &self.dir.index(),
             segment,
@@ -1288,7 +1301,12 @@ mod tests {
         let plain = Memory::init(tmp2.path()).expect("init");
         let mut outcome = scan::scan(&plain.dir().memory(), &HashMap::new());
         let (lex, synth) = plain
-            .lexical_and_synthesized(&outcome, &mut IndexPhases::default(), Instant::now())
+            .lexical_and_synthesized(
+                &outcome,
+                &mut IndexPhases::default(),
+                Instant::now(),
+                &mut || {},
+            )
             .expect("lexical");
         for (u, s) in outcome.batch.upserts.iter_mut().zip(synth) {
             u.edges.extend(s);
@@ -1350,7 +1368,9 @@ mod tests {
         docs.sort_by(|a, b| a.id.cmp(&b.id));
         let want = build_segment(&docs).expect("build");
         for chunk in [1, 7, 60, 4096] {
-            let (segment, ids) = memory.lexical_segment(&parsed, chunk).expect("segment");
+            let (segment, ids) = memory
+                .lexical_segment(&parsed, chunk, &mut || {})
+                .expect("segment");
             assert_eq!(segment, Some(want.clone()), "chunks of {chunk}");
             assert!(ids.windows(2).all(|w| w[0] < w[1]) && ids.len() == 60);
         }

@@ -723,11 +723,11 @@ impl Memory {
         if !outcome.parsed.is_empty() || !outcome.removed.is_empty() {
             // Lexical first, then the store: a crash in between leaves the store's manifest
             // old, so the next scan redoes both (the lexical update is idempotent). The store's
-            // transaction is begun early and its note rows written (on a thread of their own
-            // when the batch is big) while the lexical index and the edges are computed: they
-            // are invisible until the commit, which comes last. The rows are written on a core
-            // of the lexical build's pool when one is free (see `lexical_segment`): a 1k build
-            // writes them beside the fold and the dictionary, not while its notes are tokenized.
+            // transaction is begun early and, when the batch is big, its note rows are written
+            // while the lexical index is built, on a core of the build's pool when one is free
+            // (`lexical_segment`'s `beside`: a 1k build writes them beside the fold and the
+            // dictionary, not while its notes are tokenized). They are invisible until the
+            // commit, which comes last.
             let overlap = outcome.batch.upserts.len() >= OVERLAP_STORE_MIN_NOTES;
             let t = Instant::now();
             let write_notes = |batch: &Batch| -> Result<BatchWriter<'_>> {
@@ -1284,9 +1284,8 @@ mod tests {
     use crate::index::segment::writer::build_segment;
     use crate::store::StoreReader;
 
-    /// A big scan writes its note rows on a thread while the lexical index and the edges are
-    /// computed, then its edge tables on two threads: the store must hold what one `apply` of
-    /// the finished batch writes.
+    /// A big scan writes its note rows beside the lexical pass, then its edge tables on two
+    /// threads: the store must hold what one `apply` of the finished batch writes.
     #[test]
     fn store_written_beside_the_lexical_pass_equals_one_apply_of_the_batch() {
         let notes = OVERLAP_STORE_MIN_NOTES + 88;
@@ -1368,9 +1367,12 @@ mod tests {
         docs.sort_by(|a, b| a.id.cmp(&b.id));
         let want = build_segment(&docs).expect("build");
         for chunk in [1, 7, 60, 4096] {
+            // The work beside the build runs once, whether the notes are one chunk or more.
+            let mut beside_runs = 0;
             let (segment, ids) = memory
-                .lexical_segment(&parsed, chunk, &mut || {})
+                .lexical_segment(&parsed, chunk, &mut || beside_runs += 1)
                 .expect("segment");
+            assert_eq!(beside_runs, 1, "chunks of {chunk}");
             assert_eq!(segment, Some(want.clone()), "chunks of {chunk}");
             assert!(ids.windows(2).all(|w| w[0] < w[1]) && ids.len() == 60);
         }

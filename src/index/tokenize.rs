@@ -349,7 +349,7 @@ impl StemCache {
         if self.sets.is_empty() {
             // Written, not `vec![..; n]`: zeroed memory from the allocator is the shared zero
             // page until written, so each page's first store here would fault a second time to
-            // copy it and flush its mapping on every core (1.8 % of a 1k-note build).
+            // copy it and flush its mapping on every core (1.9 % of a 1k-note build's samples).
             let mut sets = Vec::with_capacity(1 << STEM_CACHE_BITS);
             sets.resize_with(1 << STEM_CACHE_BITS, || std::hint::black_box([[0; 4]; 2]));
             self.sets = sets;

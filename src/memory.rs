@@ -1,7 +1,7 @@
 //! The `Memory` facade: one handle on a memory folder, used by the CLI, the MCP server and
 //! embedding agents alike.
 
-use crate::background::{FREE_LATER_MIN_ITEMS, free_later};
+use crate::background::{FREE_LATER_MIN_ITEMS, FREE_LATER_MIN_NOTES, free_later};
 use crate::error::{Error, Result};
 use crate::events::{EventKind, EventLog, HitSource, RecallStats, SyncPolicy};
 use crate::folder::MemoryDir;
@@ -769,7 +769,7 @@ impl Memory {
         changed.sort();
         let mut errors = std::mem::take(&mut outcome.walk_errors);
         let removed = std::mem::take(&mut outcome.removed);
-        let big = outcome.parsed.len() >= FREE_LATER_MIN_ITEMS;
+        let big = outcome.parsed.len() >= FREE_LATER_MIN_NOTES;
         free_later(outcome, big);
         for (path, problems) in reader.problems()? {
             for p in problems {

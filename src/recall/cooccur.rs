@@ -9,7 +9,7 @@ use crate::index::fields::{DocTerms, FIELD_COUNT};
 use crate::index::segment::Segment;
 use crate::notes::{EdgeKind, NoteType, Provenance};
 use crate::store::EdgeValue;
-use fst::Streamer;
+use fst::{IntoStreamer, Streamer};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -162,12 +162,29 @@ const PROBE_TERMS: usize = policy::CO_OCCURRENCE_PROBE_TERMS;
 const NO_TERM: u64 = u64::MAX;
 const _: () = assert!(PROBE_TERMS <= u8::MAX as usize);
 
-/// One part's best slots per document (weight, index in the probe-term list) and slots in use.
-type PartSlots = (Vec<(f32, u32)>, Vec<u8>);
+/// One part of the dictionary read: its probe terms (postings offset, idf) in byte order, its
+/// best slots per document (weight, index in those terms) and its slots in use per document.
+type Part = (Vec<(u64, f32)>, Vec<(f32, u32)>, Vec<u8>);
+
+/// A part's keys: from the first (included), to the second (excluded); `None`: unbounded.
+type KeyRange = (Option<&'static [u8]>, Option<&'static [u8]>);
 
 /// Parts of the dictionary read in parallel by [`SegmentProbes::new`], at most (each holds its own
 /// slots: 8 bytes x `PROBE_TERMS` per document).
 const MAX_PROBE_PARTS: usize = 4;
+
+/// Where the dictionary is cut into `parts` parts (1..=4), as the first key of every part but
+/// the first: fixed letters that share out the lowercase words of English text (digits come
+/// before them, CJK after them). A part may hold more terms than another; what the parts give
+/// together does not depend on where they are cut.
+fn part_starts(parts: usize) -> &'static [&'static [u8]] {
+    match parts {
+        0 | 1 => &[],
+        2 => &[b"m"],
+        3 => &[b"f", b"p"],
+        _ => &[b"d", b"l", b"s"],
+    }
+}
 
 /// Keep `(w, t)` among `doc`'s best `PROBE_TERMS` in `slots` (an equal weight keeps the term
 /// offered first).
@@ -201,33 +218,46 @@ impl<'a> SegmentProbes<'a> {
     pub fn in_parts(lex: &LexicalIndex, seg: &'a Segment, parts: usize) -> SegmentProbes<'a> {
         let docs = seg.doc_count() as usize;
         let n = lex.live_docs().max(1) as f32;
-        // The probe terms with their idf, in byte order (the dictionary's).
-        let mut terms: Vec<(u64, f32)> = Vec::new();
-        let mut stream = seg.terms().stream();
-        while let Some((term, off)) = stream.next() {
-            if !std::str::from_utf8(term).is_ok_and(is_probe_term) {
-                continue;
-            }
-            if let Some(idf) = probe_idf(seg.doc_freq_at(off) as usize, n) {
-                terms.push((off, idf));
-            }
-        }
-        // Consecutive parts of the term list are read on every core, each keeping its own best
-        // slots per document (a term index, not an offset: half the bytes); then the parts are
-        // offered in term order. That keeps what one pass over all the terms keeps: a term outside
-        // its part's best is outside the best of all, and among equal weights the earlier term,
-        // which is in the same or an earlier part, is offered first and so kept.
-        let parts = parts.clamp(1, MAX_PROBE_PARTS);
-        let part_terms = terms.len().div_ceil(parts).max(1);
-        let partial: Vec<PartSlots> = terms
-            .par_chunks(part_terms)
-            .enumerate()
-            .map(|(i, part)| {
+        // Consecutive parts of the dictionary (in byte order) are read on every core, each
+        // keeping its probe terms with their idf and its own best slots per document (a term
+        // index, not an offset: half the bytes); then the parts are offered in term order. That
+        // keeps what one pass over all the terms keeps: a term outside its part's best is outside
+        // the best of all, and among equal weights the earlier term, which is in the same or an
+        // earlier part, is offered first and so kept.
+        let starts = part_starts(parts.clamp(1, MAX_PROBE_PARTS));
+        let bounds: Vec<KeyRange> = (0..=starts.len())
+            .map(|i| {
+                let from = i.checked_sub(1).map(|j| starts[j]);
+                (from, starts.get(i).copied())
+            })
+            .collect();
+        let partial: Vec<Part> = bounds
+            .par_iter()
+            .map(|&(from, to)| {
+                let mut range = seg.terms().range();
+                if let Some(from) = from {
+                    range = range.ge(from);
+                }
+                if let Some(to) = to {
+                    range = range.lt(to);
+                }
+                let mut stream = range.into_stream();
+                let mut terms: Vec<(u64, f32)> = Vec::new();
                 let mut slots = vec![(0.0, 0); docs * PROBE_TERMS];
                 let mut used = vec![0; docs];
-                for (j, &(off, idf)) in part.iter().enumerate() {
-                    let t = (i * part_terms + j) as u32;
-                    for p in seg.postings_at(off).into_iter().flatten() {
+                while let Some((term, off)) = stream.next() {
+                    if !std::str::from_utf8(term).is_ok_and(is_probe_term) {
+                        continue;
+                    }
+                    let Some(postings) = seg.postings_at(off) else {
+                        continue;
+                    };
+                    let Some(idf) = probe_idf(postings.len() as usize, n) else {
+                        continue;
+                    };
+                    let t = terms.len() as u32;
+                    terms.push((off, idf));
+                    for p in postings {
                         offer(
                             &mut slots,
                             &mut used,
@@ -237,7 +267,7 @@ impl<'a> SegmentProbes<'a> {
                         );
                     }
                 }
-                (slots, used)
+                (terms, slots, used)
             })
             .collect();
         let mut probes = SegmentProbes {
@@ -247,7 +277,7 @@ impl<'a> SegmentProbes<'a> {
             docs: Vec::new(),
             term_bounds: vec![0],
         };
-        for (slots, used) in partial {
+        for (terms, slots, used) in partial {
             for (d, &n) in used.iter().enumerate() {
                 for &(w, t) in &slots[d * PROBE_TERMS..d * PROBE_TERMS + usize::from(n)] {
                     let off = terms[t as usize].0;
@@ -262,7 +292,9 @@ impl<'a> SegmentProbes<'a> {
     /// Decode the documents of every term a slot holds, once per term, and point the slots at
     /// them. A term whose weight is zero adds nothing to any sum and is not decoded.
     fn decode_probe_terms(&mut self) {
+        // Each term once, numbered in the order the slots first name it.
         let mut index: FxHashMap<u64, u64> = FxHashMap::default();
+        let mut offsets: Vec<u64> = Vec::new();
         for (d, &used) in self.used.iter().enumerate() {
             for slot in &mut self.slots[d * PROBE_TERMS..d * PROBE_TERMS + usize::from(used)] {
                 if slot.0 * slot.0 == 0.0 {
@@ -272,17 +304,28 @@ impl<'a> SegmentProbes<'a> {
                 }
                 let off = slot.1;
                 slot.1 = *index.entry(off).or_insert_with(|| {
-                    self.docs.extend(
-                        self.seg
-                            .postings_at(off)
-                            .into_iter()
-                            .flatten()
-                            .map(|p| p.doc),
-                    );
-                    self.term_bounds.push(self.docs.len());
-                    (self.term_bounds.len() - 2) as u64
+                    offsets.push(off);
+                    (offsets.len() - 1) as u64
                 });
             }
+        }
+        // Decoded on every core, then laid end to end in that order.
+        let seg = self.seg;
+        let lists: Vec<Vec<u32>> = offsets
+            .par_iter()
+            .map(|&off| {
+                seg.postings_at(off)
+                    .into_iter()
+                    .flatten()
+                    .map(|p| p.doc)
+                    .collect()
+            })
+            .collect();
+        self.docs.reserve(lists.iter().map(Vec::len).sum());
+        self.term_bounds.reserve(lists.len());
+        for list in lists {
+            self.docs.extend_from_slice(&list);
+            self.term_bounds.push(self.docs.len());
         }
     }
 

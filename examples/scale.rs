@@ -13,6 +13,7 @@ use mnemon::eval::truth::{Mode, load_truth};
 use std::time::Instant;
 
 /// The allocator of the `mnemon` binary, so that these figures are the command line's.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -406,10 +406,12 @@ impl Memory {
     /// [`TERM_BATCH_NOTES`], on every core) while the chunk before is folded into the builder,
     /// and each chunk's batches are dropped once folded.
     ///
-    /// `beside` is other work of the caller's, run once on a core of the build's thread pool
-    /// when one is free: beside the fold and the dictionary when the notes are one chunk
-    /// (tokenizing keeps every core busy, folding and building the dictionary keep one), beside
-    /// the whole build when they are more (each chunk is folded while the next is tokenized).
+    /// `beside` is other work of the caller's, run once (not at all when tokenizing fails) on a
+    /// core of the build's thread pool when one is free: beside the fold and the dictionary when
+    /// the notes are one chunk (tokenizing keeps every core busy, folding and building the
+    /// dictionary keep one), beside the whole build when they are more (each chunk is folded
+    /// while the next is tokenized). The build itself goes first: a pool of one thread runs
+    /// `beside` after it.
     fn lexical_segment<'p>(
         &self,
         parsed: &'p [notes::ParsedNote],
@@ -446,22 +448,25 @@ impl Memory {
             debug_assert_eq!(builder.doc_count() as usize, notes.len());
             builder.finish().map_err(|e| corrupt(&e))
         };
-        let ((), segment) = if notes.len() <= chunk_notes {
+        let (segment, ()) = if notes.len() <= chunk_notes {
             let batches = tokenize(&notes)?;
-            rayon::join(&mut *beside, || finish(SegmentBuilder::new(), batches))
+            rayon::join(|| finish(SegmentBuilder::new(), batches), &mut *beside)
         } else {
-            rayon::join(&mut *beside, || {
-                let mut builder = SegmentBuilder::new();
-                let mut folding: Vec<TermBatch<'p>> = Vec::new();
-                for chunk in notes.chunks(chunk_notes) {
-                    let to_fold = std::mem::take(&mut folding);
-                    let (folded, batches) =
-                        rayon::join(|| fold(&mut builder, to_fold), || tokenize(chunk));
-                    folded?;
-                    folding = batches?;
-                }
-                finish(builder, folding)
-            })
+            rayon::join(
+                || {
+                    let mut builder = SegmentBuilder::new();
+                    let mut folding: Vec<TermBatch<'p>> = Vec::new();
+                    for chunk in notes.chunks(chunk_notes) {
+                        let to_fold = std::mem::take(&mut folding);
+                        let (folded, batches) =
+                            rayon::join(|| fold(&mut builder, to_fold), || tokenize(chunk));
+                        folded?;
+                        folding = batches?;
+                    }
+                    finish(builder, folding)
+                },
+                &mut *beside,
+            )
         };
         Ok((
             Some(segment?),

@@ -424,7 +424,7 @@ fn segment_probes_give_the_edges_of_token_edges() {
         u32::try_from(d).expect("doc number")
     };
     // The dictionary read in parallel parts gives the probes of one pass, whatever the parts.
-    for parts in [1, 2, 4] {
+    for parts in 1..=4 {
         let probes = SegmentProbes::in_parts(&lex, seg, parts);
         let mut acc = probes.accumulator();
         for doc in docs.iter().step_by(7) {

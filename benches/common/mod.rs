@@ -4,6 +4,7 @@
 /// The allocator of the `mnemon` binary (see `src/main.rs`), so that the benches measure what
 /// the command line and the MCP server run. The baselines of `baselines.rs` run in the same
 /// process, with the same allocator.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -162,9 +162,9 @@ const PROBE_TERMS: usize = policy::CO_OCCURRENCE_PROBE_TERMS;
 const NO_TERM: u64 = u64::MAX;
 const _: () = assert!(PROBE_TERMS <= u8::MAX as usize);
 
-/// One part of the dictionary read: its probe terms (postings offset, idf) in byte order, its
-/// best slots per document (weight, index in those terms) and its slots in use per document.
-type Part = (Vec<(u64, f32)>, Vec<(f32, u32)>, Vec<u8>);
+/// One part of the dictionary read: its probe terms' postings offsets in byte order, its best
+/// slots per document (weight, index in those terms) and its slots in use per document.
+type Part = (Vec<u64>, Vec<(f32, u32)>, Vec<u8>);
 
 /// A part's keys: from the first (included), to the second (excluded); `None`: unbounded.
 type KeyRange = (Option<&'static [u8]>, Option<&'static [u8]>);
@@ -177,7 +177,7 @@ const MAX_PROBE_PARTS: usize = 4;
 /// the first: fixed letters that share out the lowercase words of English text (digits come
 /// before them, CJK after them). A part may hold more terms than another; what the parts give
 /// together does not depend on where they are cut.
-fn part_starts(parts: usize) -> &'static [&'static [u8]] {
+pub(crate) fn part_starts(parts: usize) -> &'static [&'static [u8]] {
     match parts {
         0 | 1 => &[],
         2 => &[b"m"],
@@ -242,7 +242,7 @@ impl<'a> SegmentProbes<'a> {
                     range = range.lt(to);
                 }
                 let mut stream = range.into_stream();
-                let mut terms: Vec<(u64, f32)> = Vec::new();
+                let mut terms: Vec<u64> = Vec::new();
                 let mut slots = vec![(0.0, 0); docs * PROBE_TERMS];
                 let mut used = vec![0; docs];
                 while let Some((term, off)) = stream.next() {
@@ -256,7 +256,7 @@ impl<'a> SegmentProbes<'a> {
                         continue;
                     };
                     let t = terms.len() as u32;
-                    terms.push((off, idf));
+                    terms.push(off);
                     for p in postings {
                         offer(
                             &mut slots,
@@ -280,7 +280,7 @@ impl<'a> SegmentProbes<'a> {
         for (terms, slots, used) in partial {
             for (d, &n) in used.iter().enumerate() {
                 for &(w, t) in &slots[d * PROBE_TERMS..d * PROBE_TERMS + usize::from(n)] {
-                    let off = terms[t as usize].0;
+                    let off = terms[t as usize];
                     offer(&mut probes.slots, &mut probes.used, d, w, off);
                 }
             }
@@ -437,6 +437,16 @@ pub fn derived_from_user_edges(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn the_dictionary_is_cut_into_the_parts_asked_for_in_key_order() {
+        for parts in 0..=MAX_PROBE_PARTS + 2 {
+            let starts = part_starts(parts.clamp(1, MAX_PROBE_PARTS));
+            assert_eq!(starts.len(), parts.clamp(1, MAX_PROBE_PARTS) - 1, "{parts}");
+            assert!(starts.iter().all(|s| !s.is_empty()), "{parts}");
+            assert!(starts.windows(2).all(|w| w[0] < w[1]), "{parts}");
+        }
+    }
 
     proptest! {
         /// Selecting the best `cap` before sorting keeps what sorting everything keeps, ties

@@ -279,6 +279,13 @@ fn lists(
                 "{what}-list of node {o} ends before it starts"
             )));
         }
+        // The starts rise pairwise and the last is `edges`, but a middle one may still lie past
+        // it ([0, 1, 0] with no edges): checked before the slice, not after the next pair.
+        if b > edges {
+            return Err(bad(format!(
+                "{what}-list of node {o} ends at edge {b}, past the {edges} edges"
+            )));
+        }
         let mut list = Vec::with_capacity(b - a);
         for e in bytes[a * EDGE_BYTES..b * EDGE_BYTES].chunks_exact(EDGE_BYTES) {
             let other = le_u32(e, 0);
@@ -334,4 +341,39 @@ pub fn write(index_dir: &Path, g: &Graph) -> std::io::Result<()> {
     tmp.persist(index_dir.join(GRAPH_FILE))
         .map(|_| ())
         .map_err(|e| e.error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fuzz finding (`graph_file`, session 14): the list starts were checked to rise pairwise
+    /// only, so a list reaching past the edges (starts [0, 1, 0] with no edges) was sliced out
+    /// of range before the falling pair after it was seen: a panic on a damaged cache instead
+    /// of a refusal (which makes the caller rebuild the graph from the store).
+    #[test]
+    fn a_list_reaching_past_the_edges_is_refused_not_a_panic() {
+        let mut g = Graph::default();
+        g.intern("a");
+        g.intern("b");
+        let good = encode(&g);
+        assert_eq!(decode(&good).map(|d| d.len()), Ok(2));
+        // The body: 2 id ends, the ids "ab" padded to 4 bytes, 2 node records, then the out-list
+        // starts (3) and the in-list starts (3), all zero.
+        let out_starts = HEADER_BYTES + 4 * 2 + 4 + META_BYTES * 2;
+        assert_eq!(good.len(), out_starts + 2 * 12);
+        assert!(good[out_starts..].iter().all(|&b| b == 0));
+        for (what, at) in [("out", out_starts), ("in", out_starts + 12)] {
+            let mut damaged = good.clone();
+            damaged[at + 4..at + 8].copy_from_slice(&1u32.to_le_bytes());
+            let crc = crc32fast::hash(&damaged[CRC_FROM..]);
+            damaged[12..16].copy_from_slice(&crc.to_le_bytes());
+            let err = decode(&damaged).expect_err("a list past the edges is refused");
+            assert!(
+                err.reason
+                    .contains(&format!("{what}-list of node 0 ends at edge 1")),
+                "{err}"
+            );
+        }
+    }
 }

@@ -177,7 +177,7 @@ const MAX_PROBE_PARTS: usize = 4;
 /// the first: fixed letters that share out the lowercase words of English text (digits come
 /// before them, CJK after them). A part may hold more terms than another; what the parts give
 /// together does not depend on where they are cut.
-pub(crate) fn part_starts(parts: usize) -> &'static [&'static [u8]] {
+fn part_starts(parts: usize) -> &'static [&'static [u8]] {
     match parts {
         0 | 1 => &[],
         2 => &[b"m"],
@@ -219,8 +219,8 @@ impl<'a> SegmentProbes<'a> {
         let docs = seg.doc_count() as usize;
         let n = lex.live_docs().max(1) as f32;
         // Consecutive parts of the dictionary (in byte order) are read on every core, each
-        // keeping its probe terms with their idf and its own best slots per document (a term
-        // index, not an offset: half the bytes); then the parts are offered in term order. That
+        // keeping its probe terms' offsets and its own best slots per document (a term index,
+        // not an offset: half the bytes); then the parts are offered in term order. That
         // keeps what one pass over all the terms keeps: a term outside its part's best is outside
         // the best of all, and among equal weights the earlier term, which is in the same or an
         // earlier part, is offered first and so kept.

@@ -276,6 +276,9 @@ fn read_changed(root: &Path, found: &[Found], out: &mut ScanOutcome) {
             _ => true,
         })
         .collect();
+    // Sized once: growing them copies every note read so far (and touches fresh pages).
+    out.batch.upserts.reserve(to_read.len());
+    out.parsed.reserve(to_read.len());
     for r in parse_all(root, &to_read) {
         match r {
             ReadResult::Touched(rel, entry) => out.batch.touched.push((rel, entry)),

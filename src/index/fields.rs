@@ -109,6 +109,25 @@ pub struct TermBatch<'p> {
 /// Distinct words per note a batch's tables are sized for at first.
 const BATCH_WORDS_PER_NOTE: usize = 32;
 
+/// Text bytes per distinct (note, term) pair a batch's postings are sized for at first: generated
+/// and real notes alike hold one distinct term per 9-10 bytes of text, so the postings rarely
+/// grow (a growth copies them, and touches fresh pages, which at 1k notes cost more than the
+/// copy). Room never used is never touched: the allocator maps pages lazily.
+const TEXT_BYTES_PER_POSTING: usize = 8;
+
+/// The postings a batch of `notes` is sized for at first.
+fn postings_room(notes: &[&ParsedNote]) -> usize {
+    let text: usize = notes
+        .iter()
+        .map(|n| {
+            n.body.len()
+                + n.meta.name.as_deref().map_or(0, str::len)
+                + n.meta.description.as_deref().map_or(0, str::len)
+        })
+        .sum();
+    text / TEXT_BYTES_PER_POSTING + notes.len() * BATCH_WORDS_PER_NOTE / 4
+}
+
 /// One note of a [`TermBatch`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchDoc<'p> {
@@ -148,12 +167,13 @@ impl<'p> TermBatch<'p> {
         let mut buf = String::new();
         let mut batch = TermBatch {
             terms: Interner::with_capacity(room, room * 8),
-            ..TermBatch::default()
+            docs: Vec::with_capacity(notes.len()),
+            postings: Vec::with_capacity(postings_room(notes)),
         };
         let mut full = false;
         // Per dictionary number: where its entry of the current note is in `postings`, if the
         // note has one yet (a position at or past the note's start).
-        let mut slot_of: Vec<usize> = Vec::new();
+        let mut slot_of: Vec<usize> = Vec::with_capacity(room);
         for note in notes {
             let start = batch.postings.len();
             let field_lens = each_field_word(tok, note, |f, word| {

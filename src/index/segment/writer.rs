@@ -320,14 +320,12 @@ impl SegmentBuilder {
     /// postings area are written at once on two threads; the bytes are those of a term-by-term
     /// [`SegmentWriter`].
     pub fn finish(self) -> Result<SegmentBytes, WriteError> {
-        use rayon::prelude::*;
         let SegmentBuilder {
             mut w,
             ids,
             mut postings,
         } = self;
-        let mut terms: Vec<(u32, &str)> = ids.iter().collect();
-        terms.par_sort_unstable_by(|a, b| a.1.cmp(b.1));
+        let terms = sorted_terms(&ids);
         let mut offsets = Vec::with_capacity(terms.len());
         let mut end = w.postings.len() as u64;
         for &(t, _) in &terms {
@@ -365,6 +363,25 @@ impl SegmentBuilder {
     }
 }
 
+/// The interned terms, numbered, in byte order. Sorted by their first 16 bytes as one integer
+/// (big-endian, zero-padded: a shorter string sorts first, as terms hold no NUL byte), so most
+/// comparisons are one integer comparison, not a `memcmp` behind two pointers; equal keys
+/// (terms sharing their first 16 bytes) fall back to comparing the whole terms.
+fn sorted_terms(ids: &Interner) -> Vec<(u32, &str)> {
+    use rayon::prelude::*;
+    let mut keyed: Vec<(u128, u32)> = ids.iter().map(|(t, s)| (sort_key(s), t)).collect();
+    keyed.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| ids.get(a.1).cmp(ids.get(b.1))));
+    keyed.into_iter().map(|(_, t)| (t, ids.get(t))).collect()
+}
+
+/// The first 16 bytes of `s` as a big-endian integer, zero-padded: ordered as the bytes are.
+fn sort_key(s: &str) -> u128 {
+    let mut head = [0u8; 16];
+    let n = s.len().min(16);
+    head[..n].copy_from_slice(&s.as_bytes()[..n]);
+    u128::from_be_bytes(head)
+}
+
 /// Bytes of `v` as an unsigned LEB128 ([`put_varint`]).
 fn varint_len(v: u64) -> usize {
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
@@ -373,6 +390,43 @@ fn varint_len(v: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sorted_terms_are_in_byte_order_when_heads_tie_or_differ_in_length() {
+        let words = [
+            "pool",
+            "po",
+            "p",
+            "poolside",
+            "0pool",
+            "zz",
+            "池",
+            "ab",
+            "aba",
+            "abcdefghijklmnop",
+            "abcdefghijklmnopq",
+            "abcdefghijklmnopqb",
+            "abcdefghijklmnopqa",
+            "abcdefghijklmnoo",
+            "abcdefghijklmnoz",
+            "é",
+            "e",
+            "ez",
+            "~",
+        ];
+        let mut ids = Interner::new();
+        for w in words {
+            ids.intern(w).unwrap();
+        }
+        let got: Vec<&str> = sorted_terms(&ids).into_iter().map(|(_, s)| s).collect();
+        let mut want: Vec<&str> = words.to_vec();
+        want.sort();
+        assert_eq!(got, want);
+        // Each term keeps its own number.
+        for (t, s) in sorted_terms(&ids) {
+            assert_eq!(ids.get(t), s);
+        }
+    }
 
     #[test]
     fn varint_len_is_the_length_put_varint_writes() {

@@ -8,6 +8,7 @@ use crate::folder::MemoryDir;
 use crate::fs::{Fs, RealFs};
 use crate::index::LexicalIndex;
 use crate::index::fields::{DocTerms, TermBatch};
+use crate::index::segment::LaidOut;
 use crate::index::segment::writer::SegmentBuilder;
 use crate::index::tokenize::Tokenizer;
 use crate::notes::{self, NoteType, ProblemKind};
@@ -16,7 +17,9 @@ use crate::recall::shown::ShownCache;
 use crate::recall::{self, Clock, Query, Recall, SystemClock, cooccur, policy};
 use crate::scan::{self, ScanError};
 use crate::store::graph::{self, Refreshed};
-use crate::store::{Batch, BatchWriter, Edge, Graph, LazyReader, NodeRecord, Store, Version};
+use crate::store::{
+    Batch, BatchWriter, Edge, EdgeValue, Graph, LazyReader, NodeRecord, Store, StoreReader, Version,
+};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -158,6 +161,109 @@ pub struct IndexPhases {
     pub synthesize_ms: u64,
     /// The store's write transaction.
     pub store_ms: u64,
+}
+
+/// What a batch's synthesized edges are computed against: the store as it was before the batch,
+/// and the batch's own notes (ids, types, removals).
+struct Synthesis<'s, 'b> {
+    reader: StoreReader<'s>,
+    batch: &'b Batch,
+    removed: std::collections::HashSet<&'b str>,
+    batch_types: HashMap<&'b str, NoteType>,
+    /// The batch's ids, sorted.
+    batch_ids: Vec<&'b str>,
+}
+
+impl<'s, 'b> Synthesis<'s, 'b> {
+    fn new(reader: StoreReader<'s>, batch: &'b Batch) -> Synthesis<'s, 'b> {
+        let mut batch_ids: Vec<&str> = batch.upserts.iter().map(|u| u.id.as_str()).collect();
+        batch_ids.sort_unstable();
+        Synthesis {
+            reader,
+            batch,
+            removed: batch.removals.iter().map(|(_, id)| id.as_str()).collect(),
+            batch_types: batch
+                .upserts
+                .iter()
+                .map(|u| (u.id.as_str(), u.record.note_type))
+                .collect(),
+            batch_ids,
+        }
+    }
+
+    fn type_of(&self, id: &str) -> Option<NoteType> {
+        self.batch_types
+            .get(id)
+            .copied()
+            .or_else(|| self.reader.node(id).ok().flatten().map(|r| r.note_type))
+    }
+
+    /// The synthesized edges of `u`, with its token co-occurrence edges from `token(exclude,
+    /// cap)`. Each note's edges depend only on the index and the store as they are: callers
+    /// compute them in parallel, then attach them.
+    fn edges_of(
+        &self,
+        u: &crate::store::NoteUpdate,
+        token: &mut dyn FnMut(&[&str], usize) -> Vec<EdgeValue>,
+    ) -> Result<Vec<EdgeValue>> {
+        let mut synth = Vec::new();
+        if let Some(prefix) = cooccur::slug_prefix(&u.id) {
+            let mut cluster = self
+                .reader
+                .ids_with_prefix(&prefix, policy::MAX_SLUG_CLUSTER + 1)?;
+            cluster.retain(|id| !self.removed.contains(id.as_str()));
+            // The batch's ids with this prefix: a range of the sorted list, not a scan of it.
+            let from = self.batch_ids.partition_point(|id| *id < prefix.as_str());
+            for id in self.batch_ids[from..]
+                .iter()
+                .take_while(|id| id.starts_with(&prefix))
+                .take(policy::MAX_SLUG_CLUSTER + 1)
+            {
+                cluster.push((*id).to_string());
+            }
+            cluster.sort();
+            cluster.dedup();
+            synth.extend(cooccur::slug_edges(&u.id, &cluster));
+        }
+        synth.truncate(policy::CO_OCCURRENCE_CAP);
+        let cap = policy::CO_OCCURRENCE_CAP - synth.len();
+        let exclude: Vec<&str> = synth
+            .iter()
+            .chain(&u.edges)
+            .map(|e| e.other.as_str())
+            .collect();
+        let token_edges = token(&exclude, cap);
+        synth.extend(token_edges);
+        synth.extend(cooccur::derived_from_user_edges(
+            u.record.note_type,
+            &u.edges,
+            &|id| self.type_of(id),
+        ));
+        Ok(synth)
+    }
+
+    /// Every upsert's synthesized edges, in the batch's order, with token co-occurrence from
+    /// the probes of the index's lone segment.
+    fn by_probes<S: cooccur::ProbeSource>(
+        &self,
+        probes: &cooccur::SegmentProbes<'_, S>,
+    ) -> Result<Vec<Vec<EdgeValue>>> {
+        let seg = probes.source();
+        let doc_of: FxHashMap<&str, u32> = (0..seg.doc_count()).map(|d| (seg.id(d), d)).collect();
+        self.batch
+            .upserts
+            .par_iter()
+            .map_init(
+                || probes.accumulator(),
+                |acc, u| {
+                    self.edges_of(u, &mut |exclude, cap| match doc_of.get(u.id.as_str()) {
+                        Some(&d) => probes.edges(d, exclude, cap, acc),
+                        None => Vec::new(),
+                    })
+                },
+            )
+            .collect()
+    }
 }
 
 fn ms_since(t: Instant) -> u64 {
@@ -386,8 +492,8 @@ impl Memory {
             return Ok(None);
         }
         let outcome = scan::scan(&self.dir.memory(), &HashMap::new());
-        let (segment, ids) =
-            self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, &mut || {})?;
+        let (laid, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, &mut || {})?;
+        let segment = laid.map(|l| self.finish_segment(l)).transpose()?;
         // Above both the store's record and whatever manifest is on disk (an index ahead of
         // the store, or with a damaged segment, still names its generation): a rebuilt segment's
         // file name then never reuses one another process may still be reading.
@@ -402,7 +508,8 @@ impl Memory {
     }
 
     /// The lexical segment of `parsed` (in id order, one note per id; `None` when there are no
-    /// notes) and the ids in it. Notes are tokenized a chunk at a time (in batches of
+    /// notes), laid out but for its dictionary and postings area (see
+    /// [`SegmentBuilder::lay_out`]; [`Memory::finish_segment`] writes them), and the ids in it. Notes are tokenized a chunk at a time (in batches of
     /// [`TERM_BATCH_NOTES`], on every core) while the chunk before is folded into the builder,
     /// and each chunk's batches are dropped once folded.
     ///
@@ -417,7 +524,7 @@ impl Memory {
         parsed: &'p [notes::ParsedNote],
         chunk_notes: usize,
         beside: &mut (dyn FnMut() + Send),
-    ) -> Result<(Option<crate::index::segment::SegmentBytes>, Vec<&'p str>)> {
+    ) -> Result<(Option<LaidOut>, Vec<&'p str>)> {
         if parsed.is_empty() {
             beside();
             return Ok((None, Vec::new()));
@@ -446,7 +553,7 @@ impl Memory {
         let finish = |mut builder: SegmentBuilder, last: Vec<TermBatch<'p>>| {
             fold(&mut builder, last)?;
             debug_assert_eq!(builder.doc_count() as usize, notes.len());
-            builder.finish().map_err(|e| corrupt(&e))
+            builder.lay_out().map_err(|e| corrupt(&e))
         };
         let (segment, ()) = if notes.len() <= chunk_notes {
             let batches = tokenize(&notes)?;
@@ -472,6 +579,14 @@ impl Memory {
             Some(segment?),
             notes.iter().map(|p| p.id.as_str()).collect(),
         ))
+    }
+
+    /// The bytes of a laid-out segment (its dictionary and postings area written).
+    fn finish_segment(&self, laid: LaidOut) -> Result<crate::index::segment::SegmentBytes> {
+        laid.finish().map_err(|e| Error::Corrupt {
+            path: self.dir.index(),
+            reason: e.to_string(),
+        })
     }
 
     /// The per-field terms of `notes`, tokenized in parallel.
@@ -806,8 +921,33 @@ impl Memory {
     ) -> Result<(Arc<LexicalIndex>, Vec<Vec<crate::store::EdgeValue>>)> {
         // The changed notes become one new segment, built a chunk of notes at a time (see
         // `lexical_segment`), so a cold build of 100k notes stays small.
-        let (segment, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, beside)?;
-        let mut lex = Arc::new(self.lexical()?.update_with(
+        let (laid, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, beside)?;
+        let before = self.lexical()?;
+        let laid_ms = ms_since(t);
+        let t = Instant::now();
+        // A cold build (no segment before this one): the new segment will be the index's only
+        // one, so token co-occurrence is read from it as laid out, on every core free, while
+        // its dictionary is built (one core: it cannot be split) and not after.
+        let (segment, early_synth) = match laid {
+            Some(laid) if before.segment_count() == 0 => {
+                let (parts, synth) = rayon::join(
+                    || laid.write_parts(),
+                    || self.synthesize_laid(&outcome.batch, &laid, &ids),
+                );
+                let segment = parts
+                    .and_then(|parts| laid.into_segment(parts))
+                    .map_err(|e| Error::Corrupt {
+                        path: self.dir.index(),
+                        reason: e.to_string(),
+                    })?;
+                (Some(segment), Some(synth?))
+            }
+            Some(laid) => (Some(self.finish_segment(laid)?), None),
+            None => (None, None),
+        };
+        let joined_ms = ms_since(t);
+        let t = Instant::now();
+        let mut lex = Arc::new(before.update_with(
             &self.dir.index(),
             segment,
             &ids,
@@ -818,129 +958,84 @@ impl Memory {
         if outcome.parsed.len() > BUILD_CHUNK_NOTES {
             lex = Arc::new(lex.merged(&self.dir.index())?);
         }
-        phases.lexical_ms = ms_since(t);
+        let published_ms = ms_since(t);
         let t = Instant::now();
-        let synth = self.synthesize(&outcome.batch, &outcome.parsed, &lex)?;
-        phases.synthesize_ms = ms_since(t);
+        let synth = match early_synth {
+            Some(synth) => {
+                // The dictionary's time counts as synthesis: it was built beside it.
+                phases.lexical_ms = laid_ms + published_ms;
+                phases.synthesize_ms = joined_ms;
+                synth
+            }
+            None => {
+                let synth = self.synthesize(&outcome.batch, &outcome.parsed, &lex)?;
+                phases.lexical_ms = laid_ms + joined_ms + published_ms;
+                phases.synthesize_ms = ms_since(t);
+                synth
+            }
+        };
         Ok((lex, synth))
     }
 
     /// The synthesized edges (slug clusters, token similarity, derived_from) of each upsert,
-    /// in the batch's order.
+    /// in the batch's order, with token co-occurrence found in `lex`.
     fn synthesize(
         &self,
         batch: &Batch,
         parsed: &[notes::ParsedNote],
         lex: &LexicalIndex,
-    ) -> Result<Vec<Vec<crate::store::EdgeValue>>> {
-        let reader = self.store.read()?;
-        let removed: std::collections::HashSet<&str> =
-            batch.removals.iter().map(|(_, id)| id.as_str()).collect();
-        let batch_types: HashMap<String, NoteType> = batch
-            .upserts
-            .iter()
-            .map(|u| (u.id.clone(), u.record.note_type))
-            .collect();
-        let mut batch_ids: Vec<String> = batch.upserts.iter().map(|u| u.id.clone()).collect();
-        batch_ids.sort();
-        let type_of = |id: &str| -> Option<NoteType> {
-            batch_types
-                .get(id)
-                .copied()
-                .or_else(|| reader.node(id).ok().flatten().map(|r| r.note_type))
-        };
-        // Each note's synthesized edges depend only on the index and the store as they are:
-        // computed in parallel, then attached.
-        let synth_of = |u: &crate::store::NoteUpdate,
-                        token: &mut dyn FnMut(&[&str], usize) -> Vec<crate::store::EdgeValue>|
-         -> Result<Vec<crate::store::EdgeValue>> {
-            let mut synth = Vec::new();
-            if let Some(prefix) = cooccur::slug_prefix(&u.id) {
-                let mut cluster = reader.ids_with_prefix(&prefix, policy::MAX_SLUG_CLUSTER + 1)?;
-                cluster.retain(|id| !removed.contains(id.as_str()));
-                // The batch's ids with this prefix: a range of the sorted list, not a scan of it.
-                let from = batch_ids.partition_point(|id| id.as_str() < prefix.as_str());
-                for id in batch_ids[from..]
-                    .iter()
-                    .take_while(|id| id.starts_with(&prefix))
-                    .take(policy::MAX_SLUG_CLUSTER + 1)
-                {
-                    cluster.push(id.clone());
-                }
-                cluster.sort();
-                cluster.dedup();
-                synth.extend(cooccur::slug_edges(&u.id, &cluster));
-            }
-            synth.truncate(policy::CO_OCCURRENCE_CAP);
-            let cap = policy::CO_OCCURRENCE_CAP - synth.len();
-            let exclude: Vec<&str> = synth
-                .iter()
-                .chain(&u.edges)
-                .map(|e| e.other.as_str())
-                .collect();
-            let token_edges = token(&exclude, cap);
-            synth.extend(token_edges);
-            synth.extend(cooccur::derived_from_user_edges(
-                u.record.note_type,
-                &u.edges,
-                &type_of,
-            ));
-            Ok(synth)
-        };
-        let mut synth: Vec<Vec<crate::store::EdgeValue>> = Vec::with_capacity(parsed.len());
+    ) -> Result<Vec<Vec<EdgeValue>>> {
+        let synthesis = Synthesis::new(self.store.read()?, batch);
         let sole = lex
             .sole_segment()
             .filter(|seg| parsed.len() * TERM_PASS_MIN_SHARE >= seg.doc_count() as usize);
         if let Some(seg) = sole {
             // Most of the index changed (a cold build): token co-occurrence of every document
             // in one pass over the dictionary, without tokenizing the notes again.
-            let probes = cooccur::SegmentProbes::new(lex, seg);
-            let doc_of: FxHashMap<&str, u32> = seg
-                .ids()
-                .iter()
-                .enumerate()
-                .map(|(d, id)| (&**id, d as u32))
-                .collect();
-            synth = batch
-                .upserts
+            return synthesis.by_probes(&cooccur::SegmentProbes::new(lex, seg));
+        }
+        // The notes are tokenized again here, a chunk at a time: co-occurrence needs the
+        // whole finished lexical index, and the lexical pass dropped its term tables to
+        // bound memory. `batch.upserts[i]` is `parsed[i]` (the scan pushes them together).
+        let mut synth: Vec<Vec<EdgeValue>> = Vec::with_capacity(parsed.len());
+        for (ups, notes) in batch
+            .upserts
+            .chunks(BUILD_CHUNK_NOTES)
+            .zip(parsed.chunks(BUILD_CHUNK_NOTES))
+        {
+            let docs = self.doc_terms(notes);
+            let part: Vec<_> = ups
                 .par_iter()
-                .map_init(
-                    || probes.accumulator(),
-                    |acc, u| {
-                        synth_of(u, &mut |exclude, cap| match doc_of.get(u.id.as_str()) {
-                            Some(&d) => probes.edges(d, exclude, cap, acc),
-                            None => Vec::new(),
-                        })
-                    },
-                )
-                .collect::<Result<_>>()?;
-        } else {
-            // The notes are tokenized again here, a chunk at a time: co-occurrence needs the
-            // whole finished lexical index, and the lexical pass dropped its term tables to
-            // bound memory. `batch.upserts[i]` is `parsed[i]` (the scan pushes them together).
-            for (ups, notes) in batch
-                .upserts
-                .chunks(BUILD_CHUNK_NOTES)
-                .zip(parsed.chunks(BUILD_CHUNK_NOTES))
-            {
-                let docs = self.doc_terms(notes);
-                let part: Vec<_> = ups
-                    .par_iter()
-                    .zip(docs.par_iter())
-                    .map(|(u, d)| {
-                        synth_of(u, &mut |exclude, cap| {
-                            if d.id == u.id {
-                                cooccur::token_edges(d, lex, exclude, cap)
-                            } else {
-                                Vec::new()
-                            }
-                        })
+                .zip(docs.par_iter())
+                .map(|(u, d)| {
+                    synthesis.edges_of(u, &mut |exclude, cap| {
+                        if d.id == u.id {
+                            cooccur::token_edges(d, lex, exclude, cap)
+                        } else {
+                            Vec::new()
+                        }
                     })
-                    .collect::<Result<_>>()?;
-                synth.extend(part);
-            }
+                })
+                .collect::<Result<_>>()?;
+            synth.extend(part);
         }
         Ok(synth)
+    }
+
+    /// [`Memory::synthesize`] for a cold build, whose new segment (`laid`, of the notes `ids`
+    /// in doc order) will be the index's only one: token co-occurrence is read from the segment
+    /// as laid out, so it runs while the segment's dictionary is built.
+    fn synthesize_laid(
+        &self,
+        batch: &Batch,
+        laid: &LaidOut,
+        ids: &[&str],
+    ) -> Result<Vec<Vec<EdgeValue>>> {
+        let synthesis = Synthesis::new(self.store.read()?, batch);
+        let docs = cooccur::LaidOutDocs { laid, ids };
+        let probes =
+            cooccur::SegmentProbes::in_parts(ids.len() as u64, &docs, rayon::current_num_threads());
+        synthesis.by_probes(&probes)
     }
 
     /// Answer a query: lexical hits and anchors, the typed-graph walk, scored by the policy.
@@ -1378,6 +1473,7 @@ mod tests {
                 .lexical_segment(&parsed, chunk, &mut || beside_runs += 1)
                 .expect("segment");
             assert_eq!(beside_runs, 1, "chunks of {chunk}");
+            let segment = segment.map(|l| memory.finish_segment(l).expect("finish"));
             assert_eq!(segment, Some(want.clone()), "chunks of {chunk}");
             assert!(ids.windows(2).all(|w| w[0] < w[1]) && ids.len() == 60);
         }

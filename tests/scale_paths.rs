@@ -10,8 +10,9 @@ use common::{fresh, write_note};
 use mnemon::corpus::{GenConfig, generate_notes};
 use mnemon::index::LexicalIndex;
 use mnemon::index::fields::DocTerms;
+use mnemon::index::segment::writer::SegmentBuilder;
 use mnemon::index::tokenize::Tokenizer;
-use mnemon::recall::cooccur::{self, SegmentProbes};
+use mnemon::recall::cooccur::{self, LaidOutDocs, SegmentProbes};
 use mnemon::recall::{Query, policy};
 use mnemon::store::graph::Refreshed;
 use mnemon::store::{Graph, Store};
@@ -425,7 +426,7 @@ fn segment_probes_give_the_edges_of_token_edges() {
     };
     // The dictionary read in parallel parts gives the probes of one pass, whatever the parts.
     for parts in 1..=4 {
-        let probes = SegmentProbes::in_parts(&lex, seg, parts);
+        let probes = SegmentProbes::in_parts(lex.live_docs(), seg, parts);
         let mut acc = probes.accumulator();
         for doc in docs.iter().step_by(7) {
             let d = doc_number(&doc.id);
@@ -434,6 +435,43 @@ fn segment_probes_give_the_edges_of_token_edges() {
             assert_eq!(fast, slow, "{} in {parts} parts", doc.id);
         }
     }
+    // The same segment laid out but not finished (no dictionary yet: what a cold build reads
+    // while it builds the dictionary) gives the same probes, in any number of parts.
+    let mut sorted: Vec<&DocTerms> = docs.iter().collect();
+    sorted.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut builder = SegmentBuilder::new();
+    for d in &sorted {
+        builder.add_doc(d).expect("add");
+    }
+    let laid = builder.lay_out().expect("lay out");
+    let ids: Vec<&str> = sorted.iter().map(|d| d.id.as_str()).collect();
+    let laid_docs = LaidOutDocs {
+        laid: &laid,
+        ids: &ids,
+    };
+    for parts in 1..=4 {
+        let probes = SegmentProbes::in_parts(ids.len() as u64, &laid_docs, parts);
+        let mut acc = probes.accumulator();
+        for doc in docs.iter().step_by(5) {
+            let d = doc_number(&doc.id);
+            assert_eq!(ids[d as usize], doc.id, "doc numbers follow id order");
+            let slow = cooccur::token_edges(doc, &lex, &[], policy::CO_OCCURRENCE_CAP);
+            let fast = probes.edges(d, &[], policy::CO_OCCURRENCE_CAP, &mut acc);
+            assert_eq!(fast, slow, "{} laid out, in {parts} parts", doc.id);
+        }
+    }
+    // And finishing it gives the segment's bytes.
+    let finished = laid.finish().expect("finish");
+    let seg_files: Vec<std::path::PathBuf> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "seg"))
+        .collect();
+    assert_eq!(seg_files.len(), 1, "{seg_files:?}");
+    assert_eq!(
+        finished.to_vec(),
+        std::fs::read(&seg_files[0]).expect("read")
+    );
     let probes = SegmentProbes::new(&lex, seg);
     let mut acc = probes.accumulator();
     let (mut with_edges, mut excluded) = (0, 0);

@@ -6,7 +6,7 @@
 use super::policy;
 use crate::index::LexicalIndex;
 use crate::index::fields::{DocTerms, FIELD_COUNT};
-use crate::index::segment::Segment;
+use crate::index::segment::{LaidOut, PostingsIter, Segment};
 use crate::notes::{EdgeKind, NoteType, Provenance};
 use crate::store::EdgeValue;
 use fst::{IntoStreamer, Streamer};
@@ -143,8 +143,8 @@ fn best_token_edges(mut sims: Vec<(&str, f32)>, cap: usize) -> Vec<EdgeValue> {
 /// document that probes with it. [`Self::edges`] gives exactly what [`token_edges`] gives the
 /// same document (same weights, same order of summation, same ties; pinned by
 /// `segment_probes_give_the_edges_of_token_edges`).
-pub struct SegmentProbes<'a> {
-    seg: &'a Segment,
+pub struct SegmentProbes<'a, S: ProbeSource = Segment> {
+    seg: &'a S,
     /// `PROBE_TERMS` slots per document: (weight, probe term), best first. While the dictionary
     /// is read the term is its postings offset; after it, its number in `term_bounds` (`NO_TERM`
     /// for a term of weight zero, which adds nothing and is not decoded).
@@ -167,7 +167,79 @@ const _: () = assert!(PROBE_TERMS <= u8::MAX as usize);
 type Part = (Vec<u64>, Vec<(f32, u32)>, Vec<u8>);
 
 /// A part's keys: from the first (included), to the second (excluded); `None`: unbounded.
-type KeyRange = (Option<&'static [u8]>, Option<&'static [u8]>);
+pub type KeyRange = (Option<&'static [u8]>, Option<&'static [u8]>);
+
+/// What [`SegmentProbes`] reads of a lone segment: its documents' ids, its terms in byte order,
+/// and each term's postings. A finished [`Segment`] gives them from its dictionary; a
+/// [`LaidOutDocs`] from a segment being built, before its dictionary exists.
+pub trait ProbeSource: Sync {
+    /// Documents in the segment.
+    fn doc_count(&self) -> u32;
+    /// The id of document `doc`.
+    fn id(&self, doc: u32) -> &str;
+    /// `f(term, list)` for each term in `range`, in byte order: `list` names the term's
+    /// postings for [`ProbeSource::postings`].
+    fn each_term(&self, range: KeyRange, f: impl FnMut(&[u8], u64));
+    /// The postings `list` names (`None` for a name `each_term` never gave).
+    fn postings(&self, list: u64) -> Option<PostingsIter<'_>>;
+}
+
+impl ProbeSource for Segment {
+    fn doc_count(&self) -> u32 {
+        Segment::doc_count(self)
+    }
+
+    fn id(&self, doc: u32) -> &str {
+        Segment::id(self, doc)
+    }
+
+    fn each_term(&self, (from, to): KeyRange, mut f: impl FnMut(&[u8], u64)) {
+        let mut range = self.terms().range();
+        if let Some(from) = from {
+            range = range.ge(from);
+        }
+        if let Some(to) = to {
+            range = range.lt(to);
+        }
+        let mut stream = range.into_stream();
+        while let Some((term, off)) = stream.next() {
+            f(term, off);
+        }
+    }
+
+    fn postings(&self, list: u64) -> Option<PostingsIter<'_>> {
+        self.postings_at(list)
+    }
+}
+
+/// A segment being built ([`LaidOut`]) with its documents' ids (doc number order): the probes of
+/// the segment it will be, read before its dictionary is built.
+pub struct LaidOutDocs<'a> {
+    pub laid: &'a LaidOut,
+    pub ids: &'a [&'a str],
+}
+
+impl ProbeSource for LaidOutDocs<'_> {
+    fn doc_count(&self) -> u32 {
+        self.laid.doc_count()
+    }
+
+    fn id(&self, doc: u32) -> &str {
+        self.ids.get(doc as usize).copied().unwrap_or("")
+    }
+
+    fn each_term(&self, (from, to): KeyRange, mut f: impl FnMut(&[u8], u64)) {
+        let start = from.map_or(0, |k| self.laid.first_at_or_after(k));
+        let end = to.map_or(self.laid.term_count(), |k| self.laid.first_at_or_after(k));
+        for i in start..end.max(start) {
+            f(self.laid.term(i).as_bytes(), i as u64);
+        }
+    }
+
+    fn postings(&self, list: u64) -> Option<PostingsIter<'_>> {
+        self.laid.postings(usize::try_from(list).ok()?)
+    }
+}
 
 /// Parts of the dictionary read in parallel by [`SegmentProbes::new`], at most (each holds its own
 /// slots: 8 bytes x `PROBE_TERMS` per document).
@@ -206,18 +278,21 @@ fn offer<T: Copy>(slots: &mut [(f32, T)], used: &mut [u8], doc: usize, w: f32, t
     *used = end as u8;
 }
 
-impl<'a> SegmentProbes<'a> {
+impl<'a> SegmentProbes<'a, Segment> {
     /// Probe terms of every document of `seg`, which must be `lex`'s sole segment
     /// ([`LexicalIndex::sole_segment`]).
-    pub fn new(lex: &LexicalIndex, seg: &'a Segment) -> SegmentProbes<'a> {
-        Self::in_parts(lex, seg, rayon::current_num_threads())
+    pub fn new(lex: &LexicalIndex, seg: &'a Segment) -> SegmentProbes<'a, Segment> {
+        Self::in_parts(lex.live_docs(), seg, rayon::current_num_threads())
     }
+}
 
-    /// [`SegmentProbes::new`] reading the dictionary in `parts` parts (clamped to 1..=4) in
+impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
+    /// Probe terms of every document of `seg`, the sole segment of an index of `live_docs`
+    /// documents (its own count), reading the dictionary in `parts` parts (clamped to 1..=4) in
     /// parallel: the same probes whatever the number.
-    pub fn in_parts(lex: &LexicalIndex, seg: &'a Segment, parts: usize) -> SegmentProbes<'a> {
+    pub fn in_parts(live_docs: u64, seg: &'a S, parts: usize) -> SegmentProbes<'a, S> {
         let docs = seg.doc_count() as usize;
-        let n = lex.live_docs().max(1) as f32;
+        let n = live_docs.max(1) as f32;
         // Consecutive parts of the dictionary (in byte order) are read on every core, each
         // keeping its probe terms' offsets and its own best slots per document (a term index,
         // not an offset: half the bytes); then the parts are offered in term order. That
@@ -233,27 +308,19 @@ impl<'a> SegmentProbes<'a> {
             .collect();
         let partial: Vec<Part> = bounds
             .par_iter()
-            .map(|&(from, to)| {
-                let mut range = seg.terms().range();
-                if let Some(from) = from {
-                    range = range.ge(from);
-                }
-                if let Some(to) = to {
-                    range = range.lt(to);
-                }
-                let mut stream = range.into_stream();
+            .map(|&range| {
                 let mut terms: Vec<u64> = Vec::new();
                 let mut slots = vec![(0.0, 0); docs * PROBE_TERMS];
                 let mut used = vec![0; docs];
-                while let Some((term, off)) = stream.next() {
+                seg.each_term(range, |term, off| {
                     if !std::str::from_utf8(term).is_ok_and(is_probe_term) {
-                        continue;
+                        return;
                     }
-                    let Some(postings) = seg.postings_at(off) else {
-                        continue;
+                    let Some(postings) = seg.postings(off) else {
+                        return;
                     };
                     let Some(idf) = probe_idf(postings.len() as usize, n) else {
-                        continue;
+                        return;
                     };
                     let t = terms.len() as u32;
                     terms.push(off);
@@ -266,7 +333,7 @@ impl<'a> SegmentProbes<'a> {
                             t,
                         );
                     }
-                }
+                });
                 (terms, slots, used)
             })
             .collect();
@@ -287,6 +354,11 @@ impl<'a> SegmentProbes<'a> {
         }
         probes.decode_probe_terms();
         probes
+    }
+
+    /// The segment the probes were read from.
+    pub fn source(&self) -> &'a S {
+        self.seg
     }
 
     /// Decode the documents of every term a slot holds, once per term, and point the slots at
@@ -314,7 +386,7 @@ impl<'a> SegmentProbes<'a> {
         let lists: Vec<Vec<u32>> = offsets
             .par_iter()
             .map(|&off| {
-                seg.postings_at(off)
+                seg.postings(off)
                     .into_iter()
                     .flatten()
                     .map(|p| p.doc)

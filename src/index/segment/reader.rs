@@ -332,6 +332,21 @@ pub struct PostingsIter<'a> {
     skip_at: usize,
 }
 
+impl<'a> PostingsIter<'a> {
+    /// The `count` postings encoded from the start of `buf` (a list's bytes after its count).
+    pub fn new(buf: &'a [u8], count: u64) -> PostingsIter<'a> {
+        PostingsIter {
+            buf,
+            pos: 0,
+            left: count,
+            next_doc: 0,
+            pending: None,
+            skips: None,
+            skip_at: 0,
+        }
+    }
+}
+
 impl PostingsIter<'_> {
     /// The posting of `doc` if the list holds it. Postings of smaller docs are passed over without
     /// decoding their term frequencies. Seek targets must increase; do not mix with `next()`.

@@ -92,11 +92,17 @@ impl SegmentWriter {
     }
 
     /// Lay out the segment bytes (format-spec/lexical.md), in the parts they are made of.
-    pub fn finish(self) -> Result<SegmentBytes, WriteError> {
-        let fst_bytes = self
-            .fst
+    pub fn finish(mut self) -> Result<SegmentBytes, WriteError> {
+        let fst = std::mem::replace(&mut self.fst, fst::MapBuilder::memory());
+        let fst_bytes = fst
             .into_inner()
             .map_err(|e| WriteError(format!("fst: {e}")))?;
+        self.finish_with(fst_bytes)
+    }
+
+    /// [`SegmentWriter::finish`] with the dictionary built elsewhere (`fst_bytes`, naming this
+    /// writer's postings).
+    fn finish_with(self, fst_bytes: Vec<u8>) -> Result<SegmentBytes, WriteError> {
         let mut head = Vec::with_capacity(HEADER_LEN + self.docs.len());
         head.extend_from_slice(&MAGIC);
         head.extend_from_slice(&VERSION.to_le_bytes());
@@ -320,47 +326,137 @@ impl SegmentBuilder {
     /// postings area are written at once on two threads; the bytes are those of a term-by-term
     /// [`SegmentWriter`].
     pub fn finish(self) -> Result<SegmentBytes, WriteError> {
-        let SegmentBuilder {
-            mut w,
-            ids,
-            mut postings,
-        } = self;
-        let terms = sorted_terms(&ids);
-        let mut offsets = Vec::with_capacity(terms.len());
-        let mut end = w.postings.len() as u64;
-        for &(t, _) in &terms {
-            offsets.push(end);
+        self.lay_out()?.finish()
+    }
+
+    /// The segment with its terms in byte order and their postings placed, but its dictionary
+    /// and postings area not yet written: what a cold build reads token co-occurrence from
+    /// while the dictionary is built beside it ([`LaidOut::postings`]).
+    pub fn lay_out(self) -> Result<LaidOut, WriteError> {
+        let SegmentBuilder { w, ids, postings } = self;
+        debug_assert_eq!(w.term_count, 0, "the builder adds terms only when laid out");
+        debug_assert!(
+            w.postings.is_empty(),
+            "the builder writes no postings area before"
+        );
+        u32::try_from(ids.len()).map_err(|_| WriteError(format!("{} terms", ids.len())))?;
+        let mut order = Vec::with_capacity(ids.len());
+        let mut end = 0u64;
+        for (t, _) in sorted_terms(&ids) {
+            order.push((t, end));
             let p = &postings[t as usize];
             end += (varint_len(u64::from(p.count)) + p.bytes.len()) as u64;
         }
-        let mut area = std::mem::take(&mut w.postings);
-        let fst = std::mem::replace(&mut w.fst, fst::MapBuilder::memory());
-        let (fst, ()) = rayon::join(
-            || -> Result<_, WriteError> {
-                let mut fst = fst;
-                for (&(_, term), &offset) in terms.iter().zip(&offsets) {
-                    fst.insert(term.as_bytes(), offset)
-                        .map_err(|e| WriteError(format!("term order: {e}")))?;
-                }
-                Ok(fst)
-            },
-            || {
-                area.reserve(end as usize - area.len());
-                for &(t, _) in &terms {
-                    let p = std::mem::take(&mut postings[t as usize]);
-                    put_varint(&mut area, u64::from(p.count));
-                    area.extend_from_slice(&p.bytes);
-                }
-            },
-        );
-        debug_assert_eq!(area.len() as u64, end);
-        w.fst = fst?;
-        w.postings = area;
-        debug_assert_eq!(w.term_count, 0, "the builder adds terms only here");
-        w.term_count =
-            u32::try_from(terms.len()).map_err(|_| WriteError(format!("{} terms", terms.len())))?;
-        w.finish()
+        Ok(LaidOut {
+            w,
+            ids,
+            order,
+            postings,
+            area_len: end,
+        })
     }
+}
+
+/// A segment whose terms are in byte order and whose postings are placed (each term's offset
+/// in the postings area known), before its dictionary and postings area are written
+/// ([`SegmentBuilder::lay_out`]). Its terms and postings read as the finished segment's do.
+pub struct LaidOut {
+    w: SegmentWriter,
+    ids: Interner,
+    /// (term number, postings offset) of each term, in the terms' byte order.
+    order: Vec<(u32, u64)>,
+    /// Each term number's postings, encoded, without their count.
+    postings: Vec<TermPostings>,
+    area_len: u64,
+}
+
+impl LaidOut {
+    /// Number of terms.
+    pub fn term_count(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Documents in the segment.
+    pub fn doc_count(&self) -> u32 {
+        self.w.doc_count
+    }
+
+    /// Term `i` in byte order.
+    pub fn term(&self, i: usize) -> &str {
+        self.ids.get(self.order[i].0)
+    }
+
+    /// The postings of term `i` in byte order (the finished segment's at that term's offset).
+    pub fn postings(&self, i: usize) -> Option<PostingsIter<'_>> {
+        let &(t, _) = self.order.get(i)?;
+        let p = self.postings.get(t as usize)?;
+        Some(PostingsIter::new(&p.bytes, u64::from(p.count)))
+    }
+
+    /// The first term (in byte order) at or after `key`: `term_count()` when none is.
+    pub fn first_at_or_after(&self, key: &[u8]) -> usize {
+        self.order
+            .partition_point(|&(t, _)| self.ids.get(t).as_bytes() < key)
+    }
+
+    /// Build the dictionary and the postings area (on two threads) and lay the segment out:
+    /// the bytes of a term-by-term [`SegmentWriter`].
+    pub fn finish(self) -> Result<SegmentBytes, WriteError> {
+        let parts = self.write_parts()?;
+        self.into_segment(parts)
+    }
+
+    /// The dictionary and the postings area, built on two threads (for
+    /// [`LaidOut::into_segment`]); the terms and postings can be read meanwhile.
+    pub fn write_parts(&self) -> Result<WrittenParts, WriteError> {
+        let (fst, area) = rayon::join(|| self.dictionary(), || self.postings_area());
+        Ok(WrittenParts { fst: fst?, area })
+    }
+
+    /// The segment's bytes, with the parts [`LaidOut::write_parts`] wrote of it.
+    pub fn into_segment(self, parts: WrittenParts) -> Result<SegmentBytes, WriteError> {
+        let WrittenParts { fst, area } = parts;
+        if area.len() as u64 != self.area_len {
+            return Err(WriteError(format!(
+                "postings area of {} bytes, laid out as {}",
+                area.len(),
+                self.area_len
+            )));
+        }
+        let mut w = self.w;
+        w.postings = area;
+        // `lay_out` checked that the count fits.
+        w.term_count = self.order.len() as u32;
+        w.finish_with(fst)
+    }
+
+    /// The dictionary: each term and its postings' offset.
+    fn dictionary(&self) -> Result<Vec<u8>, WriteError> {
+        let mut fst = fst::MapBuilder::memory();
+        for &(t, offset) in &self.order {
+            fst.insert(self.ids.get(t).as_bytes(), offset)
+                .map_err(|e| WriteError(format!("term order: {e}")))?;
+        }
+        fst.into_inner()
+            .map_err(|e| WriteError(format!("fst: {e}")))
+    }
+
+    /// The postings area: each term's count and postings, in term order.
+    fn postings_area(&self) -> Vec<u8> {
+        let mut area = Vec::with_capacity(self.area_len as usize);
+        for &(t, _) in &self.order {
+            let p = &self.postings[t as usize];
+            put_varint(&mut area, u64::from(p.count));
+            area.extend_from_slice(&p.bytes);
+        }
+        area
+    }
+}
+
+/// The dictionary and postings area of a [`LaidOut`] segment ([`LaidOut::write_parts`]).
+pub struct WrittenParts {
+    fst: Vec<u8>,
+    area: Vec<u8>,
 }
 
 /// The interned terms, numbered, in byte order. Sorted by their first 16 bytes as one integer

@@ -2,7 +2,7 @@
 //! postings; `finish` lays out postings, the fst and the footer.
 
 use super::*;
-use crate::index::fields::{DocTerms, FIELD_COUNT, TermBatch};
+use crate::index::fields::{BatchDoc, DocTerms, FIELD_COUNT, TermBatch};
 use crate::index::interner::Interner;
 
 /// One posting as the writer takes it: doc number and per-field term counts.
@@ -222,9 +222,22 @@ pub fn build_segment<D: std::borrow::Borrow<DocTerms>>(
 /// a batch's term tables can be dropped as soon as it is added: a cold build of 100k notes never
 /// holds every note's term table, and ends with one segment instead of one per batch and a merge.
 /// The bytes equal those of [`SegmentWriter`] given the same documents and postings.
-#[derive(Default)]
+///
+/// The terms are split into shards by a hash of the term, each with its own dictionary and
+/// lists: a batch is folded on as many cores as there are shards (each shard reads the whole
+/// batch and keeps its own terms' postings), and the shards' terms are sorted together when the
+/// segment is laid out. The bytes do not depend on the number of shards.
 pub struct SegmentBuilder {
     w: SegmentWriter,
+    shards: Vec<Shard>,
+}
+
+/// Most shards of a [`SegmentBuilder`] (one per core, up to this).
+const MAX_SHARDS: usize = 8;
+
+/// The terms of one shard of a [`SegmentBuilder`] and their postings so far.
+#[derive(Default)]
+struct Shard {
     /// Term -> index into `postings`.
     ids: Interner,
     postings: Vec<TermPostings>,
@@ -240,9 +253,36 @@ struct TermPostings {
     bytes: Vec<u8>,
 }
 
+/// The shard of `term` among `shards`.
+fn shard_of(term: &str, shards: usize) -> usize {
+    use std::hash::BuildHasher;
+    if shards <= 1 {
+        return 0;
+    }
+    // The hash's high bits: FxHash mixes into them.
+    ((rustc_hash::FxBuildHasher.hash_one(term) >> 32) % shards as u64) as usize
+}
+
+impl Default for SegmentBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl SegmentBuilder {
+    /// A builder with a shard per core of the current thread pool.
     pub fn new() -> Self {
-        Self::default()
+        Self::with_shards(rayon::current_num_threads())
+    }
+
+    /// A builder with `shards` shards (clamped to 1..=8).
+    pub fn with_shards(shards: usize) -> Self {
+        SegmentBuilder {
+            w: SegmentWriter::new(),
+            shards: (0..shards.clamp(1, MAX_SHARDS))
+                .map(|_| Shard::default())
+                .collect(),
+        }
     }
 
     /// Documents added so far.
@@ -253,42 +293,123 @@ impl SegmentBuilder {
     /// Add a document (the next doc number) with its terms.
     pub fn add_doc(&mut self, d: &DocTerms) -> Result<(), WriteError> {
         let doc = self.w.add_doc(&d.id, d.field_lens)?;
+        let n = self.shards.len();
         for (term, tfs) in &d.terms {
-            let t = self.term_number(term)?;
-            self.push_posting(t, doc, tfs)
+            let shard = &mut self.shards[shard_of(term, n)];
+            let t = shard.term_number(term)?;
+            shard
+                .push_posting(t, doc, tfs)
                 .map_err(|e| WriteError(format!("term {term:?} of {}: {e}", d.id)))?;
         }
         Ok(())
     }
 
     /// Add a batch's notes (the next doc numbers, in batch order): each distinct term of the
-    /// batch is looked up once, each posting is an array index.
+    /// batch is looked up once, each posting is an array index. The shards fold the batch on
+    /// every core.
     pub fn add_batch(&mut self, batch: TermBatch<'_>) -> Result<(), WriteError> {
+        use rayon::prelude::*;
         let TermBatch {
             terms,
             docs,
             postings,
         } = batch;
-        let global: Vec<u32> = terms
-            .iter()
-            .map(|(_, term)| self.term_number(term))
-            .collect::<Result<_, _>>()?;
+        let first = self.w.doc_count;
         let mut start = 0;
-        for d in docs {
-            let doc = self.w.add_doc(d.id, d.field_lens)?;
-            let Some(entries) = postings.get(start..d.end) else {
+        for d in &docs {
+            if start > d.end || d.end > postings.len() {
                 return Err(WriteError(format!(
                     "batch entries of {} out of range",
                     d.id
                 )));
-            };
-            for (local, tfs) in entries {
-                let Some(&t) = global.get(*local as usize) else {
+            }
+            self.w.add_doc(d.id, d.field_lens)?;
+            start = d.end;
+        }
+        let n = self.shards.len();
+        let shard_of_term: Vec<u8> = terms
+            .iter()
+            .map(|(_, term)| shard_of(term, n) as u8)
+            .collect();
+        let fold = |(s, shard): (usize, &mut Shard)| {
+            shard.add_batch(s as u8, &terms, &shard_of_term, &docs, &postings, first)
+        };
+        if n == 1 {
+            return self.shards.iter_mut().enumerate().try_for_each(fold);
+        }
+        self.shards.par_iter_mut().enumerate().try_for_each(fold)
+    }
+
+    /// Lay out the segment: terms in byte order, each with its postings (format-spec/lexical.md).
+    /// Every term's offset is known from the lengths alone, so the dictionary (the fst) and the
+    /// postings area are written at once on two threads; the bytes are those of a term-by-term
+    /// [`SegmentWriter`].
+    pub fn finish(self) -> Result<SegmentBytes, WriteError> {
+        self.lay_out()?.finish()
+    }
+
+    /// The segment with its terms in byte order and their postings placed, but its dictionary
+    /// and postings area not yet written: what a cold build reads token co-occurrence from
+    /// while the dictionary is built beside it ([`LaidOut::postings`]).
+    pub fn lay_out(self) -> Result<LaidOut, WriteError> {
+        let SegmentBuilder { w, shards } = self;
+        debug_assert_eq!(w.term_count, 0, "the builder adds terms only when laid out");
+        debug_assert!(
+            w.postings.is_empty(),
+            "the builder writes no postings area before"
+        );
+        let terms: usize = shards.iter().map(|s| s.ids.len()).sum();
+        u32::try_from(terms).map_err(|_| WriteError(format!("{terms} terms")))?;
+        let mut order = Vec::with_capacity(terms);
+        let mut end = 0u64;
+        for (shard, t) in sorted_terms(&shards) {
+            order.push(Placed {
+                shard,
+                t,
+                offset: end,
+            });
+            let p = &shards[shard as usize].postings[t as usize];
+            end += (varint_len(u64::from(p.count)) + p.bytes.len()) as u64;
+        }
+        Ok(LaidOut {
+            w,
+            shards,
+            order,
+            area_len: end,
+        })
+    }
+}
+
+impl Shard {
+    /// Fold the terms of `batch` that are this shard's (`shard_of_term[local] == me`) into it;
+    /// the batch's notes are docs `first`, `first + 1`, ... (checked in range by the caller).
+    fn add_batch(
+        &mut self,
+        me: u8,
+        terms: &Interner,
+        shard_of_term: &[u8],
+        docs: &[BatchDoc<'_>],
+        postings: &[(u32, [u16; FIELD_COUNT])],
+        first: u32,
+    ) -> Result<(), WriteError> {
+        let mut mine = vec![NOT_MINE; terms.len()];
+        for (local, term) in terms.iter() {
+            if shard_of_term[local as usize] == me {
+                mine[local as usize] = self.term_number(term)?;
+            }
+        }
+        let mut start = 0;
+        for (doc, d) in (first..).zip(docs) {
+            for (local, tfs) in &postings[start..d.end] {
+                let Some(&t) = mine.get(*local as usize) else {
                     return Err(WriteError(format!(
                         "unknown term number {local} in {}",
                         d.id
                     )));
                 };
+                if t == NOT_MINE {
+                    continue;
+                }
                 self.push_posting(t, doc, tfs)
                     .map_err(|e| WriteError(format!("term number {local} of {}: {e}", d.id)))?;
             }
@@ -302,6 +423,7 @@ impl SegmentBuilder {
         let t = self
             .ids
             .intern(term)
+            .filter(|&t| t != NOT_MINE)
             .ok_or_else(|| WriteError("more than 4 GiB of distinct terms".into()))?;
         if t as usize == self.postings.len() {
             self.postings.push(TermPostings::default());
@@ -320,41 +442,17 @@ impl SegmentBuilder {
         p.count += 1;
         Ok(())
     }
+}
 
-    /// Lay out the segment: terms in byte order, each with its postings (format-spec/lexical.md).
-    /// Every term's offset is known from the lengths alone, so the dictionary (the fst) and the
-    /// postings area are written at once on two threads; the bytes are those of a term-by-term
-    /// [`SegmentWriter`].
-    pub fn finish(self) -> Result<SegmentBytes, WriteError> {
-        self.lay_out()?.finish()
-    }
+/// A batch term that is another shard's (no term number of a shard is this).
+const NOT_MINE: u32 = u32::MAX;
 
-    /// The segment with its terms in byte order and their postings placed, but its dictionary
-    /// and postings area not yet written: what a cold build reads token co-occurrence from
-    /// while the dictionary is built beside it ([`LaidOut::postings`]).
-    pub fn lay_out(self) -> Result<LaidOut, WriteError> {
-        let SegmentBuilder { w, ids, postings } = self;
-        debug_assert_eq!(w.term_count, 0, "the builder adds terms only when laid out");
-        debug_assert!(
-            w.postings.is_empty(),
-            "the builder writes no postings area before"
-        );
-        u32::try_from(ids.len()).map_err(|_| WriteError(format!("{} terms", ids.len())))?;
-        let mut order = Vec::with_capacity(ids.len());
-        let mut end = 0u64;
-        for (t, _) in sorted_terms(&ids) {
-            order.push((t, end));
-            let p = &postings[t as usize];
-            end += (varint_len(u64::from(p.count)) + p.bytes.len()) as u64;
-        }
-        Ok(LaidOut {
-            w,
-            ids,
-            order,
-            postings,
-            area_len: end,
-        })
-    }
+/// A term of a laid-out segment: its shard, its number there, its postings' offset.
+#[derive(Clone, Copy)]
+struct Placed {
+    shard: u32,
+    t: u32,
+    offset: u64,
 }
 
 /// A segment whose terms are in byte order and whose postings are placed (each term's offset
@@ -362,11 +460,10 @@ impl SegmentBuilder {
 /// ([`SegmentBuilder::lay_out`]). Its terms and postings read as the finished segment's do.
 pub struct LaidOut {
     w: SegmentWriter,
-    ids: Interner,
-    /// (term number, postings offset) of each term, in the terms' byte order.
-    order: Vec<(u32, u64)>,
-    /// Each term number's postings, encoded, without their count.
-    postings: Vec<TermPostings>,
+    /// The builder's shards: terms and their postings (encoded, without their count).
+    shards: Vec<Shard>,
+    /// Every term, in byte order.
+    order: Vec<Placed>,
     area_len: u64,
 }
 
@@ -383,20 +480,27 @@ impl LaidOut {
 
     /// Term `i` in byte order.
     pub fn term(&self, i: usize) -> &str {
-        self.ids.get(self.order[i].0)
+        self.term_of(self.order[i])
+    }
+
+    fn term_of(&self, p: Placed) -> &str {
+        self.shards[p.shard as usize].ids.get(p.t)
+    }
+
+    fn postings_of(&self, p: Placed) -> &TermPostings {
+        &self.shards[p.shard as usize].postings[p.t as usize]
     }
 
     /// The postings of term `i` in byte order (the finished segment's at that term's offset).
     pub fn postings(&self, i: usize) -> Option<PostingsIter<'_>> {
-        let &(t, _) = self.order.get(i)?;
-        let p = self.postings.get(t as usize)?;
+        let p = self.postings_of(*self.order.get(i)?);
         Some(PostingsIter::new(&p.bytes, u64::from(p.count)))
     }
 
     /// The first term (in byte order) at or after `key`: `term_count()` when none is.
     pub fn first_at_or_after(&self, key: &[u8]) -> usize {
         self.order
-            .partition_point(|&(t, _)| self.ids.get(t).as_bytes() < key)
+            .partition_point(|&p| self.term_of(p).as_bytes() < key)
     }
 
     /// Build the dictionary and the postings area (on two threads) and lay the segment out:
@@ -433,8 +537,8 @@ impl LaidOut {
     /// The dictionary: each term and its postings' offset.
     fn dictionary(&self) -> Result<Vec<u8>, WriteError> {
         let mut fst = fst::MapBuilder::memory();
-        for &(t, offset) in &self.order {
-            fst.insert(self.ids.get(t).as_bytes(), offset)
+        for &p in &self.order {
+            fst.insert(self.term_of(p).as_bytes(), p.offset)
                 .map_err(|e| WriteError(format!("term order: {e}")))?;
         }
         fst.into_inner()
@@ -444,8 +548,8 @@ impl LaidOut {
     /// The postings area: each term's count and postings, in term order.
     fn postings_area(&self) -> Vec<u8> {
         let mut area = Vec::with_capacity(self.area_len as usize);
-        for &(t, _) in &self.order {
-            let p = &self.postings[t as usize];
+        for &placed in &self.order {
+            let p = self.postings_of(placed);
             put_varint(&mut area, u64::from(p.count));
             area.extend_from_slice(&p.bytes);
         }
@@ -459,15 +563,23 @@ pub struct WrittenParts {
     area: Vec<u8>,
 }
 
-/// The interned terms, numbered, in byte order. Sorted by their first 16 bytes as one integer
-/// (big-endian, zero-padded: a shorter string sorts first, as terms hold no NUL byte), so most
-/// comparisons are one integer comparison, not a `memcmp` behind two pointers; equal keys
-/// (terms sharing their first 16 bytes) fall back to comparing the whole terms.
-fn sorted_terms(ids: &Interner) -> Vec<(u32, &str)> {
+/// Every shard's terms, as (shard, number), in byte order. Sorted by their first 16 bytes as
+/// one integer (big-endian, zero-padded: a shorter string sorts first, as terms hold no NUL
+/// byte), so most comparisons are one integer comparison, not a `memcmp` behind two pointers;
+/// equal keys (terms sharing their first 16 bytes) fall back to comparing the whole terms.
+fn sorted_terms(shards: &[Shard]) -> Vec<(u32, u32)> {
     use rayon::prelude::*;
-    let mut keyed: Vec<(u128, u32)> = ids.iter().map(|(t, s)| (sort_key(s), t)).collect();
-    keyed.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| ids.get(a.1).cmp(ids.get(b.1))));
-    keyed.into_iter().map(|(_, t)| (t, ids.get(t))).collect()
+    let term = |shard: u32, t: u32| shards[shard as usize].ids.get(t);
+    let mut keyed: Vec<(u128, u32, u32)> =
+        Vec::with_capacity(shards.iter().map(|s| s.ids.len()).sum());
+    for (shard, s) in (0u32..).zip(shards) {
+        keyed.extend(s.ids.iter().map(|(t, w)| (sort_key(w), shard, t)));
+    }
+    keyed.par_sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| term(a.1, a.2).cmp(term(b.1, b.2)))
+    });
+    keyed.into_iter().map(|(_, shard, t)| (shard, t)).collect()
 }
 
 /// The first 16 bytes of `s` as a big-endian integer, zero-padded: ordered as the bytes are.
@@ -510,18 +622,18 @@ mod tests {
             "ez",
             "~",
         ];
-        let mut ids = Interner::new();
-        for w in words {
-            ids.intern(w).unwrap();
+        // Spread over three shards, as a builder's terms are: the order is across shards.
+        let mut shards: Vec<Shard> = (0..3).map(|_| Shard::default()).collect();
+        for (i, w) in words.iter().enumerate() {
+            shards[i % 3].ids.intern(w).unwrap();
         }
-        let got: Vec<&str> = sorted_terms(&ids).into_iter().map(|(_, s)| s).collect();
+        let got: Vec<&str> = sorted_terms(&shards)
+            .into_iter()
+            .map(|(shard, t)| shards[shard as usize].ids.get(t))
+            .collect();
         let mut want: Vec<&str> = words.to_vec();
         want.sort();
         assert_eq!(got, want);
-        // Each term keeps its own number.
-        for (t, s) in sorted_terms(&ids) {
-            assert_eq!(ids.get(t), s);
-        }
     }
 
     #[test]
@@ -583,15 +695,51 @@ mod tests {
             })
             .collect();
         let want = reference(&docs);
-        let mut b = SegmentBuilder::new();
-        for batch in docs.chunks(64) {
-            for d in batch {
-                b.add_doc(d).unwrap();
+        for shards in [1, 2, 3, 8] {
+            let mut b = SegmentBuilder::with_shards(shards);
+            for batch in docs.chunks(64) {
+                for d in batch {
+                    b.add_doc(d).unwrap();
+                }
             }
+            assert_eq!(b.doc_count(), 300);
+            assert_eq!(b.finish().unwrap(), want, "{shards} shards");
         }
-        assert_eq!(b.doc_count(), 300);
-        assert_eq!(b.finish().unwrap(), want);
         assert_eq!(build_segment(&docs).unwrap(), want);
+    }
+
+    #[test]
+    fn batches_folded_in_any_number_of_shards_give_the_bytes_of_single_docs() {
+        use crate::index::tokenize::Tokenizer;
+        use crate::notes::parse_note;
+        let tok = Tokenizer::new();
+        let words = [
+            "pool", "sizing", "retry", "db", "池子", "zeta", "alpha", "x9", "it's",
+        ];
+        let notes: Vec<_> = (0..200)
+            .map(|i| {
+                let body: Vec<&str> = (0..(i % 13 + 1))
+                    .map(|k| words[(i * 7 + k * 3) % words.len()])
+                    .collect();
+                let text = format!(
+                    "---\nname: note {i}\ntags: [{}]\n---\n{}\n",
+                    words[i % words.len()],
+                    body.join(" ")
+                );
+                parse_note(&format!("n-{i:03}"), text.as_bytes())
+            })
+            .collect();
+        let refs: Vec<&crate::notes::ParsedNote> = notes.iter().collect();
+        let docs: Vec<DocTerms> = notes.iter().map(|n| DocTerms::from_note(&tok, n)).collect();
+        let want = build_segment(&docs).unwrap();
+        for shards in [1, 2, 3, 8] {
+            let mut b = SegmentBuilder::with_shards(shards);
+            for chunk in refs.chunks(37) {
+                b.add_batch(TermBatch::from_notes(&tok, chunk).unwrap())
+                    .unwrap();
+            }
+            assert_eq!(b.finish().unwrap(), want, "{shards} shards");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::fs::{Fs, RealFs};
 use crate::index::LexicalIndex;
 use crate::index::fields::{DocTerms, TermBatch};
 use crate::index::segment::LaidOut;
-use crate::index::segment::writer::SegmentBuilder;
+use crate::index::segment::writer::{SegmentBuilder, WriteError};
 use crate::index::tokenize::Tokenizer;
 use crate::notes::{self, NoteType, ProblemKind};
 use crate::recall::ord_stats::OrdStats;
@@ -155,7 +155,8 @@ pub struct IndexReport {
 pub struct IndexPhases {
     /// Load the manifest, walk, stat, read and parse changed notes.
     pub scan_ms: u64,
-    /// Tokenize and write lexical segments (and merges).
+    /// Tokenize and write lexical segments (and merges). A cold build writes its segment's
+    /// dictionary and publishes it beside the synthesis: that time counts as synthesis.
     pub lexical_ms: u64,
     /// Synthesized edges: slug clusters, token co-occurrence, derived_from.
     pub synthesize_ms: u64,
@@ -493,7 +494,14 @@ impl Memory {
         }
         let outcome = scan::scan(&self.dir.memory(), &HashMap::new());
         let (laid, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, &mut || {})?;
-        let segment = laid.map(|l| self.finish_segment(l)).transpose()?;
+        let segment = laid
+            .map(|l| {
+                l.finish().map_err(|e| Error::Corrupt {
+                    path: self.dir.index(),
+                    reason: e.to_string(),
+                })
+            })
+            .transpose()?;
         // Above both the store's record and whatever manifest is on disk (an index ahead of
         // the store, or with a damaged segment, still names its generation): a rebuilt segment's
         // file name then never reuses one another process may still be reading.
@@ -582,6 +590,7 @@ impl Memory {
     }
 
     /// The bytes of a laid-out segment (its dictionary and postings area written).
+    #[cfg(test)]
     fn finish_segment(&self, laid: LaidOut) -> Result<crate::index::segment::SegmentBytes> {
         laid.finish().map_err(|e| Error::Corrupt {
             path: self.dir.index(),
@@ -923,58 +932,57 @@ impl Memory {
         // `lexical_segment`), so a cold build of 100k notes stays small.
         let (laid, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, beside)?;
         let before = self.lexical()?;
-        let laid_ms = ms_since(t);
+        let corrupt = |e: WriteError| Error::Corrupt {
+            path: self.dir.index(),
+            reason: e.to_string(),
+        };
+        let publish = |segment| -> Result<Arc<LexicalIndex>> {
+            let mut lex = Arc::new(before.update_with(
+                &self.dir.index(),
+                segment,
+                &ids,
+                &outcome.removed,
+                false,
+            )?);
+            // A big update left the new segment beside old ones: one serves queries faster.
+            if outcome.parsed.len() > BUILD_CHUNK_NOTES {
+                lex = Arc::new(lex.merged(&self.dir.index())?);
+            }
+            Ok(lex)
+        };
+        phases.lexical_ms = ms_since(t);
         let t = Instant::now();
-        // A cold build (no segment before this one): the new segment will be the index's only
-        // one, so token co-occurrence is read from it as laid out, on every core free, while
-        // its dictionary is built (one core: it cannot be split) and not after.
-        let (segment, early_synth) = match laid {
+        match laid {
+            // A cold build (no segment before this one): the new segment will be the index's
+            // only one, so token co-occurrence is read from it as laid out, on every core free,
+            // while its dictionary is built (one core: it cannot be split) and it is published;
+            // not after. Their time counts as synthesis.
             Some(laid) if before.segment_count() == 0 => {
-                let (parts, synth) = rayon::join(
-                    || laid.write_parts(),
+                let (lex, synth) = rayon::join(
+                    || {
+                        publish(Some(
+                            laid.write_parts()
+                                .and_then(|p| laid.segment(p))
+                                .map_err(corrupt)?,
+                        ))
+                    },
                     || self.synthesize_laid(&outcome.batch, &laid, &ids),
                 );
-                let segment = parts
-                    .and_then(|parts| laid.into_segment(parts))
-                    .map_err(|e| Error::Corrupt {
-                        path: self.dir.index(),
-                        reason: e.to_string(),
-                    })?;
-                (Some(segment), Some(synth?))
-            }
-            Some(laid) => (Some(self.finish_segment(laid)?), None),
-            None => (None, None),
-        };
-        let joined_ms = ms_since(t);
-        let t = Instant::now();
-        let mut lex = Arc::new(before.update_with(
-            &self.dir.index(),
-            segment,
-            &ids,
-            &outcome.removed,
-            false,
-        )?);
-        // A big update left the new segment beside old ones: one serves queries faster.
-        if outcome.parsed.len() > BUILD_CHUNK_NOTES {
-            lex = Arc::new(lex.merged(&self.dir.index())?);
-        }
-        let published_ms = ms_since(t);
-        let t = Instant::now();
-        let synth = match early_synth {
-            Some(synth) => {
-                // The dictionary's time counts as synthesis: it was built beside it.
-                phases.lexical_ms = laid_ms + published_ms;
-                phases.synthesize_ms = joined_ms;
-                synth
-            }
-            None => {
-                let synth = self.synthesize(&outcome.batch, &outcome.parsed, &lex)?;
-                phases.lexical_ms = laid_ms + joined_ms + published_ms;
                 phases.synthesize_ms = ms_since(t);
-                synth
+                // Its term tables, a heap block per term, are freed aside.
+                free_later(laid, ids.len() >= FREE_LATER_MIN_NOTES);
+                Ok((lex?, synth?))
             }
-        };
-        Ok((lex, synth))
+            laid => {
+                let segment = laid.map(|l| l.finish().map_err(corrupt)).transpose()?;
+                let lex = publish(segment)?;
+                phases.lexical_ms += ms_since(t);
+                let t = Instant::now();
+                let synth = self.synthesize(&outcome.batch, &outcome.parsed, &lex)?;
+                phases.synthesize_ms = ms_since(t);
+                Ok((lex, synth))
+            }
+        }
     }
 
     /// The synthesized edges (slug clusters, token similarity, derived_from) of each upsert,

@@ -97,12 +97,18 @@ impl SegmentWriter {
         let fst_bytes = fst
             .into_inner()
             .map_err(|e| WriteError(format!("fst: {e}")))?;
-        self.finish_with(fst_bytes)
+        let postings = std::mem::take(&mut self.postings);
+        self.finish_with(postings, fst_bytes, self.term_count)
     }
 
-    /// [`SegmentWriter::finish`] with the dictionary built elsewhere (`fst_bytes`, naming this
-    /// writer's postings).
-    fn finish_with(self, fst_bytes: Vec<u8>) -> Result<SegmentBytes, WriteError> {
+    /// [`SegmentWriter::finish`] with the postings area, the dictionary (naming `term_count`
+    /// terms in it) and the term count built elsewhere; this writer gives the documents.
+    fn finish_with(
+        &self,
+        postings: Vec<u8>,
+        fst_bytes: Vec<u8>,
+        term_count: u32,
+    ) -> Result<SegmentBytes, WriteError> {
         let mut head = Vec::with_capacity(HEADER_LEN + self.docs.len());
         head.extend_from_slice(&MAGIC);
         head.extend_from_slice(&VERSION.to_le_bytes());
@@ -112,21 +118,21 @@ impl SegmentWriter {
         let docs_off = head.len() as u64;
         head.extend_from_slice(&self.docs);
         let postings_off = head.len() as u64;
-        let fst_off = postings_off + self.postings.len() as u64;
+        let fst_off = postings_off + postings.len() as u64;
         let mut body = crc32fast::Hasher::new();
-        for part in [&head, &self.postings, &fst_bytes] {
+        for part in [&head, &postings, &fst_bytes] {
             body.update(part);
         }
         let body_crc = body.finalize();
 
         let mut footer = Vec::with_capacity(FOOTER_LEN);
         footer.extend_from_slice(&self.doc_count.to_le_bytes());
-        footer.extend_from_slice(&self.term_count.to_le_bytes());
+        footer.extend_from_slice(&term_count.to_le_bytes());
         for v in [
             docs_off,
             self.docs.len() as u64,
             postings_off,
-            self.postings.len() as u64,
+            postings.len() as u64,
             fst_off,
             fst_bytes.len() as u64,
         ] {
@@ -142,7 +148,7 @@ impl SegmentWriter {
         footer.extend_from_slice(&END_MAGIC);
         debug_assert_eq!(footer.len(), FOOTER_LEN);
         Ok(SegmentBytes {
-            parts: [head, self.postings, fst_bytes, footer],
+            parts: [head, postings, fst_bytes, footer],
         })
     }
 }
@@ -507,18 +513,19 @@ impl LaidOut {
     /// the bytes of a term-by-term [`SegmentWriter`].
     pub fn finish(self) -> Result<SegmentBytes, WriteError> {
         let parts = self.write_parts()?;
-        self.into_segment(parts)
+        self.segment(parts)
     }
 
-    /// The dictionary and the postings area, built on two threads (for
-    /// [`LaidOut::into_segment`]); the terms and postings can be read meanwhile.
+    /// The dictionary and the postings area, built on two threads (for [`LaidOut::segment`]);
+    /// the terms and postings can be read meanwhile.
     pub fn write_parts(&self) -> Result<WrittenParts, WriteError> {
         let (fst, area) = rayon::join(|| self.dictionary(), || self.postings_area());
         Ok(WrittenParts { fst: fst?, area })
     }
 
-    /// The segment's bytes, with the parts [`LaidOut::write_parts`] wrote of it.
-    pub fn into_segment(self, parts: WrittenParts) -> Result<SegmentBytes, WriteError> {
+    /// The segment's bytes, with the parts [`LaidOut::write_parts`] wrote of it (the terms and
+    /// postings can still be read meanwhile and after).
+    pub fn segment(&self, parts: WrittenParts) -> Result<SegmentBytes, WriteError> {
         let WrittenParts { fst, area } = parts;
         if area.len() as u64 != self.area_len {
             return Err(WriteError(format!(
@@ -527,11 +534,8 @@ impl LaidOut {
                 self.area_len
             )));
         }
-        let mut w = self.w;
-        w.postings = area;
         // `lay_out` checked that the count fits.
-        w.term_count = self.order.len() as u32;
-        w.finish_with(fst)
+        self.w.finish_with(area, fst, self.order.len() as u32)
     }
 
     /// The dictionary: each term and its postings' offset.

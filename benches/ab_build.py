@@ -2,10 +2,10 @@
 """Interleaved A/B of cold builds: which `mnemon` binary indexes a corpus faster?
 
 The machine's speed drifts by 1.4-2x within minutes, so two binaries are only compared run
-against run: each round removes DIR/index and runs every binary's `mnemon --dir DIR index --json`
-once, in turn, under `perf stat` (for the CPU time; without `perf` only the command's own
-elapsed_ms is reported). Prints, per binary, the median and the minimum of the command's
-`elapsed_ms` and of its CPU time.
+against run: each round removes DIR/index, reads every note once (so none is read from the
+disk), and runs every binary's `mnemon --dir DIR index --json` once, in turn, under `perf stat`
+(for the CPU time; without `perf` only the command's own elapsed_ms is reported). Prints, per
+binary, the median and the minimum of the command's `elapsed_ms` and of its CPU time.
 
     cargo build --release && cp target/release/mnemon /tmp/mnemon-new
     python3 benches/ab_build.py --rounds 12 /tmp/gen1000 /tmp/mnemon-old /tmp/mnemon-new
@@ -23,9 +23,19 @@ import sys
 from pathlib import Path
 
 
+def warm(folder: Path) -> None:
+    """Read every note once, so the build reads them from the page cache: this machine's kernel
+    reclaims cached pages it has not seen used for a while (a 1k corpus read from the disk
+    again within a minute), and a build that waits on the disk measures the disk."""
+    for f in (folder / "memory").rglob("*"):
+        if f.is_file():
+            f.read_bytes()
+
+
 def one_build(binary: str, folder: Path, use_perf: bool) -> tuple[float, float | None]:
     """Elapsed ms reported by the command, and its CPU ms (None without perf)."""
     shutil.rmtree(folder / "index", ignore_errors=True)
+    warm(folder)
     cmd = [binary, "--dir", str(folder), "index", "--json"]
     if use_perf:
         cmd = ["perf", "stat", "-x,", "-e", "task-clock"] + cmd

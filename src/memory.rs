@@ -517,15 +517,16 @@ impl Memory {
 
     /// The lexical segment of `parsed` (in id order, one note per id; `None` when there are no
     /// notes), laid out but for its dictionary and postings area (see
-    /// [`SegmentBuilder::lay_out`]; [`Memory::finish_segment`] writes them), and the ids in it. Notes are tokenized a chunk at a time (in batches of
-    /// [`TERM_BATCH_NOTES`], on every core) while the chunk before is folded into the builder,
-    /// and each chunk's batches are dropped once folded.
+    /// [`SegmentBuilder::lay_out`]; [`LaidOut::finish`] writes them), and the ids in it. Notes
+    /// are tokenized a chunk at a time (in batches of [`TERM_BATCH_NOTES`], on every core)
+    /// while the chunk before is folded into the builder, and each chunk's batches are dropped
+    /// once folded.
     ///
     /// `beside` is other work of the caller's, run once (not at all when tokenizing fails) on a
-    /// core of the build's thread pool when one is free: beside the fold and the dictionary when
-    /// the notes are one chunk (tokenizing keeps every core busy, folding and building the
-    /// dictionary keep one), beside the whole build when they are more (each chunk is folded
-    /// while the next is tokenized). The build itself goes first: a pool of one thread runs
+    /// core of the build's thread pool when one is free: beside the fold and the terms' layout
+    /// when the notes are one chunk (tokenizing keeps every core busy; the fold's shards take
+    /// the cores the rows leave), beside the whole build when they are more (each chunk is
+    /// folded while the next is tokenized). The build itself goes first: a pool of one thread runs
     /// `beside` after it.
     fn lexical_segment<'p>(
         &self,

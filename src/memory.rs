@@ -495,12 +495,7 @@ impl Memory {
         let outcome = scan::scan(&self.dir.memory(), &HashMap::new());
         let (laid, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, &mut || {})?;
         let segment = laid
-            .map(|l| {
-                l.finish().map_err(|e| Error::Corrupt {
-                    path: self.dir.index(),
-                    reason: e.to_string(),
-                })
-            })
+            .map(|l| l.finish().map_err(|e| self.index_corrupt(&e)))
             .transpose()?;
         // Above both the store's record and whatever manifest is on disk (an index ahead of
         // the store, or with a damaged segment, still names its generation): a rebuilt segment's
@@ -542,10 +537,7 @@ impl Memory {
         notes.sort_by(|a, b| a.id.cmp(&b.id));
         notes.dedup_by(|a, b| a.id == b.id);
         let chunk_notes = chunk_notes.max(1);
-        let corrupt = |e: &dyn std::fmt::Display| Error::Corrupt {
-            path: self.dir.index(),
-            reason: e.to_string(),
-        };
+        let corrupt = |e: &dyn std::fmt::Display| self.index_corrupt(e);
         let tokenize = |chunk: &[&'p notes::ParsedNote]| {
             chunk
                 .par_chunks(TERM_BATCH_NOTES)
@@ -590,13 +582,13 @@ impl Memory {
         ))
     }
 
-    /// The bytes of a laid-out segment (its dictionary and postings area written).
-    #[cfg(test)]
-    fn finish_segment(&self, laid: LaidOut) -> Result<crate::index::segment::SegmentBytes> {
-        laid.finish().map_err(|e| Error::Corrupt {
+    /// The lexical index could not be built from what it was given (a segment writer's or a
+    /// term batch's limit).
+    fn index_corrupt(&self, e: &dyn std::fmt::Display) -> Error {
+        Error::Corrupt {
             path: self.dir.index(),
             reason: e.to_string(),
-        })
+        }
     }
 
     /// The per-field terms of `notes`, tokenized in parallel.
@@ -933,10 +925,7 @@ impl Memory {
         // `lexical_segment`), so a cold build of 100k notes stays small.
         let (laid, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, beside)?;
         let before = self.lexical()?;
-        let corrupt = |e: WriteError| Error::Corrupt {
-            path: self.dir.index(),
-            reason: e.to_string(),
-        };
+        let corrupt = |e: WriteError| self.index_corrupt(&e);
         let publish = |segment| -> Result<Arc<LexicalIndex>> {
             let mut lex = Arc::new(before.update_with(
                 &self.dir.index(),
@@ -960,13 +949,7 @@ impl Memory {
             // not after. Their time counts as synthesis.
             Some(laid) if before.segment_count() == 0 => {
                 let (lex, synth) = rayon::join(
-                    || {
-                        publish(Some(
-                            laid.write_parts()
-                                .and_then(|p| laid.segment(p))
-                                .map_err(corrupt)?,
-                        ))
-                    },
+                    || publish(Some(laid.finish().map_err(corrupt)?)),
                     || self.synthesize_laid(&outcome.batch, &laid, &ids),
                 );
                 phases.synthesize_ms = ms_since(t);
@@ -1482,7 +1465,7 @@ mod tests {
                 .lexical_segment(&parsed, chunk, &mut || beside_runs += 1)
                 .expect("segment");
             assert_eq!(beside_runs, 1, "chunks of {chunk}");
-            let segment = segment.map(|l| memory.finish_segment(l).expect("finish"));
+            let segment = segment.map(|l| l.finish().expect("finish"));
             assert_eq!(segment, Some(want.clone()), "chunks of {chunk}");
             assert!(ids.windows(2).all(|w| w[0] < w[1]) && ids.len() == 60);
         }

@@ -9,7 +9,7 @@ pub mod reader;
 pub mod writer;
 
 pub use reader::{Posting, PostingsIter, Segment};
-pub use writer::{LaidOut, SegmentBytes, SegmentWriter, WrittenParts, build_segment};
+pub use writer::{LaidOut, SegmentBytes, SegmentWriter, build_segment};
 
 /// First 8 bytes of every segment (PNG-style: high bit, name, CR LF, ^Z).
 pub const MAGIC: [u8; 8] = *b"\x89MNLX\r\n\x1a";

@@ -510,23 +510,11 @@ impl LaidOut {
     }
 
     /// Build the dictionary and the postings area (on two threads) and lay the segment out:
-    /// the bytes of a term-by-term [`SegmentWriter`].
-    pub fn finish(self) -> Result<SegmentBytes, WriteError> {
-        let parts = self.write_parts()?;
-        self.segment(parts)
-    }
-
-    /// The dictionary and the postings area, built on two threads (for [`LaidOut::segment`]);
-    /// the terms and postings can be read meanwhile.
-    pub fn write_parts(&self) -> Result<WrittenParts, WriteError> {
+    /// the bytes of a term-by-term [`SegmentWriter`]. The terms and postings can be read
+    /// meanwhile (a cold build's synthesis reads them beside it).
+    pub fn finish(&self) -> Result<SegmentBytes, WriteError> {
         let (fst, area) = rayon::join(|| self.dictionary(), || self.postings_area());
-        Ok(WrittenParts { fst: fst?, area })
-    }
-
-    /// The segment's bytes, with the parts [`LaidOut::write_parts`] wrote of it (the terms and
-    /// postings can still be read meanwhile and after).
-    pub fn segment(&self, parts: WrittenParts) -> Result<SegmentBytes, WriteError> {
-        let WrittenParts { fst, area } = parts;
+        let fst = fst?;
         if area.len() as u64 != self.area_len {
             return Err(WriteError(format!(
                 "postings area of {} bytes, laid out as {}",
@@ -559,12 +547,6 @@ impl LaidOut {
         }
         area
     }
-}
-
-/// The dictionary and postings area of a [`LaidOut`] segment ([`LaidOut::write_parts`]).
-pub struct WrittenParts {
-    fst: Vec<u8>,
-    area: Vec<u8>,
 }
 
 /// Every shard's terms, as (shard, number), in byte order. Sorted by their first 16 bytes as

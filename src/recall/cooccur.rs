@@ -66,7 +66,27 @@ fn probe_idf(df: usize, n: f32) -> Option<f32> {
 /// A probe term's TF-IDF weight in a note that holds it `tfs` times per field.
 fn probe_weight(tfs: &[u16; FIELD_COUNT], idf: f32) -> f32 {
     let tf: u32 = tfs.iter().map(|x| u32::from(*x)).sum();
-    (1.0 + (tf as f32).ln()) * idf
+    tf_weight(tf) * idf
+}
+
+/// `1 + ln(tf)`, the weight of a term held `tf` times.
+fn tf_weight(tf: u32) -> f32 {
+    1.0 + (tf as f32).ln()
+}
+
+/// Term counts whose [`tf_weight`] a pass over every posting looks up instead of computing (a
+/// term is held once in most notes that hold it).
+const TF_WEIGHTS: usize = 16;
+
+/// [`probe_weight`] with the weights of counts below [`TF_WEIGHTS`] from `table` (`table[tf]`
+/// is `tf_weight(tf)`: the same bits).
+fn probe_weight_from(table: &[f32; TF_WEIGHTS], tfs: &[u16; FIELD_COUNT], idf: f32) -> f32 {
+    let tf: u32 = tfs.iter().map(|x| u32::from(*x)).sum();
+    let w = table
+        .get(tf as usize)
+        .copied()
+        .unwrap_or_else(|| tf_weight(tf));
+    w * idf
 }
 
 /// Token co-occurrence edges of `doc`: candidates are the notes sharing its highest TF-IDF terms
@@ -268,6 +288,11 @@ fn offer<T: Copy>(slots: &mut [(f32, T)], used: &mut [u8], doc: usize, w: f32, t
         return;
     };
     let n = usize::from(*used);
+    // Full, and the lightest kept weighs at least `w` (the slots are heaviest first): the
+    // common case once a note's first terms are in, decided without a search.
+    if n == PROBE_TERMS && slots[PROBE_TERMS - 1].0.total_cmp(&w).is_ge() {
+        return;
+    }
     let at = slots[..n].partition_point(|s| s.0.total_cmp(&w).is_ge());
     if at == PROBE_TERMS {
         return;
@@ -306,6 +331,7 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
                 (from, starts.get(i).copied())
             })
             .collect();
+        let tf_weights: [f32; TF_WEIGHTS] = std::array::from_fn(|tf| tf_weight(tf as u32));
         let partial: Vec<Part> = bounds
             .par_iter()
             .map(|&range| {
@@ -329,7 +355,7 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
                             &mut slots,
                             &mut used,
                             p.doc as usize,
-                            probe_weight(&p.tfs, idf),
+                            probe_weight_from(&tf_weights, &p.tfs, idf),
                             t,
                         );
                     }
@@ -520,7 +546,38 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_tf_weight_table_gives_the_computed_bits() {
+        let table: [f32; TF_WEIGHTS] = std::array::from_fn(|tf| tf_weight(tf as u32));
+        for tf in [0u16, 1, 2, 3, 7, 15, 16, 17, 100, u16::MAX] {
+            for field in 0..FIELD_COUNT {
+                let mut tfs = [0u16; FIELD_COUNT];
+                tfs[field] = tf;
+                tfs[(field + 1) % FIELD_COUNT] = tf / 2;
+                let want = probe_weight(&tfs, 2.5);
+                let got = probe_weight_from(&table, &tfs, 2.5);
+                assert_eq!(got.to_bits(), want.to_bits(), "tfs {tfs:?}");
+            }
+        }
+    }
+
     proptest! {
+        /// `offer` keeps each document's heaviest `PROBE_TERMS` offers, heaviest first, an equal
+        /// weight keeping the term offered first: what a stable sort of all offers keeps.
+        #[test]
+        fn offer_keeps_the_head_of_a_stable_sort(weights in proptest::collection::vec(0u8..8, 0..60)) {
+            let mut slots = vec![(0.0f32, 0usize); PROBE_TERMS];
+            let mut used = vec![0u8; 1];
+            for (t, &w) in weights.iter().enumerate() {
+                offer(&mut slots, &mut used, 0, f32::from(w), t);
+            }
+            let mut want: Vec<(f32, usize)> =
+                weights.iter().enumerate().map(|(t, &w)| (f32::from(w), t)).collect();
+            want.sort_by(|a, b| b.0.total_cmp(&a.0));
+            want.truncate(PROBE_TERMS);
+            prop_assert_eq!(&slots[..usize::from(used[0])], &want[..]);
+        }
+
         /// Selecting the best `cap` before sorting keeps what sorting everything keeps, ties
         /// (equal weights, broken by id) included.
         #[test]

@@ -251,11 +251,33 @@ impl Tokenizer {
         let cached = STEM_CACHE.try_with(|cache| {
             cache
                 .borrow_mut()
-                .get_or_stem_into(surface, |w| self.stem(w), term)
+                .get_or_stem_into(surface, |w| self.shared_stem(w), term)
         });
         if cached.is_err() {
-            term.push_str(&self.stem(surface));
+            term.push_str(&self.shared_stem(surface));
         }
+    }
+
+    /// The stem of a word of at most [`STEM_KEY_BYTES`] lowercase ASCII letters that this
+    /// thread's cache missed: from [`SHARED_STEMS`] if another thread stemmed it, else stemmed
+    /// here and shared (the lock is not held while stemming).
+    fn shared_stem(&self, word: &str) -> String {
+        self.stem_via(&SHARED_STEMS, word)
+    }
+
+    /// [`Tokenizer::shared_stem`] through the cache `shared`.
+    fn stem_via(&self, shared: &std::sync::Mutex<StemCache>, word: &str) -> String {
+        let mut out = String::new();
+        if let Ok(mut shared) = shared.lock()
+            && shared.get_into(word, &mut out)
+        {
+            return out;
+        }
+        let stem = self.stem(word);
+        if let Ok(mut shared) = shared.lock() {
+            shared.put(word, &stem);
+        }
+        stem
     }
 
     /// Stems a lowercase ASCII word; never returns an empty or over-long term.
@@ -281,6 +303,13 @@ const STEM_KEY_BYTES: usize = 16;
 /// log2 of the number of stem cache sets (8192 sets of 2 slots of 32 bytes: 512 KB per
 /// thread, zero-initialised, so pages only become resident as they are used).
 const STEM_CACHE_BITS: u32 = 13;
+
+/// Stems shared by every thread, behind the per-thread caches: a word stemmed on one core is not
+/// stemmed again on another. A build looks here only on a per-thread miss (a 1k build: 14 398
+/// lookups); before it, each core stemmed every word it met (8 241 stems of 4 022 distinct
+/// words on 2 cores, 7 % of the build's instructions).
+static SHARED_STEMS: std::sync::Mutex<StemCache> =
+    std::sync::Mutex::new(StemCache { sets: Vec::new() });
 
 thread_local! {
     /// Per-thread memo of `word -> stem` (the stemmer is always English; key the cache by
@@ -335,17 +364,17 @@ pub(super) fn pack16(b: &[u8]) -> [u64; 2] {
 }
 
 impl StemCache {
-    /// The stem of `word`, appended to `out` (from the cache, else computed and remembered).
-    fn get_or_stem_into(
-        &mut self,
-        word: &str,
-        stem: impl FnOnce(&str) -> String,
-        out: &mut String,
-    ) {
+    /// `word`'s key and set.
+    #[inline]
+    fn key_of(word: &str) -> ([u64; 2], usize) {
         debug_assert!(!word.is_empty() && word.len() <= STEM_KEY_BYTES && word.is_ascii());
         let [k0, k1] = pack16(word.as_bytes());
         let h = (k0.rotate_left(5) ^ k1).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        let idx = (h >> (64 - STEM_CACHE_BITS)) as usize;
+        ([k0, k1], (h >> (64 - STEM_CACHE_BITS)) as usize)
+    }
+
+    /// The sets, allocated on first use.
+    fn sets(&mut self) -> &mut [[[u64; 4]; 2]] {
         if self.sets.is_empty() {
             // Written, not `vec![..; n]`: zeroed memory from the allocator is the shared zero
             // page until written, so each page's first store here would fault a second time to
@@ -356,8 +385,13 @@ impl StemCache {
             sets.resize_with(1 << STEM_CACHE_BITS, || std::hint::black_box([[0; 4]; 2]));
             self.sets = sets;
         }
-        let set = &mut self.sets[idx];
-        for slot in set.iter() {
+        &mut self.sets
+    }
+
+    /// Appends `word`'s stem to `out` if the cache holds it.
+    fn get_into(&mut self, word: &str, out: &mut String) -> bool {
+        let ([k0, k1], idx) = Self::key_of(word);
+        for slot in self.sets()[idx].iter() {
             if slot[0] == k0 && slot[1] == k1 {
                 let p = (slot[2] & 0xFF) as usize;
                 let tail_len = ((slot[2] >> 8) & 0xFF) as usize;
@@ -365,24 +399,45 @@ impl StemCache {
                 for i in 0..tail_len {
                     out.push(char::from((slot[3] >> (8 * i)) as u8));
                 }
-                return;
+                return true;
             }
         }
-        let t = stem(word);
-        let p = t
+        false
+    }
+
+    /// Remembers `stem` as `word`'s (if it fits a slot: a prefix of the word and up to 8 ASCII
+    /// bytes), evicting the older slot of its set.
+    fn put(&mut self, word: &str, stem: &str) {
+        let ([k0, k1], idx) = Self::key_of(word);
+        let p = stem
             .bytes()
             .zip(word.bytes())
             .take_while(|(a, b)| a == b)
             .count();
-        let tail = &t.as_bytes()[p..];
-        if !t.is_empty() && tail.len() <= 8 && tail.is_ascii() {
+        let tail = &stem.as_bytes()[p..];
+        if !stem.is_empty() && tail.len() <= 8 && tail.is_ascii() {
             let mut packed = 0u64;
             for (i, &b) in tail.iter().enumerate() {
                 packed |= u64::from(b) << (8 * i);
             }
+            let set = &mut self.sets()[idx];
             set[1] = set[0];
             set[0] = [k0, k1, p as u64 | (tail.len() as u64) << 8, packed];
         }
+    }
+
+    /// The stem of `word`, appended to `out` (from the cache, else computed and remembered).
+    fn get_or_stem_into(
+        &mut self,
+        word: &str,
+        stem: impl FnOnce(&str) -> String,
+        out: &mut String,
+    ) {
+        if self.get_into(word, out) {
+            return;
+        }
+        let t = stem(word);
+        self.put(word, &t);
         out.push_str(&t);
     }
 }
@@ -955,6 +1010,29 @@ mod tests {
         }
         assert_eq!(t.normalise("sizing", true), "size");
         assert_eq!(t.normalise("happy", true), "happi");
+    }
+
+    #[test]
+    fn a_word_stemmed_on_one_thread_is_shared_with_the_others() {
+        let t = Tokenizer::new();
+        // A cache of the test's own (the process's is shared with the tests running beside).
+        let shared = std::sync::Mutex::new(StemCache { sets: Vec::new() });
+        let words = ["queuing", "deployments", "happily", "zz"];
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for w in words {
+                    assert_eq!(t.stem_via(&shared, w), t.stem(w), "{w}");
+                }
+            });
+        });
+        for w in words {
+            let mut out = String::new();
+            let held = shared.lock().expect("lock").get_into(w, &mut out);
+            assert!(held, "{w}: the cache holds what another thread stemmed");
+            assert_eq!(out, t.stem(w), "{w}");
+            // And a thread that asks again gets it from there, the same.
+            assert_eq!(t.stem_via(&shared, w), t.stem(w), "{w}");
+        }
     }
 
     #[test]

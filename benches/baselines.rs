@@ -651,74 +651,144 @@ fn compare(c: &mut Criterion, n: usize) -> String {
 const ISSUE_TANTIVY_MB_S: f64 = 43.5;
 /// Notes of the corpus tantivy indexes to gauge this machine (the issue's size).
 const GAUGE_NOTES: usize = 20_000;
-/// Notes of the mnemon build gauged (the size whose target is closest).
-const GAUGED_NOTES: usize = 1_000;
+/// Sizes of the mnemon builds gauged.
+const GAUGED_NOTES: [usize; 2] = [1_000, 10_000];
 
 /// Decimal megabytes per second.
 fn mb_s(bytes: u64, took: Duration) -> f64 {
     bytes as f64 / 1e6 / took.as_secs_f64()
 }
 
-/// `MNEMON_BENCH_GAUGE=N`: N rounds, each a mnemon cold build of 1k notes (as in `compare`) and
-/// tantivy indexing the issue's 20k notes and the same 1k notes (read and parsed before the
-/// clock starts, so tantivy's figure is its fastest and the scale below the least flattering to
-/// mnemon), back to back, in alternating order. This machine's speed drifts by 1.5-2.5x within
-/// the hour; tantivy's 20k figure measures it in the same minute, so each round also gives
-/// mnemon's MB/s at the speed of the machine where the issue measured tantivy at 43.5 MB/s
-/// (mnemon's MB/s x 43.5 / tantivy's 20k MB/s). Prints every round and the medians.
-fn gauged_build(rounds: usize) {
-    let (_small_tmp, small, small_bytes) = common::generated(GAUGED_NOTES);
-    let (_big_tmp, big, big_bytes) = common::generated(GAUGE_NOTES);
-    let small_notes = load_notes(&small);
-    let big_notes = load_notes(&big);
-    println!(
-        "gauge: mnemon {GAUGED_NOTES} notes ({small_bytes} bytes), tantivy {GAUGE_NOTES} notes ({big_bytes} bytes), {rounds} rounds"
-    );
-    let tantivy_took = |notes: &[Note]| {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let t = Instant::now();
-        let built = tantivy_index(notes, dir.path(), Layout::Fields);
-        let took = t.elapsed();
-        drop(built);
-        took
-    };
-    let (mut mnemon_mb_s, mut tantivy_mb_s, mut scaled, mut ratio) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for round in 0..rounds {
-        let mnemon = || mnemon_build(&small, GAUGED_NOTES).2;
-        let (m, tb, ts) = if round % 2 == 0 {
-            let m = mnemon();
-            (m, tantivy_took(&big_notes), tantivy_took(&small_notes))
-        } else {
-            let tb = tantivy_took(&big_notes);
-            let ts = tantivy_took(&small_notes);
-            (mnemon(), tb, ts)
-        };
-        let (m_rate, tb_rate) = (mb_s(small_bytes, m), mb_s(big_bytes, tb));
-        let at_issue = m_rate * ISSUE_TANTIVY_MB_S / tb_rate;
-        let r = m.as_secs_f64() / ts.as_secs_f64();
-        println!(
-            "gauge round {round}: mnemon {GAUGED_NOTES} {:.1} ms = {m_rate:.1} MB/s; tantivy {GAUGE_NOTES} {:.0} ms = {tb_rate:.1} MB/s, {GAUGED_NOTES} {:.1} ms; mnemon at the issue's machine speed {at_issue:.1} MB/s; mnemon / tantivy build time at {GAUGED_NOTES} {r:.2}x",
-            m.as_secs_f64() * 1e3,
-            tb.as_secs_f64() * 1e3,
-            ts.as_secs_f64() * 1e3,
-        );
-        mnemon_mb_s.push(m_rate);
-        tantivy_mb_s.push(tb_rate);
-        scaled.push(at_issue);
-        ratio.push(r);
+/// A generated memory folder of `n` notes whose index [`Gauged::build`] removes and builds again
+/// (as `benches/ab_build.py` does: the notes were written once, long before, not copied in right
+/// before the clock, which left dirty pages the kernel wrote back while the build ran).
+struct Gauged {
+    n: usize,
+    bytes: u64,
+    root: std::path::PathBuf,
+    _tmp: tempfile::TempDir,
+    /// The same notes, read and parsed for tantivy.
+    notes: Vec<Note>,
+}
+
+impl Gauged {
+    fn new(n: usize) -> Gauged {
+        let (tmp, notes, bytes) = common::generated(n);
+        let root = tmp.path().join(".mnemon");
+        drop(mnemon::Memory::init(&root).expect("init"));
+        common::copy_dir(&notes, &root.join("memory"));
+        let notes = load_notes(&notes);
+        Gauged {
+            n,
+            bytes,
+            root,
+            _tmp: tmp,
+            notes,
+        }
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
+
+    /// A cold build's time.
+    fn build(&self) -> Duration {
+        std::fs::remove_dir_all(self.root.join("index")).expect("remove the index");
+        let memory = mnemon::Memory::open(&self.root).expect("open");
+        let t = Instant::now();
+        let report = memory.index().expect("index");
+        let took = t.elapsed();
+        assert_eq!(report.notes as usize, self.n, "mnemon indexed every note");
+        took
+    }
+}
+
+/// tantivy's time to index `notes` (read and parsed before the clock: its fastest figure).
+fn tantivy_took(notes: &[Note]) -> Duration {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t = Instant::now();
+    let (_index, writer, _, _) = tantivy_index(notes, dir.path(), Layout::Fields);
+    let took = t.elapsed();
+    // Merges tantivy started after its commit end here, not during the next build.
+    writer.wait_merging_threads().expect("wait merging");
+    took
+}
+
+/// The median of `v`.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `MNEMON_BENCH_GAUGE=N`: N rounds, each a mnemon cold build of 1k and of 10k notes, tantivy
+/// indexing the issue's 20k notes, and tantivy indexing the same 1k and 10k notes, back to back
+/// (mnemon first in even rounds, last in odd ones). This machine's speed drifts by 1.5-2.5x
+/// within the hour; tantivy's 20k figure measures it in the same minute, so each round gives
+/// mnemon's MB/s at the speed of the machine where the issue measured tantivy at 43.5 MB/s:
+/// mnemon's MB/s x 43.5 / tantivy's 20k MB/s (tantivy's notes parsed before its clock starts,
+/// so the scale is the least flattering to mnemon). Prints every round and the medians.
+fn gauged_build(rounds: usize) {
+    let gauged: Vec<Gauged> = GAUGED_NOTES.iter().map(|&n| Gauged::new(n)).collect();
+    let big = Gauged::new(GAUGE_NOTES);
+    for g in &gauged {
+        println!("gauge: mnemon {} notes ({} bytes)", g.n, g.bytes);
+    }
     println!(
-        "gauge medians over {rounds} rounds: mnemon {GAUGED_NOTES} {:.1} MB/s; tantivy {GAUGE_NOTES} {:.1} MB/s (the issue's machine: {ISSUE_TANTIVY_MB_S}); mnemon at the issue's machine speed {:.1} MB/s; mnemon / tantivy build time at {GAUGED_NOTES} {:.2}x",
-        median(&mut mnemon_mb_s),
-        median(&mut tantivy_mb_s),
-        median(&mut scaled),
-        median(&mut ratio),
+        "gauge: tantivy {GAUGE_NOTES} notes ({} bytes), {rounds} rounds",
+        big.bytes
     );
+    // Warm: the first build of a process starts its thread pool.
+    for g in &gauged {
+        g.build();
+    }
+    // Per gauged size: mnemon MB/s, at the issue's speed, mnemon / tantivy time.
+    let mut rates = vec![(Vec::new(), Vec::new(), Vec::new()); gauged.len()];
+    let mut tantivy_rates = Vec::new();
+    for round in 0..rounds {
+        let mnemon = || gauged.iter().map(Gauged::build).collect::<Vec<_>>();
+        let tantivy = || {
+            let big_took = tantivy_took(&big.notes);
+            let each: Vec<Duration> = gauged.iter().map(|g| tantivy_took(&g.notes)).collect();
+            (big_took, each)
+        };
+        let (m, (tb, ts)) = if round % 2 == 0 {
+            let m = mnemon();
+            (m, tantivy())
+        } else {
+            let t = tantivy();
+            (mnemon(), t)
+        };
+        let tb_rate = mb_s(big.bytes, tb);
+        tantivy_rates.push(tb_rate);
+        let mut line = format!(
+            "gauge round {round}: tantivy {GAUGE_NOTES} {:.0} ms = {tb_rate:.1} MB/s",
+            tb.as_secs_f64() * 1e3
+        );
+        for (i, g) in gauged.iter().enumerate() {
+            let rate = mb_s(g.bytes, m[i]);
+            let at_issue = rate * ISSUE_TANTIVY_MB_S / tb_rate;
+            let ratio = m[i].as_secs_f64() / ts[i].as_secs_f64();
+            line += &format!(
+                "; mnemon {} {:.1} ms = {rate:.1} MB/s, {at_issue:.1} MB/s at the issue's speed, {ratio:.2}x tantivy's time ({:.1} ms)",
+                g.n,
+                m[i].as_secs_f64() * 1e3,
+                ts[i].as_secs_f64() * 1e3
+            );
+            rates[i].0.push(rate);
+            rates[i].1.push(at_issue);
+            rates[i].2.push(ratio);
+        }
+        println!("{line}");
+    }
+    println!(
+        "gauge medians over {rounds} rounds: tantivy {GAUGE_NOTES} {:.1} MB/s (the issue's machine: {ISSUE_TANTIVY_MB_S})",
+        median(tantivy_rates)
+    );
+    for (g, (rate, at_issue, ratio)) in gauged.iter().zip(rates) {
+        println!(
+            "gauge medians: mnemon {} {:.1} MB/s here, {:.1} MB/s at the issue's machine speed, {:.2}x tantivy's build time",
+            g.n,
+            median(rate),
+            median(at_issue),
+            median(ratio)
+        );
+    }
 }
 
 fn baselines(c: &mut Criterion) {

@@ -255,10 +255,16 @@ impl<'s, 'b> Synthesis<'s, 'b> {
             .upserts
             .par_iter()
             .map_init(
-                || probes.accumulator(),
-                |acc, u| {
+                || (probes.accumulator(), Vec::new()),
+                |(acc, exclude_docs), u| {
                     self.edges_of(u, &mut |exclude, cap| match doc_of.get(u.id.as_str()) {
-                        Some(&d) => probes.edges(d, exclude, cap, acc),
+                        Some(&d) => {
+                            // An excluded id that is no document of the segment (a dangling
+                            // link) is no candidate either.
+                            exclude_docs.clear();
+                            exclude_docs.extend(exclude.iter().filter_map(|id| doc_of.get(id)));
+                            probes.edges(d, exclude_docs, cap, acc)
+                        }
                         None => Vec::new(),
                     })
                 },

@@ -448,11 +448,13 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
         }
     }
 
-    /// Token co-occurrence edges of document `doc`, as [`token_edges`] computes them.
+    /// Token co-occurrence edges of document `doc`, as [`token_edges`] computes them, with the
+    /// notes to leave out given by their doc numbers (numbers, not ids: a note's candidates
+    /// were each compared with every id it excludes, a `memcmp` apiece).
     pub fn edges(
         &self,
         doc: u32,
-        exclude: &[&str],
+        exclude: &[u32],
         cap: usize,
         acc: &mut Accumulator,
     ) -> Vec<EdgeValue> {
@@ -491,9 +493,8 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
         let mut sims: Vec<(&str, f32)> = Vec::new();
         for &o in &acc.touched {
             let s = std::mem::take(&mut acc.sums[o as usize]) / total;
-            let id = self.seg.id(o);
-            if s >= policy::MIN_TOKEN_COSINE && !exclude.contains(&id) {
-                sims.push((id, s));
+            if s >= policy::MIN_TOKEN_COSINE && !exclude.contains(&o) {
+                sims.push((self.seg.id(o), s));
             }
         }
         acc.touched.clear();

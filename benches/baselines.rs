@@ -651,7 +651,7 @@ fn compare(c: &mut Criterion, n: usize) -> String {
 const ISSUE_TANTIVY_MB_S: f64 = 43.5;
 /// Notes of the corpus tantivy indexes to gauge this machine (the issue's size).
 const GAUGE_NOTES: usize = 20_000;
-/// Sizes of the mnemon builds gauged.
+/// Sizes of the mnemon builds gauged (and 100k with `MNEMON_BENCH_100K=1`).
 const GAUGED_NOTES: [usize; 2] = [1_000, 10_000];
 
 /// Decimal megabytes per second.
@@ -716,15 +716,20 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// `MNEMON_BENCH_GAUGE=N`: N rounds, each a mnemon cold build of 1k and of 10k notes, tantivy
-/// indexing the issue's 20k notes, and tantivy indexing the same 1k and 10k notes, back to back
+/// `MNEMON_BENCH_GAUGE=N`: N rounds, each a mnemon cold build of 1k and of 10k notes (and 100k
+/// with `MNEMON_BENCH_100K=1`), tantivy indexing the issue's 20k notes, and tantivy indexing the
+/// same notes as mnemon, back to back
 /// (mnemon first in even rounds, last in odd ones). This machine's speed drifts by 1.5-2.5x
 /// within the hour; tantivy's 20k figure measures it in the same minute, so each round gives
 /// mnemon's MB/s at the speed of the machine where the issue measured tantivy at 43.5 MB/s:
 /// mnemon's MB/s x 43.5 / tantivy's 20k MB/s (tantivy's notes parsed before its clock starts,
 /// so the scale is the least flattering to mnemon). Prints every round and the medians.
 fn gauged_build(rounds: usize) {
-    let gauged: Vec<Gauged> = GAUGED_NOTES.iter().map(|&n| Gauged::new(n)).collect();
+    let mut sizes = GAUGED_NOTES.to_vec();
+    if std::env::var("MNEMON_BENCH_100K").is_ok_and(|v| v == "1") {
+        sizes.push(100_000);
+    }
+    let gauged: Vec<Gauged> = sizes.into_iter().map(Gauged::new).collect();
     let big = Gauged::new(GAUGE_NOTES);
     for g in &gauged {
         println!("gauge: mnemon {} notes ({} bytes)", g.n, g.bytes);

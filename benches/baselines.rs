@@ -654,6 +654,12 @@ const GAUGE_NOTES: usize = 20_000;
 /// Sizes of the mnemon builds gauged (and 100k with `MNEMON_BENCH_100K=1`).
 const GAUGED_NOTES: [usize; 2] = [1_000, 10_000];
 
+/// Whether the 100k-note variants run (`MNEMON_BENCH_100K=1`: generating and indexing take
+/// minutes).
+fn with_100k() -> bool {
+    std::env::var("MNEMON_BENCH_100K").is_ok_and(|v| v == "1")
+}
+
 /// Decimal megabytes per second.
 fn mb_s(bytes: u64, took: Duration) -> f64 {
     bytes as f64 / 1e6 / took.as_secs_f64()
@@ -718,26 +724,24 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// `MNEMON_BENCH_GAUGE=N`: N rounds, each a mnemon cold build of 1k and of 10k notes (and 100k
 /// with `MNEMON_BENCH_100K=1`), tantivy indexing the issue's 20k notes, and tantivy indexing the
-/// same notes as mnemon, back to back
-/// (mnemon first in even rounds, last in odd ones). This machine's speed drifts by 1.5-2.5x
+/// same notes as mnemon, back to back (mnemon first in even rounds, last in odd ones). This machine's speed drifts by 1.5-2.5x
 /// within the hour; tantivy's 20k figure measures it in the same minute, so each round gives
 /// mnemon's MB/s at the speed of the machine where the issue measured tantivy at 43.5 MB/s:
 /// mnemon's MB/s x 43.5 / tantivy's 20k MB/s (tantivy's notes parsed before its clock starts,
 /// so the scale is the least flattering to mnemon). Prints every round and the medians.
 fn gauged_build(rounds: usize) {
     let mut sizes = GAUGED_NOTES.to_vec();
-    if std::env::var("MNEMON_BENCH_100K").is_ok_and(|v| v == "1") {
+    if with_100k() {
         sizes.push(100_000);
     }
     let gauged: Vec<Gauged> = sizes.into_iter().map(Gauged::new).collect();
-    let big = Gauged::new(GAUGE_NOTES);
+    // tantivy's corpus only: read and parsed once, no memory folder of its own.
+    let (_big_tmp, big_dir, big_bytes) = common::generated(GAUGE_NOTES);
+    let big_notes = load_notes(&big_dir);
     for g in &gauged {
         println!("gauge: mnemon {} notes ({} bytes)", g.n, g.bytes);
     }
-    println!(
-        "gauge: tantivy {GAUGE_NOTES} notes ({} bytes), {rounds} rounds",
-        big.bytes
-    );
+    println!("gauge: tantivy {GAUGE_NOTES} notes ({big_bytes} bytes), {rounds} rounds");
     // Warm: the first build of a process starts its thread pool.
     for g in &gauged {
         g.build();
@@ -748,7 +752,7 @@ fn gauged_build(rounds: usize) {
     for round in 0..rounds {
         let mnemon = || gauged.iter().map(Gauged::build).collect::<Vec<_>>();
         let tantivy = || {
-            let big_took = tantivy_took(&big.notes);
+            let big_took = tantivy_took(&big_notes);
             let each: Vec<Duration> = gauged.iter().map(|g| tantivy_took(&g.notes)).collect();
             (big_took, each)
         };
@@ -759,7 +763,7 @@ fn gauged_build(rounds: usize) {
             let t = tantivy();
             (mnemon(), t)
         };
-        let tb_rate = mb_s(big.bytes, tb);
+        let tb_rate = mb_s(big_bytes, tb);
         tantivy_rates.push(tb_rate);
         let mut line = format!(
             "gauge round {round}: tantivy {GAUGE_NOTES} {:.0} ms = {tb_rate:.1} MB/s",
@@ -807,7 +811,7 @@ fn baselines(c: &mut Criterion) {
     }
     let started = Instant::now();
     let mut sizes = vec![1_000usize, 10_000];
-    if std::env::var("MNEMON_BENCH_100K").is_ok_and(|v| v == "1") {
+    if with_100k() {
         sizes.push(100_000);
     }
     let tables: Vec<String> = sizes.into_iter().map(|n| compare(c, n)).collect();

@@ -69,25 +69,26 @@ fn probe_weight(tfs: &[u16; FIELD_COUNT], idf: f32) -> f32 {
     tf_weight(tf) * idf
 }
 
-/// `1 + ln(tf)`, the weight of a term held `tf` times.
+/// `1 + ln(tf)`, the weight of a term held `tf` times: looked up below [`TF_WEIGHTS`] (a pass
+/// over every posting computed a logarithm per posting; most terms are held once).
 fn tf_weight(tf: u32) -> f32 {
+    TF_WEIGHT_TABLE
+        .get(tf as usize)
+        .copied()
+        .unwrap_or_else(|| ln_weight(tf))
+}
+
+/// `1 + ln(tf)`, computed.
+fn ln_weight(tf: u32) -> f32 {
     1.0 + (tf as f32).ln()
 }
 
-/// Term counts whose [`tf_weight`] a pass over every posting looks up instead of computing (a
-/// term is held once in most notes that hold it).
+/// Term counts whose weight [`tf_weight`] looks up.
 const TF_WEIGHTS: usize = 16;
 
-/// [`probe_weight`] with the weights of counts below [`TF_WEIGHTS`] from `table` (`table[tf]`
-/// is `tf_weight(tf)`: the same bits).
-fn probe_weight_from(table: &[f32; TF_WEIGHTS], tfs: &[u16; FIELD_COUNT], idf: f32) -> f32 {
-    let tf: u32 = tfs.iter().map(|x| u32::from(*x)).sum();
-    let w = table
-        .get(tf as usize)
-        .copied()
-        .unwrap_or_else(|| tf_weight(tf));
-    w * idf
-}
+/// `TF_WEIGHT_TABLE[tf]` is `ln_weight(tf)`: the same bits.
+static TF_WEIGHT_TABLE: std::sync::LazyLock<[f32; TF_WEIGHTS]> =
+    std::sync::LazyLock::new(|| std::array::from_fn(|tf| ln_weight(tf as u32)));
 
 /// Token co-occurrence edges of `doc`: candidates are the notes sharing its highest TF-IDF terms
 /// (each term in at most `CO_OCCURRENCE_MAX_DF` notes); similarity is the TF-IDF-weighted share of
@@ -331,7 +332,6 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
                 (from, starts.get(i).copied())
             })
             .collect();
-        let tf_weights: [f32; TF_WEIGHTS] = std::array::from_fn(|tf| tf_weight(tf as u32));
         let partial: Vec<Part> = bounds
             .par_iter()
             .map(|&range| {
@@ -355,7 +355,7 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
                             &mut slots,
                             &mut used,
                             p.doc as usize,
-                            probe_weight_from(&tf_weights, &p.tfs, idf),
+                            probe_weight(&p.tfs, idf),
                             t,
                         );
                     }
@@ -549,14 +549,14 @@ mod tests {
 
     #[test]
     fn the_tf_weight_table_gives_the_computed_bits() {
-        let table: [f32; TF_WEIGHTS] = std::array::from_fn(|tf| tf_weight(tf as u32));
         for tf in [0u16, 1, 2, 3, 7, 15, 16, 17, 100, u16::MAX] {
             for field in 0..FIELD_COUNT {
                 let mut tfs = [0u16; FIELD_COUNT];
                 tfs[field] = tf;
                 tfs[(field + 1) % FIELD_COUNT] = tf / 2;
-                let want = probe_weight(&tfs, 2.5);
-                let got = probe_weight_from(&table, &tfs, 2.5);
+                let sum: u32 = tfs.iter().map(|x| u32::from(*x)).sum();
+                let want = ln_weight(sum) * 2.5;
+                let got = probe_weight(&tfs, 2.5);
                 assert_eq!(got.to_bits(), want.to_bits(), "tfs {tfs:?}");
             }
         }

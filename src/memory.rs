@@ -1277,16 +1277,7 @@ impl Memory {
                 confidence: e.confidence,
             });
         }
-        let edges_in = r
-            .edges_in(id)?
-            .into_iter()
-            .map(|e| EdgeIn {
-                from: e.other,
-                kind: e.kind,
-                provenance: e.provenance,
-                confidence: e.confidence,
-            })
-            .collect();
+        let edges_in = self.edges_into(&r, id)?;
         Ok(NodeView {
             id: id.to_string(),
             path: rec.path,
@@ -1302,6 +1293,40 @@ impl Memory {
             edges_out,
             edges_in,
         })
+    }
+
+    /// The edges arriving at `id`, in the order an edge list keeps: from this process's graph
+    /// when it is of the store version `r` reads (a `serve` process, or one that recalled), else
+    /// found by `r` in one pass over the out-edges (the store keeps each edge at its source).
+    fn edges_into(&self, r: &StoreReader<'_>, id: &str) -> Result<Vec<EdgeIn>> {
+        let v = r.version()?;
+        if let Ok(g) = self.graph.read()
+            && g.version() == v
+            && !g.is_empty()
+        {
+            let Some(o) = g.ord(id) else {
+                return Ok(Vec::new());
+            };
+            return Ok(g
+                .inn(o)
+                .iter()
+                .map(|e| EdgeIn {
+                    from: g.id(e.other).to_string(),
+                    kind: e.kind,
+                    provenance: e.provenance,
+                    confidence: e.confidence,
+                })
+                .collect());
+        }
+        Ok(r.edges_in(id)?
+            .into_iter()
+            .map(|e| EdgeIn {
+                from: e.other,
+                kind: e.kind,
+                provenance: e.provenance,
+                confidence: e.confidence,
+            })
+            .collect())
     }
 
     /// Every edge in the graph (for tests and tools).
@@ -1382,8 +1407,8 @@ mod tests {
     use crate::index::segment::writer::build_segment;
     use crate::store::StoreReader;
 
-    /// A big scan writes its note rows beside the lexical pass, then its edge tables on two
-    /// threads: the store must hold what one `apply` of the finished batch writes.
+    /// A big scan writes its note rows beside the lexical pass, then its out-lists: the store
+    /// must hold what one `apply` of the finished batch writes.
     #[test]
     fn store_written_beside_the_lexical_pass_equals_one_apply_of_the_batch() {
         let notes = OVERLAP_STORE_MIN_NOTES + 88;
@@ -1424,7 +1449,7 @@ mod tests {
             a.edge_count().expect("count"),
             b.edge_count().expect("count")
         );
-        // The mirrors: every edge is in its target's in-list, nothing else is.
+        // Every edge is among its target's in-edges (found in the out-lists), nothing else is.
         let mut mirrored = Vec::new();
         for (id, _) in a.all_nodes().expect("nodes") {
             for e in a.edges_in(&id).expect("in") {
@@ -1478,6 +1503,75 @@ mod tests {
     }
 
     /// A memory of three notes, indexed, and a query that finds the first.
+    /// `show` lists a note's in-edges from this process's graph when it holds one of the store's
+    /// version, else from one pass over the out-lists: the same edges in the same order, after
+    /// a cold build and after an update the graph was patched with.
+    #[test]
+    fn show_in_edges_from_the_graph_equal_those_found_in_the_store() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        generate(&GenConfig::new(300, 5), tmp.path()).expect("generate");
+        let m = Memory::init(tmp.path()).expect("init");
+        m.index().expect("index");
+        let both = |m: &Memory| {
+            let r = m.store.read().expect("read");
+            let v = r.version().expect("version");
+            let mut ids: Vec<String> = r
+                .all_nodes()
+                .expect("nodes")
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            ids.push("no-such-note".into());
+            let json = |e: Vec<EdgeIn>| serde_json::to_string(&e).expect("json");
+            let found: Vec<String> = ids
+                .iter()
+                .map(|id| json(m.edges_into(&r, id).expect("in")))
+                .collect();
+            let graph = m
+                .graph(&LazyReader::deferred(&m.store, v), v)
+                .expect("graph");
+            assert_eq!(graph.version(), v);
+            let held: Vec<String> = ids
+                .iter()
+                .map(|id| json(m.edges_into(&r, id).expect("in")))
+                .collect();
+            assert_eq!(found, held);
+            let edges: usize = found.iter().map(|j| j.matches("\"from\"").count()).sum();
+            let into_notes = r.all_edges().expect("edges");
+            let into_notes = into_notes.iter().filter(|e| ids.contains(&e.to)).count();
+            assert_eq!(edges, into_notes);
+            assert!(edges > ids.len(), "{edges} edges");
+            // The next reader sees no graph of its version until it loads one.
+            *m.graph.write().expect("graph") = Arc::new(Graph::default());
+        };
+        both(&m);
+        // Rewrite a note that others link to, so that the graph is patched, not reloaded.
+        let mut q = Query::text("deploy");
+        q.record = false;
+        m.recall(&q).expect("recall");
+        let hub = {
+            let r = m.store.read().expect("read");
+            r.all_nodes()
+                .expect("nodes")
+                .into_iter()
+                .map(|(id, rec)| (r.edges_in(&id).expect("in").len(), id, rec.path))
+                .max()
+                .expect("a node")
+        };
+        assert!(hub.0 > 2, "the busiest note has {} in-edges", hub.0);
+        let first_out = {
+            let r = m.store.read().expect("read");
+            r.edges_out(&hub.1).expect("out")[0].other.clone()
+        };
+        std::fs::write(
+            m.dir().memory().join(&hub.2),
+            format!("Rewritten: only [[{first_out}]] now."),
+        )
+        .expect("write");
+        m.index().expect("index");
+        both(&m);
+    }
+
     fn three_notes() -> (tempfile::TempDir, Memory, Query) {
         let tmp = tempfile::tempdir().expect("tempdir");
         let memory = Memory::init(tmp.path().join(".mnemon")).expect("init");

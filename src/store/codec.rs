@@ -442,8 +442,8 @@ impl FileEntry {
 pub const EDGE_VALUE_FIXED_BYTES: usize = 10;
 /// Longest edge value: the fixed part and an id of at most 512 bytes.
 pub const MAX_EDGE_VALUE_BYTES: usize = EDGE_VALUE_FIXED_BYTES + crate::notes::MAX_ID_BYTES;
-/// Most entries in one edge list: a note has at most 4096 out-edges, but every note may link to
-/// one hub, so an in-list is bounded by the corpus (16 M notes is far past any memory folder).
+/// Most entries in one edge list, as the format allows (a note has at most 4096 out-edges; the
+/// bound is the one schema v4's in-lists needed, where every note may link to one hub).
 pub const MAX_EDGE_LIST_LEN: u32 = 1 << 24;
 
 /// Encode an edge list (format-spec/store.md, "Edge list"): a `u32` count, then each edge value

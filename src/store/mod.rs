@@ -1,5 +1,7 @@
-//! Where is the graph kept? The redb store of nodes, edges (both directions), the file manifest
-//! and per-note problems.
+//! Where is the graph kept? The redb store of nodes, their out-edges, the file manifest and
+//! per-note problems. Edges are stored once, at their source: a note's in-edges are the out-edges
+//! that name it (the in-memory [`Graph`] holds both directions; [`StoreReader::edges_in`] finds
+//! them in one pass over the out-edge table).
 //!
 //! The store is derived from the notes: when its schema version differs from this build's, or the
 //! file cannot be opened, it is rebuilt from scratch (and the caller says so). The database is
@@ -26,7 +28,7 @@ use redb::{
 use std::path::{Path, PathBuf};
 
 /// Schema version of the tables below; bump it on any layout change (format-spec/store.md).
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 /// File name of the store inside `index/`.
 pub const STORE_FILE: &str = "graph.redb";
 /// Lock file in `index/` held by whoever writes the store (one process at a time): an index
@@ -41,8 +43,9 @@ pub const NODES: TableDefinition<&str, &[u8]> = TableDefinition::new("nodes");
 /// `edges_out`: from id -> edge list, each [`EdgeValue`] naming a `to` (one value per node: a
 /// cold build inserts one row per note, not one per edge).
 pub const EDGES_OUT: TableDefinition<&str, &[u8]> = TableDefinition::new("edges_out");
-/// `edges_in`: to id -> edge list, each [`EdgeValue`] naming a `from` (the mirrors).
-pub const EDGES_IN: TableDefinition<&str, &[u8]> = TableDefinition::new("edges_in");
+/// The table of in-edge lists that schema v4 and older kept beside `edges_out` (mirrors of the
+/// out-edges): dropped when a store of an older schema is rewritten.
+const LEGACY_EDGE_TABLES: [&str; 2] = ["edges_out", "edges_in"];
 /// `manifest`: note path relative to `memory/` -> [`FileEntry`].
 pub const MANIFEST: TableDefinition<&str, &[u8]> = TableDefinition::new("manifest");
 /// `problems`: note path -> problem list (only for notes that have problems).
@@ -243,7 +246,7 @@ impl Store {
             let _ = wtx.delete_table(TableDefinition::<&str, &[u8]>::new(name));
         }
         let _ = wtx.delete_table(CHANGES);
-        for name in ["edges_out", "edges_in"] {
+        for name in LEGACY_EDGE_TABLES {
             // Schema v3 and older kept edges in multimap tables of these names.
             let _ = wtx.delete_table(TableDefinition::<&str, &[u8]>::new(name));
             let _ = wtx.delete_multimap_table(MultimapTableDefinition::<&str, &[u8]>::new(name));
@@ -264,7 +267,6 @@ impl Store {
             wtx.open_table(MANIFEST).map_err(|e| self.err(e))?;
             wtx.open_table(PROBLEMS).map_err(|e| self.err(e))?;
             wtx.open_table(EDGES_OUT).map_err(|e| self.err(e))?;
-            wtx.open_table(EDGES_IN).map_err(|e| self.err(e))?;
         }
         {
             let _counted = self.counting();
@@ -588,14 +590,31 @@ impl StoreReader<'_> {
         self.edges(EDGES_OUT, id, max)
     }
 
-    /// At most `max` edges arriving at `id`.
-    pub fn edges_in_limited(&self, id: &str, max: usize) -> Result<Vec<EdgeValue>> {
-        self.edges(EDGES_IN, id, max)
-    }
-
-    /// Edges arriving at `id` (`other` is the source), in O(degree).
+    /// Edges arriving at `id` (`other` is the source), in the order an edge list keeps (by the
+    /// encoded bytes: kind, provenance, confidence, the source's out-degree, the source's id).
+    /// One pass over every out-edge (the store keeps each edge once, at its source): a process
+    /// that holds the [`Graph`] reads its in-lists instead.
     pub fn edges_in(&self, id: &str) -> Result<Vec<EdgeValue>> {
-        self.edges(EDGES_IN, id, usize::MAX)
+        let mut found: Vec<(Vec<u8>, EdgeValue)> = Vec::new();
+        self.for_each_out_edge(|from, _, e| {
+            if e.other == id {
+                let mirror = EdgeRef { other: from, ..e };
+                let mut key = Vec::with_capacity(codec::EDGE_VALUE_FIXED_BYTES + from.len());
+                mirror.encode_into(&mut key);
+                found.push((
+                    key,
+                    EdgeValue {
+                        other: from.to_string(),
+                        kind: e.kind,
+                        provenance: e.provenance,
+                        confidence: e.confidence,
+                        source_out_degree: e.source_out_degree,
+                    },
+                ));
+            }
+        })?;
+        found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(found.into_iter().map(|(_, e)| e).collect())
     }
 
     /// Every node id with its record, in id order.

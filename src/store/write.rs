@@ -2,10 +2,15 @@
 //! still be computing the batch's edges while its note rows go in:
 //!
 //! 1. [`BatchWriter::write_notes`]: removals, node records, manifest entries, problems, and the
-//!    old out-lists of every note the batch replaces (their mirrors are kept for step 2). None
-//!    of it depends on the edges.
-//! 2. [`BatchWriter::commit`]: the out-lists and the in-lists (the mirrors), written on two
-//!    threads at once, one table each; then the meta rows, the change log, and the commit.
+//!    removal of the old out-list of every note the batch replaces (its entries are uncounted
+//!    from the edge count). None of it depends on the edges.
+//! 2. [`BatchWriter::commit`]: the new out-lists (encoded on every core, a block of notes at a
+//!    time), then the meta rows, the change log, and the commit.
+//!
+//! An edge is stored once, in its source's out-list: a batch writes the lists of its own notes
+//! and no other row (schema v4 and older also kept every edge in its target's in-list, which a
+//! batch had to read, patch and write back for every target its notes linked to or had linked
+//! to).
 //!
 //! Nothing is visible to readers before the commit, and a writer dropped before it writes
 //! nothing (redb aborts the transaction): the two steps are as atomic as one.
@@ -13,28 +18,25 @@
 
 use super::codec::{self, EdgeListBuilder, EdgeRef, decode_edge_list};
 use super::{
-    Batch, CHANGE_LOG_KEEP, CHANGES, EDGE_COUNT_KEY, EDGES_IN, EDGES_OUT, GENERATION_KEY,
+    Batch, CHANGE_LOG_KEEP, CHANGES, EDGE_COUNT_KEY, EDGES_OUT, GENERATION_KEY,
     LEXICAL_GENERATION_KEY, MANIFEST, MAX_LOGGED_IDS, META, NODES, PROBLEMS, Store,
 };
 use crate::error::{Error, Result};
 use rayon::prelude::*;
-use redb::{ReadableTable, ReadableTableMetadata};
-use rustc_hash::FxHashMap;
+use redb::ReadableTableMetadata;
 
 /// An encoded edge list and its entry count.
 type EncodedList = (Vec<u8>, usize);
 /// A redb table of string keys and byte values, open in the write transaction.
 type WriteTable<'t> = redb::Table<'t, &'static str, &'static [u8]>;
 
-/// Notes (and in-list targets) encoded on every core at a time before their inserts.
+/// Notes encoded on every core at a time before their inserts.
 const ENCODE_BLOCK: usize = 8192;
 
 /// One batch's write transaction, between its two steps (see the module docs).
 pub struct BatchWriter<'s> {
     store: &'s Store,
     wtx: redb::WriteTransaction,
-    /// Mirrors of the out-edges the batch dropped, as (target, mirror bytes).
-    dropped: Vec<(String, Vec<u8>)>,
     /// The stored edge count less the dropped out-edges.
     edge_count: u64,
     /// How many upserts step 1 wrote (`None` before it ran).
@@ -48,7 +50,6 @@ impl Store {
         Ok(BatchWriter {
             store: self,
             wtx,
-            dropped: Vec::new(),
             edge_count: 0,
             notes_written: None,
         })
@@ -56,8 +57,7 @@ impl Store {
 
     /// Write a batch in one transaction.
     ///
-    /// Out-edges are one list value per source; in-edges one list per target, rewritten once per
-    /// batch for each target whose mirrors change (read, drop the old mirrors, add the new, write).
+    /// Out-edges are one list value per source, replaced whole when its note is.
     pub fn apply(&self, batch: &Batch) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
@@ -84,22 +84,12 @@ impl BatchWriter<'_> {
         let mut out = self.wtx.open_table(EDGES_OUT).map_err(|x| e(x.into()))?;
         let meta = self.wtx.open_table(META).map_err(|x| e(x.into()))?;
         let mut edge_count = store.meta_u64(&meta, EDGE_COUNT_KEY)?;
-        let dropped = &mut self.dropped;
         let mut drop_out_edges = |id: &str, out: &mut WriteTable<'_>| -> Result<()> {
             let Some(old) = out.remove(id).map_err(|x| e(x.into()))? else {
                 return Ok(());
             };
             let list = decode_edge_list(old.value()).map_err(|c| store.corrupt(id, c))?;
             edge_count = edge_count.saturating_sub(list.len() as u64);
-            for bytes in list {
-                // A value that does not decode cannot have a mirror we could name; skip it.
-                let Ok(edge) = EdgeRef::decode(bytes) else {
-                    continue;
-                };
-                let mut mirror = Vec::with_capacity(bytes.len());
-                EdgeRef { other: id, ..edge }.encode_into(&mut mirror);
-                dropped.push((edge.other.to_string(), mirror));
-            }
             Ok(())
         };
 
@@ -160,22 +150,15 @@ impl BatchWriter<'_> {
         }
         let store = self.store;
         let e = |x: redb::Error| store.err(x);
-        // Each note's out-degree goes into every value of its edges, in both directions.
+        // Each note's out-degree goes into every value of its edges.
         let degrees: Vec<u32> = batch
             .upserts
             .par_iter()
             .map(|u| out_degree(&u.edges))
             .collect();
         let mut out = self.wtx.open_table(EDGES_OUT).map_err(|x| e(x.into()))?;
-        let mut inn = self.wtx.open_table(EDGES_IN).map_err(|x| e(x.into()))?;
-        // The two tables are independent B-trees of one transaction: written on two threads.
-        let (added, ins) = rayon::join(
-            || write_out_lists(store, &mut out, batch, &degrees),
-            || write_in_lists(store, &mut inn, batch, &degrees, &mut self.dropped),
-        );
-        let edge_count = self.edge_count + added?;
-        ins?;
-        drop((out, inn));
+        let edge_count = self.edge_count + write_out_lists(store, &mut out, batch, &degrees)?;
+        drop(out);
 
         let mut meta = self.wtx.open_table(META).map_err(|x| e(x.into()))?;
         meta.insert(EDGE_COUNT_KEY, edge_count.to_le_bytes().as_slice())
@@ -246,101 +229,6 @@ fn write_out_lists(
         }
     }
     Ok(added)
-}
-
-/// In-lists: every target whose mirrors change, in key order. A target's list is its stored
-/// entries minus the `dropped` mirrors, plus the batch's new mirrors. New mirrors are kept as
-/// (upsert, edge) by target and encoded as their target's list is written (a cold build of
-/// 100k notes has a million: encoded copies held at once cost ~100 MB).
-fn write_in_lists(
-    store: &Store,
-    inn: &mut WriteTable<'_>,
-    batch: &Batch,
-    degrees: &[u32],
-    dropped: &mut [(String, Vec<u8>)],
-) -> Result<()> {
-    let mut adds: FxHashMap<&str, Vec<(u32, u32)>> = FxHashMap::default();
-    for (ui, u) in batch.upserts.iter().enumerate() {
-        for (ei, stored) in u.edges.iter().enumerate() {
-            adds.entry(stored.other.as_str())
-                .or_default()
-                .push((ui as u32, ei as u32));
-        }
-    }
-    dropped.sort_unstable();
-    let dropped = &*dropped;
-    let mut targets: Vec<&str> = adds
-        .keys()
-        .copied()
-        .chain(dropped.iter().map(|x| x.0.as_str()))
-        .collect();
-    targets.par_sort_unstable();
-    targets.dedup();
-    let in_list = |lb: &mut EdgeListBuilder,
-                   target: &str,
-                   stored: Option<&[u8]>,
-                   drop: &[&[u8]]|
-     -> Result<Option<EncodedList>> {
-        if let Some(bytes) = stored {
-            for v in decode_edge_list(bytes).map_err(|c| store.corrupt(target, c))? {
-                if drop.binary_search(&v).is_err() {
-                    lb.push_encoded(v);
-                }
-            }
-        }
-        for &(ui, ei) in adds.get(target).map_or(&[][..], Vec::as_slice) {
-            let u = &batch.upserts[ui as usize];
-            lb.push(EdgeRef {
-                other: &u.id,
-                source_out_degree: degrees[ui as usize],
-                ..u.edges[ei as usize].borrowed()
-            });
-        }
-        lb.finish().map_err(|c| store.corrupt(target, c))
-    };
-    // A block of targets at a time: read what each holds now (nothing to read back when the
-    // table is empty: a cold build), encode the new lists on every core, write them.
-    let stored_any = inn.len().map_err(|x| store.err(x))? > 0;
-    let mut d = 0;
-    for block in targets.chunks(ENCODE_BLOCK) {
-        let mut reads: Vec<(Option<Vec<u8>>, std::ops::Range<usize>)> =
-            Vec::with_capacity(block.len());
-        for &target in block {
-            // `dropped` is sorted like `targets`: this target's entries are next.
-            let first = d;
-            while dropped.get(d).is_some_and(|x| x.0 == target) {
-                d += 1;
-            }
-            let stored = if stored_any {
-                inn.get(target)
-                    .map_err(|x| store.err(x))?
-                    .map(|v| v.value().to_vec())
-            } else {
-                None
-            };
-            reads.push((stored, first..d));
-        }
-        let lists: Vec<Option<EncodedList>> = block
-            .par_iter()
-            .zip(&reads)
-            .map_init(EdgeListBuilder::default, |lb, (t, (stored, range))| {
-                let drop: Vec<&[u8]> = dropped[range.clone()]
-                    .iter()
-                    .map(|x| x.1.as_slice())
-                    .collect();
-                in_list(lb, t, stored.as_deref(), &drop)
-            })
-            .collect::<Result<_>>()?;
-        for (&target, list) in block.iter().zip(lists) {
-            match list {
-                Some((bytes, _)) => inn.insert(target, bytes.as_slice()),
-                None => inn.remove(target),
-            }
-            .map_err(|x| store.err(x))?;
-        }
-    }
-    debug_assert_eq!(d, dropped.len());
-    Ok(())
 }
 
 /// Distinct targets among a note's edges.

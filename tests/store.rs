@@ -14,18 +14,7 @@ fn other_schema_version_is_rebuilt_with_a_message() {
     assert_eq!(memory.index().unwrap().notes, 2);
     drop(memory);
     let store_path = tmp.path().join(".mnemon/index").join(STORE_FILE);
-    {
-        let db = redb::Database::builder()
-            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-            .create(&store_path)
-            .unwrap();
-        let w = db.begin_write().unwrap();
-        w.open_table(META)
-            .unwrap()
-            .insert("schema_version", 999u32.to_le_bytes().as_slice())
-            .unwrap();
-        w.commit().unwrap();
-    }
+    as_written_by_schema(&store_path, 999, |_| {});
     let mut memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
     let notices = memory.take_notices();
     let schema = notices
@@ -157,14 +146,7 @@ mod edge_tables {
                     let e = mnemon::store::EdgeRef::decode(bytes).unwrap();
                     if e.other == target {
                         v.push(
-                            EdgeValue {
-                                other: from.to_string(),
-                                kind: e.kind,
-                                provenance: e.provenance,
-                                confidence: e.confidence,
-                                source_out_degree: e.source_out_degree,
-                            }
-                            .encode(),
+                            EdgeValue::from(mnemon::store::EdgeRef { other: from, ..e }).encode(),
                         );
                     }
                 }
@@ -249,17 +231,8 @@ fn a_schema_v3_store_with_multimap_edge_tables_is_rebuilt() {
     let index = tmp.path().join(".mnemon/index");
     std::fs::create_dir_all(&index).unwrap();
     let _ = std::fs::remove_file(index.join(STORE_FILE));
-    {
-        // The layout of schema v3: edges in multimap tables of the same names.
-        let db = redb::Database::builder()
-            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-            .create(index.join(STORE_FILE))
-            .unwrap();
-        let w = db.begin_write().unwrap();
-        w.open_table(META)
-            .unwrap()
-            .insert("schema_version", 3u32.to_le_bytes().as_slice())
-            .unwrap();
+    // The layout of schema v3: edges in multimap tables of the same names.
+    as_written_by_schema(&index.join(STORE_FILE), 3, |w| {
         for name in ["edges_out", "edges_in"] {
             let def = redb::MultimapTableDefinition::<&str, &[u8]>::new(name);
             w.open_multimap_table(def)
@@ -267,8 +240,7 @@ fn a_schema_v3_store_with_multimap_edge_tables_is_rebuilt() {
                 .insert("a", [1u8, 2, 0, 0, 0x80, 0x3f, 1, 0, 0, 0, b'b'].as_slice())
                 .unwrap();
         }
-        w.commit().unwrap();
-    }
+    });
     let mut memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
     let notices = memory.take_notices();
     assert!(
@@ -287,24 +259,14 @@ fn a_schema_v4_store_with_an_in_edge_table_is_rebuilt_without_it() {
     memory.index().unwrap();
     drop(memory);
     let path = tmp.path().join(".mnemon/index").join(STORE_FILE);
-    {
-        // What schema v4 kept besides: every edge again in its target's in-list.
-        let db = redb::Database::builder()
-            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-            .open(&path)
-            .unwrap();
-        let w = db.begin_write().unwrap();
-        w.open_table(META)
-            .unwrap()
-            .insert("schema_version", 4u32.to_le_bytes().as_slice())
-            .unwrap();
+    // What schema v4 kept besides: every edge again in its target's in-list.
+    as_written_by_schema(&path, 4, |w| {
         let def = redb::TableDefinition::<&str, &[u8]>::new("edges_in");
         w.open_table(def)
             .unwrap()
             .insert("b", [1u8, 0, 0, 0].as_slice())
             .unwrap();
-        w.commit().unwrap();
-    }
+    });
     let mut memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
     let notices = memory.take_notices();
     assert!(
@@ -332,4 +294,24 @@ fn a_schema_v4_store_with_an_in_edge_table_is_rebuilt_without_it() {
     assert!(!tables.iter().any(|t| t == "edges_in"), "{tables:?}");
     assert!(tables.iter().any(|t| t == "edges_out"), "{tables:?}");
     assert_eq!(SCHEMA_VERSION, 5);
+}
+
+/// Open (or create) the store at `path` as another build would, mark it as written by schema
+/// `version`, and let `more` add what that schema kept, in the same transaction.
+fn as_written_by_schema(
+    path: &std::path::Path,
+    version: u32,
+    more: impl FnOnce(&redb::WriteTransaction),
+) {
+    let db = redb::Database::builder()
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .create(path)
+        .unwrap();
+    let w = db.begin_write().unwrap();
+    w.open_table(META)
+        .unwrap()
+        .insert("schema_version", version.to_le_bytes().as_slice())
+        .unwrap();
+    more(&w);
+    w.commit().unwrap();
 }

@@ -333,13 +333,20 @@ impl EdgeValue {
 
     /// Decode; kind and provenance codes and the id are checked.
     pub fn decode(bytes: &[u8]) -> Result<EdgeValue, CodecError> {
-        EdgeRef::decode(bytes).map(|e| EdgeValue {
+        EdgeRef::decode(bytes).map(EdgeValue::from)
+    }
+}
+
+impl From<EdgeRef<'_>> for EdgeValue {
+    /// The value with its id copied.
+    fn from(e: EdgeRef<'_>) -> EdgeValue {
+        EdgeValue {
             other: e.other.to_string(),
             kind: e.kind,
             provenance: e.provenance,
             confidence: e.confidence,
             source_out_degree: e.source_out_degree,
-        })
+        }
     }
 }
 

@@ -601,16 +601,7 @@ impl StoreReader<'_> {
                 let mirror = EdgeRef { other: from, ..e };
                 let mut key = Vec::with_capacity(codec::EDGE_VALUE_FIXED_BYTES + from.len());
                 mirror.encode_into(&mut key);
-                found.push((
-                    key,
-                    EdgeValue {
-                        other: from.to_string(),
-                        kind: e.kind,
-                        provenance: e.provenance,
-                        confidence: e.confidence,
-                        source_out_degree: e.source_out_degree,
-                    },
-                ));
+                found.push((key, mirror.into()));
             }
         })?;
         found.sort_unstable_by(|a, b| a.0.cmp(&b.0));

@@ -43,8 +43,9 @@ pub const NODES: TableDefinition<&str, &[u8]> = TableDefinition::new("nodes");
 /// `edges_out`: from id -> edge list, each [`EdgeValue`] naming a `to` (one value per node: a
 /// cold build inserts one row per note, not one per edge).
 pub const EDGES_OUT: TableDefinition<&str, &[u8]> = TableDefinition::new("edges_out");
-/// The table of in-edge lists that schema v4 and older kept beside `edges_out` (mirrors of the
-/// out-edges): dropped when a store of an older schema is rewritten.
+/// The edge tables of older schemas, dropped (as plain and as multimap tables: v3 and older kept
+/// them as multimap tables) when a store of another schema is rewritten: `edges_out`, recreated
+/// empty, and `edges_in`, the in-edge lists (mirrors of the out-edges) v4 and older kept.
 const LEGACY_EDGE_TABLES: [&str; 2] = ["edges_out", "edges_in"];
 /// `manifest`: note path relative to `memory/` -> [`FileEntry`].
 pub const MANIFEST: TableDefinition<&str, &[u8]> = TableDefinition::new("manifest");

@@ -1502,7 +1502,6 @@ mod tests {
         }
     }
 
-    /// A memory of three notes, indexed, and a query that finds the first.
     /// `show` lists a note's in-edges from this process's graph when it holds one of the store's
     /// version, else from one pass over the out-lists: the same edges in the same order, after
     /// a cold build and after an update the graph was patched with.
@@ -1572,6 +1571,7 @@ mod tests {
         both(&m);
     }
 
+    /// A memory of three notes, indexed, and a query that finds the first.
     fn three_notes() -> (tempfile::TempDir, Memory, Query) {
         let tmp = tempfile::tempdir().expect("tempdir");
         let memory = Memory::init(tmp.path().join(".mnemon")).expect("init");

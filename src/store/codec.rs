@@ -509,12 +509,6 @@ impl EdgeListBuilder {
         self.ends.push(self.bytes.len());
     }
 
-    /// Add an entry already encoded (an entry of a stored list).
-    pub fn push_encoded(&mut self, value: &[u8]) {
-        self.bytes.extend_from_slice(value);
-        self.ends.push(self.bytes.len());
-    }
-
     /// Encode the entries, sorted and without duplicates, as an edge list (`None` when there are
     /// none) and clear the builder for the next list. Returns the list and its entry count.
     pub fn finish(&mut self) -> Result<Option<(Vec<u8>, usize)>, CodecError> {
@@ -818,10 +812,9 @@ mod tests {
             EdgeValue::decode(&encoded("a")).unwrap().encode()
         );
         let mut b = EdgeListBuilder::default();
-        for id in ["c", "b", "c"] {
+        for id in ["c", "b", "c", "a"] {
             b.push(edge(id));
         }
-        b.push_encoded(&encoded("a"));
         let (list, n) = b.finish().unwrap().unwrap();
         assert_eq!(n, 3);
         let want = [encoded("a"), encoded("b"), encoded("c")];

@@ -12,6 +12,7 @@ use crate::index::segment::LaidOut;
 use crate::index::segment::writer::{SegmentBuilder, WriteError};
 use crate::index::tokenize::Tokenizer;
 use crate::notes::{self, NoteType, ProblemKind};
+use crate::recall::learned::Learned;
 use crate::recall::ord_stats::OrdStats;
 use crate::recall::shown::ShownCache;
 use crate::recall::{self, Clock, Query, Recall, SystemClock, cooccur, policy};
@@ -83,6 +84,10 @@ pub struct Memory {
     graph_patched: std::sync::atomic::AtomicUsize,
     /// Folded stats by the graph's ordinals, for scoring.
     ord_stats: RwLock<Arc<OrdStats>>,
+    /// What feedback taught (query term -> notes), rebuilt when the feedback changes.
+    learned: RwLock<Arc<Learned>>,
+    /// The last recall of this process (qid, question): feedback without a question is about it.
+    last_question: Mutex<Option<(String, String)>>,
     /// What recall shows of the notes it returned lately, for one store version.
     shown: RwLock<Arc<ShownCache>>,
     /// The store version the last recall at the current version read, with the store's change
@@ -131,7 +136,34 @@ pub struct NodeStatsView {
     pub importance: Option<u8>,
     /// Milliseconds since the Unix epoch.
     pub importance_ts: Option<i64>,
+    /// Times an agent said it used the note (feedback) or fetched it by id.
+    pub used_count: u64,
+    /// Of those, the uses tied to no question (fetches, feedback naming no question).
+    pub untied_used: u64,
+    /// Times an agent said the note was wrong for its question.
+    pub wrong_count: u64,
+    /// Milliseconds since the Unix epoch.
+    pub last_used_at: Option<i64>,
 }
+
+/// Notes one feedback call may name at most (used and wrong together).
+pub const MAX_FEEDBACK_IDS: usize = 64;
+
+/// What `feedback` recorded.
+#[derive(Debug, Clone, Serialize)]
+pub struct FeedbackReport {
+    /// The recall it is about (empty when the question was given and is not this process's last
+    /// recall).
+    pub qid: String,
+    /// The question the verdicts are for (empty: none known; then only the notes' use counts
+    /// change).
+    pub query: String,
+    pub used: Vec<String>,
+    pub wrong: Vec<String>,
+}
+
+/// A recall's results and floor report.
+type Found = (Vec<recall::Hit>, recall::FloorReport);
 
 /// What `index` did. An empty `changed` list means nothing changed.
 #[derive(Debug, Clone, Serialize)]
@@ -424,6 +456,8 @@ impl Memory {
             graph: RwLock::new(Arc::new(Graph::default())),
             graph_patched: std::sync::atomic::AtomicUsize::new(0),
             ord_stats: RwLock::new(Arc::new(OrdStats::default())),
+            learned: RwLock::new(Arc::new(Learned::default())),
+            last_question: Mutex::new(None),
             shown: RwLock::new(Arc::new(ShownCache::new(Version::default()))),
             last_read: Mutex::new(None),
             clock: Box::new(SystemClock),
@@ -776,6 +810,26 @@ impl Memory {
         Ok(w.clone())
     }
 
+    /// What feedback taught, by query term, current with the folded events.
+    fn learned(&self) -> Result<Arc<Learned>> {
+        let poisoned = || Error::InvalidArgument {
+            what: "stats",
+            message: "lock poisoned by a panic in another thread".into(),
+        };
+        let Some(view) = self.events.view() else {
+            return Err(poisoned());
+        };
+        {
+            let t = self.learned.read().map_err(|_| poisoned())?;
+            if t.is_current(&view) {
+                return Ok(t.clone());
+            }
+        }
+        let mut w = self.learned.write().map_err(|_| poisoned())?;
+        Arc::make_mut(&mut w).refresh(&view, &self.tokenizer);
+        Ok(w.clone())
+    }
+
     fn write_lock(&self) -> Result<crate::store::WriteLock> {
         self.store.write_lock()
     }
@@ -1041,8 +1095,8 @@ impl Memory {
         let started = Instant::now();
         // Other sessions' events become visible within STATS_REFRESH_INTERVAL.
         self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
-        let results = match self.recall_unchanged(q)? {
-            Some(results) => results,
+        let (results, floor) = match self.recall_unchanged(q)? {
+            Some(found) => found,
             None => self.recall_current(q)?,
         };
         let n = self
@@ -1052,8 +1106,12 @@ impl Memory {
         let recall = Recall {
             qid: format!("{}-q{n}", self.events.session()),
             results,
+            floor,
             latency_us,
         };
+        if let Ok(mut last) = self.last_question.lock() {
+            *last = Some((recall.qid.clone(), q.text.clone()));
+        }
         if !q.record {
             return Ok(recall);
         }
@@ -1080,6 +1138,16 @@ impl Memory {
                 },
             });
         }
+        // Fetching notes by id and nothing around them (anchors at depth 0, no question) is
+        // reading them: a use, as if the agent had said so.
+        if q.depth == 0 && q.text.trim().is_empty() && !q.anchors.is_empty() {
+            events.push(EventKind::Feedback {
+                qid: recall.qid.clone(),
+                query: String::new(),
+                used: q.anchors.clone(),
+                wrong: Vec::new(),
+            });
+        }
         self.events.append(events)?;
         Ok(recall)
     }
@@ -1090,7 +1158,7 @@ impl Memory {
     /// be read. `None` when the count moved, is unsettled or unusable, the read is older, or a
     /// record read found the store at another version (the caller then recalls at the current
     /// version).
-    fn recall_unchanged(&self, q: &Query) -> Result<Option<Vec<recall::Hit>>> {
+    fn recall_unchanged(&self, q: &Query) -> Result<Option<Found>> {
         let Some(count) = self.store.settled_change_count() else {
             return Ok(None);
         };
@@ -1107,7 +1175,7 @@ impl Memory {
 
     /// A recall at the store's current version (one read transaction), remembered with the
     /// change count read before it began.
-    fn recall_current(&self, q: &Query) -> Result<Vec<recall::Hit>> {
+    fn recall_current(&self, q: &Query) -> Result<Found> {
         let count = self.store.settled_change_count();
         let at = Instant::now();
         let reader = self.store.read()?;
@@ -1119,11 +1187,12 @@ impl Memory {
     }
 
     /// The recall itself, against the lexical index, graph and records of `view`'s version.
-    fn recall_at(&self, q: &Query, view: &LazyReader<'_>) -> Result<Vec<recall::Hit>> {
+    fn recall_at(&self, q: &Query, view: &LazyReader<'_>) -> Result<Found> {
         let version = view.version();
         let lex = self.lexical_at(version)?;
         let graph = self.graph(view, version)?;
         let by_ord = self.ord_stats(&graph)?;
+        let learned = self.learned()?;
         let stats = |o: u32| by_ord.get(o);
         // Records read at this reader's version are kept only for the graph of that version.
         let shown = if graph.version() == version {
@@ -1137,6 +1206,7 @@ impl Memory {
             view,
             &shown,
             &self.tokenizer,
+            &learned,
             q,
             self.clock.now_s(),
             &stats,
@@ -1170,6 +1240,79 @@ impl Memory {
         }])
     }
 
+    /// Say which recalled notes the agent used for a question, and optionally which were wrong:
+    /// one Feedback event. `query` is the question they were recalled for; `None` means this
+    /// process's last recall (its question and qid). Later questions sharing informative terms
+    /// with it then find the used notes even when their words differ (see `recall::learned`),
+    /// and a used note wins close calls; a note found wrong is pushed down for such questions.
+    /// Nothing else changes rankings: a note returned often and never used does not climb.
+    pub fn feedback(
+        &self,
+        used: &[String],
+        wrong: &[String],
+        query: Option<&str>,
+    ) -> Result<FeedbackReport> {
+        if used.is_empty() && wrong.is_empty() {
+            return Err(Error::InvalidArgument {
+                what: "feedback",
+                message: "name at least one note in `used` or `wrong`".into(),
+            });
+        }
+        if used.len() + wrong.len() > MAX_FEEDBACK_IDS {
+            return Err(Error::InvalidArgument {
+                what: "feedback",
+                message: format!(
+                    "{} notes named; at most {MAX_FEEDBACK_IDS} per call",
+                    used.len() + wrong.len()
+                ),
+            });
+        }
+        if let Some(both) = used.iter().find(|u| wrong.contains(u)) {
+            return Err(Error::InvalidArgument {
+                what: "feedback",
+                message: format!("`{both}` is named as both used and wrong; keep one"),
+            });
+        }
+        {
+            let reader = self.store.read()?;
+            for id in used.iter().chain(wrong) {
+                check_id(id)?;
+                if !reader.has_node(id)? {
+                    return Err(Error::UnknownNode { id: id.clone() });
+                }
+            }
+        }
+        let last = self.last_question.lock().ok().and_then(|l| l.clone());
+        let (qid, query) = match (query, last) {
+            (Some(q), Some((qid, last_q))) if q == last_q => (qid, q.to_string()),
+            (Some(q), _) => (String::new(), q.to_string()),
+            (None, Some((qid, last_q))) => (qid, last_q),
+            (None, None) => (String::new(), String::new()),
+        };
+        let dedup = |ids: &[String]| {
+            let mut v: Vec<String> = Vec::with_capacity(ids.len());
+            for id in ids {
+                if !v.contains(id) {
+                    v.push(id.clone());
+                }
+            }
+            v
+        };
+        let report = FeedbackReport {
+            qid,
+            query,
+            used: dedup(used),
+            wrong: dedup(wrong),
+        };
+        self.events.append(vec![EventKind::Feedback {
+            qid: report.qid.clone(),
+            query: report.query.clone(),
+            used: report.used.clone(),
+            wrong: report.wrong.clone(),
+        }])?;
+        Ok(report)
+    }
+
     /// Folded stats of a note (`mnemon stats`).
     pub fn stats(&self, id: &str) -> Result<NodeStatsView> {
         check_id(id)?;
@@ -1183,6 +1326,10 @@ impl Memory {
             last_recalled_at: s.last_recalled_at,
             importance: s.importance,
             importance_ts: s.importance_ts,
+            used_count: s.used_count,
+            untied_used: s.untied_used,
+            wrong_count: s.wrong_count,
+            last_used_at: s.last_used_at,
         })
     }
 

@@ -76,9 +76,21 @@ fn importance_raises_the_score_and_the_latest_tag_wins() {
     let cold = score(&m.recall(&q0).unwrap(), "a");
     m.set_importance("a", 5, &["ops".into()], "incident")
         .unwrap();
-    let warm = score(&m.recall(&q0).unwrap(), "a");
+    let warm_recall = m.recall(&q0).unwrap();
+    let warm = score(&warm_recall, "a");
     assert!(warm > cold, "{warm} > {cold}");
-    assert!((warm - cold - 1.0).abs() < 1e-4, "0.20 * 5 added");
+    let x = &warm_recall
+        .results
+        .iter()
+        .find(|h| h.id == "a")
+        .expect("a returned")
+        .explain;
+    assert!((x.importance - 0.10).abs() < 1e-6, "0.02 * 5: {x:?}");
+    let bonus = (x.importance + x.recency).min(mnemon::recall::policy::PRIOR_CAP);
+    assert!(
+        (warm - x.base * x.type_weight * x.ttl_factor * (1.0 + bonus)).abs() < 1e-5,
+        "the evidence times the priors: {warm} {x:?}"
+    );
     m.set_importance("a", 2, &[], "").unwrap();
     assert_eq!(m.stats("a").unwrap().importance, Some(2));
     let e = m.set_importance("a", 11, &[], "").unwrap_err().to_string();
@@ -633,10 +645,16 @@ fn cli_importance_stats_and_events() {
             "recall_count",
             "last_recalled_at",
             "importance",
-            "importance_ts"
+            "importance_ts",
+            "used_count",
+            "untied_used",
+            "wrong_count",
+            "last_used_at"
         ]
     );
     assert_eq!(v["recall_count"], 1);
+    assert_eq!(v["used_count"], 1, "a fetch by id is a use");
+    assert_eq!(v["untied_used"], 1);
     assert_eq!(v["importance"], 7);
     let (code, _, err) = run(&["importance", "a", "0"]);
     assert_eq!(code, 2);
@@ -649,7 +667,10 @@ fn cli_importance_stats_and_events() {
         .iter()
         .map(|e| e["type"].as_str().unwrap())
         .collect();
-    assert_eq!(types, vec!["query", "recall_hit", "importance_tag"]);
+    assert_eq!(
+        types,
+        vec!["query", "recall_hit", "feedback", "importance_tag"]
+    );
     let (code, v, _) = run(&["events", "verify", "--json"]);
     assert_eq!(code, 0, "{v}");
     // Damage one segment: verify reports it and exits 1.

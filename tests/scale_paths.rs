@@ -377,26 +377,31 @@ fn stats_by_ordinal_follow_recalls_and_other_processes() {
             b.set_importance(&r.id, (i % 10 + 1) as u8, &[], "")
                 .expect("importance");
         }
+        // Fetches by id (uses) from the other process, on every third question.
+        if let Some(r) = t.relevant.last().filter(|_| i % 3 == 0) {
+            b.recall(&Query::anchors([r.id.clone()]).with_depth(0))
+                .expect("fetch");
+        }
         a.events().refresh().expect("refresh");
         let mut q = Query::text(text);
         q.record = false;
         for h in a.recall(&q).expect("recall").results {
             let s = a.stats(&h.id).expect("stats");
-            let want_reinforce = policy::reinforcement(s.recall_count);
+            let want_usage = policy::usage_bonus(s.untied_used, s.wrong_count);
             let want_importance = policy::importance_bonus(s.importance.unwrap_or(0));
             assert!(
-                (h.explain.reinforcement - want_reinforce).abs() < 1e-6,
+                (h.explain.usage - want_usage).abs() < 1e-6,
                 "{}: {} vs {}",
                 h.id,
-                h.explain.reinforcement,
-                want_reinforce
+                h.explain.usage,
+                want_usage
             );
             assert!(
                 (h.explain.importance - want_importance).abs() < 1e-6,
                 "{}",
                 h.id
             );
-            checked += usize::from(s.recall_count > 0 || s.importance.is_some());
+            checked += usize::from(s.untied_used > 0 || s.importance.is_some());
         }
     }
     assert!(checked >= 50, "only {checked} hits carried stats");

@@ -228,15 +228,22 @@ impl Out {
                     v
                 })
                 .collect();
-            self.json(&serde_json::json!({
+            let mut v = serde_json::json!({
                 "qid": r.qid,
                 "results": results,
                 "latency_us": r.latency_us,
-            }));
+            });
+            if explain {
+                v["floor"] = serde_json::to_value(&r.floor).unwrap_or_default();
+            }
+            self.json(&v);
             return;
         }
         if r.results.is_empty() {
             outln!("nothing relevant ({} us)", r.latency_us);
+            if explain {
+                self.floor(&r.floor);
+            }
             return;
         }
         for (i, h) in r.results.iter().enumerate() {
@@ -260,18 +267,29 @@ impl Out {
                 outln!(
                     "      {}",
                     self.dim(&format!(
-                        "base {:.3} (lexical {:.2}, terms [{}]) x type {:.2} x ttl {:.2} + reinforce {:.3} + importance {:.2} + recency {:.3}",
+                        "evidence {:.3} (lexical {:.2}, covers {:.0}% [{}]{}{}) x usage (1 + {:.3}) x type {:.2} x ttl {:.2} x (1 + importance {:.2} + recency {:.3}, at most {})",
                         x.base,
                         x.lexical,
+                        x.coverage * 100.0,
                         x.matched_terms.join(" "),
+                        if x.learned != 0.0 {
+                            format!(", learned {:+.2}", x.learned)
+                        } else {
+                            String::new()
+                        },
+                        if x.title_match { ", names it" } else { "" },
+                        x.usage,
                         x.type_weight,
                         x.ttl_factor,
-                        x.reinforcement,
                         x.importance,
-                        x.recency
+                        x.recency,
+                        mnemon::recall::policy::PRIOR_CAP
                     ))
                 );
             }
+        }
+        if explain {
+            self.floor(&r.floor);
         }
         outln!(
             "{}",
@@ -281,6 +299,51 @@ impl Out {
                 r.latency_us
             ))
         );
+    }
+
+    /// The score floor's view of the question (`recall --explain`).
+    fn floor(&self, f: &mnemon::recall::FloorReport) {
+        let terms: Vec<String> = f
+            .terms
+            .iter()
+            .map(|t| {
+                if t.idf <= 0.0 {
+                    format!("{} (too common)", t.term)
+                } else if !t.in_memory {
+                    format!("{} (in no note, {:.2})", t.term, t.idf)
+                } else {
+                    format!("{} {:.2}", t.term, t.idf)
+                }
+            })
+            .collect();
+        outln!(
+            "  {}",
+            self.dim(&format!(
+                "floor: a direct hit must cover {:.0}% of the question's terms by idf [{}]",
+                mnemon::recall::policy::MIN_COVERAGE * 100.0,
+                terms.join(", ")
+            ))
+        );
+        if f.weak {
+            outln!(
+                "  {}",
+                self.dim(&format!(
+                    "weak question: no hit covers {:.0}% of it, so only the best one is shown, without its neighbours",
+                    mnemon::recall::policy::STRONG_COVERAGE * 100.0
+                ))
+            );
+        }
+        for r in &f.rejected {
+            outln!(
+                "  {}",
+                self.dim(&format!(
+                    "turned away {} (covers {:.0}%): {}",
+                    r.id,
+                    r.coverage * 100.0,
+                    r.reason
+                ))
+            );
+        }
     }
 
     pub fn eval(&self, r: &EvalReport) {

@@ -19,7 +19,8 @@ use std::path::Path;
 /// Results requested per query (more than the deepest cut-off, so grouping is not truncated).
 pub const EVAL_LIMIT: usize = 50;
 
-/// Metrics of one mode (cold, warm, ...).
+/// Metrics of one mode (cold, replay, ...). Rank metrics average the questions that have an
+/// answer; `no_answer` describes the ones that have none.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModeReport {
     pub r5: f64,
@@ -30,28 +31,80 @@ pub struct ModeReport {
     pub latency_us_p50: u64,
     pub latency_us_p99: u64,
     pub by_mode: BTreeMap<&'static str, Scores>,
+    /// Rank metrics per question kind (`paraphrase`, `typo`, ...; questions without a kind are
+    /// left out).
+    pub by_kind: BTreeMap<String, Scores>,
+    /// Questions with no answer in the memory (`relevant: []`): how much still came back.
+    pub no_answer: NoAnswer,
+}
+
+/// How a set of questions with no answer was answered.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct NoAnswer {
+    pub queries: usize,
+    /// Results returned per question, on average (at the eval's limit of 50).
+    pub avg_results: f64,
+    /// Share of them answered with nothing at all.
+    pub empty_share: f64,
+}
+
+/// One question's outcome in a mode.
+#[derive(Debug, Clone)]
+struct Outcome {
+    mode: Mode,
+    kind: String,
+    /// `None` for a question with no answer.
+    scores: Option<Scores>,
+    results: usize,
+    latency_us: u64,
 }
 
 impl ModeReport {
-    /// Macro averages of per-query scores, latency percentiles, and per-mode averages.
-    fn new(
-        scores: &[Scores],
-        latencies_us: &[u64],
-        by_mode: BTreeMap<&'static str, Vec<Scores>>,
-    ) -> Self {
-        let avg = macro_average(scores);
+    /// Macro averages of the per-question outcomes, latency percentiles, per-mode and per-kind
+    /// averages, and the no-answer summary.
+    fn new(outcomes: &[Outcome]) -> Self {
+        let scores: Vec<Scores> = outcomes.iter().filter_map(|o| o.scores).collect();
+        let avg = macro_average(&scores);
+        let mut by_mode: BTreeMap<&'static str, Vec<Scores>> = BTreeMap::new();
+        let mut by_kind: BTreeMap<String, Vec<Scores>> = BTreeMap::new();
+        for o in outcomes {
+            if let Some(s) = o.scores {
+                by_mode.entry(mode_name(&o.mode)).or_default().push(s);
+                if !o.kind.is_empty() {
+                    by_kind.entry(o.kind.clone()).or_default().push(s);
+                }
+            }
+        }
+        let empty: Vec<&Outcome> = outcomes.iter().filter(|o| o.scores.is_none()).collect();
+        let no_answer = if empty.is_empty() {
+            NoAnswer::default()
+        } else {
+            NoAnswer {
+                queries: empty.len(),
+                avg_results: empty.iter().map(|o| o.results as f64).sum::<f64>()
+                    / empty.len() as f64,
+                empty_share: empty.iter().filter(|o| o.results == 0).count() as f64
+                    / empty.len() as f64,
+            }
+        };
+        let latencies: Vec<u64> = outcomes.iter().map(|o| o.latency_us).collect();
         ModeReport {
             r5: avg.r5,
             r10: avg.r10,
             p5: avg.p5,
             mrr: avg.mrr,
             ndcg5: avg.ndcg5,
-            latency_us_p50: percentile_u64(latencies_us, 50.0),
-            latency_us_p99: percentile_u64(latencies_us, 99.0),
+            latency_us_p50: percentile_u64(&latencies, 50.0),
+            latency_us_p99: percentile_u64(&latencies, 99.0),
             by_mode: by_mode
                 .into_iter()
                 .map(|(k, v)| (k, macro_average(&v)))
                 .collect(),
+            by_kind: by_kind
+                .into_iter()
+                .map(|(k, v)| (k, macro_average(&v)))
+                .collect(),
+            no_answer,
         }
     }
 }
@@ -111,30 +164,75 @@ pub fn run_mode(
     truth: &Truth,
     before_each: &mut dyn FnMut(&Memory, &TruthQuery) -> Result<()>,
 ) -> Result<ModeReport> {
-    let mut all = Vec::with_capacity(truth.queries.len());
-    let mut per_mode: BTreeMap<&'static str, Vec<Scores>> = BTreeMap::new();
-    let mut latencies = Vec::with_capacity(truth.queries.len());
+    Ok(ModeReport::new(&outcomes(memory, truth, before_each)?))
+}
+
+fn outcomes(
+    memory: &Memory,
+    truth: &Truth,
+    before_each: &mut dyn FnMut(&Memory, &TruthQuery) -> Result<()>,
+) -> Result<Vec<Outcome>> {
+    let mut out = Vec::with_capacity(truth.queries.len());
     for t in &truth.queries {
         before_each(memory, t)?;
         let recall = memory.recall(&query_of(t))?;
-        latencies.push(recall.latency_us);
         let list = retrieved_list(&recall, &t.anchors);
         let refs: Vec<&str> = list.iter().map(String::as_str).collect();
-        let s = score_query(&refs, &t.relevant_pairs());
+        let scores = (!t.relevant.is_empty()).then(|| score_query(&refs, &t.relevant_pairs()));
         if std::env::var_os("MNEMON_EVAL_TRACE").is_some() {
-            trace(t, &recall, &list, &s);
+            trace(t, &recall, &list, scores.as_ref());
         }
-        all.push(s);
-        per_mode.entry(mode_name(&t.mode)).or_default().push(s);
+        out.push(Outcome {
+            mode: t.mode.clone(),
+            kind: t.kind.clone(),
+            scores,
+            results: list.len(),
+            latency_us: recall.latency_us,
+        });
     }
-    Ok(ModeReport::new(&all, &latencies, per_mode))
+    Ok(out)
 }
 
+/// Ask every question of `truth` once as an agent would (each recall recorded in the event
+/// log); with `feedback`, then say which of the first 10 results were relevant (used), as an
+/// agent that read them would.
+fn use_once(memory: &Memory, truth: &Truth, feedback: bool) -> Result<()> {
+    for t in &truth.queries {
+        let mut q = query_of(t);
+        q.record = true;
+        q.caller = "eval-replay".into();
+        let recall = memory.recall(&q)?;
+        if !feedback {
+            continue;
+        }
+        let used: Vec<String> = retrieved_list(&recall, &t.anchors)
+            .into_iter()
+            .take(FEEDBACK_SEEN)
+            .filter(|id| t.relevant.iter().any(|r| r.id == *id))
+            .collect();
+        if !used.is_empty() {
+            memory.feedback(&used, &[], Some(&q.text))?;
+        }
+    }
+    Ok(())
+}
+
+/// Results an agent is taken to have read in the `feedback` mode.
+pub const FEEDBACK_SEEN: usize = 10;
+
 /// Print one query's outcome on stderr (set `MNEMON_EVAL_TRACE=1`).
-fn trace(t: &TruthQuery, recall: &Recall, list: &[String], s: &Scores) {
+fn trace(t: &TruthQuery, recall: &Recall, list: &[String], s: Option<&Scores>) {
     eprintln!(
-        "{} [{:?}] {:?} anchors={:?} rr={:.2} r10={:.2} latency_us={}",
-        t.id, t.mode, t.query, t.anchors, s.mrr, s.r10, recall.latency_us
+        "{} [{:?} {}] {:?} anchors={:?} rr={:.2} r10={:.2} results={} latency_us={}",
+        t.id,
+        t.mode,
+        t.kind,
+        t.query,
+        t.anchors,
+        s.map_or(0.0, |s| s.mrr),
+        s.map_or(0.0, |s| s.r10),
+        list.len(),
+        recall.latency_us
     );
     for (i, id) in list.iter().take(10).enumerate() {
         let grade = t
@@ -205,10 +303,12 @@ fn relevant_ids(t: &TruthQuery) -> Vec<&str> {
     t.relevant.iter().map(|r| r.id.as_str()).collect()
 }
 
-/// Run the eval in each of `modes` (see the protocol in the module doc): `cold`; `warmN` (every
-/// query's relevant ids recalled N times as anchors at depth 0 before all queries); `impK`
-/// (importance K on every relevant id); `perqN` (per query: fresh stats, warm only its relevant
-/// ids N times). Each mode runs on its own fresh memory.
+/// Run the eval in each of `modes` (see the protocol in the module doc): `cold`; `replay` (every
+/// question asked once and recorded, as an agent's recalls are, then all scored again);
+/// `feedback` (as replay, with feedback after each question on the relevant notes among its
+/// first 10 results); `warmN` (every query's relevant ids recalled N times as anchors at depth 0
+/// before all queries); `impK` (importance K on every relevant id); `perqN` (per query: fresh
+/// stats, warm only its relevant ids N times). Each mode runs on its own fresh memory.
 pub fn eval(corpus: &Path, truth: &Truth, modes: &[String]) -> Result<EvalReport> {
     let mut out = BTreeMap::new();
     for mode in modes {
@@ -218,10 +318,16 @@ pub fn eval(corpus: &Path, truth: &Truth, modes: &[String]) -> Result<EvalReport
         };
         let bad = || Error::InvalidArgument {
             what: "mode",
-            message: format!("`{mode}`: use cold, warmN, impK or perqN (e.g. warm5, imp10, perq5)"),
+            message: format!(
+                "`{mode}`: use cold, replay, feedback, warmN, impK or perqN (e.g. warm5, imp10, perq5)"
+            ),
         };
         let report = if mode == "cold" {
             run_mode(&fresh(0)?, truth, &mut |_, _| Ok(()))?
+        } else if mode == "replay" || mode == "feedback" {
+            let memory = fresh(0)?;
+            use_once(&memory, truth, mode == "feedback")?;
+            run_mode(&memory, truth, &mut |_, _| Ok(()))?
         } else if let Some(n) = mode.strip_prefix("warm") {
             let n: usize = n.parse().map_err(|_| bad())?;
             let memory = fresh(0)?;
@@ -248,11 +354,11 @@ pub fn eval(corpus: &Path, truth: &Truth, modes: &[String]) -> Result<EvalReport
                 let one = Truth {
                     queries: vec![t.clone()],
                 };
-                per_query.push((t.mode.clone(), run_mode(&memory, &one, &mut |_, _| Ok(()))?));
+                per_query.extend(outcomes(&memory, &one, &mut |_, _| Ok(()))?);
                 drop(memory);
                 let _ = std::fs::remove_dir_all(tmp.path().join(format!("m{i}")));
             }
-            combine(&per_query)
+            ModeReport::new(&per_query)
         } else {
             return Err(bad());
         };
@@ -262,26 +368,6 @@ pub fn eval(corpus: &Path, truth: &Truth, modes: &[String]) -> Result<EvalReport
         queries: truth.queries.len(),
         modes: out,
     })
-}
-
-/// Macro-average single-query reports.
-fn combine(per_query: &[(Mode, ModeReport)]) -> ModeReport {
-    let scores: Vec<Scores> = per_query
-        .iter()
-        .map(|(_, r)| Scores {
-            r5: r.r5,
-            r10: r.r10,
-            p5: r.p5,
-            mrr: r.mrr,
-            ndcg5: r.ndcg5,
-        })
-        .collect();
-    let mut by: BTreeMap<&'static str, Vec<Scores>> = BTreeMap::new();
-    for ((m, _), s) in per_query.iter().zip(&scores) {
-        by.entry(mode_name(m)).or_default().push(*s);
-    }
-    let lat: Vec<u64> = per_query.iter().map(|(_, r)| r.latency_us_p50).collect();
-    ModeReport::new(&scores, &lat, by)
 }
 
 fn mode_name(m: &Mode) -> &'static str {

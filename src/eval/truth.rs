@@ -12,8 +12,11 @@
 //! - `mode` is present; `query` mode needs a non-empty `query` and no `anchors`, `anchor` mode needs
 //!   a non-empty `anchors` list and no `query`, `mixed` needs both;
 //! - anchor ids are non-empty;
-//! - `relevant` is non-empty, its ids are non-empty and unique within the query, and every
-//!   `relevance` is in 1..=3;
+//! - `relevant` is present; its ids are non-empty and unique within the query, and every
+//!   `relevance` is in 1..=3. An explicit empty list (`relevant: []`) marks a question the memory
+//!   has no answer for: it is scored by how little comes back, not by rank;
+//! - `kind` (optional) names the kind of question (`paraphrase`, `typo`, `off_topic`, ...): one
+//!   word of `[a-z_]`; reports break metrics down by it;
 //! - unknown keys are rejected (they are almost always typos such as `anchor:` or `relevence:`).
 
 use std::collections::HashMap;
@@ -55,8 +58,10 @@ pub struct TruthQuery {
     pub query: Option<String>,
     /// Anchor node ids; non-empty exactly for [`Mode::Anchor`] and [`Mode::Mixed`].
     pub anchors: Vec<String>,
-    /// Graded relevant nodes, in file order; non-empty, ids unique.
+    /// Graded relevant nodes, in file order, ids unique; empty for a question with no answer.
     pub relevant: Vec<Relevant>,
+    /// The kind of question (`paraphrase`, `typo`, ...); empty when the file gives none.
+    pub kind: String,
 }
 
 impl TruthQuery {
@@ -218,13 +223,21 @@ pub fn parse_truth(text: &str, path_for_messages: &Path) -> Result<Truth, TruthE
             ));
         }
 
-        let raw_relevant = entry.relevant.unwrap_or_default();
-        if raw_relevant.is_empty() {
+        let Some(raw_relevant) = entry.relevant else {
             return Err(invalid(
                 &id,
-                "`relevant` is empty or missing; list at least one `{ id, relevance }` so the \
-                 query can be scored"
+                "`relevant` is missing; list at least one `{ id, relevance }` so the query can \
+                 be scored, or write `relevant: []` for a question the memory has no answer for"
                     .to_string(),
+            ));
+        };
+        let kind = entry.kind.unwrap_or_default().trim().to_string();
+        if !kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+            return Err(invalid(
+                &id,
+                format!(
+                    "`kind: {kind}` is not one word of a-z and _; write e.g. `kind: paraphrase`"
+                ),
             ));
         }
         let mut relevant: Vec<Relevant> = Vec::with_capacity(raw_relevant.len());
@@ -269,6 +282,7 @@ pub fn parse_truth(text: &str, path_for_messages: &Path) -> Result<Truth, TruthE
             query,
             anchors,
             relevant,
+            kind,
         });
     }
     Ok(Truth { queries })
@@ -294,6 +308,8 @@ struct RawQuery {
     anchors: Option<Vec<String>>,
     #[serde(default)]
     relevant: Option<Vec<RawRelevant>>,
+    #[serde(default)]
+    kind: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -557,12 +573,19 @@ queries:
             "queries:\n  - id: q1\n    mode: query\n    query: x\n",
             "q1",
         );
-        assert!(m.contains("`relevant` is empty or missing"), "{m}");
+        assert!(m.contains("`relevant` is missing"), "{m}");
+        let t = parse_truth(
+            "queries:\n  - id: q1\n    kind: off_topic\n    mode: query\n    query: x\n    relevant: []\n",
+            Path::new("t.yaml"),
+        )
+        .expect("an explicit empty list is a question with no answer");
+        assert!(t.queries[0].relevant.is_empty());
+        assert_eq!(t.queries[0].kind, "off_topic");
         let m = invalid_message(
-            "queries:\n  - id: q1\n    mode: query\n    query: x\n    relevant: []\n",
+            "queries:\n  - id: q1\n    kind: Off-Topic\n    mode: query\n    query: x\n    relevant: []\n",
             "q1",
         );
-        assert!(m.contains("`relevant` is empty or missing"), "{m}");
+        assert!(m.contains("not one word of a-z and _"), "{m}");
         let m = invalid_message(
             "queries:\n  - id: q1\n    mode: query\n    query: x\n    relevant: [{ id: a, relevance: 1 }, { id: a, relevance: 3 }]\n",
             "q1",

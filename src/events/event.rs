@@ -44,14 +44,37 @@ pub enum EventKind {
         tags: Vec<String>,
         note: String,
     },
+    /// What the agent did with a recall's results: the notes it `used` and the ones that were
+    /// `wrong` for `query` (the question they were recalled for; may be empty).
+    Feedback {
+        qid: String,
+        query: String,
+        used: Vec<String>,
+        wrong: Vec<String>,
+    },
 }
 
 impl EventKind {
-    /// The node whose stats this event changes (none for a QueryEvent).
-    pub fn node(&self) -> Option<&str> {
+    /// Whether folding this event changes some node's stats.
+    pub fn changes_nodes(&self) -> bool {
         match self {
-            EventKind::Query { .. } => None,
-            EventKind::RecallHit { node, .. } | EventKind::ImportanceTag { node, .. } => Some(node),
+            EventKind::Query { .. } => false,
+            EventKind::RecallHit { .. } | EventKind::ImportanceTag { .. } => true,
+            EventKind::Feedback { used, wrong, .. } => !used.is_empty() || !wrong.is_empty(),
+        }
+    }
+
+    /// The nodes whose stats this event changes: a RecallHit's or ImportanceTag's node, a
+    /// Feedback's used and wrong notes (none for a QueryEvent).
+    pub fn nodes(&self) -> Vec<&str> {
+        match self {
+            EventKind::Query { .. } => Vec::new(),
+            EventKind::RecallHit { node, .. } | EventKind::ImportanceTag { node, .. } => {
+                vec![node.as_str()]
+            }
+            EventKind::Feedback { used, wrong, .. } => {
+                used.iter().chain(wrong).map(String::as_str).collect()
+            }
         }
     }
 }
@@ -76,6 +99,9 @@ pub struct PayloadError(pub String);
 const TYPE_QUERY: u8 = 1;
 const TYPE_RECALL_HIT: u8 = 2;
 const TYPE_IMPORTANCE: u8 = 3;
+const TYPE_FEEDBACK: u8 = 4;
+/// The highest event type this build knows (readers skip a frame of another type as damaged).
+pub const MAX_EVENT_TYPE: u8 = TYPE_FEEDBACK;
 
 fn put_str(out: &mut Vec<u8>, s: &str) {
     let mut end = s.len().min(MAX_EVENT_STRING_BYTES);
@@ -156,6 +182,7 @@ impl Event {
             EventKind::Query { .. } => TYPE_QUERY,
             EventKind::RecallHit { .. } => TYPE_RECALL_HIT,
             EventKind::ImportanceTag { .. } => TYPE_IMPORTANCE,
+            EventKind::Feedback { .. } => TYPE_FEEDBACK,
         };
         out.push(ty);
         out.extend_from_slice(&self.ts_ms.to_le_bytes());
@@ -204,6 +231,17 @@ impl Event {
                 put_list(&mut out, tags);
                 put_str(&mut out, note);
             }
+            EventKind::Feedback {
+                qid,
+                query,
+                used,
+                wrong,
+            } => {
+                put_str(&mut out, qid);
+                put_str(&mut out, query);
+                put_list(&mut out, used);
+                put_list(&mut out, wrong);
+            }
         }
         out
     }
@@ -250,6 +288,12 @@ impl Event {
                     note: r.str()?,
                 }
             }
+            TYPE_FEEDBACK => EventKind::Feedback {
+                qid: r.str()?,
+                query: r.str()?,
+                used: r.list()?,
+                wrong: r.list()?,
+            },
             t => return Err(PayloadError(format!("unknown event type {t}"))),
         };
         if !r.0.is_empty() {
@@ -286,6 +330,12 @@ mod tests {
                 importance: 7,
                 tags: vec!["ops".into()],
                 note: "incident".into(),
+            },
+            EventKind::Feedback {
+                qid: "q1".into(),
+                query: "pool size".into(),
+                used: vec!["a".into(), "b".into()],
+                wrong: vec!["c".into()],
             },
         ] {
             let e = Event {

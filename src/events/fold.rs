@@ -20,6 +20,17 @@ pub struct RecallStats {
     /// Tie-break key of the winning ImportanceTag: (session, seq). Equal timestamps are
     /// resolved by the larger key, so the winner never depends on reading order.
     pub importance_key: Option<(String, u64)>,
+    /// Times an agent said it used this note (Feedback `used`; fetching a note by id is recorded
+    /// as such a use).
+    pub used_count: u64,
+    /// Of `used_count`, the uses tied to no question (a fetch by id, feedback that names no
+    /// question): a general signal. Uses tied to a question reach ranking through that question's
+    /// terms instead (`recall::learned`).
+    pub untied_used: u64,
+    /// Times an agent said this note was wrong for its question (Feedback `wrong`).
+    pub wrong_count: u64,
+    /// Latest use, ms since the epoch.
+    pub last_used_at: Option<i64>,
 }
 
 impl RecallStats {
@@ -27,6 +38,10 @@ impl RecallStats {
     pub fn merge(&mut self, other: &RecallStats) {
         self.recall_count += other.recall_count;
         self.last_recalled_at = max_opt(self.last_recalled_at, other.last_recalled_at);
+        self.used_count += other.used_count;
+        self.untied_used += other.untied_used;
+        self.wrong_count += other.wrong_count;
+        self.last_used_at = max_opt(self.last_used_at, other.last_used_at);
         if let (Some(imp), Some(ts)) = (other.importance, other.importance_ts) {
             let key = other.importance_key.clone().unwrap_or_default();
             self.offer_importance(imp, ts, key);
@@ -55,28 +70,83 @@ fn max_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     }
 }
 
+/// The key a question is kept under in [`Stats::feedback`]: lower case, runs of white space as
+/// one space, trimmed. Two phrasings that differ only in case or spacing are one question.
+pub fn question_key(query: &str) -> String {
+    let mut out = String::with_capacity(query.len());
+    for word in query.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.extend(word.chars().flat_map(char::to_lowercase));
+    }
+    out
+}
+
+/// What agents said about the notes recalled for one question: (used, wrong) counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Verdicts {
+    pub used: u32,
+    pub wrong: u32,
+}
+
 /// Folded statistics of every node.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Keyed by node id; Fx hashing because recall looks up every candidate.
     pub nodes: FxHashMap<String, RecallStats>,
+    /// (question key, node id) -> what Feedback events said about that note for that question
+    /// (only feedback that names its question; see [`question_key`]).
+    pub feedback: FxHashMap<(String, String), Verdicts>,
     /// Events folded.
     pub events: u64,
 }
 
 impl Stats {
+    fn node_mut(&mut self, node: &str) -> &mut RecallStats {
+        if !self.nodes.contains_key(node) {
+            self.nodes.insert(node.to_string(), RecallStats::default());
+        }
+        self.nodes.get_mut(node).expect("inserted above")
+    }
+
     /// Fold one event from `session`.
     pub fn apply(&mut self, session: &str, e: &Event) {
         self.events += 1;
         match &e.kind {
             EventKind::Query { .. } => {}
             EventKind::RecallHit { node, .. } => {
-                let s = match self.nodes.get_mut(node.as_str()) {
-                    Some(s) => s,
-                    None => self.nodes.entry(node.clone()).or_default(),
-                };
+                let s = self.node_mut(node);
                 s.recall_count += 1;
                 s.last_recalled_at = max_opt(s.last_recalled_at, Some(e.ts_ms));
+            }
+            EventKind::Feedback {
+                query, used, wrong, ..
+            } => {
+                let key = question_key(query);
+                for (list, is_used) in [(used, true), (wrong, false)] {
+                    for node in list {
+                        let s = self.node_mut(node);
+                        if is_used {
+                            s.used_count += 1;
+                            s.untied_used += u64::from(key.is_empty());
+                            s.last_used_at = max_opt(s.last_used_at, Some(e.ts_ms));
+                        } else {
+                            s.wrong_count += 1;
+                        }
+                        if !key.is_empty() {
+                            let v = self
+                                .feedback
+                                .entry((key.clone(), node.clone()))
+                                .or_default();
+                            if is_used {
+                                v.used = v.used.saturating_add(1);
+                            } else {
+                                v.wrong = v.wrong.saturating_add(1);
+                            }
+                        }
+                    }
+                }
             }
             EventKind::ImportanceTag {
                 node, importance, ..
@@ -94,6 +164,11 @@ impl Stats {
         self.events += other.events;
         for (k, v) in &other.nodes {
             self.nodes.entry(k.clone()).or_default().merge(v);
+        }
+        for (k, v) in &other.feedback {
+            let mine = self.feedback.entry(k.clone()).or_default();
+            mine.used = mine.used.saturating_add(v.used);
+            mine.wrong = mine.wrong.saturating_add(v.wrong);
         }
     }
 }

@@ -2,7 +2,7 @@
 //! tail), and reading every segment.
 
 use super::event::{Event, EventKind};
-use super::fold::{RecallStats, Stats};
+use super::fold::{RecallStats, Stats, Verdicts};
 use super::segment::{self, FrameReader, FrameSeal, Header, Item};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, FsFile};
@@ -212,6 +212,8 @@ struct State {
     version: u64,
     /// What each recent version changed, oldest first.
     changes: std::collections::VecDeque<(u64, Change)>,
+    /// Bumped when the per-question feedback may have changed.
+    feedback_version: u64,
 }
 
 /// What one version of the folded stats changed.
@@ -266,7 +268,7 @@ impl StatsView<'_> {
             match change {
                 Change::All => return None,
                 Change::Nodes(nodes) => out.extend(nodes.iter().map(String::as_str)),
-                Change::Events(events) => out.extend(events.iter().filter_map(|e| e.kind.node())),
+                Change::Events(events) => out.extend(events.iter().flat_map(|e| e.kind.nodes())),
             }
         }
         Some(out)
@@ -284,23 +286,24 @@ impl StatsView<'_> {
         }
     }
 
-    /// (recall_count, last_recalled_at ms, importance) of a node, without allocating.
-    pub fn node(&self, id: &str) -> (u64, Option<i64>, Option<u8>) {
-        let mut count = 0;
-        let mut last: Option<i64> = None;
+    /// A node's folded stats as recall scores them, without allocating.
+    pub fn node(&self, id: &str) -> NodeFold {
+        let mut f = NodeFold::default();
         // (ts, session, seq, importance): the fold's last-writer-wins order.
         let mut imp: Option<(i64, &str, u64, u8)> = None;
+        let some = |ms: i64| (ms != i64::MIN).then_some(ms);
         if let Some(r) = self
             .st
             .snapshot
             .as_ref()
             .and_then(|s| s.data().nodes.get(id))
         {
-            count += r.recall_count.to_native();
-            let l = r.last_recalled_at.to_native();
-            if l != i64::MIN {
-                last = Some(l);
-            }
+            f.recall_count += r.recall_count.to_native();
+            f.last_recalled_ms = some(r.last_recalled_at.to_native());
+            f.used_count += r.used_count.to_native();
+            f.untied_used += r.untied_used.to_native();
+            f.wrong_count += r.wrong_count.to_native();
+            f.last_used_ms = some(r.last_used_at.to_native());
             if r.importance > 0 {
                 imp = Some((
                     r.importance_ts.to_native(),
@@ -311,11 +314,12 @@ impl StatsView<'_> {
             }
         }
         if let Some(d) = self.st.delta.nodes.get(id) {
-            count += d.recall_count;
-            last = match (last, d.last_recalled_at) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
+            f.recall_count += d.recall_count;
+            f.last_recalled_ms = later(f.last_recalled_ms, d.last_recalled_at);
+            f.used_count += d.used_count;
+            f.untied_used += d.untied_used;
+            f.wrong_count += d.wrong_count;
+            f.last_used_ms = later(f.last_used_ms, d.last_used_at);
             if let (Some(i), Some(ts), Some((sess, seq))) =
                 (d.importance, d.importance_ts, d.importance_key.as_ref())
             {
@@ -325,8 +329,51 @@ impl StatsView<'_> {
                 }
             }
         }
-        (count, last, imp.map(|(_, _, _, i)| i))
+        f.importance = imp.map(|(_, _, _, i)| i);
+        f
     }
+
+    /// Bumped whenever the per-question feedback may have changed (see
+    /// [`StatsView::for_each_feedback`]): whatever is derived from it is rebuilt then.
+    pub fn feedback_version(&self) -> u64 {
+        self.st.feedback_version
+    }
+
+    /// Every (question key, node, verdicts) the Feedback events hold; a pair may be given twice
+    /// (once from the snapshot, once from the events after it): the caller adds them up.
+    pub fn for_each_feedback(&self, mut f: impl FnMut(&str, &str, Verdicts)) {
+        if let Some(s) = &self.st.snapshot {
+            for r in s.data().feedback.iter() {
+                let v = Verdicts {
+                    used: r.used.to_native(),
+                    wrong: r.wrong.to_native(),
+                };
+                f(r.question.as_str(), r.node.as_str(), v);
+            }
+        }
+        for ((q, n), v) in &self.st.delta.feedback {
+            f(q, n, *v);
+        }
+    }
+}
+
+fn later(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+/// A node's folded stats, snapshot and tail together (see [`StatsView::node`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeFold {
+    pub recall_count: u64,
+    pub last_recalled_ms: Option<i64>,
+    pub importance: Option<u8>,
+    pub used_count: u64,
+    pub untied_used: u64,
+    pub wrong_count: u64,
+    pub last_used_ms: Option<i64>,
 }
 
 /// The event log.
@@ -395,6 +442,7 @@ impl EventLog {
                 marks: HashMap::new(),
                 version: 0,
                 changes: std::collections::VecDeque::new(),
+                feedback_version: 0,
             }),
             notices: Mutex::new(Vec::new()),
             last_refresh: Mutex::new(Some(std::time::Instant::now())),
@@ -416,6 +464,7 @@ impl EventLog {
             }
             st.snapshot = snapshot;
             st.bump(Change::All);
+            st.feedback_version += 1;
         }
         let folded = log.refresh()?;
         if folded > SNAPSHOT_AFTER_EVENTS
@@ -549,6 +598,9 @@ impl EventLog {
             if !delta.nodes.is_empty() {
                 st.bump(Change::Nodes(delta.nodes.keys().cloned().collect()));
             }
+            if !delta.feedback.is_empty() {
+                st.feedback_version += 1;
+            }
             st.delta.merge(&delta);
             for (id, end) in new_marks {
                 let m = st.marks.entry(id).or_insert(0);
@@ -680,7 +732,13 @@ impl EventLog {
             } else {
                 st.marks.insert(w.id.clone(), w.len);
             }
-            if batch.iter().any(|e| e.kind.node().is_some()) {
+            if batch
+                .iter()
+                .any(|e| matches!(&e.kind, EventKind::Feedback { query, .. } if !query.trim().is_empty()))
+            {
+                st.feedback_version += 1;
+            }
+            if batch.iter().any(|e| e.kind.changes_nodes()) {
                 st.bump(Change::Events(batch));
             }
         }

@@ -320,7 +320,7 @@ impl<R: Read> FrameReader<R> {
         }
         // Cheap plausibility before the crc: the event type byte. Keeps resynchronisation
         // through long damaged regions fast.
-        if !(1..=3).contains(&a[FRAME_HEADER_LEN]) {
+        if !(1..=super::event::MAX_EVENT_TYPE).contains(&a[FRAME_HEADER_LEN]) {
             return None;
         }
         let mut h = self.seeded.clone();

@@ -99,6 +99,7 @@ impl fst::Automaton for TypoAutomaton {
 struct DocAcc {
     score: f32,
     matched: u32,
+    exact: u32,
     best_idf: f32,
 }
 
@@ -156,6 +157,9 @@ pub struct LexHit<'a> {
     pub score: f32,
     /// Bit i set when query term i matched.
     pub matched: u32,
+    /// Bit i set when query term i matched as it is (not only through a typo or prefix
+    /// expansion).
+    pub exact: u32,
     /// The highest idf among the terms it matched (how distinctive its best match is).
     pub max_idf: f32,
 }
@@ -616,6 +620,8 @@ impl LexicalIndex {
             /// Expansion weight x idf.
             w: f32,
             idf: f32,
+            /// The query term itself, not an expansion of it.
+            exact: bool,
             /// Where its per-segment postings offsets start in `offsets`.
             at: usize,
         }
@@ -644,6 +650,7 @@ impl LexicalIndex {
                     term: term.as_str(),
                     w: weight * idf,
                     idf,
+                    exact: *term == m.term,
                     at,
                 });
             }
@@ -677,7 +684,18 @@ impl LexicalIndex {
                     acc.resize(docs, DocAcc::default());
                 }
                 touched.clear();
-                for (j, SearchTerm { qi, w, idf, at, .. }) in terms.iter().enumerate() {
+                for (
+                    j,
+                    SearchTerm {
+                        qi,
+                        w,
+                        idf,
+                        exact,
+                        at,
+                        ..
+                    },
+                ) in terms.iter().enumerate()
+                {
                     let Some(off) = offsets[at + si] else {
                         continue;
                     };
@@ -702,6 +720,7 @@ impl LexicalIndex {
                         let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
                         a.score += w * tf * (policy::BM25_K1 + 1.0) / (policy::BM25_K1 + tf);
                         a.matched |= 1u32 << (qi % 32);
+                        a.exact |= u32::from(*exact) << (qi % 32);
                         a.best_idf = a.best_idf.max(*idf);
                     };
                     if admit_new {
@@ -769,6 +788,7 @@ impl LexicalIndex {
                             id: l.seg.id(doc),
                             score: a.score,
                             matched: a.matched,
+                            exact: a.exact,
                             max_idf: a.best_idf,
                         });
                     }

@@ -5,8 +5,10 @@
 //! edge); only the returned notes' records are read from the store.
 
 use super::cands::{Cand, Cands, Slot, Via};
+use super::evidence::{DirectInfo, Evidence, title_matches, with_learned};
+use super::learned::Learned;
 use super::policy;
-use super::query::{Explain, Hit, Query, Source, TrailEdge};
+use super::query::{Explain, FloorReport, Hit, Query, Rejected, Source, TrailEdge};
 use super::shown::ShownCache;
 use super::{MAX_DEPTH_CHECK, NodeStats};
 use crate::error::{Error, Result};
@@ -96,6 +98,9 @@ fn is_co_occurrence(kind: EdgeKind) -> bool {
 /// hints only cost instructions (1k notes, cachegrind: 8 % of a recall's estimated cycles). Larger
 /// graphs keep them: at 100k nearly every slot and list read is a cache miss.
 const PREFETCH_MIN_ORDINALS: usize = 4096;
+
+/// Lexical hits below the floor listed in a recall's floor report at most.
+const MAX_REJECTED_REPORTED: usize = 5;
 
 /// No leaf floor: a walk that adds every leaf it reaches.
 const NO_FLOOR: Option<&fn(u32, f32) -> bool> = None;
@@ -229,7 +234,7 @@ fn walk<F: Fn(u32, f32) -> bool>(
 /// The best score a candidate without usage stats can reach from `base`: the largest type
 /// weight, no TTL penalty, a full recency bonus.
 fn best_without_stats(base: f32) -> f32 {
-    base * policy::MAX_TYPE_WEIGHT + policy::RECENCY_WEIGHT
+    policy::prior_factor(policy::MAX_TYPE_WEIGHT, 1.0, policy::RECENCY_WEIGHT) * base
 }
 
 /// Check a query's ranges; the error says what to fix.
@@ -280,10 +285,11 @@ pub fn run(
     store: &LazyReader<'_>,
     shown: &ShownCache,
     tok: &Tokenizer,
+    learned: &Learned,
     q: &Query,
     now_s: i64,
     stats: &impl Fn(u32) -> NodeStats,
-) -> Result<Vec<Hit>> {
+) -> Result<(Vec<Hit>, FloorReport)> {
     validate(q)?;
     let mut text = q.text.as_str();
     if text.len() > super::query::MAX_QUERY_BYTES {
@@ -308,22 +314,22 @@ pub fn run(
         cands.insert(o, Cand::direct(1.0));
     }
 
-    // 2. Lexical hits above the floor, normalised to the best one.
+    // 2. Lexical hits and notes used for earlier questions like this one, each kept only when
+    //    its evidence passes the floor, normalised to the best lexical hit.
     let qt = tok.query_terms(text);
     let matches = if qt.terms.is_empty() {
         Vec::new()
     } else {
         lex.expand(&qt)
     };
-    // As many lexical hits as the walk takes seeds (or the caller wants results). Twice that
-    // gave the same quality (loopal-58 identical; generated 10k: MRR 0.703 both, R@10 0.348 ->
-    // 0.350) at a higher cost: a lower k-th score prunes less of the common words' lists.
+    // As many lexical hits as the walk takes seeds (or the caller wants results).
     let want = q.limit.max(policy::MAX_SEEDS);
     let hits = if matches.is_empty() {
         Vec::new()
     } else {
         lex.search(&matches, want)
     };
+    let evidence = Evidence::of(lex, &qt, &matches);
     // With anchors, the anchors' neighbourhood is the context: a weak lexical hit outside it is
     // noise, a hit inside it is kept.
     if !anchors.is_empty() && !hits.is_empty() {
@@ -333,35 +339,126 @@ pub fn run(
         }
         walk(graph, around, &seeds, q.depth, NO_FLOOR);
     }
-    if let Some(top) = hits.first().map(|h| h.score) {
-        let floor = policy::MIN_LEXICAL_SCORE.max(policy::MIN_RELATIVE_LEXICAL * top);
-        let used_floor = policy::MIN_LEXICAL_SCORE.max(policy::MIN_RELATIVE_LEXICAL_USED * top);
-        for h in hits {
-            if h.max_idf < policy::MIN_MATCH_IDF || h.score < used_floor {
-                continue;
+    let mut learned_of = evidence.learned(&matches, graph, learned);
+    let mut floor = FloorReport {
+        terms: evidence.terms(&matches),
+        rejected: Vec::new(),
+        weak: false,
+    };
+    // Why each hit's words do not pass the floor (none: they do), its coverage, and whether its
+    // note was used before (past use is evidence that a partial match is the note meant).
+    let verdicts: Vec<(f32, Option<&'static str>, bool)> = hits
+        .iter()
+        .map(|h| {
+            let coverage = evidence.coverage(h.matched, h.exact);
+            let used = graph
+                .ord(h.id)
+                .is_some_and(|o| policy::counts_as_used(&stats(o)));
+            let why_not = evidence
+                .floor(h.matched, h.exact, coverage, used)
+                .or_else(|| {
+                    (h.score < policy::MIN_LEXICAL_SCORE).then_some("lexical score under the floor")
+                });
+            (coverage, why_not, used)
+        })
+        .collect();
+    // The best passing hit sets the scale.
+    let top = hits
+        .iter()
+        .zip(&verdicts)
+        .filter(|(_, v)| v.1.is_none())
+        .map(|(h, _)| h.score)
+        .fold(0.0f32, f32::max);
+    let mut direct_info: Vec<(u32, DirectInfo)> = Vec::new();
+    for (h, &(coverage, why_not, used)) in hits.iter().zip(&verdicts) {
+        // A hit the graph does not know yet (another process mid-update) is skipped.
+        let Some(o) = graph.ord(h.id).filter(|o| graph.meta(*o).is_some()) else {
+            continue;
+        };
+        let learned = learned_of.remove(&o).unwrap_or(0.0);
+        let why_not = why_not.or_else(|| {
+            (h.score < policy::MIN_RELATIVE_LEXICAL * top)
+                .then_some("far below the best hit's lexical score")
+        });
+        let lexical_base = if why_not.is_none() {
+            h.score / top
+        } else {
+            0.0
+        };
+        let Some(base) = with_learned(lexical_base, learned) else {
+            if floor.rejected.len() < MAX_REJECTED_REPORTED {
+                floor.rejected.push(Rejected {
+                    id: h.id.to_string(),
+                    coverage,
+                    reason: why_not.unwrap_or("found wrong for questions like this one"),
+                });
             }
-            // A hit the graph does not know yet (another process mid-update) is skipped.
-            let Some(o) = graph.ord(h.id).filter(|o| graph.meta(*o).is_some()) else {
-                continue;
-            };
-            if h.score < floor && stats(o).recall_count == 0 {
-                continue;
-            }
-            let base = h.score / top;
-            if !anchors.is_empty() && base < policy::MIN_UNANCHORED_RELATIVE && !around.contains(o)
-            {
-                continue;
-            }
-            cands.add_lexical(o, base, h.score, h.matched);
+            continue;
+        };
+        if !anchors.is_empty() && base < policy::MIN_UNANCHORED_RELATIVE && !around.contains(o) {
+            continue;
         }
+        cands.add_lexical(o, base, h.score, h.matched);
+        direct_info.push((
+            o,
+            DirectInfo {
+                coverage,
+                learned,
+                title_match: false,
+                used,
+            },
+        ));
     }
+    // Notes whose words do not match but that earlier questions with these terms were answered
+    // with: the bridge feedback builds over other words for the same thing.
+    let mut learned_only: Vec<(u32, f32)> = learned_of.into_iter().collect();
+    learned_only.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    for (o, learned) in learned_only {
+        let Some(base) = with_learned(0.0, learned) else {
+            continue;
+        };
+        if cands.contains(o) || graph.meta(o).is_none() {
+            continue;
+        }
+        if !anchors.is_empty() && !around.contains(o) {
+            continue;
+        }
+        cands.insert(o, Cand::direct(base));
+        direct_info.push((
+            o,
+            DirectInfo {
+                coverage: 0.0,
+                learned,
+                title_match: false,
+                used: false,
+            },
+        ));
+    }
+    // A question that names a note (its title, its id) means that note.
+    title_matches(graph, store, shown, tok, &matches, cands, &mut direct_info)?;
+
+    // A question whose best evidence is weak (no direct hit covers much of it, none is named by
+    // it) gets its single best note and nothing reached from it: neighbours of a weak hit
+    // inherit nothing.
+    let strongest = direct_info
+        .iter()
+        .map(|(_, i)| {
+            if i.title_match {
+                1.0
+            } else {
+                i.coverage.max(i.learned)
+            }
+        })
+        .fold(0.0f32, f32::max);
+    floor.weak =
+        anchors.is_empty() && !direct_info.is_empty() && strongest < policy::STRONG_COVERAGE;
 
     struct Scored {
         ord: u32,
         score: f32,
         type_weight: f32,
         ttl_factor: f32,
-        reinforcement: f32,
+        usage: f32,
         importance: f32,
         recency: f32,
     }
@@ -370,20 +467,23 @@ pub fn run(
         let type_weight = policy::note_type_weight(meta.note_type);
         debug_assert!(type_weight <= policy::MAX_TYPE_WEIGHT);
         let ttl_factor = policy::ttl_factor(meta.ttl_days, meta.updated_at, now_s);
-        let touched = match (st.last_recalled_at, meta.updated_at) {
+        // Being returned is not a use: only a use (or an edit) keeps a note recent.
+        let touched = match (st.last_used_at, meta.updated_at) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
-        let reinforcement = policy::reinforcement(st.recall_count);
+        let usage = policy::usage_bonus(st.untied_used, st.wrong_count);
         let importance = policy::importance_bonus(st.importance.unwrap_or(0));
         let recency = policy::recency_bonus(touched, now_s);
-        let score = base * type_weight * ttl_factor + reinforcement + importance + recency;
+        let score = base
+            * (1.0 + usage)
+            * policy::prior_factor(type_weight, ttl_factor, importance + recency);
         (score >= q.min_score).then_some(Scored {
             ord,
             score,
             type_weight,
             ttl_factor,
-            reinforcement,
+            usage,
             importance,
             recency,
         })
@@ -412,7 +512,9 @@ pub fn run(
             .then_with(|| graph.id(a.0).cmp(graph.id(b.0)))
     });
     seeds.truncate(policy::MAX_SEEDS + anchors.len());
-    walk(graph, cands, &seeds, q.depth, Some(&skip_leaf));
+    if !floor.weak {
+        walk(graph, cands, &seeds, q.depth, Some(&skip_leaf));
+    }
 
     // 4. Score candidates with the policy (all in memory); dangling targets drop out. Direct hits
     //    and notes with usage stats are scored first; then another candidate is read only if its
@@ -473,6 +575,15 @@ pub fn run(
         scored.truncate(q.limit);
     }
     scored.sort_by(by_rank);
+    if floor.weak {
+        // The best note, and notes agents used before that this question also matches.
+        let used = |o: u32| direct_info.iter().any(|(d, i)| *d == o && i.used);
+        let mut i = 0usize;
+        scored.retain(|s| {
+            i += 1;
+            i == 1 || used(s.ord)
+        });
+    }
 
     // 5. The returned notes: records, trails and explanations.
     let trail_of = |o: u32| -> Vec<TrailEdge> {
@@ -505,12 +616,20 @@ pub fn run(
         let (Some(rec), Some(c)) = (rec, cands.get(s.ord)) else {
             continue;
         };
+        let info = direct_info
+            .iter()
+            .find(|(o, _)| *o == s.ord)
+            .map(|(_, i)| *i)
+            .unwrap_or_default();
         let explain = Explain {
             lexical: c.lexical,
+            coverage: info.coverage,
+            learned: info.learned,
+            title_match: info.title_match,
             base: c.base,
             type_weight: s.type_weight,
             ttl_factor: s.ttl_factor,
-            reinforcement: s.reinforcement,
+            usage: s.usage,
             importance: s.importance,
             recency: s.recency,
             matched_terms: qt
@@ -533,7 +652,7 @@ pub fn run(
             explain,
         });
     }
-    Ok(out)
+    Ok((out, floor))
 }
 
 #[cfg(test)]

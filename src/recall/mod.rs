@@ -5,20 +5,34 @@ mod cands;
 pub mod clock;
 pub mod cooccur;
 pub mod engine;
+pub mod evidence;
+pub mod learned;
 pub mod ord_stats;
 pub mod policy;
 pub mod query;
 pub mod shown;
 
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use query::{Explain, Hit, Query, Recall, Source, TrailEdge};
+pub use query::{
+    Explain, FloorReport, Hit, Query, Recall, Rejected, Source, TermWeight, TrailEdge,
+};
 
 const MAX_DEPTH_CHECK: u8 = policy::MAX_DEPTH;
 
 /// Usage statistics of one node, as recall scores them (folded from the event log).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct NodeStats {
+    /// Times the note was returned by a recall (shown; not a ranking signal on its own).
     pub recall_count: u64,
+    /// Unix seconds of the last time it was returned.
     pub last_recalled_at: Option<i64>,
     pub importance: Option<u8>,
+    /// Times an agent said it used the note, or fetched it by id.
+    pub used_count: u64,
+    /// Of those, the uses tied to no question (fetches, feedback without a question).
+    pub untied_used: u64,
+    /// Times an agent said the note was wrong for its question.
+    pub wrong_count: u64,
+    /// Unix seconds of the last use.
+    pub last_used_at: Option<i64>,
 }

@@ -15,11 +15,15 @@ use rustc_hash::FxHashMap;
 
 /// The stats of one note as recall scores them.
 pub fn node_stats(view: &StatsView<'_>, id: &str) -> NodeStats {
-    let (recall_count, last_ms, importance) = view.node(id);
+    let f = view.node(id);
     NodeStats {
-        recall_count,
-        last_recalled_at: last_ms.map(|ms| ms.div_euclid(1000)),
-        importance,
+        recall_count: f.recall_count,
+        last_recalled_at: f.last_recalled_ms.map(|ms| ms.div_euclid(1000)),
+        importance: f.importance,
+        used_count: f.used_count,
+        untied_used: f.untied_used,
+        wrong_count: f.wrong_count,
+        last_used_at: f.last_used_ms.map(|ms| ms.div_euclid(1000)),
     }
 }
 

@@ -27,20 +27,49 @@ pub const MAX_EXPANSIONS_PER_TERM: usize = 8;
 
 // ---- Score floor -----------------------------------------------------------------------------
 
-/// A direct hit must match at least one query term with an idf this high (BM25 idf
-/// `ln(1 + (N - df + 0.5) / (df + 0.5))`; 0.45 is a term in about 60 % of the notes): a query that
-/// shares only a stop word or one very common word with the corpus returns nothing.
+/// A query term is informative when its idf (BM25's `ln(1 + (N - df + 0.5) / (df + 0.5))`) is at
+/// least this (0.45: a word in under about 60 % of the notes). Uninformative terms neither count
+/// towards a match nor against it.
 pub const MIN_MATCH_IDF: f32 = 0.45;
+/// A query word found nowhere in the memory (no note holds it, nor anything within typo
+/// distance) counts as informative with this share of the idf of a word in no note: it says the
+/// question may be about something the memory lacks, but paraphrases use such words too.
+pub const UNKNOWN_TERM_IDF_SHARE: f32 = 0.5;
+/// A common English word in a question ("keep", "over", "without": see
+/// `recall::evidence::is_generic`) counts with this share of its idf: in a small memory such
+/// words are rare and so look informative, but they say little about what is asked.
+pub const GENERIC_TERM_IDF_SHARE: f32 = 0.3;
+/// A direct hit must cover at least this share of the question's information: the idf-weighted
+/// share of its informative terms the note matches (a typo or prefix match counts
+/// [`FUZZY_TERM_WEIGHT`] / [`PREFIX_TERM_WEIGHT`] of a term). Lower returns notes that match a
+/// small part of a long question; higher returns nothing for partial paraphrases.
+pub const MIN_COVERAGE: f32 = 0.3;
+/// A direct hit that matches one informative term of a longer question must cover at least this
+/// share of it: one shared word (a "pool" or a "canary" in another sense) is how off-topic
+/// questions find notes, so that word must carry most of the question.
+pub const SINGLE_TERM_MIN_COVERAGE: f32 = 0.5;
+/// A note agents used before (see [`counts_as_used`]) passes the floor covering this share of
+/// the question with at least one informative term as it is, and is returned even for a weak
+/// question: past use is evidence that a partial match is the note meant. A note only ever
+/// returned, never used, gets nothing.
+pub const USED_MIN_COVERAGE: f32 = 0.15;
+
+/// Whether a note's stats say agents used it, apart from any question (more often than they
+/// found it wrong). Uses tied to a question count through that question's terms only.
+pub fn counts_as_used(st: &super::NodeStats) -> bool {
+    st.untied_used > st.wrong_count
+}
+
+/// A question is answered in full (direct hits and the notes around them) only when some direct
+/// hit covers at least this share of it, is named by it, or is what feedback says it means;
+/// otherwise only its single best hit comes back (and hits on notes used before).
+pub const STRONG_COVERAGE: f32 = 0.45;
 /// A direct hit needs at least this BM25F score (a floor against single weak matches in long
 /// notes). Lower admits weaker matches.
 pub const MIN_LEXICAL_SCORE: f32 = 0.5;
 /// A direct hit needs at least this fraction of the best hit's lexical score: cuts the long tail
 /// of one-word matches under a strong hit. Lower returns more, noisier direct hits.
 pub const MIN_RELATIVE_LEXICAL: f32 = 0.2;
-/// A note recalled before stays a direct hit down to this fraction of the best hit's score: past
-/// use is evidence that a weak match is still the note meant (this is how reinforcement reaches
-/// notes the query alone ranks below the floor). Never below `MIN_LEXICAL_SCORE`.
-pub const MIN_RELATIVE_LEXICAL_USED: f32 = 0.05;
 /// With anchors, a lexical hit outside the anchors' neighbourhood needs at least this fraction of
 /// the best hit's score: the anchors say what the question is about.
 pub const MIN_UNANCHORED_RELATIVE: f32 = 0.5;
@@ -49,6 +78,24 @@ pub const MIN_UNANCHORED_RELATIVE: f32 = 0.5;
 pub const GRAPH_SUPPORT_WEIGHT: f32 = 0.5;
 /// Final results below this score are dropped (`--min-score` overrides it).
 pub const DEFAULT_MIN_SCORE: f32 = 0.05;
+
+// ---- Evidence from the question's own words and from feedback ---------------------------------
+
+/// A question whose terms are exactly a note's title (its name, its id, or the id's last path
+/// segment; typos allowed) adds this to the note's evidence (the best lexical hit has 1): what a
+/// user names, they mean, whatever the priors say.
+pub const EXACT_TITLE_BONUS: f32 = 1.0;
+/// Lexical hits checked for an exact title match (best first): a title match is nearly always
+/// among the best lexical hits, and each check may read a note's record.
+pub const TITLE_CHECKS: usize = 3;
+/// Evidence from feedback: a note that past questions sharing all of this question's informative
+/// terms were answered with (see `recall::learned`) gets this much (the best lexical hit has 1),
+/// a share of it for a share of the terms.
+pub const LEARNED_WEIGHT: f32 = 2.0;
+/// A note found wrong for past questions with these terms keeps at least this share of its
+/// evidence (at full negative affinity over all terms).
+pub const WRONG_KEEP: f32 = 0.4;
+
 /// At most this many direct hits seed the graph walk: more widens recall, costs time.
 pub const MAX_SEEDS: usize = 24;
 
@@ -137,36 +184,53 @@ pub const SYNTH_DERIVED_CONFIDENCE: f32 = 0.7;
 pub const SLUG_PREFIX_WORDS: usize = 1;
 
 // ---- Node priors -----------------------------------------------------------------------------
+//
+// Priors multiply the evidence: `evidence x (1 + usage) x type x ttl x (1 + min(PRIOR_CAP,
+// recency + importance))`. Type, recency and importance decide close calls; a note whose evidence leads by more than
+// [`CLEAR_LEAD`] cannot be overturned by them (`priors_never_overturn_a_clear_lead`).
 
 /// The largest note-type weight (recall's bound for skipping candidates that cannot enter the top
 /// k; `max_type_weight_bounds_every_type` checks it).
-pub const MAX_TYPE_WEIGHT: f32 = 1.2;
+pub const MAX_TYPE_WEIGHT: f32 = 1.08;
+/// The smallest note-type weight.
+pub const MIN_TYPE_WEIGHT: f32 = 0.92;
 
-/// Multiplier by note type (original: project 1.2, feedback 1.1, user 1.0, index 0.9, reference
-/// 0.8): favours notes about the work at hand over reference material.
+/// Multiplier by note type, in the original's order (project, feedback, user, index, reference)
+/// but a narrow range: notes about the work at hand win close calls against reference material,
+/// never a clear lexical lead.
 pub fn note_type_weight(t: NoteType) -> f32 {
     match t {
-        NoteType::Project => 1.2,
-        NoteType::Feedback => 1.1,
+        NoteType::Project => 1.08,
+        NoteType::Feedback => 1.04,
         NoteType::User => 1.0,
-        NoteType::Index => 0.9,
-        NoteType::Reference => 0.8,
+        NoteType::Index => 0.96,
+        NoteType::Reference => 0.92,
         NoteType::Unknown => 1.0,
     }
 }
 
-/// Reinforcement per recall, `REINFORCE_COEF * ln(1 + recall_count)`: saturates, so a popular note
-/// cannot beat a directly relevant one.
-pub const REINFORCE_COEF: f32 = 0.15;
-/// Importance bonus per point (1..=10): importance 10 adds 2.0, enough to beat a weak BFS rank.
-pub const IMPORTANCE_COEF: f32 = 0.20;
-/// Half-life of the recency bonus, in days, on max(last_recalled_at, updated_at).
+/// The most the bonuses (recency, importance) together add, as a share of the evidence.
+pub const PRIOR_CAP: f32 = 0.25;
+/// An evidence lead larger than this ratio is never overturned by priors: the largest type ratio
+/// times the largest bonus.
+pub const CLEAR_LEAD: f32 = MAX_TYPE_WEIGHT / MIN_TYPE_WEIGHT * (1.0 + PRIOR_CAP);
+
+/// Usage reinforcement: a note the agents used apart from any question (fetched it by id, or
+/// said so in feedback naming no question) has its evidence multiplied by
+/// `1 + min(USAGE_CAP, USAGE_COEF * (ln(1 + used) - ln(1 + wrong)))`. It multiplies evidence,
+/// so it lifts only notes this question reached, never one it did not. Uses tied to a question
+/// reach ranking through that question's terms (`recall::learned`), and being returned by a
+/// recall is not a use: what is shown often does not climb for being shown.
+pub const USAGE_COEF: f32 = 0.35;
+/// The most usage multiplies evidence by, minus one.
+pub const USAGE_CAP: f32 = 0.8;
+/// Importance bonus per point (1..=10): importance 10 adds 0.2 of the evidence.
+pub const IMPORTANCE_COEF: f32 = 0.02;
+/// Half-life of the recency bonus, in days, on max(last use, updated_at).
 pub const RECENCY_HALF_LIFE_DAYS: f32 = 90.0;
-/// Size of the recency bonus for a note touched (edited or recalled) today: one importance point.
-/// It breaks ties between near equals and lets a note in use today edge past an old one of about
-/// the same score. 0.10 gave the same cold figures and lower warm ones (loopal-58 per-query 5x MRR
-/// 0.916 against 0.934; generated 1k notes 0.947 against 0.961).
-pub const RECENCY_WEIGHT: f32 = 0.20;
+/// Size of the recency bonus for a note touched (edited or used) today: it breaks ties between
+/// near equals.
+pub const RECENCY_WEIGHT: f32 = 0.05;
 /// Score multiplier once a note's ttl has expired: stale facts sink but stay findable.
 pub const TTL_EXPIRED_FACTOR: f32 = 0.5;
 /// Multiplier when less than [`TTL_WARN_FRACTION`] of the ttl is left.
@@ -177,9 +241,14 @@ pub const TTL_WARN_FRACTION: f32 = 0.2;
 /// Seconds per day.
 pub const DAY_S: i64 = 86_400;
 
-/// Reinforcement bonus for `recall_count` past recalls.
-pub fn reinforcement(recall_count: u64) -> f32 {
-    REINFORCE_COEF * (1.0 + recall_count as f32).ln()
+/// Usage bonus for a note used `used` times and found wrong `wrong` times (0..=USAGE_CAP).
+pub fn usage_bonus(used: u64, wrong: u64) -> f32 {
+    (USAGE_COEF * ((1.0 + used as f32).ln() - (1.0 + wrong as f32).ln())).clamp(0.0, USAGE_CAP)
+}
+
+/// The priors' multiplier on a note's evidence: type x ttl x (1 + the capped bonuses).
+pub fn prior_factor(type_weight: f32, ttl_factor: f32, bonuses: f32) -> f32 {
+    type_weight * ttl_factor * (1.0 + bonuses.clamp(0.0, PRIOR_CAP))
 }
 
 /// Importance bonus (0 when unset).
@@ -243,11 +312,43 @@ mod tests {
         assert_eq!(note_type_weight(NoteType::Project), MAX_TYPE_WEIGHT);
     }
 
+    /// A note whose evidence leads by more than CLEAR_LEAD keeps its lead against a note with
+    /// every prior in its favour (best type, full bonuses) while it has the worst ones.
+    #[test]
+    fn priors_never_overturn_a_clear_lead() {
+        let best = prior_factor(MAX_TYPE_WEIGHT, 1.0, 100.0);
+        let worst = prior_factor(MIN_TYPE_WEIGHT, 1.0, 0.0);
+        let lead = CLEAR_LEAD * 1.0001;
+        assert!(lead * worst > best, "{lead} x {worst} vs {best}");
+        assert!(
+            CLEAR_LEAD < 1.5,
+            "priors decide only close calls: {CLEAR_LEAD}"
+        );
+        let types = [
+            NoteType::Project,
+            NoteType::Feedback,
+            NoteType::User,
+            NoteType::Index,
+            NoteType::Reference,
+            NoteType::Unknown,
+        ];
+        for t in types {
+            assert!(note_type_weight(t) >= MIN_TYPE_WEIGHT, "{t:?}");
+        }
+    }
+
     #[test]
     fn bonuses_follow_the_formulas() {
-        assert_eq!(reinforcement(0), 0.0);
-        assert!((reinforcement(5) - 0.15 * 6f32.ln()).abs() < 1e-6);
-        assert!((importance_bonus(10) - 2.0).abs() < 1e-6);
+        assert_eq!(usage_bonus(0, 0), 0.0);
+        assert!((usage_bonus(5, 0) - USAGE_COEF * 6f32.ln()).abs() < 1e-6);
+        assert_eq!(
+            usage_bonus(1, 4),
+            0.0,
+            "found wrong more often than used: no bonus"
+        );
+        assert!((importance_bonus(10) - 0.2).abs() < 1e-6);
+        assert_eq!(prior_factor(1.0, 1.0, 5.0), 1.0 + PRIOR_CAP);
+        assert_eq!(prior_factor(1.0, 0.5, -1.0), 0.5);
         let now = 1_000 * DAY_S;
         assert!((recency_bonus(Some(now - 90 * DAY_S), now) - RECENCY_WEIGHT / 2.0).abs() < 1e-6);
         assert_eq!(recency_bonus(None, now), 0.0);

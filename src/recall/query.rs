@@ -96,23 +96,31 @@ pub struct TrailEdge {
     pub provenance: Provenance,
 }
 
-/// A score taken apart (`--explain`).
+/// A score taken apart (`--explain`): `score = base x (1 + usage) x type_weight x ttl_factor x
+/// (1 + min(0.25, importance + recency))`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Explain {
     /// BM25F score of a direct lexical hit (0 otherwise).
     pub lexical: f32,
-    /// Relevance before priors: the normalised lexical score, 1 for an anchor, or the decayed
-    /// score carried over the trail.
+    /// Share of the question's information the note's words match (direct hits; 0 otherwise).
+    pub coverage: f32,
+    /// What feedback on earlier questions with these terms says of the note (-1..=1).
+    pub learned: f32,
+    /// The question is the note's title or id.
+    pub title_match: bool,
+    /// Evidence before priors: the lexical score normalised to the best passing hit, plus
+    /// learned evidence and the title bonus; 1 for an anchor; or the decayed score carried over
+    /// the trail.
     pub base: f32,
     /// Note-type multiplier.
     pub type_weight: f32,
     /// TTL multiplier.
     pub ttl_factor: f32,
-    /// `0.15 * ln(1 + recall_count)`.
-    pub reinforcement: f32,
-    /// `0.20 * importance`.
+    /// Usage reinforcement: `0.35 * ln(1 + used)` (at most 0.8), less for notes found wrong.
+    pub usage: f32,
+    /// `0.02 * importance`.
     pub importance: f32,
-    /// Recency bonus (90-day half-life).
+    /// Recency bonus (90-day half-life on the last use or edit).
     pub recency: f32,
     /// Query terms the note matched.
     pub matched_terms: Vec<String>,
@@ -135,12 +143,44 @@ pub struct Hit {
     pub explain: Explain,
 }
 
+/// A query term as evidence (`--explain`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TermWeight {
+    pub term: String,
+    /// The idf it weighs in coverage; 0 when too common to say anything.
+    pub idf: f32,
+    /// Some note holds it (or a word within typo distance).
+    pub in_memory: bool,
+}
+
+/// A lexical hit the score floor turned away, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rejected {
+    pub id: String,
+    pub coverage: f32,
+    pub reason: &'static str,
+}
+
+/// Why the question's lexical hits passed the score floor or did not (`--explain`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FloorReport {
+    /// The question's terms and what each weighs.
+    pub terms: Vec<TermWeight>,
+    /// The best hits turned away (at most 5), best first.
+    pub rejected: Vec<Rejected>,
+    /// No direct hit covered much of the question: only the best one was returned, without
+    /// the notes around it.
+    pub weak: bool,
+}
+
 /// The answer to a query.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Recall {
     /// Query id (also the `qid` of its events).
     pub qid: String,
     pub results: Vec<Hit>,
+    /// Why lexical hits passed the floor or not.
+    pub floor: FloorReport,
     /// Time spent inside recall, microseconds.
     pub latency_us: u64,
 }

@@ -5,7 +5,7 @@
 //! are counted), so open = snapshot + fold of the events after the watermarks. rkyv's validation
 //! alone missed some flipped bytes, so the archive also has its own crc32, checked first.
 
-use crate::events::fold::{RecallStats, Stats};
+use crate::events::fold::{RecallStats, Stats, Verdicts};
 use crate::fs::{Fs, Mapped};
 use std::collections::HashMap;
 use std::path::Path;
@@ -15,7 +15,7 @@ pub const SNAPSHOT_FILE: &str = "stats.snapshot";
 /// First 8 bytes.
 pub const MAGIC: [u8; 8] = *b"\x89MNSN\r\n\x1a";
 /// Format version written by this build.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 /// Header length: a multiple of 16 so the archive after it stays aligned for rkyv.
 pub const HEADER_LEN: usize = 32;
 pub const H_VERSION: usize = MAGIC.len();
@@ -33,6 +33,20 @@ pub struct StatsRec {
     pub importance_ts: i64,
     pub key_session: String,
     pub key_seq: u64,
+    pub used_count: u64,
+    pub untied_used: u64,
+    pub wrong_count: u64,
+    pub last_used_at: i64,
+}
+
+/// What Feedback events said about one note for one question.
+#[derive(Debug, Clone, PartialEq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct FeedbackRec {
+    /// The question, as `events::fold::question_key` keeps it.
+    pub question: String,
+    pub node: String,
+    pub used: u32,
+    pub wrong: u32,
 }
 
 /// What a snapshot holds.
@@ -44,6 +58,8 @@ pub struct SnapshotData {
     pub watermarks: HashMap<String, u64>,
     /// Events counted.
     pub events: u64,
+    /// Per question and note, sorted by (question, node).
+    pub feedback: Vec<FeedbackRec>,
 }
 
 impl StatsRec {
@@ -56,6 +72,10 @@ impl StatsRec {
             importance_ts: s.importance_ts.unwrap_or(i64::MIN),
             key_session,
             key_seq,
+            used_count: s.used_count,
+            untied_used: s.untied_used,
+            wrong_count: s.wrong_count,
+            last_used_at: s.last_used_at.unwrap_or(i64::MIN),
         }
     }
 }
@@ -65,7 +85,12 @@ pub fn to_stats(r: &ArchivedStatsRec) -> RecallStats {
     let last = r.last_recalled_at.to_native();
     let ts = r.importance_ts.to_native();
     let has_importance = r.importance > 0;
+    let used = r.last_used_at.to_native();
     RecallStats {
+        used_count: r.used_count.to_native(),
+        untied_used: r.untied_used.to_native(),
+        wrong_count: r.wrong_count.to_native(),
+        last_used_at: (used != i64::MIN).then_some(used),
         recall_count: r.recall_count.to_native(),
         last_recalled_at: (last != i64::MIN).then_some(last),
         importance: has_importance.then_some(r.importance),
@@ -137,9 +162,19 @@ impl Snapshot {
                 Default::default(),
             ),
             events: d.events.to_native(),
+            feedback: Default::default(),
         };
         for (k, v) in d.nodes.iter() {
             stats.nodes.insert(k.as_str().to_string(), to_stats(v));
+        }
+        for f in d.feedback.iter() {
+            stats.feedback.insert(
+                (f.question.as_str().to_string(), f.node.as_str().to_string()),
+                Verdicts {
+                    used: f.used.to_native(),
+                    wrong: f.wrong.to_native(),
+                },
+            );
         }
         let marks = d
             .watermarks
@@ -218,6 +253,20 @@ pub fn write(
             .collect(),
         watermarks: watermarks.clone(),
         events: stats.events,
+        feedback: {
+            let mut f: Vec<FeedbackRec> = stats
+                .feedback
+                .iter()
+                .map(|((question, node), v)| FeedbackRec {
+                    question: question.clone(),
+                    node: node.clone(),
+                    used: v.used,
+                    wrong: v.wrong,
+                })
+                .collect();
+            f.sort_by(|a, b| (&a.question, &a.node).cmp(&(&b.question, &b.node)));
+            f
+        },
     };
     let archive = rkyv::to_bytes::<rkyv::rancor::BoxedError>(&data)
         .map_err(|e| std::io::Error::other(format!("archive: {e}")))?;

@@ -1,0 +1,264 @@
+//! How much a note's match says about the question: the share of the question's information a
+//! lexical hit covers, whether its match is more than one typo, what feedback on earlier
+//! questions adds, and whether the question names the note. The score floor and the ranking's
+//! evidence both come from here; priors (type, recency, importance, usage) only multiply it.
+
+use super::cands::Cands;
+use super::learned::Learned;
+use super::policy;
+use super::query::TermWeight;
+use super::shown::ShownCache;
+use crate::error::Result;
+use crate::index::LexicalIndex;
+use crate::index::lexical::TermMatch;
+use crate::index::tokenize::{QueryTerms, Tokenizer};
+use crate::store::{Graph, LazyReader};
+use rustc_hash::FxHashMap;
+
+/// What made a direct hit, for `--explain`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DirectInfo {
+    /// Share of the question's information its words match (0..=1).
+    pub coverage: f32,
+    /// Evidence from feedback on earlier questions with these terms (-1..=1).
+    pub learned: f32,
+    /// The question is the note's title or id.
+    pub title_match: bool,
+    /// The note was used before (see [`policy::counts_as_used`]).
+    pub used: bool,
+}
+
+/// The question's terms as evidence: how informative each is.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    /// Per query term (its bit in a hit's `matched`): the idf it weighs, 0 when uninformative.
+    info: Vec<f32>,
+    /// Per query term: what a match through one of its expansions (typo, prefix) counts.
+    partial: Vec<f32>,
+    /// Sum of `info`.
+    total: f32,
+}
+
+/// Common English words (the ISO stop-word list, lower case): in a question they say little
+/// about its topic ("keep", "over", "next", "without"), whatever their idf in a small memory.
+static GENERIC_WORDS: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
+    std::sync::LazyLock::new(|| {
+        stop_words::lookup("en")
+            .unwrap_or(&[])
+            .iter()
+            .copied()
+            .collect()
+    });
+
+/// Whether a folded question word is a common English word.
+pub fn is_generic(surface: &str) -> bool {
+    GENERIC_WORDS.contains(surface)
+}
+
+fn idf(docs: f32, df: u64) -> f32 {
+    let df = df as f32;
+    (1.0 + (docs - df + 0.5) / (df + 0.5)).ln()
+}
+
+impl Evidence {
+    /// The informativeness of each term of `matches` (the expansions of `qt`'s terms, in query
+    /// order) in `lex`: the idf of the term, or of its most frequent expansion when only its
+    /// expansions are in the memory; a word found nowhere weighs
+    /// [`policy::UNKNOWN_TERM_IDF_SHARE`] of an unseen word's idf, a common English word
+    /// [`policy::GENERIC_TERM_IDF_SHARE`] of its idf.
+    pub fn of(lex: &LexicalIndex, qt: &QueryTerms, matches: &[TermMatch]) -> Evidence {
+        let docs = lex.live_docs().max(1) as f32;
+        let mut info = Vec::with_capacity(matches.len());
+        let mut partial = Vec::with_capacity(matches.len());
+        for (i, m) in matches.iter().enumerate() {
+            let mut w = match m.expansions.first() {
+                Some((t, _)) => idf(docs, lex.doc_freq(t)),
+                None => idf(docs, 0) * policy::UNKNOWN_TERM_IDF_SHARE,
+            };
+            if qt.terms.get(i).is_some_and(|t| is_generic(&t.surface)) {
+                w *= policy::GENERIC_TERM_IDF_SHARE;
+            }
+            info.push(if w >= policy::MIN_MATCH_IDF { w } else { 0.0 });
+            partial.push(
+                m.expansions
+                    .iter()
+                    .filter(|(t, _)| *t != m.term)
+                    .map(|(_, w)| *w)
+                    .fold(0.0f32, f32::max),
+            );
+        }
+        let total = info.iter().sum();
+        Evidence {
+            info,
+            partial,
+            total,
+        }
+    }
+
+    /// The informative terms with their weights (`--explain`).
+    pub fn terms(&self, matches: &[TermMatch]) -> Vec<TermWeight> {
+        matches
+            .iter()
+            .zip(&self.info)
+            .map(|(m, &idf)| TermWeight {
+                term: m.term.clone(),
+                idf,
+                in_memory: !m.expansions.is_empty(),
+            })
+            .collect()
+    }
+
+    /// The share (0..=1) of the question's information a hit with these `matched` and `exact`
+    /// term bits covers: each informative term matched as it is counts its idf, one matched only
+    /// through an expansion the expansion's share of it.
+    pub fn coverage(&self, matched: u32, exact: u32) -> f32 {
+        if self.total <= 0.0 {
+            return 0.0;
+        }
+        let mut got = 0.0;
+        for (i, (&w, &p)) in self.info.iter().zip(&self.partial).enumerate() {
+            let bit = 1u32 << (i % 32);
+            if exact & bit != 0 {
+                got += w;
+            } else if matched & bit != 0 {
+                got += w * p;
+            }
+        }
+        (got / self.total).min(1.0)
+    }
+
+    /// How many of the question's terms are informative.
+    fn informative(&self) -> usize {
+        self.info.iter().filter(|w| **w > 0.0).count()
+    }
+
+    /// Informative terms matched: (as they are, in all).
+    fn counts(&self, matched: u32, exact: u32) -> (usize, usize) {
+        let (mut exact_n, mut any_n) = (0, 0);
+        for (i, &w) in self.info.iter().enumerate() {
+            if w <= 0.0 {
+                continue;
+            }
+            let bit = 1u32 << (i % 32);
+            exact_n += usize::from(exact & bit != 0);
+            any_n += usize::from(matched & bit != 0);
+        }
+        (exact_n, any_n)
+    }
+
+    /// Why a hit with these term bits and `coverage` does not pass the floor, or `None` when it
+    /// does: it must cover [`policy::MIN_COVERAGE`] of the question, more
+    /// ([`policy::SINGLE_TERM_MIN_COVERAGE`]) when it matches a single informative term, and a
+    /// single term of a longer question matched only through a typo or prefix is never enough
+    /// (a one-word question matched through a typo is). A note `used` before
+    /// passes with [`policy::USED_MIN_COVERAGE`] and one informative term as it is.
+    pub fn floor(
+        &self,
+        matched: u32,
+        exact: u32,
+        coverage: f32,
+        used: bool,
+    ) -> Option<&'static str> {
+        let (exact_n, any_n) = self.counts(matched, exact);
+        if used && exact_n >= 1 && coverage >= policy::USED_MIN_COVERAGE {
+            return None;
+        }
+        if coverage < policy::MIN_COVERAGE {
+            Some("matches too little of the question")
+        } else if exact_n == 0 && any_n < 2 && self.informative() > 1 {
+            Some("matches one term, only through a typo or prefix")
+        } else if any_n < 2 && coverage < policy::SINGLE_TERM_MIN_COVERAGE {
+            Some("shares a single word with a longer question")
+        } else {
+            None
+        }
+    }
+
+    /// Per note (graph ordinal): what feedback on earlier questions sharing this question's
+    /// informative terms says, in -1..=1 (the idf-weighted mean of the terms' affinities).
+    pub fn learned(
+        &self,
+        terms: &[TermMatch],
+        graph: &Graph,
+        learned: &Learned,
+    ) -> FxHashMap<u32, f32> {
+        let mut out: FxHashMap<u32, f32> = FxHashMap::default();
+        if learned.is_empty() || self.total <= 0.0 {
+            return out;
+        }
+        for (m, &w) in terms.iter().zip(&self.info) {
+            if w <= 0.0 {
+                continue;
+            }
+            for n in learned.notes_of(&m.term) {
+                if let Some(o) = graph.ord(&n.node) {
+                    *out.entry(o).or_default() += w * n.affinity() / self.total;
+                }
+            }
+        }
+        out.retain(|_, v| *v != 0.0);
+        out
+    }
+}
+
+/// A direct hit's evidence from its lexical base (0 when its words did not pass the floor) and
+/// what feedback says (`learned`, -1..=1); `None` when it has none that passes.
+pub fn with_learned(lexical_base: f32, learned: f32) -> Option<f32> {
+    if learned < 0.0 {
+        let keep = 1.0 + (1.0 - policy::WRONG_KEEP) * learned.max(-1.0);
+        return (lexical_base > 0.0).then_some(lexical_base * keep);
+    }
+    let passes = lexical_base > 0.0 || learned >= policy::MIN_COVERAGE;
+    passes.then_some(lexical_base + policy::LEARNED_WEIGHT * learned)
+}
+
+/// Whether `title`'s terms are exactly the question's (`matches`), each title term the query
+/// term itself or one of its expansions (a typo, a completed prefix).
+fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str) -> bool {
+    let t = tok.query_terms(title).terms;
+    !t.is_empty()
+        && t.len() == matches.len()
+        && t.iter().all(|t| {
+            matches
+                .iter()
+                .any(|m| m.term == t.term || m.expansions.iter().any(|(e, _)| *e == t.term))
+        })
+}
+
+/// Give the best direct hits whose title or id the question names the title bonus.
+#[allow(clippy::too_many_arguments)]
+pub fn title_matches(
+    graph: &Graph,
+    store: &LazyReader<'_>,
+    shown: &ShownCache,
+    tok: &Tokenizer,
+    matches: &[TermMatch],
+    cands: &mut Cands,
+    direct: &mut [(u32, DirectInfo)],
+) -> Result<()> {
+    if matches.is_empty() || direct.is_empty() {
+        return Ok(());
+    }
+    let mut best: Vec<usize> = (0..direct.len()).collect();
+    let base = |i: usize| cands.get(direct[i].0).map_or(0.0, |c| c.base);
+    best.sort_by(|&a, &b| base(b).total_cmp(&base(a)));
+    best.truncate(policy::TITLE_CHECKS);
+    let ords: Vec<u32> = best.iter().map(|&i| direct[i].0).collect();
+    let records = shown.read(graph, store, &ords)?;
+    for (&i, rec) in best.iter().zip(records) {
+        let o = direct[i].0;
+        let id = graph.id(o);
+        let tail = id.rsplit('/').next().unwrap_or(id);
+        let named = names(tok, matches, tail)
+            || (tail != id && names(tok, matches, id))
+            || rec
+                .as_ref()
+                .and_then(|r| r.name.as_deref())
+                .is_some_and(|n| names(tok, matches, n));
+        if named && let Some(c) = cands.hot_mut(o) {
+            c.base += policy::EXACT_TITLE_BONUS;
+            direct[i].1.title_match = true;
+        }
+    }
+    Ok(())
+}

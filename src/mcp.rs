@@ -1,7 +1,8 @@
 //! `mnemon serve`: the memory as an MCP server over stdio (the official Rust SDK, rmcp). One
 //! server process is one session. stdout is the protocol; logs go to stderr.
 //!
-//! Tools: `memory_recall`, `memory_set_importance`, `memory_core`, `memory_show`. Bad arguments
+//! Tools: `memory_recall`, `memory_feedback`, `memory_set_importance`, `memory_core`,
+//! `memory_show`. Bad arguments
 //! come back as tool errors (`isError: true`) whose text says what to fix.
 
 use crate::core_view::DEFAULT_BUDGET_TOKENS;
@@ -46,6 +47,19 @@ pub struct ImportanceArgs {
     /// Why it matters.
     #[serde(default)]
     pub note: Option<String>,
+}
+
+/// Arguments of `memory_feedback`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct FeedbackArgs {
+    /// Ids of recalled notes you used in your answer or work.
+    pub used: Vec<String>,
+    /// Ids of recalled notes that were wrong or misleading for the question.
+    #[serde(default)]
+    pub wrong: Option<Vec<String>>,
+    /// The question the notes were recalled for (default: this session's last memory_recall).
+    #[serde(default)]
+    pub query: Option<String>,
 }
 
 /// Arguments of `memory_core`.
@@ -98,7 +112,7 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_recall",
-        description = "Recall what this project's memory knows about a question: call it at the start of a task and whenever the user mentions a topic, system, incident or preference that may have history. Give `query` (natural language or keywords), or `anchors` (note ids you already have) to explore around them, or both. Returns the most relevant notes with id, name, description, score, source (direct / neighbor / co_occur), the trail of links that reached each note, and a short excerpt; an empty list means nothing relevant is remembered."
+        description = "Recall what this project's memory knows about a question: call it at the start of a task and whenever the user mentions a topic, system, incident or preference that may have history. Give `query` (natural language or keywords), or `anchors` (note ids you already have) to explore around them, or both. Returns the most relevant notes with id, name, description, score, source (direct / neighbor / co_occur), the trail of links that reached each note, and a short excerpt; an empty list means nothing relevant is remembered. After using the results, call memory_feedback with the ids that helped."
     )]
     async fn memory_recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
         let text = a.query.unwrap_or_default();
@@ -144,6 +158,21 @@ impl MemoryServer {
                     "excerpt": h.excerpt,
                 })).collect::<Vec<_>>(),
             })),
+            Err(e) => tool_error(e.to_string()),
+        }
+    }
+
+    #[tool(
+        name = "memory_feedback",
+        description = "Tell the memory which recalled notes you actually used (and, optionally, which were wrong) after a memory_recall. Call it once per answered question, after you have read the results and done the work: `used` = ids of the notes that helped, `wrong` = ids that were misleading or stale for this question, `query` = the question (omit it to mean this session's last memory_recall). Later questions worded like this one then find the used notes first, even in other words, and the wrong ones sink; nothing else reinforces ranking (notes merely returned never climb). Skip it when no note helped."
+    )]
+    async fn memory_feedback(&self, Parameters(a): Parameters<FeedbackArgs>) -> CallToolResult {
+        let wrong = a.wrong.unwrap_or_default();
+        match self
+            .memory
+            .feedback(&a.used, &wrong, a.query.as_deref())
+        {
+            Ok(r) => json_result(&serde_json::to_value(&r).unwrap_or_default()),
             Err(e) => tool_error(e.to_string()),
         }
     }
@@ -216,7 +245,7 @@ impl ServerHandler for MemoryServer {
                 env!("CARGO_PKG_VERSION"),
             ))
             .with_instructions(
-            "mnemon is this project's long-term memory. Call memory_core at the start of a session, memory_recall before answering questions about the project, and memory_set_importance when the user states a strong preference or an incident must be remembered.",
+            "mnemon is this project's long-term memory. Call memory_core at the start of a session, memory_recall before answering questions about the project, memory_feedback with the ids of the recalled notes you used once you have answered, and memory_set_importance when the user states a strong preference or an incident must be remembered.",
         )
     }
 }

@@ -381,7 +381,7 @@ fn loopal_eval_meets_the_per_query_warm_up_target() {
 }
 
 #[test]
-fn a_note_recalled_before_stays_a_direct_hit_below_the_relative_floor() {
+fn a_note_used_before_stays_a_direct_hit_below_the_relative_floor() {
     let (_t, m) = fresh();
     write_note(
         &m,
@@ -414,7 +414,15 @@ fn a_note_recalled_before_stays_a_direct_hit_below_the_relative_floor() {
     let cold = m.recall(&q.clone()).unwrap();
     assert_eq!(ids(&cold).first(), Some(&"zebra-guide"));
     assert_eq!(weak(&cold), None, "{:?}", ids(&cold));
-    // Once recalled, use is evidence: the same weak match is kept as a direct hit.
+    // Returned many times (by questions that match it well) but never used: nothing changes.
+    for _ in 0..6 {
+        let r = m.recall(&Query::text("street walk cyclists")).unwrap();
+        assert_eq!(ids(&r).first(), Some(&"street-walk"));
+    }
+    let shown = m.recall(&q.clone()).unwrap();
+    assert_eq!(weak(&shown), None, "{:?}", ids(&shown));
+    assert!(m.stats("street-walk").unwrap().recall_count >= 6);
+    // Once fetched by id (a use), use is evidence: the same weak match is kept as a direct hit.
     m.recall(&Query::anchors(["street-walk"]).with_depth(0))
         .unwrap();
     let warm = m.recall(&q).unwrap();

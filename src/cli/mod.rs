@@ -102,6 +102,20 @@ enum Command {
         #[arg(long, value_name = "TEXT", default_value = "")]
         note: String,
     },
+    /// Say which recalled notes were used for a question (and which were wrong): later questions
+    /// worded like it find the used notes first. Pass the question with --query.
+    Feedback {
+        /// Id of a note used (repeatable).
+        #[arg(long = "used", value_name = "ID")]
+        used: Vec<String>,
+        /// Id of a note that was wrong or misleading for the question (repeatable).
+        #[arg(long = "wrong", value_name = "ID")]
+        wrong: Vec<String>,
+        /// The question the notes were recalled for (without it, only the notes' use counts
+        /// change).
+        #[arg(long, value_name = "TEXT")]
+        query: Option<String>,
+    },
     /// Show what the event log says about a note (recall count, importance).
     Stats {
         /// Node id.
@@ -323,6 +337,26 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             }
             Ok(EXIT_OK)
         }
+        Command::Feedback { used, wrong, query } => {
+            let memory = open(cli, out)?;
+            let r = memory.feedback(used, wrong, query.as_deref())?;
+            if out.json {
+                out.json(&r);
+            } else {
+                outln!(
+                    "feedback recorded: used [{}], wrong [{}]{}",
+                    r.used.join(", "),
+                    r.wrong.join(", "),
+                    if r.query.is_empty() {
+                        " (no question: only use counts change; give --query to tie it to one)"
+                            .to_string()
+                    } else {
+                        format!(" for \"{}\"", r.query)
+                    }
+                );
+            }
+            Ok(EXIT_OK)
+        }
         Command::Stats { id } => {
             let memory = open(cli, out)?;
             let s = memory.stats(id)?;
@@ -330,11 +364,14 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 out.json(&s);
             } else {
                 outln!(
-                    "{}: recalled {} times (last {}), importance {}",
+                    "{}: recalled {} times (last {}), used {} times ({} apart from a question), wrong {} times, importance {}",
                     s.id,
                     s.recall_count,
                     s.last_recalled_at
                         .map_or("never".into(), |t| format!("{t} ms")),
+                    s.used_count,
+                    s.untied_used,
+                    s.wrong_count,
                     s.importance.map_or("unset".into(), |i| i.to_string())
                 );
             }

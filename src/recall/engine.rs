@@ -376,9 +376,13 @@ pub fn run(
             continue;
         };
         let learned = learned_of.remove(&o).unwrap_or(0.0);
+        let relative = if used {
+            policy::MIN_RELATIVE_LEXICAL_USED
+        } else {
+            policy::MIN_RELATIVE_LEXICAL
+        };
         let why_not = why_not.or_else(|| {
-            (h.score < policy::MIN_RELATIVE_LEXICAL * top)
-                .then_some("far below the best hit's lexical score")
+            (h.score < relative * top).then_some("far below the best hit's lexical score")
         });
         let lexical_base = if why_not.is_none() {
             h.score / top

@@ -70,6 +70,10 @@ pub const MIN_LEXICAL_SCORE: f32 = 0.5;
 /// A direct hit needs at least this fraction of the best hit's lexical score: cuts the long tail
 /// of one-word matches under a strong hit. Lower returns more, noisier direct hits.
 pub const MIN_RELATIVE_LEXICAL: f32 = 0.2;
+/// A note agents used before (see [`counts_as_used`]) stays a direct hit down to this fraction
+/// of the best hit's score: past use is evidence that a weak match is still the note meant. A
+/// note only returned before, never used, gets nothing of it.
+pub const MIN_RELATIVE_LEXICAL_USED: f32 = 0.05;
 /// With anchors, a lexical hit outside the anchors' neighbourhood needs at least this fraction of
 /// the best hit's score: the anchors say what the question is about.
 pub const MIN_UNANCHORED_RELATIVE: f32 = 0.5;

@@ -60,7 +60,13 @@ async def check_tools(mem: Path) -> None:
             init = await s.initialize()
             assert server_name(init) == "mnemon", init
             tools = sorted(t.name for t in (await s.list_tools()).tools)
-            assert tools == ["memory_core", "memory_recall", "memory_set_importance", "memory_show"], tools
+            assert tools == [
+                "memory_core",
+                "memory_feedback",
+                "memory_recall",
+                "memory_set_importance",
+                "memory_show",
+            ], tools
 
             r = await s.call_tool("memory_recall", {"query": "connection pool timeout at month end", "limit": 5})
             assert not is_error(r), text_of(r)
@@ -70,6 +76,20 @@ async def check_tools(mem: Path) -> None:
             first = data["results"][0]
             for key in ["id", "name", "description", "score", "source", "trail", "excerpt"]:
                 assert key in first, (key, first)
+
+            # Feedback on the last recall: the question is taken from it.
+            r = await s.call_tool("memory_feedback", {"used": ["postgres-connection-pooling"]})
+            assert not is_error(r), text_of(r)
+            fb = json.loads(text_of(r))
+            assert fb["query"] == "connection pool timeout at month end", fb
+            assert fb["used"] == ["postgres-connection-pooling"] and fb["qid"] == data["qid"], fb
+            for bad, expect in [
+                ({"used": []}, "at least one note"),
+                ({"used": ["nope"]}, "no note with id"),
+                ({"used": ["deploy-canary"], "wrong": ["deploy-canary"]}, "both used and wrong"),
+            ]:
+                r = await s.call_tool("memory_feedback", bad)
+                assert is_error(r) and expect in text_of(r), (bad, text_of(r))
 
             r = await s.call_tool("memory_recall", {"anchors": ["rate-limit-gcra"], "depth": 1})
             assert not is_error(r), text_of(r)
@@ -119,11 +139,12 @@ async def check_tools(mem: Path) -> None:
     )
     stats = json.loads(out.stdout)
     assert stats["recall_count"] >= 1, stats
+    assert stats["used_count"] == 1, stats
     out = subprocess.run(
         [BIN, "stats", "deploy-canary", "--json", "--dir", str(mem)], check=True, capture_output=True, text=True
     )
     assert json.loads(out.stdout)["importance"] == 7
-    print("mcp e2e: initialize, tools/list, 4 tools, 8 bad arguments, cross-process stats: ok")
+    print("mcp e2e: initialize, tools/list, 5 tools, 11 bad arguments, cross-process stats: ok")
 
 
 async def measure_latency() -> None:

@@ -168,10 +168,7 @@ impl MemoryServer {
     )]
     async fn memory_feedback(&self, Parameters(a): Parameters<FeedbackArgs>) -> CallToolResult {
         let wrong = a.wrong.unwrap_or_default();
-        match self
-            .memory
-            .feedback(&a.used, &wrong, a.query.as_deref())
-        {
+        match self.memory.feedback(&a.used, &wrong, a.query.as_deref()) {
             Ok(r) => json_result(&serde_json::to_value(&r).unwrap_or_default()),
             Err(e) => tool_error(e.to_string()),
         }

@@ -479,6 +479,16 @@ pub fn run(
         let usage = policy::usage_bonus(st.untied_used, st.wrong_count);
         let importance = policy::importance_bonus(st.importance.unwrap_or(0));
         let recency = policy::recency_bonus(touched, now_s);
+        // A note another note declares it replaces is history: it steps aside.
+        let superseded = graph
+            .inn(ord)
+            .iter()
+            .any(|e| e.kind == EdgeKind::Supersedes && e.other != ord);
+        let ttl_factor = if superseded {
+            ttl_factor * policy::SUPERSEDED_FACTOR
+        } else {
+            ttl_factor
+        };
         let score = base
             * (1.0 + usage)
             * policy::prior_factor(type_weight, ttl_factor, importance + recency);

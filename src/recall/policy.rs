@@ -237,6 +237,9 @@ pub const RECENCY_HALF_LIFE_DAYS: f32 = 90.0;
 pub const RECENCY_WEIGHT: f32 = 0.05;
 /// Score multiplier once a note's ttl has expired: stale facts sink but stay findable.
 pub const TTL_EXPIRED_FACTOR: f32 = 0.5;
+/// Score multiplier of a note that another note supersedes (a `supersedes` edge to it): history
+/// stays findable but steps aside for what replaced it. Shown in the ttl factor.
+pub const SUPERSEDED_FACTOR: f32 = 0.6;
 /// Multiplier when less than [`TTL_WARN_FRACTION`] of the ttl is left.
 pub const TTL_NEAR_FACTOR: f32 = 0.85;
 /// Fraction of the ttl left under which a note counts as close to expiring.

@@ -114,7 +114,7 @@ pub struct Explain {
     pub base: f32,
     /// Note-type multiplier.
     pub type_weight: f32,
-    /// TTL multiplier.
+    /// TTL multiplier (times 0.6 when another note supersedes this one).
     pub ttl_factor: f32,
     /// Usage reinforcement: `0.35 * ln(1 + used)` (at most 0.8), less for notes found wrong.
     pub usage: f32,

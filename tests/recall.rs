@@ -341,9 +341,10 @@ fn index_ahead_of_the_store_is_rebuilt_above_its_generation() {
     assert!(m.recall(&Query::text("ghost")).unwrap().results.is_empty());
 }
 
-/// Floors on the loopal-58 eval (cold): MRR >= 0.83, R@5 >= 0.65, R@10 >= 0.75. (R@10 was 0.83
-/// before the score floor: questions whose words cover little of any note now get their single
-/// best note instead of its neighbourhood, the price of returning nothing for off-topic ones.)
+/// The loopal-58 eval (cold): MRR >= 0.85 (the recall issue's goal), R@5 >= 0.68, R@10 >= 0.77.
+/// (R@10 was 0.83 before the score floor: questions whose words cover little of any note now get
+/// their best two notes without the notes around them, the price of returning nothing for
+/// off-topic questions.)
 #[test]
 fn loopal_eval_meets_the_cold_targets() {
     let Some(fixtures) = loopal_fixtures() else {
@@ -354,9 +355,9 @@ fn loopal_eval_meets_the_cold_targets() {
     let report = mnemon::eval::run::eval_cold(&fixtures, &truth).unwrap();
     let cold = &report.modes["cold"];
     assert_eq!(report.queries, 58);
-    assert!(cold.mrr >= 0.83, "MRR {}", cold.mrr);
-    assert!(cold.r5 >= 0.65, "R@5 {}", cold.r5);
-    assert!(cold.r10 >= 0.75, "R@10 {}", cold.r10);
+    assert!(cold.mrr >= 0.85, "MRR {}", cold.mrr);
+    assert!(cold.r5 >= 0.68, "R@5 {}", cold.r5);
+    assert!(cold.r10 >= 0.77, "R@10 {}", cold.r10);
 }
 
 /// The event-log issue's target on loopal-58: per-query 5x warm-up lifts MRR at least as much as

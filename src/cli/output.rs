@@ -328,8 +328,9 @@ impl Out {
             outln!(
                 "  {}",
                 self.dim(&format!(
-                    "weak question: no hit covers {:.0}% of it, so only the best one is shown, without its neighbours",
-                    mnemon::recall::policy::STRONG_COVERAGE * 100.0
+                    "weak question: no hit covers {:.0}% of it, so only the best {} are shown, without their neighbours",
+                    mnemon::recall::policy::STRONG_COVERAGE * 100.0,
+                    mnemon::recall::policy::WEAK_QUESTION_RESULTS
                 ))
             );
         }

@@ -441,21 +441,11 @@ pub fn run(
     // A question that names a note (its title, its id) means that note.
     title_matches(graph, store, shown, tok, &matches, cands, &mut direct_info)?;
 
-    // A question whose best evidence is weak (no direct hit covers much of it, none is named by
-    // it) gets its single best note and nothing reached from it: neighbours of a weak hit
-    // inherit nothing.
-    let strongest = direct_info
-        .iter()
-        .map(|(_, i)| {
-            if i.title_match {
-                1.0
-            } else {
-                i.coverage.max(i.learned)
-            }
-        })
-        .fold(0.0f32, f32::max);
-    floor.weak =
-        anchors.is_empty() && !direct_info.is_empty() && strongest < policy::STRONG_COVERAGE;
+    // A question whose direct hits are all weak (none covers much of it, none is named by it)
+    // gets its best few and nothing reached from them.
+    floor.weak = anchors.is_empty()
+        && !direct_info.is_empty()
+        && !direct_info.iter().any(|(_, i)| i.is_strong());
 
     struct Scored {
         ord: u32,
@@ -520,15 +510,22 @@ pub fn run(
         best_without_stats(base) < floor_score && stats(ord) == NodeStats::default()
     };
 
-    let mut seeds: Vec<(u32, f32)> = cands.bases().collect();
+    // Neighbours of a weak hit inherit nothing: only anchors and strong hits seed the walk.
+    let mut seeds: Vec<(u32, f32)> = cands
+        .bases()
+        .filter(|(o, _)| {
+            direct_info
+                .iter()
+                .find(|(d, _)| d == o)
+                .is_none_or(|(_, i)| i.is_strong())
+        })
+        .collect();
     seeds.sort_by(|a, b| {
         b.1.total_cmp(&a.1)
             .then_with(|| graph.id(a.0).cmp(graph.id(b.0)))
     });
     seeds.truncate(policy::MAX_SEEDS + anchors.len());
-    if !floor.weak {
-        walk(graph, cands, &seeds, q.depth, Some(&skip_leaf));
-    }
+    walk(graph, cands, &seeds, q.depth, Some(&skip_leaf));
 
     // 4. Score candidates with the policy (all in memory); dangling targets drop out. Direct hits
     //    and notes with usage stats are scored first; then another candidate is read only if its
@@ -590,12 +587,12 @@ pub fn run(
     }
     scored.sort_by(by_rank);
     if floor.weak {
-        // The best note, and notes agents used before that this question also matches.
+        // The best notes, and notes agents used before that this question also matches.
         let used = |o: u32| direct_info.iter().any(|(d, i)| *d == o && i.used);
         let mut i = 0usize;
         scored.retain(|s| {
             i += 1;
-            i == 1 || used(s.ord)
+            i <= policy::WEAK_QUESTION_RESULTS || used(s.ord)
         });
     }
 

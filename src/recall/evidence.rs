@@ -28,6 +28,15 @@ pub struct DirectInfo {
     pub used: bool,
 }
 
+impl DirectInfo {
+    /// Whether this hit's evidence is strong enough for the notes around it to be worth
+    /// showing: it covers [`policy::STRONG_COVERAGE`] of the question, feedback says as much, or
+    /// the question names it.
+    pub fn is_strong(&self) -> bool {
+        self.title_match || self.coverage.max(self.learned) >= policy::STRONG_COVERAGE
+    }
+}
+
 /// The question's terms as evidence: how informative each is.
 #[derive(Debug, Clone)]
 pub struct Evidence {

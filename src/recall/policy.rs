@@ -52,7 +52,7 @@ pub const SINGLE_TERM_MIN_COVERAGE: f32 = 0.5;
 /// the question with at least one informative term as it is, and is returned even for a weak
 /// question: past use is evidence that a partial match is the note meant. A note only ever
 /// returned, never used, gets nothing.
-pub const USED_MIN_COVERAGE: f32 = 0.15;
+pub const USED_MIN_COVERAGE: f32 = 0.1;
 
 /// Whether a note's stats say agents used it, apart from any question (more often than they
 /// found it wrong). Uses tied to a question count through that question's terms only.
@@ -60,10 +60,13 @@ pub fn counts_as_used(st: &super::NodeStats) -> bool {
     st.untied_used > st.wrong_count
 }
 
-/// A question is answered in full (direct hits and the notes around them) only when some direct
-/// hit covers at least this share of it, is named by it, or is what feedback says it means;
-/// otherwise only its single best hit comes back (and hits on notes used before).
+/// A direct hit seeds the walk (the notes around it are worth showing) only when it covers at
+/// least this share of the question, is named by it, or is what feedback says it means: the
+/// neighbours of a weak hit inherit nothing.
 pub const STRONG_COVERAGE: f32 = 0.45;
+/// A question whose direct hits are all weak returns at most this many (and hits on notes used
+/// before): partial matches of a question the memory may have no answer for.
+pub const WEAK_QUESTION_RESULTS: usize = 2;
 /// A direct hit needs at least this BM25F score (a floor against single weak matches in long
 /// notes). Lower admits weaker matches.
 pub const MIN_LEXICAL_SCORE: f32 = 0.5;
@@ -225,9 +228,9 @@ pub const CLEAR_LEAD: f32 = MAX_TYPE_WEIGHT / MIN_TYPE_WEIGHT * (1.0 + PRIOR_CAP
 /// so it lifts only notes this question reached, never one it did not. Uses tied to a question
 /// reach ranking through that question's terms (`recall::learned`), and being returned by a
 /// recall is not a use: what is shown often does not climb for being shown.
-pub const USAGE_COEF: f32 = 0.35;
+pub const USAGE_COEF: f32 = 0.45;
 /// The most usage multiplies evidence by, minus one.
-pub const USAGE_CAP: f32 = 0.8;
+pub const USAGE_CAP: f32 = 1.0;
 /// Importance bonus per point (1..=10): importance 10 adds 0.2 of the evidence.
 pub const IMPORTANCE_COEF: f32 = 0.02;
 /// Half-life of the recency bonus, in days, on max(last use, updated_at).

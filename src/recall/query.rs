@@ -168,8 +168,8 @@ pub struct FloorReport {
     pub terms: Vec<TermWeight>,
     /// The best hits turned away (at most 5), best first.
     pub rejected: Vec<Rejected>,
-    /// No direct hit covered much of the question: only the best one was returned, without
-    /// the notes around it.
+    /// No direct hit covered much of the question: only the best two were returned, without the
+    /// notes around them.
     pub weak: bool,
 }
 

@@ -207,3 +207,47 @@ fn closed_stdout_pipe_ends_quietly_without_a_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
+
+/// `mnemon eval --modes cold,replay,feedback --json` on the demo memory's own question set:
+/// `modes.replay` has exactly the fields of `modes.cold`; replay is never below cold; the 25
+/// questions with no answer get few results (about one each, never a note's neighbourhood).
+#[test]
+fn eval_replay_mode_json_and_the_demo_question_set() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = root.join("examples/demo-memory");
+    let truth = root.join("eval/questions/demo.tune.yaml");
+    let (code, v, err) = run(
+        tmp.path(),
+        &[
+            "eval",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--truth",
+            truth.to_str().unwrap(),
+            "--modes",
+            "cold,replay,feedback",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let keys = |m: &str| -> Vec<String> {
+        v["modes"][m]
+            .as_object()
+            .unwrap_or_else(|| panic!("modes.{m} in {v}"))
+            .keys()
+            .cloned()
+            .collect()
+    };
+    assert_eq!(keys("replay"), keys("cold"));
+    assert!(keys("cold").contains(&"no_answer".to_string()));
+    let f = |m: &str, k: &str| v["modes"][m][k].as_f64().unwrap();
+    assert!(f("replay", "mrr") >= f("cold", "mrr"));
+    assert!(f("feedback", "mrr") >= f("cold", "mrr"));
+    assert!(f("cold", "mrr") >= 0.9, "{}", f("cold", "mrr"));
+    let no = &v["modes"]["cold"]["no_answer"];
+    assert_eq!(no["queries"], 25);
+    assert!(no["avg_results"].as_f64().unwrap() <= 1.5, "{no}");
+    assert!(no["empty_share"].as_f64().unwrap() >= 0.7, "{no}");
+    assert!(v["modes"]["cold"]["by_kind"]["paraphrase"]["mrr"].is_number());
+}

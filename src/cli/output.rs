@@ -376,15 +376,28 @@ impl Out {
                 m.latency_us_p50,
                 m.latency_us_p99
             );
-            for (sub, s) in &m.by_mode {
+            for (sub, s) in m.by_mode.iter().map(|(k, v)| (*k, v)).chain(
+                m.by_kind
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v))
+                    .filter(|_| !m.by_kind.is_empty()),
+            ) {
                 outln!(
-                    "  {:<6} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+                    "  {:<10} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
                     sub,
                     s.r5,
                     s.r10,
                     s.p5,
                     s.mrr,
                     s.ndcg5
+                );
+            }
+            if m.no_answer.queries > 0 {
+                outln!(
+                    "  no answer: {} questions, {:.2} results on average, {:.0}% answered with nothing",
+                    m.no_answer.queries,
+                    m.no_answer.avg_results,
+                    m.no_answer.empty_share * 100.0
                 );
             }
         }

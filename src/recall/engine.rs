@@ -237,6 +237,70 @@ fn best_without_stats(base: f32) -> f32 {
     policy::prior_factor(policy::MAX_TYPE_WEIGHT, 1.0, policy::RECENCY_WEIGHT) * base
 }
 
+/// Lower each superseded note (the target of a `supersedes` edge) in `scored` to just below its
+/// best-scoring successor among them, unless it already ranks below it or its evidence leads the
+/// successor's by more than [`policy::CLEAR_LEAD`] (the question is about the old note itself).
+/// `key` gives an entry's ordinal, score and evidence, `set` lowers a score. Chains resolve step
+/// by step.
+fn step_aside_for_successors<T>(
+    graph: &Graph,
+    scored: &mut [T],
+    key: impl Fn(&T) -> (u32, f32, f32),
+    set: impl Fn(&mut T, f32),
+) {
+    // Few notes are superseded: find them first, then their successors' scores.
+    let olds: Vec<usize> = (0..scored.len())
+        .filter(|&i| {
+            let (o, _, _) = key(&scored[i]);
+            graph
+                .inn(o)
+                .iter()
+                .any(|e| e.kind == EdgeKind::Supersedes && e.other != o)
+        })
+        .collect();
+    if olds.is_empty() {
+        return;
+    }
+    let score_of = |scored: &[T], o: u32| {
+        scored
+            .iter()
+            .map(&key)
+            .find(|(x, _, _)| *x == o)
+            .map(|(_, s, base)| (s, base))
+    };
+    // Newest first: a successor that itself steps aside moves before its predecessor does.
+    for _ in 0..policy::MAX_DEPTH {
+        let mut moved = false;
+        for &i in &olds {
+            let (o, score, base) = key(&scored[i]);
+            let succ = graph
+                .inn(o)
+                .iter()
+                .filter(|e| e.kind == EdgeKind::Supersedes && e.other != o)
+                .filter_map(|e| score_of(scored, e.other))
+                .filter(|&(_, succ_base)| base <= policy::CLEAR_LEAD * succ_base)
+                .map(|(s, _)| s)
+                .fold(f32::NEG_INFINITY, f32::max);
+            if succ.is_finite() && score >= succ {
+                set(&mut scored[i], next_below(succ));
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+}
+
+/// The largest f32 below `x` (for positive finite `x`), or a hair under it.
+fn next_below(x: f32) -> f32 {
+    if x > 0.0 && x.is_finite() {
+        f32::from_bits(x.to_bits() - 1)
+    } else {
+        x - f32::EPSILON
+    }
+}
+
 /// Check a query's ranges; the error says what to fix.
 pub fn validate(q: &Query) -> Result<()> {
     if q.text.trim().is_empty() && q.anchors.is_empty() {
@@ -469,16 +533,6 @@ pub fn run(
         let usage = policy::usage_bonus(st.untied_used, st.wrong_count);
         let importance = policy::importance_bonus(st.importance.unwrap_or(0));
         let recency = policy::recency_bonus(touched, now_s);
-        // A note another note declares it replaces is history: it steps aside.
-        let superseded = graph
-            .inn(ord)
-            .iter()
-            .any(|e| e.kind == EdgeKind::Supersedes && e.other != ord);
-        let ttl_factor = if superseded {
-            ttl_factor * policy::SUPERSEDED_FACTOR
-        } else {
-            ttl_factor
-        };
         let score = base
             * (1.0 + usage)
             * policy::prior_factor(type_weight, ttl_factor, importance + recency);
@@ -576,6 +630,14 @@ pub fn run(
             keep(s, &mut scored, &mut best);
         }
     }
+    // A note another note declares it replaces steps aside for its successor when both are
+    // here and its evidence does not clearly lead: it ranks right below it.
+    step_aside_for_successors(
+        graph,
+        &mut scored,
+        |s| (s.ord, s.score, cands.get(s.ord).map_or(0.0, |c| c.base)),
+        |s, v| s.score = v,
+    );
     let by_rank = |a: &Scored, b: &Scored| {
         b.score
             .total_cmp(&a.score)

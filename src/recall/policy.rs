@@ -41,9 +41,10 @@ pub const UNKNOWN_TERM_IDF_SHARE: f32 = 0.5;
 pub const GENERIC_TERM_IDF_SHARE: f32 = 0.3;
 /// A direct hit must cover at least this share of the question's information: the idf-weighted
 /// share of its informative terms the note matches (a typo or prefix match counts
-/// [`FUZZY_TERM_WEIGHT`] / [`PREFIX_TERM_WEIGHT`] of a term). Lower returns notes that match a
-/// small part of a long question; higher returns nothing for partial paraphrases.
-pub const MIN_COVERAGE: f32 = 0.3;
+/// [`FUZZY_TERM_WEIGHT`] / [`PREFIX_TERM_WEIGHT`] of a term). Long questions in other words than
+/// the note's share a few words with it; lower returns more of those and more noise, higher
+/// returns nothing for partial paraphrases.
+pub const MIN_COVERAGE: f32 = 0.2;
 /// A direct hit that matches one informative term of a longer question must cover at least this
 /// share of it: one shared word (a "pool" or a "canary" in another sense) is how off-topic
 /// questions find notes, so that word must carry most of the question.
@@ -228,7 +229,7 @@ pub const CLEAR_LEAD: f32 = MAX_TYPE_WEIGHT / MIN_TYPE_WEIGHT * (1.0 + PRIOR_CAP
 /// so it lifts only notes this question reached, never one it did not. Uses tied to a question
 /// reach ranking through that question's terms (`recall::learned`), and being returned by a
 /// recall is not a use: what is shown often does not climb for being shown.
-pub const USAGE_COEF: f32 = 0.45;
+pub const USAGE_COEF: f32 = 0.6;
 /// The most usage multiplies evidence by, minus one.
 pub const USAGE_CAP: f32 = 1.0;
 /// Importance bonus per point (1..=10): importance 10 adds 0.2 of the evidence.
@@ -240,9 +241,6 @@ pub const RECENCY_HALF_LIFE_DAYS: f32 = 90.0;
 pub const RECENCY_WEIGHT: f32 = 0.05;
 /// Score multiplier once a note's ttl has expired: stale facts sink but stay findable.
 pub const TTL_EXPIRED_FACTOR: f32 = 0.5;
-/// Score multiplier of a note that another note supersedes (a `supersedes` edge to it): history
-/// stays findable but steps aside for what replaced it. Shown in the ttl factor.
-pub const SUPERSEDED_FACTOR: f32 = 0.6;
 /// Multiplier when less than [`TTL_WARN_FRACTION`] of the ttl is left.
 pub const TTL_NEAR_FACTOR: f32 = 0.85;
 /// Fraction of the ttl left under which a note counts as close to expiring.
@@ -350,7 +348,8 @@ mod tests {
     #[test]
     fn bonuses_follow_the_formulas() {
         assert_eq!(usage_bonus(0, 0), 0.0);
-        assert!((usage_bonus(5, 0) - USAGE_COEF * 6f32.ln()).abs() < 1e-6);
+        assert!((usage_bonus(2, 0) - USAGE_COEF * 3f32.ln()).abs() < 1e-6);
+        assert_eq!(usage_bonus(1000, 0), USAGE_CAP);
         assert_eq!(
             usage_bonus(1, 4),
             0.0,

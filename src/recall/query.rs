@@ -114,9 +114,10 @@ pub struct Explain {
     pub base: f32,
     /// Note-type multiplier.
     pub type_weight: f32,
-    /// TTL multiplier (times 0.6 when another note supersedes this one).
+    /// TTL multiplier.
     pub ttl_factor: f32,
-    /// Usage reinforcement: `0.35 * ln(1 + used)` (at most 0.8), less for notes found wrong.
+    /// Usage reinforcement: `0.6 * ln(1 + uses apart from a question)` (at most 1), less for
+    /// notes found wrong.
     pub usage: f32,
     /// `0.02 * importance`.
     pub importance: f32,

@@ -790,8 +790,9 @@ impl Memory {
         Ok(w.clone())
     }
 
-    /// The folded stats keyed by `graph`'s ordinals (patched from the stats change log).
-    fn ord_stats(&self, graph: &Graph) -> Result<Arc<OrdStats>> {
+    /// The folded stats keyed by `graph`'s ordinals (patched from the stats change log), and
+    /// what feedback taught by query term, both current with the folded events (one view).
+    fn stats_tables(&self, graph: &Graph) -> Result<(Arc<OrdStats>, Arc<Learned>)> {
         let poisoned = || Error::InvalidArgument {
             what: "stats",
             message: "lock poisoned by a panic in another thread".into(),
@@ -799,35 +800,31 @@ impl Memory {
         let Some(view) = self.events.view() else {
             return Err(poisoned());
         };
-        {
+        let by_ord = {
             let t = self.ord_stats.read().map_err(|_| poisoned())?;
-            if t.is_current(graph, &view) {
-                return Ok(t.clone());
+            t.is_current(graph, &view).then(|| t.clone())
+        };
+        let by_ord = match by_ord {
+            Some(t) => t,
+            None => {
+                let mut w = self.ord_stats.write().map_err(|_| poisoned())?;
+                Arc::make_mut(&mut w).refresh(graph, &view);
+                w.clone()
             }
-        }
-        let mut w = self.ord_stats.write().map_err(|_| poisoned())?;
-        Arc::make_mut(&mut w).refresh(graph, &view);
-        Ok(w.clone())
-    }
-
-    /// What feedback taught, by query term, current with the folded events.
-    fn learned(&self) -> Result<Arc<Learned>> {
-        let poisoned = || Error::InvalidArgument {
-            what: "stats",
-            message: "lock poisoned by a panic in another thread".into(),
         };
-        let Some(view) = self.events.view() else {
-            return Err(poisoned());
-        };
-        {
+        let learned = {
             let t = self.learned.read().map_err(|_| poisoned())?;
-            if t.is_current(&view) {
-                return Ok(t.clone());
+            t.is_current(&view).then(|| t.clone())
+        };
+        let learned = match learned {
+            Some(t) => t,
+            None => {
+                let mut w = self.learned.write().map_err(|_| poisoned())?;
+                Arc::make_mut(&mut w).refresh(&view, &self.tokenizer);
+                w.clone()
             }
-        }
-        let mut w = self.learned.write().map_err(|_| poisoned())?;
-        Arc::make_mut(&mut w).refresh(&view, &self.tokenizer);
-        Ok(w.clone())
+        };
+        Ok((by_ord, learned))
     }
 
     fn write_lock(&self) -> Result<crate::store::WriteLock> {
@@ -1109,11 +1106,12 @@ impl Memory {
             floor,
             latency_us,
         };
-        if let Ok(mut last) = self.last_question.lock() {
-            *last = Some((recall.qid.clone(), q.text.clone()));
-        }
         if !q.record {
             return Ok(recall);
+        }
+        // Feedback that names no question is about this recall.
+        if let Ok(mut last) = self.last_question.lock() {
+            *last = Some((recall.qid.clone(), q.text.clone()));
         }
         // One QueryEvent and one RecallHit per returned note, flushed to the OS before returning.
         let mut events = Vec::with_capacity(recall.results.len() + 1);
@@ -1191,8 +1189,7 @@ impl Memory {
         let version = view.version();
         let lex = self.lexical_at(version)?;
         let graph = self.graph(view, version)?;
-        let by_ord = self.ord_stats(&graph)?;
-        let learned = self.learned()?;
+        let (by_ord, learned) = self.stats_tables(&graph)?;
         let stats = |o: u32| by_ord.get(o);
         // Records read at this reader's version are kept only for the graph of that version.
         let shown = if graph.version() == version {

@@ -46,6 +46,12 @@ pub enum ArbKind {
         tags: Vec<ArbStr>,
         note: ArbStr,
     },
+    Feedback {
+        qid: ArbStr,
+        query: ArbStr,
+        used: Vec<ArbStr>,
+        wrong: Vec<ArbStr>,
+    },
 }
 
 #[derive(Debug, Arbitrary)]
@@ -100,6 +106,17 @@ impl ArbEvent {
                 importance: importance % 10 + 1,
                 tags: strs(tags),
                 note: note.get(),
+            },
+            ArbKind::Feedback {
+                qid,
+                query,
+                used,
+                wrong,
+            } => EventKind::Feedback {
+                qid: qid.get(),
+                query: query.get(),
+                used: strs(used),
+                wrong: strs(wrong),
             },
         };
         Event {

@@ -5,12 +5,19 @@
 //! ways round, grouped both ways, and with the empty stats). All must be equal, and equal to a
 //! model written here: `recall_count` = number of hits, `last_recalled_at` = latest hit,
 //! the importance (and its ts and (session, seq) key) = the tag with the largest
-//! (ts, session, seq, importance), `events` = number of events.
+//! (ts, session, seq, importance), `used_count` / `untied_used` / `wrong_count` /
+//! `last_used_at` = the Feedback events naming the node (untied: those with no question), the
+//! per-question verdicts = their counts by (question key, node), `events` = number of events.
 #![no_main]
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
+use mnemon::events::fold::{Verdicts, question_key};
 use mnemon::events::{Event, EventKind, HitSource, RecallStats, Stats};
+
+/// Questions of Feedback events: empty (tied to none), and two that differ only in case and
+/// spacing (one question key).
+const QUESTIONS: [&str; 3] = ["", "Pool  size", "pool size"];
 
 const NODES: [&str; 4] = ["a", "b", "notes/c", "d"];
 /// Not in index order lexicographically, so the session tie-break is really tested.
@@ -35,7 +42,7 @@ struct Ev {
 impl In {
     fn get(&self) -> Ev {
         let node = NODES[usize::from(self.node) % NODES.len()].to_string();
-        let kind = match self.kind % 5 {
+        let kind = match self.kind % 7 {
             0 => EventKind::Query {
                 qid: "q".into(),
                 query: node,
@@ -44,6 +51,21 @@ impl In {
                 latency_us: 1,
                 caller: "fuzz".into(),
             },
+            5 | 6 => {
+                let other = NODES[usize::from(self.importance) % NODES.len()].to_string();
+                let question = QUESTIONS[usize::from(self.importance / 4) % QUESTIONS.len()];
+                let (used, wrong) = if self.kind % 7 == 5 {
+                    (vec![node], vec![other])
+                } else {
+                    (vec![node, other], vec![])
+                };
+                EventKind::Feedback {
+                    qid: "q".into(),
+                    query: question.into(),
+                    used,
+                    wrong,
+                }
+            }
             1 | 2 => EventKind::RecallHit {
                 qid: "q".into(),
                 node,
@@ -104,9 +126,26 @@ fn model(evs: &[Ev]) -> Stats {
                 _ => None,
             })
             .max();
-        if hits.is_empty() && best_tag.is_none() {
+        // (ts, tied to a question, used) of every Feedback verdict on this node.
+        let verdicts: Vec<(i64, bool, bool)> = evs
+            .iter()
+            .flat_map(|e| match &e.event.kind {
+                EventKind::Feedback {
+                    query, used, wrong, ..
+                } => used
+                    .iter()
+                    .map(|u| (u, true))
+                    .chain(wrong.iter().map(|w| (w, false)))
+                    .filter(|(x, _)| x.as_str() == n)
+                    .map(|(_, is_used)| (e.event.ts_ms, !query.is_empty(), is_used))
+                    .collect::<Vec<_>>(),
+                _ => Vec::new(),
+            })
+            .collect();
+        if hits.is_empty() && best_tag.is_none() && verdicts.is_empty() {
             continue;
         }
+        let used = || verdicts.iter().filter(|v| v.2);
         model.nodes.insert(
             n.to_string(),
             RecallStats {
@@ -115,8 +154,35 @@ fn model(evs: &[Ev]) -> Stats {
                 importance: best_tag.map(|t| t.3),
                 importance_ts: best_tag.map(|t| t.0),
                 importance_key: best_tag.map(|t| (t.1.to_string(), t.2)),
+                used_count: used().count() as u64,
+                untied_used: used().filter(|v| !v.1).count() as u64,
+                wrong_count: verdicts.iter().filter(|v| !v.2).count() as u64,
+                last_used_at: used().map(|v| v.0).max(),
             },
         );
+    }
+    for e in evs {
+        if let EventKind::Feedback {
+            query, used, wrong, ..
+        } = &e.event.kind
+        {
+            if query.is_empty() {
+                continue;
+            }
+            for (list, is_used) in [(used, true), (wrong, false)] {
+                for node in list {
+                    let v: &mut Verdicts = model
+                        .feedback
+                        .entry((question_key(query), node.clone()))
+                        .or_default();
+                    if is_used {
+                        v.used += 1;
+                    } else {
+                        v.wrong += 1;
+                    }
+                }
+            }
+        }
     }
     model
 }

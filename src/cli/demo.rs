@@ -34,7 +34,7 @@ pub fn run(notes: Option<&Path>, out: &Out) -> mnemon::Result<i32> {
         out.bold(&format!("mnemon demo: {} (temporary)", root.display()))
     );
     out.index(&report);
-    let examples: [(&str, mnemon::recall::Query); 4] = [
+    let examples: [(&str, mnemon::recall::Query); 5] = [
         (
             "a question in plain English",
             mnemon::recall::Query::text("why did the connection pool time out at month end?"),
@@ -50,6 +50,10 @@ pub fn run(notes: Option<&Path>, out: &Out) -> mnemon::Result<i32> {
         (
             "everything around an anchor note",
             mnemon::recall::Query::anchors(["rate-limit-gcra"]),
+        ),
+        (
+            "a question this memory has no answer for",
+            mnemon::recall::Query::text("how do I bake sourdough bread?"),
         ),
     ];
     for (what, mut q) in examples {

@@ -409,34 +409,36 @@ pub fn run(
         rejected: Vec::new(),
         weak: false,
     };
-    // Why each hit's words do not pass the floor (none: they do), its coverage, and whether its
-    // note was used before (past use is evidence that a partial match is the note meant).
-    let verdicts: Vec<(f32, Option<&'static str>, bool)> = hits
+    // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
+    // do not pass the floor (none: they do), its coverage, and whether its note was used before
+    // (past use is evidence that a partial match is the note meant).
+    let verdicts: Vec<(Option<u32>, f32, Option<&'static str>, bool)> = hits
         .iter()
         .map(|h| {
+            let o = graph.ord(h.id).filter(|o| graph.meta(*o).is_some());
             let coverage = evidence.coverage(h.matched, h.exact);
-            let used = graph
-                .ord(h.id)
-                .is_some_and(|o| policy::counts_as_used(&stats(o)));
-            let why_not = evidence
-                .floor(h.matched, h.exact, coverage, used)
-                .or_else(|| {
-                    (h.score < policy::MIN_LEXICAL_SCORE).then_some("lexical score under the floor")
-                });
-            (coverage, why_not, used)
+            let lexical_floor = |used: bool| {
+                evidence
+                    .floor(h.matched, h.exact, coverage, used)
+                    .or_else(|| {
+                        (h.score < policy::MIN_LEXICAL_SCORE)
+                            .then_some("lexical score under the floor")
+                    })
+            };
+            let used = o.is_some_and(|o| policy::counts_as_used(&stats(o)));
+            (o, coverage, lexical_floor(used), used)
         })
         .collect();
     // The best passing hit sets the scale.
     let top = hits
         .iter()
         .zip(&verdicts)
-        .filter(|(_, v)| v.1.is_none())
+        .filter(|(_, v)| v.2.is_none())
         .map(|(h, _)| h.score)
         .fold(0.0f32, f32::max);
     let mut direct_info: Vec<(u32, DirectInfo)> = Vec::new();
-    for (h, &(coverage, why_not, used)) in hits.iter().zip(&verdicts) {
-        // A hit the graph does not know yet (another process mid-update) is skipped.
-        let Some(o) = graph.ord(h.id).filter(|o| graph.meta(*o).is_some()) else {
+    for (h, &(o, coverage, why_not, used)) in hits.iter().zip(&verdicts) {
+        let Some(o) = o else {
             continue;
         };
         let learned = learned_of.remove(&o).unwrap_or(0.0);
@@ -630,14 +632,6 @@ pub fn run(
             keep(s, &mut scored, &mut best);
         }
     }
-    // A note another note declares it replaces steps aside for its successor when both are
-    // here and its evidence does not clearly lead: it ranks right below it.
-    step_aside_for_successors(
-        graph,
-        &mut scored,
-        |s| (s.ord, s.score, cands.get(s.ord).map_or(0.0, |c| c.base)),
-        |s, v| s.score = v,
-    );
     let by_rank = |a: &Scored, b: &Scored| {
         b.score
             .total_cmp(&a.score)
@@ -647,6 +641,15 @@ pub fn run(
         scored.select_nth_unstable_by(q.limit, by_rank);
         scored.truncate(q.limit);
     }
+    // A note another note declares it replaces steps aside for its successor when both are
+    // returned and its evidence does not clearly lead: it ranks right below it. (Only lowered,
+    // to just under a returned note's score: it stays above everything left out.)
+    step_aside_for_successors(
+        graph,
+        &mut scored,
+        |s| (s.ord, s.score, cands.get(s.ord).map_or(0.0, |c| c.base)),
+        |s, v| s.score = v,
+    );
     scored.sort_by(by_rank);
     if floor.weak {
         // The best notes, and notes agents used before that this question also matches.

@@ -248,7 +248,20 @@ pub fn title_matches(
     if matches.is_empty() || direct.is_empty() {
         return Ok(());
     }
-    let mut best: Vec<usize> = (0..direct.len()).collect();
+    // A question that is a note's title matches every one of the note's title terms, so a hit
+    // is checked only when it matched every query term (nearly always through its title
+    // fields): no record is read and nothing tokenized for the others.
+    let all = if matches.len() >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << matches.len()) - 1
+    };
+    let mut best: Vec<usize> = (0..direct.len())
+        .filter(|&i| cands.get(direct[i].0).map(|c| c.matched) == Some(all))
+        .collect();
+    if best.is_empty() {
+        return Ok(());
+    }
     let base = |i: usize| cands.get(direct[i].0).map_or(0.0, |c| c.base);
     best.sort_by(|&a, &b| base(b).total_cmp(&base(a)));
     best.truncate(policy::TITLE_CHECKS);

@@ -222,6 +222,8 @@ pub const PRIOR_CAP: f32 = 0.25;
 /// An evidence lead larger than this ratio is never overturned by priors: the largest type ratio
 /// times the largest bonus.
 pub const CLEAR_LEAD: f32 = MAX_TYPE_WEIGHT / MIN_TYPE_WEIGHT * (1.0 + PRIOR_CAP);
+// Priors decide only close calls: a lead of half as much again is always clear.
+const _: () = assert!(CLEAR_LEAD < 1.5);
 
 /// Usage reinforcement: a note the agents used apart from any question (fetched it by id, or
 /// said so in feedback naming no question) has its evidence multiplied by
@@ -251,6 +253,10 @@ pub const DAY_S: i64 = 86_400;
 
 /// Usage bonus for a note used `used` times and found wrong `wrong` times (0..=USAGE_CAP).
 pub fn usage_bonus(used: u64, wrong: u64) -> f32 {
+    // Nearly every candidate has no use: no logarithm for them.
+    if used <= wrong {
+        return 0.0;
+    }
     (USAGE_COEF * ((1.0 + used as f32).ln() - (1.0 + wrong as f32).ln())).clamp(0.0, USAGE_CAP)
 }
 
@@ -328,10 +334,6 @@ mod tests {
         let worst = prior_factor(MIN_TYPE_WEIGHT, 1.0, 0.0);
         let lead = CLEAR_LEAD * 1.0001;
         assert!(lead * worst > best, "{lead} x {worst} vs {best}");
-        assert!(
-            CLEAR_LEAD < 1.5,
-            "priors decide only close calls: {CLEAR_LEAD}"
-        );
         let types = [
             NoteType::Project,
             NoteType::Feedback,

@@ -63,7 +63,8 @@ impl RecallStats {
     }
 }
 
-fn max_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+/// The later of two optional times.
+pub(crate) fn max_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     match (a, b) {
         (Some(x), Some(y)) => Some(x.max(y)),
         (x, y) => x.or(y),

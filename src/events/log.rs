@@ -2,7 +2,7 @@
 //! tail), and reading every segment.
 
 use super::event::{Event, EventKind};
-use super::fold::{RecallStats, Stats, Verdicts};
+use super::fold::{RecallStats, Stats, Verdicts, max_opt};
 use super::segment::{self, FrameReader, FrameSeal, Header, Item};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, FsFile};
@@ -315,11 +315,11 @@ impl StatsView<'_> {
         }
         if let Some(d) = self.st.delta.nodes.get(id) {
             f.recall_count += d.recall_count;
-            f.last_recalled_ms = later(f.last_recalled_ms, d.last_recalled_at);
+            f.last_recalled_ms = max_opt(f.last_recalled_ms, d.last_recalled_at);
             f.used_count += d.used_count;
             f.untied_used += d.untied_used;
             f.wrong_count += d.wrong_count;
-            f.last_used_ms = later(f.last_used_ms, d.last_used_at);
+            f.last_used_ms = max_opt(f.last_used_ms, d.last_used_at);
             if let (Some(i), Some(ts), Some((sess, seq))) =
                 (d.importance, d.importance_ts, d.importance_key.as_ref())
             {
@@ -354,13 +354,6 @@ impl StatsView<'_> {
         for ((q, n), v) in &self.st.delta.feedback {
             f(q, n, *v);
         }
-    }
-}
-
-fn later(a: Option<i64>, b: Option<i64>) -> Option<i64> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.max(y)),
-        (x, y) => x.or(y),
     }
 }
 

@@ -171,6 +171,9 @@ pub struct TermMatch {
     pub term: String,
     /// Dictionary terms used, with their weight (1 exact; less for typo or prefix expansions).
     pub expansions: Vec<(String, f32)>,
+    /// Live-or-deleted document frequency of the first expansion (the term itself when it is in
+    /// the dictionary); 0 when there is none.
+    pub first_df: u64,
 }
 
 /// The live lexical index.
@@ -479,7 +482,8 @@ impl LexicalIndex {
             .enumerate()
             .map(|(i, t)| {
                 let mut expansions = Vec::new();
-                let exact = self.df(t.term.as_bytes()) > 0;
+                let term_df = self.df(t.term.as_bytes());
+                let exact = term_df > 0;
                 if exact {
                     expansions.push((t.term.clone(), 1.0));
                 } else if !t.cjk {
@@ -503,9 +507,15 @@ impl LexicalIndex {
                         }
                     }
                 }
+                let first_df = match expansions.first() {
+                    _ if exact => term_df,
+                    Some((first, _)) => self.df(first.as_bytes()),
+                    None => 0,
+                };
                 TermMatch {
                     term: t.term.clone(),
                     expansions,
+                    first_df,
                 }
             })
             .collect()

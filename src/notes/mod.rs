@@ -39,6 +39,16 @@ pub enum NoteType {
 }
 
 impl NoteType {
+    /// Every type.
+    pub const ALL: [NoteType; 6] = [
+        NoteType::Project,
+        NoteType::Feedback,
+        NoteType::User,
+        NoteType::Reference,
+        NoteType::Index,
+        NoteType::Unknown,
+    ];
+
     /// Parse a frontmatter value; `None` for an unknown type.
     pub fn parse(s: &str) -> Option<NoteType> {
         Some(match s.trim().to_ascii_lowercase().as_str() {

@@ -81,7 +81,7 @@ impl Evidence {
         let mut partial = Vec::with_capacity(matches.len());
         for (i, m) in matches.iter().enumerate() {
             let mut w = match m.expansions.first() {
-                Some((t, _)) => idf(docs, lex.doc_freq(t)),
+                Some(_) => idf(docs, m.first_df),
                 None => idf(docs, 0) * policy::UNKNOWN_TERM_IDF_SHARE,
             };
             if qt.terms.get(i).is_some_and(|t| is_generic(&t.surface)) {

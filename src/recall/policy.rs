@@ -313,14 +313,7 @@ mod tests {
     #[test]
     fn max_type_weight_bounds_every_type() {
         // Recall skips a neighbour whose score under this bound cannot enter the top k.
-        for t in [
-            NoteType::Project,
-            NoteType::Feedback,
-            NoteType::User,
-            NoteType::Index,
-            NoteType::Reference,
-            NoteType::Unknown,
-        ] {
+        for t in NoteType::ALL {
             assert!(note_type_weight(t) <= MAX_TYPE_WEIGHT, "{t:?}");
         }
         assert_eq!(note_type_weight(NoteType::Project), MAX_TYPE_WEIGHT);
@@ -334,15 +327,7 @@ mod tests {
         let worst = prior_factor(MIN_TYPE_WEIGHT, 1.0, 0.0);
         let lead = CLEAR_LEAD * 1.0001;
         assert!(lead * worst > best, "{lead} x {worst} vs {best}");
-        let types = [
-            NoteType::Project,
-            NoteType::Feedback,
-            NoteType::User,
-            NoteType::Index,
-            NoteType::Reference,
-            NoteType::Unknown,
-        ];
-        for t in types {
+        for t in NoteType::ALL {
             assert!(note_type_weight(t) >= MIN_TYPE_WEIGHT, "{t:?}");
         }
     }

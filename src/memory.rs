@@ -98,6 +98,8 @@ pub struct Memory {
     events: EventLog,
     notices: Mutex<Vec<String>>,
     qid_counter: std::sync::atomic::AtomicU64,
+    /// Set once the store is known to have been indexed (see [`Memory::ensure_indexed`]).
+    indexed: std::sync::atomic::AtomicBool,
 }
 
 /// How to open a memory folder.
@@ -464,6 +466,7 @@ impl Memory {
             events,
             notices: Mutex::new(notices),
             qid_counter: std::sync::atomic::AtomicU64::new(0),
+            indexed: std::sync::atomic::AtomicBool::new(false),
         };
         if let Some(n) = memory.load_lexical()? {
             memory.notice(n);
@@ -851,6 +854,32 @@ impl Memory {
         }
     }
 
+    /// Index `memory/` when the store was never indexed but notes exist (`index/` deleted, or a
+    /// folder that came with its notes): a command that looks a note up must not answer "no
+    /// note" because nobody ran `index` yet. One atomic load once the store is known indexed.
+    fn ensure_indexed(&self) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        if self.indexed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let unindexed = self.store.read()?.manifest_len()? == 0;
+        let memory = self.dir.memory();
+        let has_notes = std::fs::read_dir(&memory)
+            .map_err(|e| Error::io("read folder", &memory, e))?
+            .next()
+            .is_some();
+        if unindexed && has_notes {
+            let report = self.index()?;
+            self.notice(format!(
+                "the index held no notes: indexed {} from {}",
+                report.notes,
+                memory.display()
+            ));
+        }
+        self.indexed.store(true, Ordering::Release);
+        Ok(())
+    }
+
     /// Bring the index up to date with `memory/` (incremental).
     pub fn index(&self) -> Result<IndexReport> {
         let started = Instant::now();
@@ -864,7 +893,10 @@ impl Memory {
             scan_ms: ms_since(t),
             ..IndexPhases::default()
         };
-        self.apply_scan(outcome, phases, started)
+        let report = self.apply_scan(outcome, phases, started)?;
+        self.indexed
+            .store(true, std::sync::atomic::Ordering::Release);
+        Ok(report)
     }
 
     /// Bring the index up to date for `paths` only (what a file watcher reported: notes added,
@@ -1090,6 +1122,7 @@ impl Memory {
     /// Answer a query: lexical hits and anchors, the typed-graph walk, scored by the policy.
     pub fn recall(&self, q: &Query) -> Result<Recall> {
         let started = Instant::now();
+        self.ensure_indexed()?;
         // Other sessions' events become visible within STATS_REFRESH_INTERVAL.
         self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
         let (results, floor) = match self.recall_unchanged(q)? {
@@ -1226,6 +1259,7 @@ impl Memory {
             });
         }
         check_id(id)?;
+        self.ensure_indexed()?;
         if !self.store.read()?.has_node(id)? {
             return Err(Error::UnknownNode { id: id.to_string() });
         }
@@ -1270,6 +1304,7 @@ impl Memory {
                 message: format!("`{both}` is named as both used and wrong; keep one"),
             });
         }
+        self.ensure_indexed()?;
         {
             let reader = self.store.read()?;
             for id in used.iter().chain(wrong) {
@@ -1313,6 +1348,7 @@ impl Memory {
     /// Folded stats of a note (`mnemon stats`).
     pub fn stats(&self, id: &str) -> Result<NodeStatsView> {
         check_id(id)?;
+        self.ensure_indexed()?;
         if !self.store.read()?.has_node(id)? {
             return Err(Error::UnknownNode { id: id.to_string() });
         }
@@ -1355,6 +1391,7 @@ impl Memory {
                 ),
             });
         }
+        self.ensure_indexed()?;
         let reader = self.store.read()?;
         let mut wanted: HashMap<String, (bool, u8, u64)> = HashMap::new();
         for (id, rec) in reader.all_nodes()? {
@@ -1407,6 +1444,7 @@ impl Memory {
     /// The node `id` with its edges both ways.
     pub fn show(&self, id: &str) -> Result<NodeView> {
         check_id(id)?;
+        self.ensure_indexed()?;
         let r = self.store.read()?;
         let rec: NodeRecord = r
             .node(id)?
@@ -1475,6 +1513,7 @@ impl Memory {
 
     /// Every edge in the graph (for tests and tools).
     pub fn edges(&self) -> Result<Vec<Edge>> {
+        self.ensure_indexed()?;
         self.store.read()?.all_edges()
     }
 

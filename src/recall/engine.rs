@@ -421,7 +421,7 @@ pub fn run(
                 evidence
                     .floor(h.matched, h.exact, coverage, used)
                     .or_else(|| {
-                        (h.score < policy::MIN_LEXICAL_SCORE)
+                        (h.score < evidence.lexical_floor())
                             .then_some("lexical score under the floor")
                     })
             };

@@ -46,6 +46,8 @@ pub struct Evidence {
     partial: Vec<f32>,
     /// Sum of `info`.
     total: f32,
+    /// The largest weight of a term the memory holds.
+    held_max: f32,
 }
 
 /// Common English words (the ISO stop-word list, lower case): in a question they say little
@@ -77,17 +79,24 @@ impl Evidence {
     /// [`policy::GENERIC_TERM_IDF_SHARE`] of its idf.
     pub fn of(lex: &LexicalIndex, qt: &QueryTerms, matches: &[TermMatch]) -> Evidence {
         let docs = lex.live_docs().max(1) as f32;
+        // In a memory of a few notes no word can be rare: even one held by a single note has a
+        // low idf. The bar is lowered to what such a word reaches.
+        let bar = policy::MIN_MATCH_IDF.min(policy::SMALL_MEMORY_IDF_SHARE * idf(docs, 1));
         let mut info = Vec::with_capacity(matches.len());
         let mut partial = Vec::with_capacity(matches.len());
+        // Per term: its idf when the memory holds it, and whether it is a common English word.
+        let mut held = Vec::with_capacity(matches.len());
         for (i, m) in matches.iter().enumerate() {
+            let generic = qt.terms.get(i).is_some_and(|t| is_generic(&t.surface));
             let mut w = match m.expansions.first() {
                 Some(_) => idf(docs, m.first_df),
                 None => idf(docs, 0) * policy::UNKNOWN_TERM_IDF_SHARE,
             };
-            if qt.terms.get(i).is_some_and(|t| is_generic(&t.surface)) {
+            held.push((if m.expansions.is_empty() { 0.0 } else { w }, generic));
+            if generic {
                 w *= policy::GENERIC_TERM_IDF_SHARE;
             }
-            info.push(if w >= policy::MIN_MATCH_IDF { w } else { 0.0 });
+            info.push(if w >= bar { w } else { 0.0 });
             partial.push(
                 m.expansions
                     .iter()
@@ -96,11 +105,32 @@ impl Evidence {
                     .fold(0.0f32, f32::max),
             );
         }
-        let total = info.iter().sum();
+        let mut total: f32 = info.iter().sum();
+        // No word passed the bar: every word of the question is in most notes (a memory about
+        // one topic, asked about that topic) or is a common word. They do not tell the notes
+        // apart, but the question is still about them: the words the memory holds count at
+        // their idf (common words only when nothing else is left) and BM25 ranks the notes.
+        for with_generic in [false, true] {
+            if total > 0.0 {
+                break;
+            }
+            info = held
+                .iter()
+                .map(|&(w, generic)| if generic && !with_generic { 0.0 } else { w })
+                .collect();
+            total = info.iter().sum();
+        }
+        let held_max = info
+            .iter()
+            .zip(matches)
+            .filter(|(_, m)| !m.expansions.is_empty())
+            .map(|(&w, _)| w)
+            .fold(0.0f32, f32::max);
         Evidence {
             info,
             partial,
             total,
+            held_max,
         }
     }
 
@@ -134,6 +164,13 @@ impl Evidence {
             }
         }
         (got / self.total).min(1.0)
+    }
+
+    /// The BM25F score a direct hit needs: [`policy::MIN_LEXICAL_SCORE`], lower when even the
+    /// question's rarest word the memory holds has a low idf (a memory of a few notes, or a
+    /// question in words most notes hold), since every score is low then.
+    pub fn lexical_floor(&self) -> f32 {
+        policy::MIN_LEXICAL_SCORE.min(policy::LEXICAL_FLOOR_IDF_SHARE * self.held_max)
     }
 
     /// How many of the question's terms are informative.

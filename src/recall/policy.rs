@@ -31,6 +31,10 @@ pub const MAX_EXPANSIONS_PER_TERM: usize = 8;
 /// least this (0.45: a word in under about 60 % of the notes). Uninformative terms neither count
 /// towards a match nor against it.
 pub const MIN_MATCH_IDF: f32 = 0.45;
+/// In a small memory the informativeness bar is at most this share of the idf of a word held by
+/// a single note (with one note, that idf is 0.29, below [`MIN_MATCH_IDF`]), so a word that
+/// singles out a note always counts.
+pub const SMALL_MEMORY_IDF_SHARE: f32 = 0.5;
 /// A query word found nowhere in the memory (no note holds it, nor anything within typo
 /// distance) counts as informative with this share of the idf of a word in no note: it says the
 /// question may be about something the memory lacks, but paraphrases use such words too.
@@ -71,6 +75,10 @@ pub const WEAK_QUESTION_RESULTS: usize = 2;
 /// A direct hit needs at least this BM25F score (a floor against single weak matches in long
 /// notes). Lower admits weaker matches.
 pub const MIN_LEXICAL_SCORE: f32 = 0.5;
+/// ... or this share of the idf of the question's rarest word the memory holds, when lower
+/// (`Evidence::lexical_floor`): a single match of a word of that idf in a note of average length
+/// scores about the idf itself.
+pub const LEXICAL_FLOOR_IDF_SHARE: f32 = 0.5;
 /// A direct hit needs at least this fraction of the best hit's lexical score: cuts the long tail
 /// of one-word matches under a strong hit. Lower returns more, noisier direct hits.
 pub const MIN_RELATIVE_LEXICAL: f32 = 0.2;

@@ -651,6 +651,12 @@ impl StoreReader<'_> {
         Ok(out)
     }
 
+    /// Number of note files the manifest records (0: never indexed, or no notes).
+    pub fn manifest_len(&self) -> Result<u64> {
+        let t = self.rtx.open_table(MANIFEST).map_err(|e| self.err(e))?;
+        t.len().map_err(|e| self.err(e))
+    }
+
     /// The manifest entry of one note path.
     pub fn manifest_entry(&self, path: &str) -> Result<Option<FileEntry>> {
         let t = self.rtx.open_table(MANIFEST).map_err(|e| self.err(e))?;

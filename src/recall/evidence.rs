@@ -107,16 +107,21 @@ impl Evidence {
         }
         let mut total: f32 = info.iter().sum();
         // No word passed the bar: every word of the question is in most notes (a memory about
-        // one topic, asked about that topic) or is a common word. They do not tell the notes
-        // apart, but the question is still about them: the words the memory holds count at
-        // their idf (common words only when nothing else is left) and BM25 ranks the notes.
+        // one topic, asked about that topic) or is a common English word. The topical words do
+        // not tell the notes apart, but the question is still about them: the ones the memory
+        // holds count at their idf and BM25 ranks the notes. Failing those, common words count
+        // at their own idf when they pass the bar: rare here, they name what is asked ("auth").
         for with_generic in [false, true] {
             if total > 0.0 {
                 break;
             }
             info = held
                 .iter()
-                .map(|&(w, generic)| if generic && !with_generic { 0.0 } else { w })
+                .map(|&(w, generic)| match (generic, with_generic) {
+                    (false, false) => w,
+                    (true, true) if w >= bar => w,
+                    _ => 0.0,
+                })
                 .collect();
             total = info.iter().sum();
         }

@@ -12,7 +12,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum Error {
     /// An I/O call failed on a file or folder.
-    #[error("{op} {path}: {source}")]
+    #[error("{op} {path}: {source}{}", io_fix(source))]
     Io {
         op: &'static str,
         path: PathBuf,
@@ -43,9 +43,33 @@ pub enum Error {
     /// A write or fsync of the event log failed earlier; the writer refuses further appends.
     #[error("event log {path} refuses writes: {reason}; restart the process to open a new segment")]
     Poisoned { path: PathBuf, reason: String },
+    /// A part of the memory folder mnemon writes to is a symbolic link: following it would
+    /// write outside the folder.
+    #[error(
+        "{path} is a symbolic link (to {target}); mnemon writes only inside the memory folder, so it refuses to follow it. {fix}"
+    )]
+    Symlinked {
+        path: PathBuf,
+        target: PathBuf,
+        fix: String,
+    },
     /// A user-supplied argument is out of range or malformed.
     #[error("invalid {what}: {message}")]
     InvalidArgument { what: &'static str, message: String },
+}
+
+/// The fix for an I/O error whose cause is the environment, not mnemon's data.
+fn io_fix(e: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::PermissionDenied => {
+            "; this process may not read or write it: check its owner and mode (ls -l) and, where \
+             the file system has them, its attributes (lsattr: the immutable flag `i`)"
+        }
+        K::ReadOnlyFilesystem => "; the file system is read-only: remount it read-write",
+        K::StorageFull | K::QuotaExceeded => "; the disk is full: free space and retry",
+        _ => "",
+    }
 }
 
 impl Error {

@@ -65,14 +65,72 @@ impl MemoryDir {
         })
     }
 
-    /// Create the layout under `root` (idempotent) and make git ignore `index/`.
+    /// Create the layout under `root` (idempotent). `.gitignore` is written when the memory is
+    /// opened (`Memory::open_with`).
     pub fn init(root: impl Into<PathBuf>) -> Result<Self> {
         let dir = MemoryDir::at(root);
+        dir.check_contained()?;
         for sub in [dir.memory(), dir.events(), dir.index()] {
             std::fs::create_dir_all(&sub).map_err(|e| Error::io("create folder", &sub, e))?;
         }
-        dir.ensure_gitignore()?;
         Ok(dir)
+    }
+
+    /// Refuse a layout in which writing would leave the folder: `events/` or `index/` (or a file
+    /// in them) that is a symbolic link. Reading notes through links is the scanner's business
+    /// (links that stay inside `memory/` are fine there); these folders are only mnemon's.
+    pub fn check_contained(&self) -> Result<()> {
+        let refuse = |path: PathBuf, fix: String| -> Result<()> {
+            let target = std::fs::read_link(&path).unwrap_or_default();
+            Err(Error::Symlinked { path, target, fix })
+        };
+        for (sub, fix) in [
+            (
+                self.index(),
+                "Remove the link (not its target) and let mnemon recreate the folder: it holds only \
+                 files rebuilt from the notes and events.",
+            ),
+            (
+                self.events(),
+                "Replace the link by a real folder holding the segments: remove the link, then \
+                 `mkdir` it and copy the segments from the link's target into it.",
+            ),
+        ] {
+            match std::fs::symlink_metadata(&sub) {
+                Ok(m) if m.file_type().is_symlink() => return refuse(sub, fix.to_string()),
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Err(Error::io(
+                        "use folder",
+                        &sub,
+                        std::io::Error::other("not a folder; move this file away"),
+                    ));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io("inspect", &sub, e)),
+            }
+            for nested in [sub.clone(), sub.join("archive")] {
+                let entries = match std::fs::read_dir(&nested) {
+                    Ok(entries) => entries,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(Error::io("read folder", &nested, e)),
+                };
+                for entry in entries {
+                    let entry = entry.map_err(|e| Error::io("read folder", &nested, e))?;
+                    let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+                    if is_link {
+                        return refuse(
+                            entry.path(),
+                            format!(
+                                "Replace the link by the file itself (or remove it) in {}.",
+                                nested.display()
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The memory folder itself.
@@ -101,6 +159,15 @@ impl MemoryDir {
     /// the file was changed.
     pub fn ensure_gitignore(&self) -> Result<bool> {
         let path = self.gitignore();
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::Symlinked {
+                target: std::fs::read_link(&path).unwrap_or_default(),
+                path,
+                fix: "It is left as it is; replace it by a real file holding the line `/index/` \
+                      so git ignores the derived files."
+                    .into(),
+            });
+        }
         let existing = match std::fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),

@@ -423,6 +423,7 @@ impl Memory {
     /// Open an already located memory folder.
     pub fn open_with(dir: MemoryDir, opts: OpenOptions) -> Result<Memory> {
         let mut notices = Vec::new();
+        dir.check_contained()?;
         for sub in [dir.events(), dir.index()] {
             std::fs::create_dir_all(&sub).map_err(|e| Error::io("create folder", &sub, e))?;
         }

@@ -122,3 +122,179 @@ fn cli_show_stats_importance_work_right_after_the_index_is_deleted() {
         );
     }
 }
+
+fn indexed_folder() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, m) = fresh();
+    write_note(
+        &m,
+        "pool.md",
+        "---\nname: Pool size\n---\nThe pgbouncer pool holds 40 connections.\n",
+    );
+    m.index().expect("index");
+    let root = m.dir().root().to_path_buf();
+    (tmp, root)
+}
+
+/// Replace `path` (a folder or file of the memory folder) by a symlink to a new place outside.
+fn symlink_outside(tmp: &std::path::Path, path: &std::path::Path) -> std::path::PathBuf {
+    let outside = tmp.join("outside").join(path.file_name().expect("name"));
+    std::fs::create_dir_all(outside.parent().expect("parent")).expect("mkdir");
+    if path.is_dir() {
+        std::fs::rename(path, &outside).expect("move");
+    } else if path.exists() {
+        std::fs::rename(path, &outside).expect("move");
+    } else {
+        std::fs::write(&outside, b"").expect("write");
+    }
+    std::os::unix::fs::symlink(&outside, path).expect("symlink");
+    outside
+}
+
+/// Every file below `dir` with its length and modification time.
+fn listing(dir: &std::path::Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read") {
+            let e = e.expect("entry");
+            let m = e.metadata().expect("meta");
+            if m.is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push((e.path(), m.len(), m.modified().expect("mtime")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn symlinked_events_or_index_folder_is_refused_and_nothing_is_written_through_it() {
+    for part in ["events", "index"] {
+        let (tmp, root) = indexed_folder();
+        let outside = symlink_outside(tmp.path(), &root.join(part));
+        let before = listing(&outside);
+        let err = match Memory::open(&root) {
+            Ok(_) => panic!("{part}: a symlinked folder was followed"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains("symbolic link"), "{err}");
+        assert!(
+            err.contains(&root.join(part).display().to_string()),
+            "{err}"
+        );
+        // Every command refuses the same way, init included, and writes nothing there.
+        for args in [
+            vec!["index"],
+            vec!["recall", "pgbouncer pool"],
+            vec!["importance", "pool", "5"],
+            vec!["compact"],
+            vec!["init"],
+        ] {
+            let out = common::bin()
+                .arg("--dir")
+                .arg(&root)
+                .args(&args)
+                .output()
+                .expect("run");
+            assert!(!out.status.success(), "{part} {args:?} succeeded");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains("symbolic link"),
+                "{part} {args:?}: {stderr}"
+            );
+        }
+        assert_eq!(
+            listing(&outside),
+            before,
+            "{part}: written through the link"
+        );
+    }
+}
+
+#[test]
+fn symlinked_file_inside_index_or_events_is_refused() {
+    for (part, file) in [("index", "graph.redb"), ("events", "evil.seg")] {
+        let (tmp, root) = indexed_folder();
+        let link = root.join(part).join(file);
+        let outside = symlink_outside(tmp.path(), &link);
+        let len_before = std::fs::metadata(&outside).expect("meta").len();
+        let err = match Memory::open(&root) {
+            Ok(_) => panic!("{part}/{file}: followed"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains(&link.display().to_string()), "{err}");
+        assert_eq!(
+            std::fs::metadata(&outside).expect("meta").len(),
+            len_before,
+            "{part}/{file}: written through the link"
+        );
+    }
+}
+
+#[test]
+fn symlinked_gitignore_is_left_alone_with_a_notice() {
+    let (tmp, root) = indexed_folder();
+    let gitignore = root.join(".gitignore");
+    std::fs::remove_file(&gitignore).expect("rm");
+    let outside = symlink_outside(tmp.path(), &gitignore);
+    let mut m = Memory::open(&root).expect("open");
+    let notices = m.take_notices().join("\n");
+    assert!(notices.contains("symbolic link"), "{notices}");
+    assert_eq!(std::fs::read(&outside).expect("read"), b"");
+    // The memory still works.
+    assert_eq!(ids(&look(&m, "pgbouncer pool connections")), ["pool"]);
+    let out = common::bin()
+        .arg("--dir")
+        .arg(&root)
+        .arg("init")
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&outside).expect("read"), b"");
+}
+
+#[test]
+fn permission_error_on_the_store_is_named_and_nothing_is_moved_aside() {
+    let (_tmp, root) = indexed_folder();
+    let store = root.join("index/graph.redb");
+    let set = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(&store)
+        .status();
+    if !set.is_ok_and(|s| s.success()) {
+        eprintln!(
+            "skipped: chattr +i is not available here (needs root and ext4-like file system)"
+        );
+        return;
+    }
+    let result = Memory::open(&root).map(|_| ());
+    let out = common::bin()
+        .arg("--dir")
+        .arg(&root)
+        .args(["recall", "pgbouncer pool"])
+        .output()
+        .expect("run");
+    let _ = std::process::Command::new("chattr")
+        .arg("-i")
+        .arg(&store)
+        .status();
+    let err = result.expect_err("opened an unwritable store").to_string();
+    assert!(err.contains("graph.redb"), "{err}");
+    assert!(err.contains("immutable"), "{err}");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not permitted"), "{stderr}");
+    assert!(
+        !root.join("index/graph.redb.damaged").exists(),
+        "moved aside"
+    );
+    // With the flag cleared, the same store opens as it was.
+    let m = Memory::open(&root).expect("open");
+    assert_eq!(m.show("pool").expect("show").id, "pool");
+}

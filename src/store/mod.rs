@@ -137,9 +137,21 @@ impl Store {
         std::fs::create_dir_all(index_dir).map_err(|e| Error::io("create folder", index_dir, e))?;
         let path = index_dir.join(STORE_FILE);
         let mut rebuilt = None;
+        // A file this process may not write is not damaged: say which file and why, and leave it.
+        if let Err(e) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(Error::io("open for reading and writing", &path, e));
+        }
         let db = match open_db(&path) {
             Ok(db) => db,
-            Err(reason) => {
+            Err(OpenFailure::Environment(e)) => {
+                return Err(Error::io("open the index store", &path, e));
+            }
+            Err(OpenFailure::Damaged(reason)) => {
                 // A damaged derived file: move it aside (kept for inspection) and start afresh.
                 let aside = index_dir.join(format!("{STORE_FILE}.damaged"));
                 std::fs::rename(&path, &aside).map_err(|e| Error::io("move aside", &path, e))?;
@@ -148,7 +160,10 @@ impl Store {
                     path.display(),
                     aside.display()
                 ));
-                open_db(&path).map_err(|r| Error::store(&path, r))?
+                open_db(&path).map_err(|r| match r {
+                    OpenFailure::Environment(e) => Error::io("create the index store", &path, e),
+                    OpenFailure::Damaged(r) => Error::store(&path, r),
+                })?
             }
         };
         let seq = seq::ChangeSeq::open(index_dir).map_err(|e| {
@@ -340,15 +355,45 @@ fn decode_u64(bytes: &[u8]) -> Option<u64> {
 /// memory) at no measured cost.
 const STORE_CACHE_BYTES: usize = 32 << 20;
 
-fn open_db(path: &Path) -> std::result::Result<Database, String> {
+/// Why the store file could not be opened.
+enum OpenFailure {
+    /// The environment refused (permissions, a read-only or full file system): the file may be
+    /// fine and is left where it is.
+    Environment(std::io::Error),
+    /// The bytes are bad (or redb could not make sense of them): the file is moved aside.
+    Damaged(String),
+}
+
+/// Whether an I/O error says something about the environment rather than the file's bytes.
+fn is_environment(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(
+        e.kind(),
+        K::PermissionDenied
+            | K::ReadOnlyFilesystem
+            | K::StorageFull
+            | K::QuotaExceeded
+            | K::ResourceBusy
+            | K::WouldBlock
+            | K::Interrupted
+            | K::OutOfMemory
+    )
+}
+
+fn open_db(path: &Path) -> std::result::Result<Database, OpenFailure> {
     let mut builder = Database::builder();
     builder.set_concurrency_mode(ConcurrencyMode::MultiWriter);
     builder.set_cache_size(STORE_CACHE_BYTES);
     // redb may panic on a file altered behind its back; a derived file is never worth a crash.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.create(path))) {
         Ok(Ok(db)) => Ok(db),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err("redb panicked while opening it".into()),
+        Ok(Err(redb::DatabaseError::Storage(redb::StorageError::Io(e)))) if is_environment(&e) => {
+            Err(OpenFailure::Environment(e))
+        }
+        Ok(Err(e)) => Err(OpenFailure::Damaged(e.to_string())),
+        Err(_) => Err(OpenFailure::Damaged(
+            "redb panicked while opening it".into(),
+        )),
     }
 }
 

@@ -139,9 +139,7 @@ fn indexed_folder() -> (tempfile::TempDir, std::path::PathBuf) {
 fn symlink_outside(tmp: &std::path::Path, path: &std::path::Path) -> std::path::PathBuf {
     let outside = tmp.join("outside").join(path.file_name().expect("name"));
     std::fs::create_dir_all(outside.parent().expect("parent")).expect("mkdir");
-    if path.is_dir() {
-        std::fs::rename(path, &outside).expect("move");
-    } else if path.exists() {
+    if path.exists() {
         std::fs::rename(path, &outside).expect("move");
     } else {
         std::fs::write(&outside, b"").expect("write");

@@ -22,6 +22,7 @@ pub mod recall;
 pub mod scan;
 pub mod snapshot;
 pub mod store;
+pub mod verify;
 pub mod watch;
 
 pub use error::{Error, Result};

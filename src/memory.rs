@@ -387,6 +387,9 @@ pub struct DoctorReport {
     pub conflicts: Vec<String>,
     pub walk_errors: Vec<ScanError>,
     pub index: IndexHealth,
+    /// Where the index store differs from the notes (bad bytes read back as other notes or
+    /// links, or unreadable): `mnemon doctor --fix` rebuilds it from the notes.
+    pub store_damage: Vec<String>,
 }
 
 /// A user-given id must be a valid id (never a path outside `memory/`).
@@ -1521,7 +1524,25 @@ impl Memory {
     /// Check the memory: re-scan, then list dangling links, note problems, conflict markers and
     /// the index state.
     pub fn doctor(&self) -> Result<DoctorReport> {
-        let report = self.index()?;
+        let indexed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.index()));
+        let report = match indexed {
+            Ok(Ok(report)) => report,
+            Ok(Err(e)) if e.is_store_damage() => return Ok(self.damaged_report(e.to_string())),
+            Ok(Err(e)) => return Err(e),
+            Err(_) => {
+                return Ok(self.damaged_report(
+                    "indexing panicked inside redb: the store's bytes are damaged".into(),
+                ));
+            }
+        };
+        let store_damage = crate::verify::store_against_notes(&self.store, &self.dir.memory());
+        if !store_damage.is_empty() {
+            let mut damaged = self.damaged_report(String::new());
+            damaged.store_damage = store_damage;
+            damaged.notes = report.notes;
+            damaged.edges = report.edges;
+            return Ok(damaged);
+        }
         let walk_errors: Vec<ScanError> = {
             let r = self.store.read()?;
             let with_problems: std::collections::HashSet<String> =
@@ -1580,7 +1601,55 @@ impl Memory {
             conflicts,
             walk_errors,
             index,
+            store_damage: Vec::new(),
         })
+    }
+
+    /// A doctor report for a store whose bytes are bad: nothing else read from it is trusted.
+    fn damaged_report(&self, reason: String) -> DoctorReport {
+        let mut store_damage = Vec::new();
+        if !reason.is_empty() {
+            store_damage.push(reason);
+        }
+        DoctorReport {
+            healthy: false,
+            notes: 0,
+            edges: 0,
+            dangling: Vec::new(),
+            note_errors: Vec::new(),
+            conflicts: Vec::new(),
+            walk_errors: Vec::new(),
+            index: IndexHealth {
+                path: self.store.path().display().to_string(),
+                schema_version: crate::store::SCHEMA_VERSION,
+                ok: false,
+                message: Some(
+                    "the store differs from the notes: run `mnemon doctor --fix` to rebuild it from \
+                     the notes (events and notes are not touched)"
+                        .into(),
+                ),
+            },
+            store_damage,
+        }
+    }
+
+    /// Move the index store of the memory folder `dir` aside as damaged (to
+    /// `graph.redb.damaged`, replacing an older one) so the next open starts a new one, rebuilt
+    /// from the notes by the next index. No process may have the memory open in this one.
+    pub fn discard_store(dir: &MemoryDir) -> Result<std::path::PathBuf> {
+        let index = dir.index();
+        let path = index.join(crate::store::STORE_FILE);
+        let aside = index.join(format!("{}.damaged", crate::store::STORE_FILE));
+        std::fs::rename(&path, &aside).map_err(|e| Error::io("move aside", &path, e))?;
+        // The graph cache mirrors the store; it is rebuilt with it.
+        let cache = index.join(crate::store::graph::file::GRAPH_FILE);
+        match std::fs::remove_file(&cache) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io("remove", &cache, e));
+            }
+            _ => {}
+        }
+        Ok(aside)
     }
 }
 

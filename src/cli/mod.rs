@@ -67,8 +67,13 @@ enum Command {
         /// Node id (path below memory/ without .md).
         id: String,
     },
-    /// Check the memory: dangling links, broken notes, merge conflicts, index health.
-    Doctor,
+    /// Check the memory: dangling links, broken notes, merge conflicts, index health (the store
+    /// is compared with the notes).
+    Doctor {
+        /// Rebuild a damaged index store from the notes (notes and events are not touched).
+        #[arg(long)]
+        fix: bool,
+    },
     /// Find the notes that matter for a question (or around anchor notes).
     Recall {
         /// Question or keywords.
@@ -223,7 +228,7 @@ pub fn run() -> i32 {
         }
     };
     let out = Out::new(cli.json);
-    match dispatch(&cli, &out) {
+    match dispatch_repairing(&cli, &out) {
         Ok(code) => code,
         Err(e) => {
             out.error(&e);
@@ -238,6 +243,51 @@ pub fn run() -> i32 {
 
 fn cwd() -> mnemon::Result<PathBuf> {
     std::env::current_dir().map_err(|e| Error::io("read working directory", ".", e))
+}
+
+/// Run the command; when it finds the index store's bytes bad (an error saying so, or a panic
+/// inside the store's reads), move the store aside, say so, and run it once more on a store
+/// rebuilt from the notes. `doctor` reports damage instead (and `--fix` repairs it).
+fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
+    let run = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli, out)));
+    let damage = match run() {
+        Ok(Err(e)) if e.is_store_damage() => e.to_string(),
+        Ok(result) => return result,
+        Err(panic) => {
+            if matches!(cli.command, Command::Serve { .. } | Command::Watch { .. }) {
+                std::panic::resume_unwind(panic);
+            }
+            "a read of it panicked".to_string()
+        }
+    };
+    match cli.command {
+        Command::Doctor { fix: false } => {
+            out.error(&Error::InvalidArgument {
+                what: "index store",
+                message: format!(
+                    "{damage}; run `mnemon doctor --fix` to rebuild it from the notes"
+                ),
+            });
+            return Ok(EXIT_PROBLEMS);
+        }
+        Command::Init => {
+            return Err(Error::InvalidArgument {
+                what: "index store",
+                message: format!("{damage}; run `mnemon doctor --fix`"),
+            });
+        }
+        _ => {}
+    }
+    let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
+    let aside = Memory::discard_store(&dir)?;
+    out.notice(&format!(
+        "the index store was damaged ({damage}); moved it to {} and rebuilt it from the notes",
+        aside.display()
+    ));
+    match run() {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
 
 fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
@@ -285,9 +335,20 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             out.show(&view);
             Ok(EXIT_OK)
         }
-        Command::Doctor => {
+        Command::Doctor { fix } => {
             let memory = open(cli, out)?;
-            let report = progress::with_spinner(out, "checking", || memory.doctor())?;
+            let mut report = progress::with_spinner(out, "checking", || memory.doctor())?;
+            if *fix && !report.store_damage.is_empty() {
+                let dir = memory.dir().clone();
+                drop(memory);
+                let aside = Memory::discard_store(&dir)?;
+                out.notice(&format!(
+                    "moved the damaged index store to {}; rebuilding it from the notes",
+                    aside.display()
+                ));
+                let memory = open(cli, out)?;
+                report = progress::with_spinner(out, "rebuilding", || memory.doctor())?;
+            }
             out.doctor(&report);
             Ok(if report.healthy {
                 EXIT_OK

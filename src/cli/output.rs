@@ -178,6 +178,9 @@ impl Out {
         if let Some(m) = &r.index.message {
             outln!("  {m}");
         }
+        for d in &r.store_damage {
+            outln!("{} {d}", self.red("store"));
+        }
         for d in &r.dangling {
             outln!(
                 "{} {} -{}-> {}: no such note; create it or fix the link",
@@ -195,6 +198,11 @@ impl Out {
         }
         if r.healthy {
             outln!("{}", self.green("healthy"));
+        } else if !r.store_damage.is_empty() {
+            outln!(
+                "{}: the index store differs from the notes; `mnemon doctor --fix` rebuilds it",
+                self.red("damaged")
+            );
         } else {
             outln!(
                 "{}: {} dangling links, {} note problems ({} merge conflicts), {} file problems",

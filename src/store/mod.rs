@@ -17,6 +17,7 @@ pub use codec::{CodecError, EdgeRef, EdgeValue, FileEntry, NodeRecord, NodeRecor
 pub use graph::Graph;
 pub use seq::ChangeSeq;
 pub use write::BatchWriter;
+pub(crate) use write::out_degree;
 
 use crate::error::{Error, Result};
 use crate::notes::{EdgeKind, NoteType, Problem, Provenance};

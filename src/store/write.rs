@@ -232,7 +232,7 @@ fn write_out_lists(
 }
 
 /// Distinct targets among a note's edges.
-fn out_degree(edges: &[super::EdgeValue]) -> u32 {
+pub(crate) fn out_degree(edges: &[super::EdgeValue]) -> u32 {
     let distinct: rustc_hash::FxHashSet<&str> = edges.iter().map(|e| e.other.as_str()).collect();
     u32::try_from(distinct.len()).unwrap_or(u32::MAX)
 }

@@ -1,0 +1,199 @@
+//! Does the index store hold what the notes say? `doctor` compares the store with a full parse of
+//! `memory/`: every note's record, content hash and links, the problems found in it, and that
+//! every synthesized edge ends at a note. redb checks its own structure, not what the bytes
+//! mean: a flipped bit in a record or an edge list reads back as a different note or link. Reads
+//! of damaged bytes may panic inside redb; that becomes a finding too.
+
+use crate::error::{Error, Result};
+use crate::notes::Provenance;
+use crate::scan;
+use crate::store::{NodeRecord, Store};
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+/// At most this many differences are listed (a store rebuilt from scratch would list one per
+/// note): the count of the rest is given.
+pub const MAX_LISTED_DAMAGE: usize = 20;
+
+/// The ways `store` differs from the notes in `memory_dir`, worded for a person, at most
+/// [`MAX_LISTED_DAMAGE`] of them (the last one saying how many more). Empty: the store holds
+/// exactly what the notes say. A panic inside the store's reads is reported as damage.
+pub fn store_against_notes(store: &Store, memory_dir: &Path) -> Vec<String> {
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        differences(store, memory_dir)
+    }));
+    let mut found = match run {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) => vec![format!("the store cannot be read: {e}")],
+        Err(_) => vec!["reading the store panicked inside redb: its bytes are damaged".into()],
+    };
+    if found.len() > MAX_LISTED_DAMAGE {
+        let more = found.len() - MAX_LISTED_DAMAGE + 1;
+        found.truncate(MAX_LISTED_DAMAGE - 1);
+        found.push(format!("... and {more} more differences"));
+    }
+    found
+}
+
+/// An edge as compared: (from, to, kind, provenance, confidence bits).
+type EdgeKey = (String, String, &'static str, &'static str, u32);
+
+fn differences(store: &Store, memory_dir: &Path) -> Result<Vec<String>> {
+    let outcome = scan::scan(
+        memory_dir,
+        &HashMap::<String, crate::store::FileEntry>::new(),
+    );
+    let r = store.read()?;
+    let mut found = Vec::new();
+
+    let stored: HashMap<String, NodeRecord> = r.all_nodes()?.into_iter().collect();
+    let manifest = r.manifest()?;
+    let mut want_edges: BTreeSet<EdgeKey> = BTreeSet::new();
+    for u in &outcome.batch.upserts {
+        match stored.get(&u.id) {
+            None => found.push(format!("note `{}` ({}) is missing", u.id, u.path)),
+            Some(rec) if *rec != u.record => {
+                found.push(format!("the record of `{}` differs from {}", u.id, u.path))
+            }
+            Some(_) => {}
+        }
+        match manifest.get(&u.path) {
+            Some(e) if e.hash == u.file.hash && e.size == u.file.size => {}
+            Some(_) => found.push(format!(
+                "the content hash of {} differs from the file's",
+                u.path
+            )),
+            None => found.push(format!("{} is missing from the file list", u.path)),
+        }
+        for e in &u.edges {
+            want_edges.insert((
+                u.id.clone(),
+                e.other.clone(),
+                e.kind.as_str(),
+                e.provenance.as_str(),
+                e.confidence.to_bits(),
+            ));
+        }
+    }
+    let expected: HashMap<&str, &str> = outcome
+        .batch
+        .upserts
+        .iter()
+        .map(|u| (u.id.as_str(), u.path.as_str()))
+        .collect();
+    for id in stored.keys() {
+        if !expected.contains_key(id.as_str()) {
+            found.push(format!("the store holds `{id}`, which no note defines"));
+        }
+    }
+    let files: BTreeSet<&str> = expected.values().copied().collect();
+    let failed: BTreeSet<&str> = outcome
+        .walk_errors
+        .iter()
+        .map(|e| e.path.as_str())
+        .collect();
+    for path in manifest.keys() {
+        if !files.contains(path.as_str()) && !failed.contains(path.as_str()) {
+            found.push(format!("the file list names {path}, which is not a note"));
+        }
+    }
+
+    // Each edge carries its source's out-degree, which recall reads to damp notes that link to
+    // everything: it must be the distinct targets of the source's stored list.
+    let mut lists: HashMap<String, Vec<crate::store::EdgeValue>> = HashMap::new();
+    r.for_each_out_edge(|from, _, e| {
+        lists.entry(from.to_string()).or_default().push(e.into());
+    })?;
+    for (from, list) in &lists {
+        let degree = crate::store::out_degree(list);
+        if list.iter().any(|e| e.source_out_degree != degree) {
+            found.push(format!(
+                "the out-degree recorded in the edges of `{from}` is wrong"
+            ));
+        }
+        if list
+            .iter()
+            .any(|e| !(e.confidence > 0.0 && e.confidence <= 1.0))
+        {
+            found.push(format!(
+                "an edge of `{from}` has a confidence outside (0, 1]"
+            ));
+        }
+    }
+    let edges = r.all_edges()?;
+    if r.edge_count()? != edges.len() as u64 {
+        found.push(format!(
+            "the edge count says {}, the edge lists hold {}",
+            r.edge_count()?,
+            edges.len()
+        ));
+    }
+    let mut have_edges: BTreeSet<EdgeKey> = BTreeSet::new();
+    for e in edges {
+        if e.provenance == Provenance::Synthesized {
+            if !stored.contains_key(&e.to) || !stored.contains_key(&e.from) {
+                found.push(format!(
+                    "a synthesized edge {} -{}-> {} ends at no note",
+                    e.from,
+                    e.kind.as_str(),
+                    e.to
+                ));
+            }
+            continue;
+        }
+        have_edges.insert((
+            e.from,
+            e.to,
+            e.kind.as_str(),
+            e.provenance.as_str(),
+            e.confidence.to_bits(),
+        ));
+    }
+    for (from, to, kind, ..) in want_edges.difference(&have_edges) {
+        found.push(format!("the link {from} -{kind}-> {to} is missing"));
+    }
+    for (from, to, kind, ..) in have_edges.difference(&want_edges) {
+        found.push(format!(
+            "the store holds a link {from} -{kind}-> {to} no note makes"
+        ));
+    }
+
+    let want_problems: HashMap<&str, &Vec<crate::notes::Problem>> = outcome
+        .batch
+        .upserts
+        .iter()
+        .filter(|u| !u.problems.is_empty())
+        .map(|u| (u.path.as_str(), &u.problems))
+        .collect();
+    let have_problems = r.problems()?;
+    let failed_notes = have_problems.len();
+    for (path, problems) in &have_problems {
+        if want_problems.get(path.as_str()) != Some(&problems) && !failed.contains(path.as_str()) {
+            found.push(format!(
+                "the problems recorded for {path} differ from the note's"
+            ));
+        }
+    }
+    if failed_notes < want_problems.len() {
+        found.push(format!(
+            "{} notes with problems, {} recorded",
+            want_problems.len(),
+            failed_notes
+        ));
+    }
+    Ok(found)
+}
+
+impl Error {
+    /// Whether this error says the index store's bytes are bad (a rebuild from the notes
+    /// repairs it), not that the environment refused.
+    pub fn is_store_damage(&self) -> bool {
+        match self {
+            Error::Corrupt { path, .. } => {
+                path.file_name().and_then(|n| n.to_str()) == Some(crate::store::STORE_FILE)
+            }
+            Error::Store { message, .. } => message.to_ascii_lowercase().contains("corrupt"),
+            _ => false,
+        }
+    }
+}

@@ -296,3 +296,159 @@ fn permission_error_on_the_store_is_named_and_nothing_is_moved_aside() {
     let m = Memory::open(&root).expect("open");
     assert_eq!(m.show("pool").expect("show").id, "pool");
 }
+
+/// A memory of linked notes (links both ways, tags, a pinned note), indexed.
+fn linked_memory() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, m) = fresh();
+    let topics = [
+        "pgbouncer",
+        "postgres",
+        "deploy",
+        "rollback",
+        "canary",
+        "grafana",
+        "alerts",
+        "oncall",
+        "runbook",
+        "backup",
+        "replica",
+        "vacuum",
+    ];
+    for (i, t) in topics.iter().enumerate() {
+        let next = topics[(i + 1) % topics.len()];
+        let pin = if i == 0 { "pin: true\n" } else { "" };
+        write_note(
+            &m,
+            &format!("{t}-notes.md"),
+            format!(
+                "---\nname: {t} notes\ntags: [ops, {t}]\n{pin}---\nHow we run {t} in production: \
+                 sizing, failure modes and the {next} side. See [[{next}-notes]].\n"
+            ),
+        );
+    }
+    m.index().expect("index");
+    let root = m.dir().root().to_path_buf();
+    (tmp, root)
+}
+
+fn mnemon(root: &std::path::Path, args: &[&str]) -> std::process::Output {
+    common::bin()
+        .arg("--dir")
+        .arg(root)
+        .args(args)
+        .output()
+        .expect("run")
+}
+
+/// The ids and scores a fresh process answers `q` with (nothing recorded).
+fn answers(root: &std::path::Path, q: &str) -> Vec<(String, String)> {
+    let m = Memory::open(root).expect("open");
+    look(&m, q)
+        .results
+        .iter()
+        .map(|h| (h.id.clone(), format!("{:.5}", h.score)))
+        .collect()
+}
+
+const QUESTIONS: [&str; 4] = [
+    "pgbouncer sizing",
+    "deploy rollback canary",
+    "oncall runbook failure modes",
+    "replica vacuum",
+];
+
+#[test]
+fn damaged_store_bytes_are_found_by_doctor_and_fixed_to_a_clean_rebuild() {
+    let (_clean_tmp, clean) = linked_memory();
+    let want: Vec<_> = QUESTIONS.iter().map(|q| answers(&clean, q)).collect();
+    // A note's text inside the store altered in place (same length: redb cannot tell).
+    let (_tmp, root) = linked_memory();
+    let store = root.join("index/graph.redb");
+    let mut bytes = std::fs::read(&store).expect("read");
+    let needle = b"failure modes and the deploy side";
+    let at = bytes
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .expect("excerpt in the store");
+    bytes[at..at + 7].copy_from_slice(b"FAILURE");
+    std::fs::write(&store, &bytes).expect("write");
+
+    let out = mnemon(&root, &["doctor", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let damage = report["store_damage"].as_array().expect("store_damage");
+    assert!(
+        damage
+            .iter()
+            .any(|d| d.as_str().is_some_and(|d| d.contains("postgres-notes"))),
+        "{damage:?}"
+    );
+    assert_eq!(report["healthy"], false);
+
+    let fixed = mnemon(&root, &["doctor", "--fix"]);
+    assert_eq!(
+        fixed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&fixed.stdout)
+    );
+    assert!(root.join("index/graph.redb.damaged").exists());
+    let got: Vec<_> = QUESTIONS.iter().map(|q| answers(&root, q)).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn flipped_bits_in_the_store_never_crash_and_doctor_fix_restores_clean_answers() {
+    let (_clean_tmp, clean) = linked_memory();
+    let want: Vec<_> = QUESTIONS.iter().map(|q| answers(&clean, q)).collect();
+    let (_tmp, base) = linked_memory();
+    let original = std::fs::read(base.join("index/graph.redb")).expect("read");
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for round in 0..12 {
+        let mut bytes = original.clone();
+        for _ in 0..8 {
+            let i = (next() % bytes.len() as u64) as usize;
+            bytes[i] ^= 1 << (next() % 8);
+        }
+        std::fs::write(base.join("index/graph.redb"), &bytes).expect("write");
+        let _ = std::fs::remove_file(base.join("index/graph.cache"));
+        // Every command answers (a message at most), none panics.
+        let doctor = mnemon(&base, &["doctor"]);
+        assert!(
+            matches!(doctor.status.code(), Some(0 | 1)),
+            "round {round}: doctor {:?}: {}",
+            doctor.status,
+            String::from_utf8_lossy(&doctor.stderr)
+        );
+        let recall = mnemon(&base, &["recall", "pgbouncer sizing"]);
+        assert_eq!(
+            recall.status.code(),
+            Some(0),
+            "round {round}: {}",
+            String::from_utf8_lossy(&recall.stderr)
+        );
+        let fixed = mnemon(&base, &["doctor", "--fix"]);
+        assert_eq!(
+            fixed.status.code(),
+            Some(0),
+            "round {round}: {}{}",
+            String::from_utf8_lossy(&fixed.stdout),
+            String::from_utf8_lossy(&fixed.stderr)
+        );
+        let got: Vec<_> = QUESTIONS.iter().map(|q| answers(&base, q)).collect();
+        assert_eq!(got, want, "round {round}");
+        // Start the next round from the undamaged store.
+        drop(std::fs::remove_file(base.join("index/graph.redb.damaged")));
+    }
+}

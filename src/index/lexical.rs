@@ -43,8 +43,8 @@ impl Default for Found {
 }
 
 impl Found {
-    fn add(&mut self, seg: &Segment, term: &str, off: u64) {
-        *self.df.entry(term.to_string()).or_default() += seg.doc_freq_at(off);
+    fn add(&mut self, l: &Live, term: &str, off: u64) {
+        *self.df.entry(term.to_string()).or_default() += l.live_df_at(off);
     }
 }
 
@@ -140,11 +140,42 @@ struct Live {
     entry: SegmentEntry,
     seg: Arc<Segment>,
     deleted: Vec<bool>,
+    /// Live document frequency per postings offset, for a segment with deleted documents (its
+    /// postings still list them): counted once, then looked up.
+    live_df: std::sync::Mutex<rustc_hash::FxHashMap<u64, u64>>,
 }
+
+/// The live document frequencies a segment keeps counted, at most (then it starts afresh).
+const MAX_COUNTED_TERMS: usize = 1 << 16;
 
 impl Live {
     fn live_count(&self) -> usize {
         self.seg.doc_count() as usize - self.entry.deleted.len()
+    }
+
+    /// Live documents holding the term whose postings are at `off`: what a clean build of the
+    /// live notes would count, so scores do not depend on the history of updates.
+    fn live_df_at(&self, off: u64) -> u64 {
+        if self.entry.deleted.is_empty() {
+            return self.seg.doc_freq_at(off);
+        }
+        if let Ok(cache) = self.live_df.lock()
+            && let Some(&df) = cache.get(&off)
+        {
+            return df;
+        }
+        let df = self.seg.postings_at(off).map_or(0, |postings| {
+            postings
+                .filter(|p| !self.deleted.get(p.doc as usize).copied().unwrap_or(true))
+                .count() as u64
+        });
+        if let Ok(mut cache) = self.live_df.lock() {
+            if cache.len() >= MAX_COUNTED_TERMS {
+                cache.clear();
+            }
+            cache.insert(off, df);
+        }
+        df
     }
 }
 
@@ -171,8 +202,8 @@ pub struct TermMatch {
     pub term: String,
     /// Dictionary terms used, with their weight (1 exact; less for typo or prefix expansions).
     pub expansions: Vec<(String, f32)>,
-    /// Live-or-deleted document frequency of the first expansion (the term itself when it is in
-    /// the dictionary); 0 when there is none.
+    /// Live document frequency of the first expansion (the term itself when live notes hold
+    /// it); 0 when there is none.
     pub first_df: u64,
 }
 
@@ -437,6 +468,9 @@ impl LexicalIndex {
                 }
                 if changed {
                     l.entry.deleted = deleted_list(&l.deleted);
+                    if let Ok(counted) = l.live_df.get_mut() {
+                        counted.clear();
+                    }
                 }
             }
         }
@@ -521,10 +555,11 @@ impl LexicalIndex {
             .collect()
     }
 
+    /// Live documents holding `term`.
     fn df(&self, term: &[u8]) -> u64 {
         self.segments
             .iter()
-            .filter_map(|l| l.seg.postings(term).map(|p| p.len()))
+            .filter_map(|l| l.seg.term_offset(term).map(|o| l.live_df_at(o)))
             .sum()
     }
 
@@ -552,7 +587,7 @@ impl LexicalIndex {
             let mut s = l.seg.terms().search(&aut).into_stream();
             while let Some((k, off)) = s.next() {
                 if let Ok(k) = std::str::from_utf8(k) {
-                    found.add(&l.seg, k, off);
+                    found.add(l, k, off);
                 }
                 if found.df.len() > 64 {
                     found.complete = false;
@@ -576,7 +611,7 @@ impl LexicalIndex {
                 if k != prefix.as_bytes()
                     && let Ok(k) = std::str::from_utf8(k)
                 {
-                    found.add(&l.seg, k, off);
+                    found.add(l, k, off);
                 }
                 if found.df.len() > 256 {
                     found.complete = false;
@@ -594,6 +629,8 @@ impl LexicalIndex {
             .df
             .into_iter()
             .map(|(t, df)| (if complete { df } else { self.df(t.as_bytes()) }, t))
+            // A term only deleted documents hold is not in a clean build's dictionary.
+            .filter(|(df, _)| *df > 0)
             .collect();
         v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         v.truncate(policy::MAX_EXPANSIONS_PER_TERM);
@@ -651,7 +688,7 @@ impl LexicalIndex {
                     .segments
                     .iter()
                     .zip(&offsets[at..])
-                    .filter_map(|(l, off)| off.map(|o| l.seg.doc_freq_at(o)))
+                    .filter_map(|(l, off)| off.map(|o| l.live_df_at(o)))
                     .sum();
                 let df = df as f32;
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
@@ -833,7 +870,7 @@ impl LexicalIndex {
         out
     }
 
-    /// Document frequency of `term` among live and deleted docs (an upper bound of the live one).
+    /// Live documents holding `term`.
     pub fn doc_freq(&self, term: &str) -> u64 {
         self.df(term.as_bytes())
     }
@@ -851,13 +888,16 @@ impl Live {
             entry,
             seg,
             deleted,
+            live_df: Default::default(),
         }
     }
+    /// The same segment for a new live set (its deletions may change: nothing counted is kept).
     fn share(&self) -> Live {
         Live {
             entry: self.entry.clone(),
             seg: self.seg.clone(),
             deleted: self.deleted.clone(),
+            live_df: Default::default(),
         }
     }
 }

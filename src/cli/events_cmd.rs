@@ -73,8 +73,8 @@ pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<
                 for r in &report {
                     let note = match (r["error"].as_str(), r["empty"].as_bool()) {
                         (Some(e), _) => format!(
-                            ", {e}; its events are not counted (keep the file: `mnemon events \
-                             dump` shows what is still read)"
+                            ", {e}; this build counts no event of it past that point (keep the \
+                             file: it may still hold events)"
                         ),
                         (None, Some(true)) => {
                             ", empty (its creation never completed; it holds nothing)".to_string()

@@ -106,6 +106,8 @@ pub fn all_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<LocatedSegmen
         shown: format!("{archive_name}/{}", file.name),
         file,
     }));
+    // By creation time, wherever kept.
+    out.sort_by(|a, b| a.file.name.cmp(&b.file.name));
     let mut unknown: Vec<String> = other.into_iter().filter(|n| n != archive_name).collect();
     unknown.extend(
         archived_other
@@ -252,6 +254,10 @@ struct Slot {
     /// the session share a (timestamp, seq).
     seq: u64,
 }
+
+/// Segments left behind by failed appends that wait for the next sync; past this many the oldest
+/// is fsynced and let go at once (a disk that keeps filling and emptying holds no more files open).
+const MAX_RETIRED_SEGMENTS: usize = 8;
 
 /// Bound on the names tried for a new segment (`n` of the file name).
 const MAX_NAME_ATTEMPTS: u32 = 16;
@@ -757,6 +763,18 @@ impl EventLog {
         if let Some(w) = slot.current.take() {
             if w.len > w.header_len {
                 slot.retired.push(w);
+                if slot.retired.len() > MAX_RETIRED_SEGMENTS {
+                    let mut oldest = slot.retired.remove(0);
+                    if self.sync != SyncPolicy::Never
+                        && let Err(e) = oldest.file.sync()
+                    {
+                        self.notice(format!(
+                            "event segment {}: fsync failed ({e}); its events are kept and \
+                             counted but may not survive a power loss",
+                            oldest.path.display()
+                        ));
+                    }
+                }
             } else {
                 let path = w.path.clone();
                 drop(w);

@@ -859,3 +859,99 @@ fn a_disk_that_fills_again_and_again_loses_no_acknowledged_batch() {
         "one segment per round, each with its acknowledged batch"
     );
 }
+
+/// Item 6, the server: `mnemon serve` on a real full disk answers a recall whose events cannot be
+/// written with an error (not a crash, not a hang), and records again once space is freed,
+/// without a restart; every recall it answered with results is counted once.
+#[test]
+fn real_full_disk_server_records_again_once_space_is_freed() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let Some(disk) = Tmpfs::mount("24m") else {
+        return;
+    };
+    let root = disk.mnt.join("mem");
+    let m = Memory::init(&root).unwrap();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
+    m.index().unwrap();
+    drop(m);
+    let mut server = bin()
+        .arg("--dir")
+        .arg(&root)
+        .args(["serve", "--no-watch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    let mut rpc = |id: u64, method: &str, params: Value| -> Value {
+        let msg =
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "server closed");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    rpc(
+        1,
+        "initialize",
+        serde_json::json!({"protocolVersion": "2024-11-05", "capabilities": {},
+                           "clientInfo": {"name": "test", "version": "0"}}),
+    );
+    let args = serde_json::json!({"name": "memory_recall",
+                                  "arguments": {"anchors": ["a"], "depth": 0}});
+    // (answered with results, or the error text)
+    let mut call = |id: u64| -> Result<(), String> {
+        let r = rpc(id, "tools/call", args.clone());
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if r["result"]["isError"] == true || r.get("error").is_some() {
+            return Err(format!("{text} {}", r["error"]));
+        }
+        let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        assert_eq!(body["results"][0]["id"], "a", "{r}");
+        Ok(())
+    };
+    let mut ok = 0u64;
+    let mut id = 2;
+    call(id).unwrap();
+    ok += 1;
+    let filler = disk.mnt.join("filler");
+    fill(&filler);
+    let mut failures = Vec::new();
+    while failures.len() < 3 && id < 300 {
+        id += 1;
+        match call(id) {
+            Ok(()) => ok += 1,
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(!failures.is_empty(), "the disk never filled");
+    assert!(failures[0].contains("disk is full"), "{}", failures[0]);
+    std::fs::remove_file(&filler).unwrap();
+    for _ in 0..3 {
+        id += 1;
+        call(id).expect("the same server records again once space is back");
+        ok += 1;
+    }
+    drop(stdin);
+    assert!(server.wait().unwrap().success());
+    let (code, v, _, err) = run_cli(&root, &["events", "verify", "--json"]);
+    assert_eq!(code, 0, "{v} {err}");
+    let (_, v, _, _) = run_cli(&root, &["stats", "a", "--json"]);
+    assert_eq!(v["recall_count"], ok);
+    println!(
+        "server on a full disk: {} failed recalls, {ok} counted",
+        failures.len()
+    );
+}

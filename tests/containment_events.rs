@@ -42,9 +42,29 @@ fn batch(tag: &str) -> Vec<EventKind> {
             latency_us: 1,
             caller: String::new(),
         },
-        hit(&format!("{tag}-a")),
-        hit(&format!("{tag}-b")),
+        tagged_hit(tag, "a"),
+        tagged_hit(tag, "b"),
     ]
+}
+
+/// A RecallHit of the recall `tag` for node `{tag}-{n}`.
+fn tagged_hit(tag: &str, n: &str) -> EventKind {
+    match hit(&format!("{tag}-{n}")) {
+        EventKind::RecallHit {
+            node,
+            rank,
+            score,
+            source,
+            ..
+        } => EventKind::RecallHit {
+            qid: tag.into(),
+            node,
+            rank,
+            score,
+            source,
+        },
+        other => other,
+    }
 }
 
 fn empty_fs() -> MemFs {
@@ -954,4 +974,189 @@ fn real_full_disk_server_records_again_once_space_is_freed() {
         "server on a full disk: {} failed recalls, {ok} counted",
         failures.len()
     );
+}
+
+/// Bytes of a version 2 segment of session `s` holding `events` (ts T0, seq 0, 1, ...), all
+/// sealed with one salt.
+fn segment_bytes(s: &str, events: Vec<EventKind>) -> Vec<u8> {
+    use mnemon::events::segment::{FrameSeal, encode_frame};
+    // One salt for every call, so that frames of two calls can be joined.
+    let h = Header {
+        session: s.into(),
+        created_ms: T0,
+        seal: FrameSeal::Salted(0x0b5e_55ed),
+    };
+    let mut b = h.encode();
+    for (i, kind) in events.into_iter().enumerate() {
+        let e = mnemon::events::Event {
+            ts_ms: T0,
+            seq: i as u64,
+            kind,
+        };
+        encode_frame(&e, h.seal, &mut b);
+    }
+    b
+}
+
+/// Item 6: a reader that finds a recall's batch cut short at the end of a live writer's segment
+/// (being written, or failed and about to be cut back) leaves it for a later fold; once the
+/// writer is gone, what it left complete is counted, as after a crash.
+#[test]
+fn a_recall_cut_short_in_a_live_segment_is_not_counted_in_part() {
+    let fs = empty_fs();
+    let mut parts = batch("r");
+    parts.truncate(2); // the QueryEvent announces 2 hits; 1 is there
+    let path = events_dir().join("1780000000000-live-1-0.seg");
+    fs.put(&path, &segment_bytes("live", parts), T0);
+    let writer_alive = fs.try_lock(&path).unwrap().expect("lock");
+    let reader = open(&fs, "reader").unwrap();
+    assert_eq!(count(&reader, "r-a"), 0, "held back while its writer lives");
+    assert!(reader.take_notices().is_empty());
+    // The writer finishes the batch: counted once, at the next fold.
+    let mut done = fs.get(&path).unwrap();
+    let rest = segment_bytes("live", batch("r"));
+    let two = segment_bytes("live", batch("r")[..2].to_vec());
+    done.extend_from_slice(&rest[two.len()..]);
+    fs.put(&path, &done, T0);
+    reader.refresh().unwrap();
+    assert_eq!((count(&reader, "r-a"), count(&reader, "r-b")), (1, 1));
+    reader.refresh().unwrap();
+    assert_eq!(count(&reader, "r-a"), 1, "not twice");
+    drop(writer_alive);
+
+    // A writer that died mid-batch: its complete frames count (crash analysis, case 2).
+    let fs = empty_fs();
+    let mut parts = batch("d");
+    parts.truncate(2);
+    fs.put(
+        &events_dir().join("1780000000000-dead-1-0.seg"),
+        &segment_bytes("dead", parts),
+        T0,
+    );
+    assert_eq!(count(&open(&fs, "reader").unwrap(), "d-a"), 1);
+}
+
+/// An `Fs` whose files run `at_cut` when they are cut back: another process reading the segment
+/// at the worst moment, the failed bytes still in it.
+struct CutWatch {
+    inner: MemFs,
+    at_cut: Arc<dyn Fn() + Send + Sync>,
+}
+
+struct CutWatchFile(Box<dyn FsFile>, Arc<dyn Fn() + Send + Sync>);
+
+impl FsFile for CutWatchFile {
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf)
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.0.sync()
+    }
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        (self.1)();
+        self.0.truncate(len)
+    }
+}
+
+impl Fs for CutWatch {
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
+        let f = self.inner.create_new(path)?;
+        Ok(Box::new(CutWatchFile(f, self.at_cut.clone())))
+    }
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
+        let f = self.inner.open_append(path)?;
+        Ok(Box::new(CutWatchFile(f, self.at_cut.clone())))
+    }
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn io::Read + Send>> {
+        self.inner.open_read(path)
+    }
+    fn open_read_at(&self, path: &Path, offset: u64) -> io::Result<Box<dyn io::Read + Send>> {
+        self.inner.open_read_at(path, offset)
+    }
+    fn map(&self, path: &Path) -> io::Result<Mapped> {
+        self.inner.map(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn link_new(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.inner.link_new(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.inner.remove(path)
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+    fn len(&self, path: &Path) -> io::Result<u64> {
+        self.inner.len(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.inner.sync_dir(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        self.inner.create_dir_all(dir)
+    }
+    fn modified_ms(&self, path: &Path) -> io::Result<i64> {
+        self.inner.modified_ms(path)
+    }
+    fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
+        self.inner.try_lock(path)
+    }
+}
+
+/// Item 6: another process folding the log in the instant a failed recall's partial bytes are
+/// in the segment (between the failed write and the cut) counts nothing of that recall, and
+/// every acknowledged one exactly once.
+#[test]
+fn a_reader_at_the_moment_of_a_failed_write_counts_nothing_of_it() {
+    let inner = empty_fs();
+    let reader = Arc::new(open(&inner, "reader").unwrap());
+    let saw_partial = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let at_cut: Arc<dyn Fn() + Send + Sync> = {
+        let (reader, inner, saw) = (reader.clone(), inner.clone(), saw_partial.clone());
+        Arc::new(move || {
+            // Positive control: the failed batch's first hit is complete in the file now.
+            if let Ok((segs, _)) = all_segments(&inner, &events_dir()) {
+                for s in segs {
+                    let r = read_segment(&inner, &s.path, false, 0);
+                    if r.events.iter().any(|(_, e)| {
+                        matches!(&e.kind, EventKind::RecallHit { node, .. } if node == "lost-a")
+                    }) {
+                        saw.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                }
+            }
+            reader.refresh().unwrap();
+        })
+    };
+    let writer = EventLog::open(
+        Arc::new(CutWatch {
+            inner: inner.clone(),
+            at_cut,
+        }),
+        events_dir(),
+        index_dir(),
+        Some("writer".into()),
+        SyncPolicy::Close,
+    )
+    .unwrap();
+    writer.append(batch("ok")).unwrap();
+    // Room for the QueryEvent and the first hit, not the second.
+    let frames = segment_bytes("x", batch("lost"));
+    let two = segment_bytes("x", batch("lost")[..2].to_vec());
+    let header = Header::new("x".into(), T0).encode().len();
+    let room = (two.len() - header) as u64 + (frames.len() - two.len()) as u64 / 2;
+    inner.set_space(Some(inner.used() + room));
+    assert!(writer.append(batch("lost")).is_err());
+    assert!(saw_partial.load(std::sync::atomic::Ordering::SeqCst));
+    inner.set_space(None);
+    writer.append(batch("after")).unwrap();
+    reader.refresh().unwrap();
+    for (node, want) in [("ok-a", 1), ("lost-a", 0), ("lost-b", 0), ("after-b", 1)] {
+        assert_eq!(count(&reader, node), want, "{node}");
+    }
+    drop(writer);
+    let check = open(&inner, "check").unwrap();
+    assert_eq!((count(&check, "lost-a"), count(&check, "after-a")), (0, 1));
 }

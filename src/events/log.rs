@@ -253,6 +253,9 @@ struct Slot {
     /// Seq of the next event: it continues across this process's segments, so no two events of
     /// the session share a (timestamp, seq).
     seq: u64,
+    /// `n` of the next segment's name: a process that starts several segments within one
+    /// millisecond (a failing disk) never runs out of names.
+    next_n: u32,
 }
 
 /// Segments left behind by failed appends that wait for the next sync; past this many the oldest
@@ -261,6 +264,33 @@ const MAX_RETIRED_SEGMENTS: usize = 8;
 
 /// Bound on the names tried for a new segment (`n` of the file name).
 const MAX_NAME_ATTEMPTS: u32 = 16;
+
+/// Index of the QueryEvent that starts the last batch of `events` when that batch ends before
+/// its `result_count` RecallHits: everything after the QueryEvent belongs to it (its hits and
+/// feedback, by qid), and fewer hits than announced were read.
+fn unfinished_recall(events: &[(u64, Event)]) -> Option<usize> {
+    let q = events
+        .iter()
+        .rposition(|(_, e)| matches!(e.kind, EventKind::Query { .. }))?;
+    let EventKind::Query {
+        qid, result_count, ..
+    } = &events[q].1.kind
+    else {
+        return None;
+    };
+    let mut hits = 0u64;
+    for (_, e) in &events[q + 1..] {
+        match &e.kind {
+            EventKind::RecallHit { qid: of, .. } | EventKind::Feedback { qid: of, .. }
+                if of == qid =>
+            {
+                hits += u64::from(matches!(e.kind, EventKind::RecallHit { .. }));
+            }
+            _ => return None,
+        }
+    }
+    (hits < u64::from(*result_count)).then_some(q)
+}
 
 /// What a user reads when events could not be written: nothing of them was kept, and what to do.
 fn not_recorded(what: &str, e: &std::io::Error) -> String {
@@ -656,7 +686,10 @@ impl EventLog {
             {
                 continue;
             }
-            let read = read_segment(self.fs.as_ref(), &path, seg.compressed, mark.unwrap_or(0));
+            let mut read = read_segment(self.fs.as_ref(), &path, seg.compressed, mark.unwrap_or(0));
+            if !seg.compressed {
+                self.hold_back_unfinished_recall(&path, &mut read);
+            }
             if let Some(e) = &read.error {
                 self.notice(format!("events/{}: {e}", seg.name));
             }
@@ -681,6 +714,23 @@ impl EventLog {
             }
         }
         Ok(folded)
+    }
+
+    /// A recall's events are one batch (its QueryEvent, the Feedback of a fetch, one RecallHit per
+    /// result). When the events read end inside one and the segment's writer is alive (it holds
+    /// the segment's lock), the rest is being written, or the write failed and is being cut
+    /// back: the batch is left for a later fold (the watermark stays at its QueryEvent), so a
+    /// recall is never counted in part. A writer that is gone left its last batch as it is, and
+    /// what is complete of it is counted (format-spec/events.md, crash analysis).
+    fn hold_back_unfinished_recall(&self, path: &Path, read: &mut SegmentRead) {
+        let Some(q) = unfinished_recall(&read.events) else {
+            return;
+        };
+        if !matches!(self.fs.try_lock(path), Ok(None)) {
+            return;
+        }
+        read.end = read.events[q].0;
+        read.events.truncate(q);
     }
 
     /// The id of this process's segment, once it has one.
@@ -817,7 +867,9 @@ impl EventLog {
         let slot = &mut *guard;
         self.repair(slot)?;
         if slot.current.is_none() {
-            slot.current = Some(self.create_writer()?);
+            let (w, n) = self.create_writer(slot.next_n)?;
+            slot.current = Some(w);
+            slot.next_n = n + 1;
         }
         let Some(w) = slot.current.as_mut() else {
             return Ok(());
@@ -883,13 +935,13 @@ impl EventLog {
     /// A new segment for this process: its header is written under a hidden temporary name and
     /// the file is then linked under its final name (never replacing one), so no reader ever
     /// lists a segment without its header.
-    fn create_writer(&self) -> Result<Writer> {
+    fn create_writer(&self, first_n: u32) -> Result<(Writer, u32)> {
         let created_ms = now_ms();
         // Format version 2: a fresh random salt seals every frame of this segment.
         let header = Header::new(self.session.clone(), created_ms);
         let seal = header.seal;
         let header = header.encode();
-        for attempt in 0..MAX_NAME_ATTEMPTS {
+        for attempt in first_n..first_n.saturating_add(MAX_NAME_ATTEMPTS) {
             let id = format!(
                 "{created_ms:013}-{}-{}-{attempt}",
                 self.session,
@@ -901,7 +953,7 @@ impl EventLog {
             let path = self.events_dir.join(format!("{id}{SEGMENT_EXT}"));
             match self.publish_segment(&path, &header) {
                 Ok((file, live)) => {
-                    return Ok(Writer {
+                    let w = Writer {
                         file,
                         id,
                         path,
@@ -911,7 +963,8 @@ impl EventLog {
                         header_len: header.len() as u64,
                         unclean: None,
                         _live: live,
-                    });
+                    };
+                    return Ok((w, attempt));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {

@@ -1145,3 +1145,73 @@ impl Drop for EventLog {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::event::HitSource;
+
+    fn at(kinds: Vec<EventKind>) -> Vec<(u64, Event)> {
+        kinds
+            .into_iter()
+            .enumerate()
+            .map(|(i, kind)| {
+                let e = Event {
+                    ts_ms: 1,
+                    seq: i as u64,
+                    kind,
+                };
+                (i as u64 * 100, e)
+            })
+            .collect()
+    }
+
+    fn query(qid: &str, n: u32) -> EventKind {
+        EventKind::Query {
+            qid: qid.into(),
+            query: "q".into(),
+            anchors: Vec::new(),
+            result_count: n,
+            latency_us: 0,
+            caller: String::new(),
+        }
+    }
+
+    fn hit(qid: &str) -> EventKind {
+        EventKind::RecallHit {
+            qid: qid.into(),
+            node: "n".into(),
+            rank: 1,
+            score: 1.0,
+            source: HitSource::Direct,
+        }
+    }
+
+    fn fetch(qid: &str) -> EventKind {
+        EventKind::Feedback {
+            qid: qid.into(),
+            query: String::new(),
+            used: vec!["n".into()],
+            wrong: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_recall_is_unfinished_until_its_last_announced_hit() {
+        assert_eq!(unfinished_recall(&at(vec![])), None);
+        assert_eq!(unfinished_recall(&at(vec![hit("x")])), None, "no query");
+        assert_eq!(unfinished_recall(&at(vec![query("a", 2)])), Some(0));
+        assert_eq!(
+            unfinished_recall(&at(vec![hit("z"), query("a", 2), fetch("a"), hit("a")])),
+            Some(1)
+        );
+        assert_eq!(
+            unfinished_recall(&at(vec![query("a", 2), fetch("a"), hit("a"), hit("a")])),
+            None
+        );
+        assert_eq!(unfinished_recall(&at(vec![query("a", 0)])), None);
+        // Anything else after the QueryEvent: not the tail of that recall (damage in between,
+        // an older layout): counted as read.
+        assert_eq!(unfinished_recall(&at(vec![query("a", 2), hit("b")])), None);
+    }
+}

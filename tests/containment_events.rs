@@ -829,6 +829,8 @@ fn six_agents_at_once_never_report_a_segment_without_its_header() {
         let out = k.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
+        // Any report about a segment (the old symptom: `events/<segment>.seg: no header`).
+        assert!(!stderr.contains(".seg"), "{stderr}");
         assert!(!stderr.contains("no header"), "{stderr}");
         assert!(!stderr.contains("damage"), "{stderr}");
         for line in String::from_utf8_lossy(&out.stdout).lines() {

@@ -1036,6 +1036,28 @@ fn a_recall_cut_short_in_a_live_segment_is_not_counted_in_part() {
         T0,
     );
     assert_eq!(count(&open(&fs, "reader").unwrap(), "d-a"), 1);
+    // A compactor that opened while the writer lived (so it held the recall back), compacting
+    // once the writer is gone (holding the segment's lock itself while it folds), then readers:
+    // counted once everywhere.
+    let dead = events_dir().join("1780000000000-dead-1-0.seg");
+    let writer_alive = fs.try_lock(&dead).unwrap().expect("lock");
+    let compactor = open(&fs, "compactor").unwrap();
+    assert_eq!(count(&compactor, "d-a"), 0);
+    drop(writer_alive);
+    let now = T0 + 100 * DAY_MS;
+    fs.set_clock_ms(now);
+    assert_eq!(
+        compactor.compact(policy(), now).unwrap().compressed.len(),
+        1
+    );
+    compactor.refresh().unwrap();
+    assert_eq!(count(&compactor, "d-a"), 1);
+    compactor.write_snapshot().unwrap();
+    drop(compactor);
+    let after = open(&fs, "after").unwrap();
+    assert_eq!(count(&after, "d-a"), 1);
+    after.write_snapshot().unwrap();
+    assert_eq!(count(&open(&fs, "again").unwrap(), "d-a"), 1);
 }
 
 /// An `Fs` whose files run `at_cut` when they are cut back: another process reading the segment

@@ -40,7 +40,7 @@ pub enum Error {
         "no note with id `{id}`; run `mnemon index` if you just added it, or check the spelling"
     )]
     UnknownNode { id: String },
-    /// A write or fsync of the event log failed earlier; the writer refuses further appends.
+    /// A thread panicked while it held the event log; the log refuses further use.
     #[error("event log {path} refuses writes: {reason}; restart the process to open a new segment")]
     Poisoned { path: PathBuf, reason: String },
     /// A part of the memory folder mnemon writes to is a symbolic link: following it would
@@ -53,6 +53,10 @@ pub enum Error {
         target: PathBuf,
         fix: String,
     },
+    /// Events could not be written or made durable (a full disk, an I/O error). `message` says
+    /// what was kept and what to do; the next write retries by itself, in a new segment.
+    #[error("event log {path}: {message}")]
+    EventLog { path: PathBuf, message: String },
     /// A user-supplied argument is out of range or malformed.
     #[error("invalid {what}: {message}")]
     InvalidArgument { what: &'static str, message: String },

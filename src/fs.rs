@@ -12,6 +12,8 @@ pub trait FsFile: Send {
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()>;
     /// Make everything written so far durable (fsync).
     fn sync(&mut self) -> io::Result<()>;
+    /// Cut the file back to `len` bytes (what a failed append left past `len` goes away).
+    fn truncate(&mut self, len: u64) -> io::Result<()>;
 }
 
 /// Read-only bytes of a whole file (a memory map for [`RealFs`]).
@@ -31,6 +33,9 @@ pub trait Fs: Send + Sync {
     fn map(&self, path: &Path) -> io::Result<Mapped>;
     /// Rename atomically (replacing `to`).
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Give the file `from` a second name `to`, failing with `AlreadyExists` when `to` exists:
+    /// publishes a complete file under its final name without ever replacing another.
+    fn link_new(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Remove a file.
     fn remove(&self, path: &Path) -> io::Result<()>;
     /// File names in `dir` (not paths), any order.
@@ -44,7 +49,9 @@ pub trait Fs: Send + Sync {
     /// Last modification time, ms since the Unix epoch.
     fn modified_ms(&self, path: &Path) -> io::Result<i64>;
     /// Take an exclusive lock named by `path` without waiting: `Ok(None)` when another holder has
-    /// it. The lock is released when the guard is dropped (or the process dies).
+    /// it. The lock is released when the guard is dropped (or the process dies). The lock belongs
+    /// to the file, not the name: a lock taken through one name of a file is held through its
+    /// other names (see [`Fs::link_new`]).
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>>;
 }
 
@@ -70,6 +77,9 @@ impl FsFile for RealFile {
     }
     fn sync(&mut self) -> io::Result<()> {
         self.0.sync_data()
+    }
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        self.0.set_len(len)
     }
 }
 
@@ -115,6 +125,9 @@ impl Fs for RealFs {
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         std::fs::rename(from, to)
+    }
+    fn link_new(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::hard_link(from, to)
     }
     fn remove(&self, path: &Path) -> io::Result<()> {
         std::fs::remove_file(path)

@@ -1150,7 +1150,8 @@ impl Memory {
         if let Ok(mut last) = self.last_question.lock() {
             *last = Some((recall.qid.clone(), q.text.clone()));
         }
-        // One QueryEvent and one RecallHit per returned note, flushed to the OS before returning.
+        // One QueryEvent and one RecallHit per returned note, flushed to the OS before returning
+        // (one batch: recorded whole or not at all).
         let mut events = Vec::with_capacity(recall.results.len() + 1);
         events.push(EventKind::Query {
             qid: recall.qid.clone(),
@@ -1160,6 +1161,17 @@ impl Memory {
             latency_us,
             caller: q.caller.clone(),
         });
+        // Fetching notes by id and nothing around them (anchors at depth 0, no question) is
+        // reading them: a use, as if the agent had said so. Written before the hits: a batch
+        // ends with its last RecallHit, so readers can tell a complete one.
+        if q.depth == 0 && q.text.trim().is_empty() && !q.anchors.is_empty() {
+            events.push(EventKind::Feedback {
+                qid: recall.qid.clone(),
+                query: String::new(),
+                used: q.anchors.clone(),
+                wrong: Vec::new(),
+            });
+        }
         for (i, h) in recall.results.iter().enumerate() {
             events.push(EventKind::RecallHit {
                 qid: recall.qid.clone(),
@@ -1171,16 +1183,6 @@ impl Memory {
                     recall::Source::Neighbor => HitSource::Neighbor,
                     recall::Source::CoOccur => HitSource::CoOccur,
                 },
-            });
-        }
-        // Fetching notes by id and nothing around them (anchors at depth 0, no question) is
-        // reading them: a use, as if the agent had said so.
-        if q.depth == 0 && q.text.trim().is_empty() && !q.anchors.is_empty() {
-            events.push(EventKind::Feedback {
-                qid: recall.qid.clone(),
-                query: String::new(),
-                used: q.anchors.clone(),
-                wrong: Vec::new(),
             });
         }
         self.events.append(events)?;

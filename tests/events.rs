@@ -669,7 +669,7 @@ fn cli_importance_stats_and_events() {
         .collect();
     assert_eq!(
         types,
-        vec!["query", "recall_hit", "feedback", "importance_tag"]
+        vec!["query", "feedback", "recall_hit", "importance_tag"]
     );
     let (code, v, _) = run(&["events", "verify", "--json"]);
     assert_eq!(code, 0, "{v}");

@@ -108,7 +108,7 @@ fuzz_target!(|input: Input| {
                         m.pending.entry(s).or_default().push(n);
                     }
                 } else {
-                    // A poisoned writer: drop it; a fresh one opens a new segment.
+                    // Nothing of the batch was recorded; the session goes on in a fresh log.
                     logs.remove(&s);
                     m.pending.remove(&s);
                 }

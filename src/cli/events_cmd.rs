@@ -1,19 +1,19 @@
-//! `mnemon events dump|verify`: read every segment of `events/`.
+//! `mnemon events dump|verify`: read every segment of `events/` and `events/archive/`.
 
 use super::EventsAction;
 use super::output::Out;
 use mnemon::Memory;
-use mnemon::events::log::{list_segments, read_segment};
+use mnemon::events::log::{all_segments, read_segment};
 
 pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<i32> {
     let log = memory.events();
     let fs = log.fs();
-    let (segs, other) = list_segments(fs, log.events_dir())?;
+    let (segs, other) = all_segments(fs, log.events_dir())?;
     match action {
         EventsAction::Dump => {
             let mut all = Vec::new();
             for seg in &segs {
-                let r = read_segment(fs, &log.events_dir().join(&seg.name), seg.compressed, 0);
+                let r = read_segment(fs, &seg.path, seg.file.compressed, 0);
                 let session = r
                     .header
                     .as_ref()
@@ -23,7 +23,7 @@ pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<
                     if out.json {
                         let mut v = serde_json::to_value(&e).unwrap_or_default();
                         v["session"] = serde_json::json!(session);
-                        v["segment"] = serde_json::json!(seg.name);
+                        v["segment"] = serde_json::json!(seg.shown);
                         v["offset"] = serde_json::json!(offset);
                         all.push(v);
                     } else {
@@ -46,20 +46,23 @@ pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<
             let mut report = Vec::new();
             let mut bad = 0usize;
             for seg in &segs {
-                let r = read_segment(fs, &log.events_dir().join(&seg.name), seg.compressed, 0);
+                let r = read_segment(fs, &seg.path, seg.file.compressed, 0);
                 let damaged: Vec<[u64; 2]> = r.damaged.iter().map(|d| [d.start, d.end]).collect();
                 if !damaged.is_empty() || r.error.is_some() {
                     bad += 1;
                 }
                 report.push(serde_json::json!({
-                    "segment": seg.name,
+                    "segment": seg.shown,
                     "session": r.header.as_ref().map(|h| h.session.clone()),
                     "events": r.events.len(),
                     "damaged": damaged,
+                    "empty": r.empty,
                     "error": r.error,
                 }));
             }
-            let healthy = bad == 0 && other.is_empty();
+            // Files that are not segments are never read nor removed by mnemon: listed, they
+            // make nothing unhealthy (they may be the user's).
+            let healthy = bad == 0;
             if out.json {
                 out.json(&serde_json::json!({
                     "healthy": healthy,
@@ -68,21 +71,35 @@ pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<
                 }));
             } else {
                 for r in &report {
+                    let note = match (r["error"].as_str(), r["empty"].as_bool()) {
+                        (Some(e), _) => format!(
+                            ", {e}; this build counts no event of it past that point (keep the \
+                             file: it may still hold events)"
+                        ),
+                        (None, Some(true)) => {
+                            ", empty (its creation never completed; it holds nothing)".to_string()
+                        }
+                        _ => String::new(),
+                    };
                     outln!(
-                        "{}: {} events, {} damaged ranges{}",
+                        "{}: {} events, {} damaged ranges{note}",
                         r["segment"].as_str().unwrap_or(""),
                         r["events"],
                         r["damaged"].as_array().map_or(0, |a| a.len()),
-                        r["error"]
-                            .as_str()
-                            .map(|e| format!(", {e}"))
-                            .unwrap_or_default()
                     );
                 }
                 for o in &other {
-                    outln!("{o}: not a segment (ignored; remove it)");
+                    outln!("{o}: not a segment; mnemon neither reads nor removes it");
                 }
-                outln!("{}", if healthy { "healthy" } else { "problems found" });
+                outln!(
+                    "{}",
+                    if healthy {
+                        "healthy"
+                    } else {
+                        "problems found: damaged ranges lose only their own events, the rest is \
+                         counted; keep the files"
+                    }
+                );
             }
             Ok(if healthy {
                 super::EXIT_OK

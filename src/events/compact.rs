@@ -26,6 +26,9 @@ pub const ZSTD_LEVEL: i32 = 3;
 pub const LOCK_FILE: &str = ".compact.lock";
 /// Subfolder of `events/` holding archived segments.
 pub const ARCHIVE_DIR: &str = "archive";
+/// Prefix of every temporary name in `events/` (compressions in progress, segments being
+/// created); hidden, so never listed as a segment or an unknown file.
+pub const TEMP_PREFIX: &str = ".tmp-";
 /// Temp files older than this are leftovers of a crashed run.
 pub const STALE_TEMP_MS: i64 = 3_600_000;
 /// Copy buffer used when streaming a segment into the encoder.
@@ -112,6 +115,18 @@ pub fn compress_file(fs: &dyn Fs, src: &Path, dst: &Path) -> io::Result<u64> {
     Ok(total)
 }
 
+/// Whether the segment at `path` has no complete header and holds nothing (see
+/// [`super::log::SegmentRead::empty`]). Only short files are read.
+pub fn holds_nothing(fs: &dyn Fs, path: &Path, compressed: bool) -> bool {
+    let len = if compressed {
+        compressed_len(fs, path)
+    } else {
+        fs.len(path).ok()
+    };
+    len.is_some_and(|n| n < super::segment::MAX_HEADER_LEN as u64)
+        && super::log::read_segment(fs, path, compressed, 0).empty
+}
+
 /// Bytes a zstd frame header takes at most (magic, descriptor, window, dictionary id, size).
 const ZSTD_FRAME_HEADER_MAX: usize = 18;
 
@@ -196,7 +211,7 @@ impl EventLog {
         }
         // Stale temp files of crashed runs (a live run's temp file is younger).
         for name in fs.list(&dir).map_err(io("list", &dir))? {
-            if name.starts_with(".tmp-") {
+            if name.starts_with(TEMP_PREFIX) {
                 let p = dir.join(&name);
                 if fs.modified_ms(&p).is_ok_and(|m| now_ms - m > STALE_TEMP_MS) {
                     fs.remove(&p).map_err(io("remove", &p))?;
@@ -205,6 +220,28 @@ impl EventLog {
                 }
             }
         }
+        // Segments holding nothing: their creation never completed (a crash or a full disk cut
+        // it short, or an older build compressed such a file). Readers take them as empty; they
+        // go once they are older than any creation in progress and their writer is gone.
+        let own = self.own_segment_id();
+        let mut gone = std::collections::HashSet::new();
+        for s in &segs {
+            let p = dir.join(&s.name);
+            if Some(&s.id) == own.as_ref()
+                || compressed.contains(s.id.as_str()) && !s.compressed
+                || !fs.modified_ms(&p).is_ok_and(|m| now_ms - m > STALE_TEMP_MS)
+                || !holds_nothing(fs, &p, s.compressed)
+            {
+                continue;
+            }
+            let Some(_writer_gone) = fs.try_lock(&p).map_err(io("lock", &p))? else {
+                continue;
+            };
+            fs.remove(&p).map_err(io("remove", &p))?;
+            report.removed.push(s.name.clone());
+            gone.insert(s.name.clone());
+            removed_any = true;
+        }
         if removed_any {
             fs.sync_dir(&dir).map_err(io("fsync folder", &dir))?;
         }
@@ -212,12 +249,10 @@ impl EventLog {
         // 2. Which segments are due.
         let compress_before = now_ms - i64::from(policy.compress_after_days) * DAY_MS;
         let archive_before = now_ms - i64::from(policy.archive_after_days) * DAY_MS;
-        let own = self.own_segment_id();
         let mut due = Vec::new();
-        for s in segs
-            .iter()
-            .filter(|s| !s.compressed && !compressed.contains(s.id.as_str()))
-        {
+        for s in segs.iter().filter(|s| {
+            !s.compressed && !compressed.contains(s.id.as_str()) && !gone.contains(&s.name)
+        }) {
             if Some(&s.id) == own.as_ref() {
                 continue;
             }
@@ -231,6 +266,11 @@ impl EventLog {
         let mut locked = Vec::new();
         for s in due {
             let src = dir.join(&s.name);
+            // A segment without its header is never compressed (it would make a compressed
+            // segment without one); it is removed above once it is old enough.
+            if holds_nothing(fs, &src, false) {
+                continue;
+            }
             if let Some(guard) = fs.try_lock(&src).map_err(io("lock", &src))? {
                 locked.push((s, guard));
             }
@@ -242,13 +282,16 @@ impl EventLog {
             self.write_snapshot()?;
             for (s, _guard) in &locked {
                 let src = dir.join(&s.name);
-                let tmp = dir.join(format!(".tmp-{}-{}.zst", s.id, unique_suffix()));
+                let tmp = dir.join(format!("{TEMP_PREFIX}{}-{}.zst", s.id, unique_suffix()));
                 let dst = dir.join(format!("{}{COMPRESSED_EXT}", s.id));
                 if let Err(e) = compress_file(fs, &src, &tmp) {
                     let _ = fs.remove(&tmp);
                     return Err(Error::io("compress", &src, e));
                 }
-                fs.rename(&tmp, &dst).map_err(io("rename", &tmp))?;
+                if let Err(e) = fs.rename(&tmp, &dst) {
+                    let _ = fs.remove(&tmp);
+                    return Err(Error::io("rename", &tmp, e));
+                }
                 fs.sync_dir(&dir).map_err(io("fsync folder", &dir))?;
                 fs.remove(&src).map_err(io("remove", &src))?;
                 fs.sync_dir(&dir).map_err(io("fsync folder", &dir))?;

@@ -3,7 +3,7 @@
 
 use super::event::{Event, EventKind};
 use super::fold::{RecallStats, Stats, Verdicts, max_opt};
-use super::segment::{self, FrameReader, FrameSeal, Header, Item};
+use super::segment::{self, FrameReader, FrameSeal, Header, HeaderError, Item};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, FsFile};
 use crate::snapshot::{self, Snapshot};
@@ -52,6 +52,10 @@ pub fn list_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<SegmentFile>
     let mut segs = Vec::new();
     let mut other = Vec::new();
     for name in names {
+        // Hidden names are mnemon's own: locks, and temporaries never read as segments.
+        if name.starts_with('.') {
+            continue;
+        }
         if let Some(id) = name.strip_suffix(COMPRESSED_EXT) {
             segs.push(SegmentFile {
                 id: id.to_string(),
@@ -64,13 +68,53 @@ pub fn list_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<SegmentFile>
                 name,
                 compressed: false,
             });
-        } else if !name.starts_with('.') {
+        } else {
             other.push(name);
         }
     }
     segs.sort_by(|a, b| a.name.cmp(&b.name));
     other.sort();
     Ok((segs, other))
+}
+
+/// A segment file of the log, wherever it is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocatedSegment {
+    pub path: PathBuf,
+    /// Its name relative to `events/` (`archive/<name>` for an archived one).
+    pub shown: String,
+    pub file: SegmentFile,
+}
+
+/// Every segment file of the log, in `events/` and in `events/archive/` (both are read by every
+/// fold), and the files of either folder that are not segments (relative to `events/`).
+pub fn all_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<LocatedSegment>, Vec<String>)> {
+    let archive_name = super::compact::ARCHIVE_DIR;
+    let archive = events_dir.join(archive_name);
+    let (segs, other) = list_segments(fs, events_dir)?;
+    let (archived, archived_other) = list_segments(fs, &archive)?;
+    let mut out: Vec<LocatedSegment> = segs
+        .into_iter()
+        .map(|file| LocatedSegment {
+            path: events_dir.join(&file.name),
+            shown: file.name.clone(),
+            file,
+        })
+        .collect();
+    out.extend(archived.into_iter().map(|file| LocatedSegment {
+        path: archive.join(&file.name),
+        shown: format!("{archive_name}/{}", file.name),
+        file,
+    }));
+    // By creation time, wherever kept.
+    out.sort_by(|a, b| a.file.name.cmp(&b.file.name));
+    let mut unknown: Vec<String> = other.into_iter().filter(|n| n != archive_name).collect();
+    unknown.extend(
+        archived_other
+            .into_iter()
+            .map(|n| format!("{archive_name}/{n}")),
+    );
+    Ok((out, unknown))
 }
 
 /// What reading one segment found.
@@ -82,6 +126,10 @@ pub struct SegmentRead {
     pub damaged: Vec<std::ops::Range<u64>>,
     /// Offset just past the last good frame (the next watermark).
     pub end: u64,
+    /// No complete header, and the bytes are the start of one: a segment whose creation never
+    /// completed (0 bytes, a header cut short by a crash or a full disk). It holds no events and
+    /// is not damage.
+    pub empty: bool,
     /// Why reading stopped early, if it did (what was read is kept).
     pub error: Option<String>,
 }
@@ -127,7 +175,11 @@ pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> Se
             out.header = Some(h);
             (seal, len as u64)
         }
-        Err(e) => {
+        Err(HeaderError::Incomplete) => {
+            out.empty = true;
+            return out;
+        }
+        Err(HeaderError::Invalid(e)) => {
             out.error = Some(e);
             return out;
         }
@@ -178,25 +230,87 @@ struct Writer {
     /// The segment's salt, from its header: every frame appended is sealed with it.
     seal: FrameSeal,
     buf: Vec<u8>,
-    /// Bytes of the file including what is still in `buf`.
+    /// Bytes of the file that hold its header and acknowledged events: a failed append is cut
+    /// back to this length.
     len: u64,
-    seq: u64,
-    poisoned: Option<String>,
+    /// Length of the header: a segment no longer than this holds no events.
+    header_len: u64,
+    /// Set when a failed append could not be cut back: the file may hold bytes past `len`, which
+    /// are removed before anything else is written or synced.
+    unclean: Option<String>,
     /// Held for the writer's life: compaction never touches a segment that is still written.
     _live: Option<crate::fs::LockGuard>,
 }
 
-impl Writer {
-    /// After a failed write or fsync, every later append or sync is refused.
-    fn refuse_if_poisoned(&self) -> Result<()> {
-        match &self.poisoned {
-            Some(reason) => Err(Error::Poisoned {
-                path: self.path.clone(),
-                reason: reason.clone(),
-            }),
-            None => Ok(()),
+/// This process's segments.
+#[derive(Default)]
+struct Slot {
+    /// The segment appends go to (created at the first event).
+    current: Option<Writer>,
+    /// Segments left behind after a failed append (cut back to their acknowledged events): the
+    /// next [`EventLog::sync`] makes them durable and lets them go.
+    retired: Vec<Writer>,
+    /// Seq of the next event: it continues across this process's segments, so no two events of
+    /// the session share a (timestamp, seq).
+    seq: u64,
+    /// `n` of the next segment's name: a process that starts several segments within one
+    /// millisecond (a failing disk) never runs out of names.
+    next_n: u32,
+}
+
+/// Segments left behind by failed appends that wait for the next sync; past this many the oldest
+/// is fsynced and let go at once (a disk that keeps filling and emptying holds no more files open).
+const MAX_RETIRED_SEGMENTS: usize = 8;
+
+/// Bound on the names tried for a new segment (`n` of the file name).
+const MAX_NAME_ATTEMPTS: u32 = 16;
+
+/// Index of the QueryEvent that starts the last batch of `events` when that batch ends before
+/// its `result_count` RecallHits: everything after the QueryEvent belongs to it (its hits and
+/// feedback, by qid), and fewer hits than announced were read.
+fn unfinished_recall(events: &[(u64, Event)]) -> Option<usize> {
+    let q = events
+        .iter()
+        .rposition(|(_, e)| matches!(e.kind, EventKind::Query { .. }))?;
+    let EventKind::Query {
+        qid, result_count, ..
+    } = &events[q].1.kind
+    else {
+        return None;
+    };
+    let mut hits = 0u64;
+    for (_, e) in &events[q + 1..] {
+        match &e.kind {
+            EventKind::RecallHit { qid: of, .. } | EventKind::Feedback { qid: of, .. }
+                if of == qid =>
+            {
+                hits += u64::from(matches!(e.kind, EventKind::RecallHit { .. }));
+            }
+            _ => return None,
         }
     }
+    (hits < u64::from(*result_count)).then_some(q)
+}
+
+/// What a user reads when events could not be written: nothing of them was kept, and what to do.
+fn not_recorded(what: &str, e: &std::io::Error) -> String {
+    let advice = match e.kind() {
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
+            "the disk is full: free space, and later events are recorded again without a restart"
+        }
+        _ => "the next event is tried again, in a new segment",
+    };
+    format!("{what} failed ({e}); nothing of these events was recorded; {advice}")
+}
+
+/// Cut `w`'s file back to its acknowledged events (made durable again under
+/// `SyncPolicy::Always`).
+fn cut_back(w: &mut Writer, sync: SyncPolicy) -> std::io::Result<()> {
+    w.file.truncate(w.len)?;
+    if sync == SyncPolicy::Always {
+        w.file.sync()?;
+    }
+    Ok(())
 }
 
 /// Change-log entries kept (a reader further behind rebuilds whatever it derived from the stats).
@@ -376,7 +490,7 @@ pub struct EventLog {
     index_dir: PathBuf,
     session: String,
     sync: SyncPolicy,
-    writer: Mutex<Option<Writer>>,
+    writer: Mutex<Slot>,
     state: RwLock<State>,
     notices: Mutex<Vec<String>>,
     last_refresh: Mutex<Option<std::time::Instant>>,
@@ -428,7 +542,7 @@ impl EventLog {
             index_dir,
             session,
             sync,
-            writer: Mutex::new(None),
+            writer: Mutex::new(Slot::default()),
             state: RwLock::new(State {
                 snapshot: None,
                 delta: Stats::default(),
@@ -539,11 +653,7 @@ impl EventLog {
             .map(|s| (archive.join(&s.name), s))
             .collect();
         located.extend(segs.into_iter().map(|s| (self.events_dir.join(&s.name), s)));
-        let own = self
-            .writer
-            .lock()
-            .ok()
-            .and_then(|w| w.as_ref().map(|w| w.id.clone()));
+        let own = self.own_segment_id();
         let marks: HashMap<String, u64> = self
             .state
             .read()
@@ -576,7 +686,10 @@ impl EventLog {
             {
                 continue;
             }
-            let read = read_segment(self.fs.as_ref(), &path, seg.compressed, mark.unwrap_or(0));
+            let mut read = read_segment(self.fs.as_ref(), &path, seg.compressed, mark.unwrap_or(0));
+            if !seg.compressed {
+                self.hold_back_unfinished_recall(&path, &mut read);
+            }
             if let Some(e) = &read.error {
                 self.notice(format!("events/{}: {e}", seg.name));
             }
@@ -603,12 +716,29 @@ impl EventLog {
         Ok(folded)
     }
 
+    /// A recall's events are one batch (its QueryEvent, the Feedback of a fetch, one RecallHit per
+    /// result). When the events read end inside one and the segment's writer is alive (it holds
+    /// the segment's lock), the rest is being written, or the write failed and is being cut
+    /// back: the batch is left for a later fold (the watermark stays at its QueryEvent), so a
+    /// recall is never counted in part. A writer that is gone left its last batch as it is, and
+    /// what is complete of it is counted (format-spec/events.md, crash analysis).
+    fn hold_back_unfinished_recall(&self, path: &Path, read: &mut SegmentRead) {
+        let Some(q) = unfinished_recall(&read.events) else {
+            return;
+        };
+        if !matches!(self.fs.try_lock(path), Ok(None)) {
+            return;
+        }
+        read.end = read.events[q].0;
+        read.events.truncate(q);
+    }
+
     /// The id of this process's segment, once it has one.
     pub fn own_segment_id(&self) -> Option<String> {
         self.writer
             .lock()
             .ok()
-            .and_then(|w| w.as_ref().map(|w| w.id.clone()))
+            .and_then(|w| w.current.as_ref().map(|w| w.id.clone()))
     }
 
     /// Stats of one node (snapshot + tail).
@@ -668,62 +798,126 @@ impl EventLog {
             .unwrap_or(0)
     }
 
-    fn lock_writer(&self) -> Result<std::sync::MutexGuard<'_, Option<Writer>>> {
+    fn lock_writer(&self) -> Result<std::sync::MutexGuard<'_, Slot>> {
         self.writer.lock().map_err(|_| Error::Poisoned {
             path: self.events_dir.clone(),
             reason: "a thread panicked while appending".into(),
         })
     }
 
-    /// Append events (one batch: a recall's query and hits, or one tag), fold them, and make them
-    /// visible to other processes (flushed to the OS; fsynced under `SyncPolicy::Always`).
-    pub fn append(&self, kinds: Vec<EventKind>) -> Result<()> {
-        let mut guard = self.lock_writer()?;
-        if guard.is_none() {
-            *guard = Some(self.create_writer()?);
+    /// Leave the current segment after a failed append that was cut back: one holding
+    /// acknowledged events waits in `retired` for the next sync; one holding none is removed. Its
+    /// offsets are never written again, so a reader that looked at the failed bytes meanwhile
+    /// never finds other events where it left off.
+    fn retire(&self, slot: &mut Slot) {
+        if let Some(w) = slot.current.take() {
+            if w.len > w.header_len {
+                slot.retired.push(w);
+                if slot.retired.len() > MAX_RETIRED_SEGMENTS {
+                    let mut oldest = slot.retired.remove(0);
+                    if self.sync != SyncPolicy::Never
+                        && let Err(e) = oldest.file.sync()
+                    {
+                        self.notice(format!(
+                            "event segment {}: fsync failed ({e}); its events are kept and \
+                             counted but may not survive a power loss",
+                            oldest.path.display()
+                        ));
+                    }
+                }
+            } else {
+                let path = w.path.clone();
+                drop(w);
+                // A header-only segment left behind is read as holding nothing.
+                let _ = self.fs.remove(&path);
+            }
         }
-        let Some(w) = guard.as_mut() else {
+    }
+
+    /// Cut back what an earlier failed append left in the current segment, then retire it.
+    fn repair(&self, slot: &mut Slot) -> Result<()> {
+        let Some(w) = slot.current.as_mut() else {
             return Ok(());
         };
-        w.refuse_if_poisoned()?;
+        let Some(why) = w.unclean.clone() else {
+            return Ok(());
+        };
+        if let Err(e) = cut_back(w, self.sync) {
+            return Err(Error::EventLog {
+                path: w.path.clone(),
+                message: format!(
+                    "bytes of an earlier failed write ({why}) are still to be removed and that \
+                     failed again ({e}); nothing of these events was recorded; free disk space \
+                     or fix the error: the next event tries again"
+                ),
+            });
+        }
+        self.retire(slot);
+        Ok(())
+    }
+
+    /// Append events (one batch: a recall's query and hits, or one tag), fold them, and make them
+    /// visible to other processes (flushed to the OS; fsynced under `SyncPolicy::Always`).
+    ///
+    /// A batch is recorded whole or not at all: when the write (or its fsync) fails, the
+    /// segment is cut back to the batch's start and the error is returned; the next append goes
+    /// to a new segment, so writes resume by themselves once the cause (a full disk) is gone.
+    pub fn append(&self, kinds: Vec<EventKind>) -> Result<()> {
+        let mut guard = self.lock_writer()?;
+        let slot = &mut *guard;
+        self.repair(slot)?;
+        if slot.current.is_none() {
+            let (w, n) = self.create_writer(slot.next_n)?;
+            slot.current = Some(w);
+            slot.next_n = n + 1;
+        }
+        let Some(w) = slot.current.as_mut() else {
+            return Ok(());
+        };
         let ts = now_ms();
-        let start = w.buf.len();
+        w.buf.clear();
         let mut batch = Vec::with_capacity(kinds.len());
         for kind in kinds {
             let e = Event {
                 ts_ms: ts,
-                seq: w.seq,
+                seq: slot.seq,
                 kind,
             };
-            w.seq += 1;
+            slot.seq += 1;
             segment::encode_frame(&e, w.seal, &mut w.buf);
             batch.push(e);
         }
-        w.len += (w.buf.len() - start) as u64;
-        let mut result = w.file.write_all(&w.buf);
-        w.buf.clear();
+        let mut result = w.file.write_all(&w.buf).map_err(|e| ("write", e));
         if result.is_ok() && self.sync == SyncPolicy::Always {
-            result = w.file.sync();
+            result = w.file.sync().map_err(|e| ("fsync", e));
         }
-        if let Err(e) = result {
-            // fsync and write errors are not retryable (the page cache may have dropped the data):
-            // refuse further appends rather than pretend.
-            let reason =
-                format!("a write or fsync failed ({e}); events after it were not recorded");
-            w.poisoned = Some(reason.clone());
-            return Err(Error::Poisoned {
-                path: w.path.clone(),
-                reason,
-            });
+        let batch_len = w.buf.len() as u64;
+        w.buf.clear();
+        if let Err((op, e)) = result {
+            let path = w.path.clone();
+            let mut message = not_recorded(op, &e);
+            match cut_back(w, self.sync) {
+                Ok(()) => self.retire(slot),
+                Err(cut) => {
+                    // Removed before the next write or sync (`repair`).
+                    w.unclean = Some(e.to_string());
+                    message.push_str(&format!(
+                        " (its partial bytes could not be removed yet: {cut}; they will be)"
+                    ));
+                }
+            }
+            return Err(Error::EventLog { path, message });
         }
+        w.len += batch_len;
+        let (id, len) = (w.id.clone(), w.len);
         if let Ok(mut st) = self.state.write() {
             for e in &batch {
                 st.delta.apply(&self.session, e);
             }
-            if let Some(m) = st.marks.get_mut(&w.id) {
-                *m = w.len;
+            if let Some(m) = st.marks.get_mut(&id) {
+                *m = len;
             } else {
-                st.marks.insert(w.id.clone(), w.len);
+                st.marks.insert(id, len);
             }
             if batch
                 .iter()
@@ -738,13 +932,16 @@ impl EventLog {
         Ok(())
     }
 
-    fn create_writer(&self) -> Result<Writer> {
+    /// A new segment for this process: its header is written under a hidden temporary name and
+    /// the file is then linked under its final name (never replacing one), so no reader ever
+    /// lists a segment without its header.
+    fn create_writer(&self, first_n: u32) -> Result<(Writer, u32)> {
         let created_ms = now_ms();
         // Format version 2: a fresh random salt seals every frame of this segment.
         let header = Header::new(self.session.clone(), created_ms);
         let seal = header.seal;
         let header = header.encode();
-        for attempt in 0..16u32 {
+        for attempt in first_n..first_n.saturating_add(MAX_NAME_ATTEMPTS) {
             let id = format!(
                 "{created_ms:013}-{}-{}-{attempt}",
                 self.session,
@@ -754,34 +951,28 @@ impl EventLog {
                 continue;
             }
             let path = self.events_dir.join(format!("{id}{SEGMENT_EXT}"));
-            match self.fs.create_new(&path) {
-                Ok(mut file) => {
-                    let live = self
-                        .fs
-                        .try_lock(&path)
-                        .map_err(|e| Error::io("lock", &path, e))?;
-                    file.write_all(&header)
-                        .map_err(|e| Error::io("write header of", &path, e))?;
-                    if self.sync == SyncPolicy::Always {
-                        file.sync().map_err(|e| Error::io("fsync", &path, e))?;
-                        self.fs
-                            .sync_dir(&self.events_dir)
-                            .map_err(|e| Error::io("fsync folder", &self.events_dir, e))?;
-                    }
-                    return Ok(Writer {
+            match self.publish_segment(&path, &header) {
+                Ok((file, live)) => {
+                    let w = Writer {
                         file,
                         id,
                         path,
                         seal,
                         buf: Vec::with_capacity(4096),
                         len: header.len() as u64,
-                        seq: 0,
-                        poisoned: None,
+                        header_len: header.len() as u64,
+                        unclean: None,
                         _live: live,
-                    });
+                    };
+                    return Ok((w, attempt));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Error::io("create segment", &path, e)),
+                Err(e) => {
+                    return Err(Error::EventLog {
+                        path,
+                        message: not_recorded("creating the segment", &e),
+                    });
+                }
             }
         }
         Err(Error::InvalidArgument {
@@ -790,19 +981,129 @@ impl EventLog {
         })
     }
 
-    /// Make this process's appends durable (fsync of the segment and of `events/`).
+    /// Create the segment `path` holding `header` (format-spec/events.md, "Creating a
+    /// segment"): written and locked under `.tmp-<name>-<pid>-<nanos>`, then linked as `path`
+    /// (`AlreadyExists` when it is taken), then the temporary name removed. Nothing is left
+    /// behind on failure.
+    fn publish_segment(
+        &self,
+        path: &Path,
+        header: &[u8],
+    ) -> std::io::Result<(Box<dyn FsFile>, Option<crate::fs::LockGuard>)> {
+        let fs = self.fs.as_ref();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("segment");
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let tmp = self.events_dir.join(format!(
+            "{}{name}-{}-{nanos}",
+            super::compact::TEMP_PREFIX,
+            std::process::id()
+        ));
+        let mut file = fs.create_new(&tmp)?;
+        // The lock belongs to the file, so it holds under the final name too.
+        let staged = fs.try_lock(&tmp).and_then(|live| {
+            file.write_all(header)?;
+            if self.sync == SyncPolicy::Always {
+                file.sync()?;
+            }
+            Ok(live)
+        });
+        let live = match staged {
+            Ok(live) => live,
+            Err(e) => {
+                drop(file);
+                let _ = fs.remove(&tmp);
+                return Err(e);
+            }
+        };
+        match fs.link_new(&tmp, path) {
+            Ok(()) => {
+                // A name left by a failure here is a second name of the segment: compaction
+                // removes stale temporaries.
+                let _ = fs.remove(&tmp);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                drop((file, live));
+                let _ = fs.remove(&tmp);
+                return Err(e);
+            }
+            Err(_) => {
+                // No hard links on this file system: create the segment under its final name.
+                // Until its header is written readers take it as empty, never as damage.
+                drop((file, live));
+                let _ = fs.remove(&tmp);
+                return self.create_in_place(path, header);
+            }
+        }
+        if self.sync == SyncPolicy::Always {
+            fs.sync_dir(&self.events_dir)?;
+        }
+        Ok((file, live))
+    }
+
+    /// [`EventLog::publish_segment`] where the file system has no hard links.
+    fn create_in_place(
+        &self,
+        path: &Path,
+        header: &[u8],
+    ) -> std::io::Result<(Box<dyn FsFile>, Option<crate::fs::LockGuard>)> {
+        let fs = self.fs.as_ref();
+        let mut file = fs.create_new(path)?;
+        let written = fs.try_lock(path).and_then(|live| {
+            file.write_all(header)?;
+            if self.sync == SyncPolicy::Always {
+                file.sync()?;
+                fs.sync_dir(&self.events_dir)?;
+            }
+            Ok(live)
+        });
+        match written {
+            Ok(live) => Ok((file, live)),
+            Err(e) => {
+                drop(file);
+                let _ = fs.remove(path);
+                Err(e)
+            }
+        }
+    }
+
+    /// Make this process's appends durable (fsync of its segments and of `events/`).
+    ///
+    /// A failed fsync is reported naming the segment; that segment takes no more events (a later
+    /// fsync of it could report success for data the kernel already dropped), so later events go
+    /// to a new segment.
     pub fn sync(&self) -> Result<()> {
         let mut guard = self.lock_writer()?;
-        let Some(w) = guard.as_mut() else {
+        let slot = &mut *guard;
+        self.repair(slot)?;
+        if slot.current.is_none() && slot.retired.is_empty() {
             return Ok(());
-        };
-        w.refuse_if_poisoned()?;
-        if let Err(e) = w.file.sync() {
-            let reason = format!("fsync failed ({e})");
-            w.poisoned = Some(reason.clone());
-            return Err(Error::Poisoned {
-                path: w.path.clone(),
-                reason,
+        }
+        let mut failed: Option<(PathBuf, std::io::Error)> = None;
+        for mut w in std::mem::take(&mut slot.retired) {
+            if let Err(e) = w.file.sync() {
+                failed.get_or_insert((w.path.clone(), e));
+            }
+        }
+        if let Some(w) = slot.current.as_mut()
+            && let Err(e) = w.file.sync()
+        {
+            failed.get_or_insert((w.path.clone(), e));
+            slot.current = None;
+        }
+        if let Some((path, e)) = failed {
+            return Err(Error::EventLog {
+                path,
+                message: format!(
+                    "fsync failed ({e}): its events are kept and counted, but those written since \
+                     it was last made durable may not survive a power loss; later events go to a \
+                     new segment"
+                ),
             });
         }
         self.fs
@@ -842,5 +1143,75 @@ impl Drop for EventLog {
         if self.sync != SyncPolicy::Never {
             let _ = self.sync();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::event::HitSource;
+
+    fn at(kinds: Vec<EventKind>) -> Vec<(u64, Event)> {
+        kinds
+            .into_iter()
+            .enumerate()
+            .map(|(i, kind)| {
+                let e = Event {
+                    ts_ms: 1,
+                    seq: i as u64,
+                    kind,
+                };
+                (i as u64 * 100, e)
+            })
+            .collect()
+    }
+
+    fn query(qid: &str, n: u32) -> EventKind {
+        EventKind::Query {
+            qid: qid.into(),
+            query: "q".into(),
+            anchors: Vec::new(),
+            result_count: n,
+            latency_us: 0,
+            caller: String::new(),
+        }
+    }
+
+    fn hit(qid: &str) -> EventKind {
+        EventKind::RecallHit {
+            qid: qid.into(),
+            node: "n".into(),
+            rank: 1,
+            score: 1.0,
+            source: HitSource::Direct,
+        }
+    }
+
+    fn fetch(qid: &str) -> EventKind {
+        EventKind::Feedback {
+            qid: qid.into(),
+            query: String::new(),
+            used: vec!["n".into()],
+            wrong: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_recall_is_unfinished_until_its_last_announced_hit() {
+        assert_eq!(unfinished_recall(&at(vec![])), None);
+        assert_eq!(unfinished_recall(&at(vec![hit("x")])), None, "no query");
+        assert_eq!(unfinished_recall(&at(vec![query("a", 2)])), Some(0));
+        assert_eq!(
+            unfinished_recall(&at(vec![hit("z"), query("a", 2), fetch("a"), hit("a")])),
+            Some(1)
+        );
+        assert_eq!(
+            unfinished_recall(&at(vec![query("a", 2), fetch("a"), hit("a"), hit("a")])),
+            None
+        );
+        assert_eq!(unfinished_recall(&at(vec![query("a", 0)])), None);
+        // Anything else after the QueryEvent: not the tail of that recall (damage in between,
+        // an older layout): counted as read.
+        assert_eq!(unfinished_recall(&at(vec![query("a", 2), hit("b")])), None);
     }
 }

@@ -28,6 +28,8 @@ pub const MIN_FRAME_PAYLOAD: u32 = 17;
 /// Frame header: `u32` length + `u32` crc.
 pub const FRAME_HEADER_LEN: usize = 8;
 
+/// Longest header (format version 2, longest session id).
+pub const MAX_HEADER_LEN: usize = H_SESSION + MAX_SESSION_BYTES + 4;
 /// Offsets in the header (fixed part, format version 2).
 pub const H_VERSION: usize = MAGIC.len();
 pub const H_FLAGS: usize = H_VERSION + 2;
@@ -192,22 +194,79 @@ impl Header {
 
     /// Read exactly the header from the start of a stream (which cannot seek: a zstd decoder),
     /// leaving it at the first frame; returns the header and its length.
-    pub fn read(src: &mut impl Read) -> Result<(Header, usize), String> {
+    pub fn read(src: &mut impl Read) -> Result<(Header, usize), HeaderError> {
         // Magic and version, then the rest of the fixed part for that version.
         let mut head = vec![0u8; H_VERSION + 2];
-        src.read_exact(&mut head)
-            .map_err(|e| format!("no header ({e})"))?;
-        let (_, n_at) = magic_and_version(&head)?;
+        read_part(src, &mut head, 0)?;
+        let (_, n_at) = magic_and_version(&head).map_err(HeaderError::Invalid)?;
         let fixed = head.len();
         head.resize(n_at + 1, 0);
-        src.read_exact(&mut head[fixed..])
-            .map_err(|e| format!("no header ({e})"))?;
+        read_part(src, &mut head, fixed)?;
         let n = usize::from(head[n_at]).min(MAX_SESSION_BYTES + 1);
         let fixed = head.len();
         head.resize(fixed + n + 4, 0);
-        src.read_exact(&mut head[fixed..])
-            .map_err(|e| format!("header truncated ({e})"))?;
-        Header::decode(&head)
+        read_part(src, &mut head, fixed)?;
+        Header::decode(&head).map_err(HeaderError::Invalid)
+    }
+}
+
+/// Why a segment has no usable header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderError {
+    /// The bytes end inside a header and are right as far as they go (none at all, or a header
+    /// cut short): a segment whose creation never completed. It holds no events and is not
+    /// damage.
+    Incomplete,
+    /// Bytes that are not a header of this build (damage, another format, an I/O error).
+    Invalid(String),
+}
+
+impl std::fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HeaderError::Incomplete => f.write_str("no complete header (holds no events)"),
+            HeaderError::Invalid(e) => f.write_str(e),
+        }
+    }
+}
+
+/// Fill `head[from..]` from `src`; a stream that ends first is an incomplete header when what it
+/// gave is the start of one, and an invalid one otherwise.
+fn read_part(src: &mut impl Read, head: &mut [u8], from: usize) -> Result<(), HeaderError> {
+    let mut n = from;
+    while n < head.len() {
+        match src.read(&mut head[n..]) {
+            Ok(0) if is_header_prefix(&head[..n]) => return Err(HeaderError::Incomplete),
+            Ok(0) => {
+                return Err(HeaderError::Invalid(format!(
+                    "no header: {n} bytes that do not start a segment header"
+                )));
+            }
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(HeaderError::Invalid(format!("no header ({e})"))),
+        }
+    }
+    Ok(())
+}
+
+/// Whether `b` is the start of a segment header, right as far as it goes: the magic, a version
+/// this build reads, a session length in range. Every prefix of a header this build writes is
+/// one, so a file whose creation was cut short anywhere inside the header is one too.
+pub fn is_header_prefix(b: &[u8]) -> bool {
+    let m = b.len().min(MAGIC.len());
+    if b[..m] != MAGIC[..m] {
+        return false;
+    }
+    if b.len() < H_VERSION + 2 {
+        return true;
+    }
+    let Ok((_, n_at)) = magic_and_version(b) else {
+        return false;
+    };
+    match b.get(n_at) {
+        None => true,
+        Some(&n) => (1..=MAX_SESSION_BYTES).contains(&usize::from(n)),
     }
 }
 
@@ -375,6 +434,9 @@ impl<R: Read> Iterator for FrameReader<R> {
 pub struct Decoded {
     pub header: Option<Header>,
     pub header_error: Option<String>,
+    /// No complete header, and the bytes are the start of one ([`HeaderError::Incomplete`]):
+    /// a segment whose creation never completed, holding nothing (not damage).
+    pub empty: bool,
     pub events: Vec<(u64, Event)>,
     pub damaged: Vec<Range<u64>>,
 }
@@ -389,6 +451,7 @@ pub fn decode_segment(bytes: &[u8]) -> Decoded {
             (seal, len)
         }
         Err(e) => {
+            d.empty = Header::read(&mut &bytes[..]) == Err(HeaderError::Incomplete);
             d.header_error = Some(e);
             return d;
         }
@@ -473,11 +536,52 @@ mod tests {
         b[8] = 3;
         let e = Header::decode(&b).unwrap_err();
         assert_eq!(e, "format version 3, this build reads 1..=2");
-        assert_eq!(Header::read(&mut &b[..]).unwrap_err(), e);
+        assert_eq!(Header::read(&mut &b[..]), Err(HeaderError::Invalid(e)));
         // The salt is covered by the header crc.
         let mut b = segment(0);
         b[H_SALT] ^= 1;
         assert_eq!(Header::decode(&b).unwrap_err(), "header checksum mismatch");
+    }
+
+    /// A segment cut short anywhere inside its header (creation interrupted by a crash or a full
+    /// disk, or a creation in progress seen by an older writer's reader) holds nothing and is not
+    /// damage; the same length of other bytes is.
+    #[test]
+    fn every_prefix_of_a_header_is_an_empty_segment_not_damage() {
+        for seal in [SEAL, FrameSeal::Unsalted] {
+            let h = Header {
+                session: "session-1".into(),
+                created_ms: 9,
+                seal,
+            }
+            .encode();
+            for n in 0..h.len() {
+                assert!(is_header_prefix(&h[..n]), "{seal:?} prefix {n}");
+                assert_eq!(
+                    Header::read(&mut &h[..n]),
+                    Err(HeaderError::Incomplete),
+                    "{seal:?} prefix {n}"
+                );
+                let d = decode_segment(&h[..n]);
+                assert!(d.empty && d.header.is_none() && d.events.is_empty(), "{n}");
+                let mut other = h[..n].to_vec();
+                if let Some(b) = other.first_mut() {
+                    *b ^= 0xff;
+                    assert!(matches!(
+                        Header::read(&mut &other[..]),
+                        Err(HeaderError::Invalid(_))
+                    ));
+                    assert!(!decode_segment(&other).empty, "{n}");
+                }
+            }
+            assert!(!decode_segment(&h).empty);
+        }
+        // Zeros (what a power loss can leave in a file's last block) are damage, not a header.
+        assert!(!is_header_prefix(&[0u8; 12]));
+        assert!(matches!(
+            Header::read(&mut &[0u8; 12][..]),
+            Err(HeaderError::Invalid(_))
+        ));
     }
 
     #[test]

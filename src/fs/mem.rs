@@ -6,7 +6,8 @@
 //! counts as one call. With `fail_at(n)` the n-th call returns an I/O error and later calls work;
 //! with `crash_at(n)` the n-th call and every later one fail, and [`MemFs::crash_image`] then gives
 //! what a disk would hold after power loss: durable names and durable bytes, plus (optionally) a
-//! torn prefix of each file's unsynced tail.
+//! torn prefix of each file's unsynced tail. With `set_space(Some(n))` the disk holds `n` bytes: a
+//! write that does not fit writes what fits and fails with `StorageFull`, as a full disk does.
 
 use super::{Fs, FsFile, LockGuard, Mapped};
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,13 +31,24 @@ struct State {
     durable: BTreeMap<PathBuf, usize>,
     dirs: BTreeSet<PathBuf>,
     calls: u64,
-    fail_at: Option<u64>,
+    /// Calls in this range fail with an I/O error.
+    fail: std::ops::Range<u64>,
     crash_at: Option<u64>,
     crashed: bool,
-    locks: BTreeSet<PathBuf>,
+    locks: BTreeSet<LockKey>,
+    /// Bytes the disk holds (`None`: unlimited).
+    space: Option<u64>,
     clock_ms: i64,
     /// Readers fail with an I/O error after this many bytes.
     read_limit: Option<u64>,
+}
+
+/// What a lock is held on: the file a path names (as `flock` does), or the name itself when no
+/// file has it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum LockKey {
+    Inode(usize),
+    Name(PathBuf),
 }
 
 /// The in-memory file system. Cheap to clone (shared state).
@@ -58,6 +70,15 @@ impl State {
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))
     }
 
+    /// Bytes held by the files that have a name.
+    fn used(&self) -> u64 {
+        let inodes: BTreeSet<usize> = self.live.values().copied().collect();
+        inodes
+            .into_iter()
+            .map(|i| self.inodes[i].live.len() as u64)
+            .sum()
+    }
+
     /// Count a call; fail it if it is the chosen one.
     fn tick(&mut self) -> io::Result<()> {
         if self.crashed {
@@ -68,7 +89,7 @@ impl State {
             self.crashed = true;
             return Err(err("simulated crash"));
         }
-        if self.fail_at == Some(self.calls) {
+        if self.fail.contains(&self.calls) {
             return Err(err("simulated I/O error"));
         }
         Ok(())
@@ -94,7 +115,15 @@ impl MemFs {
     }
     /// Make call `n` (1-based, counting from the start) fail with an I/O error.
     pub fn fail_at(&self, n: u64) {
-        self.lock().fail_at = Some(n);
+        self.fail_calls(n, 1);
+    }
+    /// Make `count` calls from call `n` on fail with an I/O error (a fault that lasts).
+    pub fn fail_calls(&self, n: u64, count: u64) {
+        self.lock().fail = n..n.saturating_add(count);
+    }
+    /// Bytes held by the files that have a name.
+    pub fn used(&self) -> u64 {
+        self.lock().used()
     }
     /// Make call `n` and every later call fail, as if the machine lost power.
     pub fn crash_at(&self, n: u64) {
@@ -107,6 +136,12 @@ impl MemFs {
     /// Make every reader opened from now on fail after `bytes` bytes (`None`: never).
     pub fn set_read_limit(&self, bytes: Option<u64>) {
         self.lock().read_limit = bytes;
+    }
+
+    /// Limit the disk to `bytes` bytes in all (`None`: unlimited): writes past it fail with
+    /// `StorageFull` after writing what fits.
+    pub fn set_space(&self, bytes: Option<u64>) {
+        self.lock().space = bytes;
     }
 
     /// Set the clock used for modification times (ms since the epoch).
@@ -187,9 +222,27 @@ impl FsFile for MemFile {
         let mut st = self.fs.lock();
         st.tick()?;
         let now = st.clock_ms;
+        let fits = match st.space {
+            Some(space) => usize::try_from(space.saturating_sub(st.used())).unwrap_or(usize::MAX),
+            None => usize::MAX,
+        };
         let node = &mut st.inodes[self.ino];
-        node.live.extend_from_slice(buf);
+        node.live.extend_from_slice(&buf[..buf.len().min(fits)]);
         node.mtime_ms = now;
+        if fits < buf.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                "simulated full disk: no space left on device",
+            ));
+        }
+        Ok(())
+    }
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        let mut st = self.fs.lock();
+        st.tick()?;
+        let node = &mut st.inodes[self.ino];
+        node.live
+            .truncate(usize::try_from(len).unwrap_or(usize::MAX));
         Ok(())
     }
     fn sync(&mut self) -> io::Result<()> {
@@ -267,6 +320,16 @@ impl Fs for MemFs {
         st.live.insert(to.to_path_buf(), ino);
         Ok(())
     }
+    fn link_new(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut st = self.lock();
+        st.tick()?;
+        let ino = st.inode(from)?;
+        if st.live.contains_key(to) {
+            return Err(io::Error::new(io::ErrorKind::AlreadyExists, "exists"));
+        }
+        st.live.insert(to.to_path_buf(), ino);
+        Ok(())
+    }
     fn remove(&self, path: &Path) -> io::Result<()> {
         let mut st = self.lock();
         st.tick()?;
@@ -326,13 +389,17 @@ impl Fs for MemFs {
     }
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
         let mut st = self.lock();
-        if !st.locks.insert(path.to_path_buf()) {
+        let key = match st.live.get(path) {
+            Some(&ino) => LockKey::Inode(ino),
+            None => LockKey::Name(path.to_path_buf()),
+        };
+        if !st.locks.insert(key.clone()) {
             return Ok(None);
         }
         drop(st);
         Ok(Some(LockGuard::new(Box::new(MemLock {
             fs: self.clone(),
-            path: path.to_path_buf(),
+            key,
         }))))
     }
 }
@@ -362,12 +429,12 @@ impl<R: Read> Read for LimitedReader<R> {
 
 struct MemLock {
     fs: MemFs,
-    path: PathBuf,
+    key: LockKey,
 }
 
 impl Drop for MemLock {
     fn drop(&mut self) {
-        self.fs.lock().locks.remove(&self.path);
+        self.fs.lock().locks.remove(&self.key);
     }
 }
 
@@ -394,6 +461,32 @@ mod tests {
         assert_eq!(img.get(&dir.join("a")).unwrap(), b"hello");
         let img = fs.crash_image(true);
         assert_eq!(img.get(&dir.join("a")).unwrap(), b"hello wo");
+    }
+
+    #[test]
+    fn a_full_disk_writes_what_fits_and_a_lock_follows_the_file_through_its_names() {
+        let fs = MemFs::new();
+        let dir = Path::new("/e");
+        fs.create_dir_all(dir).unwrap();
+        fs.set_space(Some(8));
+        let mut f = fs.create_new(&dir.join("a")).unwrap();
+        let e = f.write_all(b"0123456789").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+        assert_eq!(fs.get(&dir.join("a")).unwrap(), b"01234567");
+        f.truncate(3).unwrap();
+        assert_eq!(fs.used(), 3);
+        fs.set_space(None);
+        f.write_all(b"3").unwrap();
+        let lock = fs.try_lock(&dir.join("a")).unwrap();
+        assert!(lock.is_some());
+        fs.link_new(&dir.join("a"), &dir.join("b")).unwrap();
+        assert!(fs.try_lock(&dir.join("b")).unwrap().is_none(), "same file");
+        let e = fs.link_new(&dir.join("a"), &dir.join("b")).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        fs.remove(&dir.join("a")).unwrap();
+        assert_eq!(fs.get(&dir.join("b")).unwrap(), b"0123");
+        drop(lock);
+        assert!(fs.try_lock(&dir.join("b")).unwrap().is_some());
     }
 
     #[test]

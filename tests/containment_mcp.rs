@@ -169,11 +169,13 @@ fn mcp_malformed_lines_get_json_rpc_errors_and_the_server_keeps_serving() {
         s.error_for(br#"{"jsonrpc":"2.0","id":"ten","method":"tools/list","params":3}"#),
         (-32600, json!("ten"))
     );
-    // Lines that get no reply (a blank line, an invalid notification, a notification before
-    // `initialize`) do not end the session either: the next reply answers the next line.
+    // Lines that get no reply (a blank line, an invalid notification, a notification and a
+    // response before `initialize`) do not end the session either: the next reply answers the
+    // next line.
     s.send_line(b"");
     s.send_line(br#"{"jsonrpc":"2.0","method":"notifications/x","params":1}"#);
     s.send_line(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s.send_line(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
     assert_eq!(s.error_for(b"{"), (-32700, Value::Null));
     // Still serving.
     assert_eq!(s.initialize_and_list_tools(100), TOOLS);

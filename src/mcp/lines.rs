@@ -304,8 +304,9 @@ fn check_envelope(v: Value) -> Line {
         Some("`id` must be a string or an integer")
     } else {
         match method {
+            // `null` params are taken as none: clients send them and the service accepts them.
             Some(Value::String(_)) => match obj.get("params") {
-                Some(p) if !p.is_object() && !p.is_array() => {
+                Some(p) if !p.is_object() && !p.is_array() && !p.is_null() => {
                     Some("`params` must be an object or an array")
                 }
                 _ => None,
@@ -602,6 +603,8 @@ mod tests {
         assert_eq!(one(&bom), Line::Message(req));
         let resp = json!({"jsonrpc": "2.0", "id": "s1", "result": {}});
         assert_eq!(one(resp.to_string().as_bytes()), Line::Message(resp));
+        let nulls = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": null});
+        assert_eq!(one(nulls.to_string().as_bytes()), Line::Message(nulls));
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         assert_eq!(one(note.to_string().as_bytes()), Line::Message(note));
         assert_eq!(one(b""), Line::Blank);

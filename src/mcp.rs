@@ -3,7 +3,8 @@
 //!
 //! Tools: `memory_recall`, `memory_feedback`, `memory_set_importance`, `memory_core`,
 //! `memory_show`. Bad arguments
-//! come back as tool errors (`isError: true`) whose text says what to fix.
+//! come back as tool errors (`isError: true`) whose text says what to fix. Malformed lines are
+//! answered with JSON-RPC errors before the MCP service sees them ([`lines`]).
 
 use crate::core_view::DEFAULT_BUDGET_TOKENS;
 use crate::memory::Memory;
@@ -13,6 +14,9 @@ use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use std::sync::Arc;
+
+pub mod lines;
+mod transport;
 
 /// Arguments of `memory_recall`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -249,13 +253,31 @@ impl ServerHandler for MemoryServer {
 
 /// Serve `memory` over stdio until the client disconnects.
 pub async fn serve_stdio(memory: Arc<Memory>) -> Result<(), String> {
-    let service = MemoryServer::new(memory)
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| format!("MCP initialisation failed: {e}"))?;
-    service
-        .waiting()
-        .await
-        .map_err(|e| format!("MCP server stopped: {e}"))?;
-    Ok(())
+    let (read, write) = rmcp::transport::stdio_pipes();
+    serve_on(memory, read, write).await
+}
+
+/// Serve `memory` over a byte stream pair until `read` ends. Every line is checked by
+/// [`lines::LineReader`] first: malformed input is answered with a JSON-RPC error and the server
+/// keeps serving.
+pub async fn serve_on<R, W>(memory: Arc<Memory>, read: R, write: W) -> Result<(), String>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (transport, tasks) = transport::start(read, write);
+    let result = async {
+        let service = MemoryServer::new(memory)
+            .serve(transport)
+            .await
+            .map_err(|e| format!("MCP initialisation failed: {e}"))?;
+        service
+            .waiting()
+            .await
+            .map_err(|e| format!("MCP server stopped: {e}"))?;
+        Ok(())
+    }
+    .await;
+    tasks.finish().await;
+    result
 }

@@ -1,0 +1,209 @@
+//! The MCP server's stdio transport: our [`LineReader`] in front of the MCP service (rmcp), so
+//! that every line gets an answer and none stops the server.
+//!
+//! Three parts, joined by channels:
+//! - a reader task reads the input, classifies each line, writes the error replies and hands
+//!   well-formed messages to the service;
+//! - the service (rmcp) receives them through [`LineTransport`] and sends its replies through it;
+//! - one writer task writes every reply, the reader's and the service's, one whole line at a
+//!   time, so no two replies ever interleave within a line.
+//!
+//! Reading happens in its own task rather than in `Transport::receive`, which rmcp polls inside a
+//! `select!` and may cancel: a line half read is never lost that way.
+
+use super::lines::{ErrorReply, Line, LineReader};
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::Value;
+use std::io;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// Bytes asked of the input per read.
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+/// Messages waiting for the service, and replies waiting for the writer, before their producer
+/// waits: the input is read no faster than it is served.
+const CHANNEL_MESSAGES: usize = 32;
+
+/// The service's side of the transport.
+pub struct LineTransport {
+    incoming: mpsc::Receiver<ClientJsonRpcMessage>,
+    outgoing: mpsc::Sender<Vec<u8>>,
+}
+
+impl Transport<RoleServer> for LineTransport {
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
+        let outgoing = self.outgoing.clone();
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            line.push(b'\n');
+            line
+        });
+        async move {
+            let line = line.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            outgoing
+                .send(line)
+                .await
+                .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the output is closed"))
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        self.incoming.recv().await
+    }
+
+    async fn close(&mut self) -> Result<(), io::Error> {
+        self.incoming.close();
+        Ok(())
+    }
+}
+
+/// The running reader and writer tasks behind a [`LineTransport`].
+pub struct Tasks {
+    reader: tokio::task::JoinHandle<()>,
+    writer: tokio::task::JoinHandle<()>,
+}
+
+impl Tasks {
+    /// Once the service has ended: stop reading, then let the writer write what is queued.
+    pub async fn finish(self) {
+        self.reader.abort();
+        let _ = self.reader.await;
+        let _ = self.writer.await;
+    }
+}
+
+/// Start the reader and writer tasks over `read` and `write`; the service gets the transport.
+/// Must run inside a Tokio runtime.
+pub fn start<R, W>(read: R, write: W) -> (LineTransport, Tasks)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (to_service, incoming) = mpsc::channel(CHANNEL_MESSAGES);
+    let (outgoing, to_writer) = mpsc::channel(CHANNEL_MESSAGES);
+    let writer = tokio::spawn(write_loop(write, to_writer));
+    let reader = tokio::spawn(read_loop(read, to_service, outgoing.clone()));
+    (
+        LineTransport { incoming, outgoing },
+        Tasks { reader, writer },
+    )
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(mut write: W, mut lines: mpsc::Receiver<Vec<u8>>) {
+    while let Some(line) = lines.recv().await {
+        if let Err(e) = async {
+            write.write_all(&line).await?;
+            write.flush().await
+        }
+        .await
+        {
+            // The client is gone: nothing more can be answered. Dropping the receiver makes
+            // every later send fail, which ends the service.
+            eprintln!("mnemon: MCP output closed: {e}");
+            return;
+        }
+    }
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(
+    mut read: R,
+    to_service: mpsc::Sender<ClientJsonRpcMessage>,
+    replies: mpsc::Sender<Vec<u8>>,
+) {
+    let mut reader = LineReader::new();
+    let mut session = Session::default();
+    let mut chunk = vec![0u8; READ_CHUNK_BYTES];
+    let mut lines = Vec::new();
+    loop {
+        let n = match read.read(&mut chunk).await {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                eprintln!("mnemon: MCP input failed: {e}");
+                break;
+            }
+        };
+        reader.feed(&chunk[..n], &mut lines);
+        for line in lines.drain(..) {
+            if !session.dispatch(line, &to_service, &replies).await {
+                return;
+            }
+        }
+    }
+    if let Some(line) = reader.finish() {
+        session.dispatch(line, &to_service, &replies).await;
+    }
+}
+
+/// What the reader knows of the session.
+#[derive(Default)]
+struct Session {
+    /// An `initialize` request has been handed to the service.
+    initialize_sent: bool,
+}
+
+impl Session {
+    /// Act on one line; false once the service or the output is gone.
+    async fn dispatch(
+        &mut self,
+        line: Line,
+        to_service: &mpsc::Sender<ClientJsonRpcMessage>,
+        replies: &mpsc::Sender<Vec<u8>>,
+    ) -> bool {
+        let reply = match line {
+            Line::Blank => return true,
+            Line::Dropped(why) => {
+                eprintln!("mnemon: MCP message ignored: {why}");
+                return true;
+            }
+            Line::Error(reply) => reply,
+            Line::Message(v) => match self.typed(v) {
+                Ok(None) => return true,
+                Ok(Some(msg)) => return to_service.send(msg).await.is_ok(),
+                Err(reply) => reply,
+            },
+        };
+        replies.send(reply.to_line()).await.is_ok()
+    }
+
+    /// The service's type of a message in a valid envelope; `Ok(None)` when it is to be ignored,
+    /// an error reply when a request's parameters do not fit its method.
+    fn typed(&mut self, v: Value) -> Result<Option<ClientJsonRpcMessage>, ErrorReply> {
+        let id = v.get("id").cloned();
+        let is_request = v.get("method").is_some() && id.is_some();
+        let msg = match serde_json::from_value::<ClientJsonRpcMessage>(v) {
+            Ok(msg) => msg,
+            Err(e) => {
+                return match id {
+                    Some(id) if is_request => Err(ErrorReply::invalid_params(id, e)),
+                    _ => {
+                        eprintln!("mnemon: MCP message ignored: {e}");
+                        Ok(None)
+                    }
+                };
+            }
+        };
+        match &msg {
+            ClientJsonRpcMessage::Request(r) => {
+                if matches!(r.request, ClientRequest::InitializeRequest(_)) {
+                    self.initialize_sent = true;
+                }
+            }
+            // The service ends the session on a notification or response before `initialize`
+            // (rmcp's handshake): one such line must not stop the server.
+            _ if !self.initialize_sent => {
+                eprintln!("mnemon: MCP message before `initialize` ignored");
+                return Ok(None);
+            }
+            _ => {}
+        }
+        Ok(Some(msg))
+    }
+}

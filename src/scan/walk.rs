@@ -3,7 +3,7 @@
 //! A depth-first walk over `std::fs::read_dir`, each folder's names sorted by their bytes, so
 //! the notes come out in the order of `walkdir`'s `sort_by_file_name` (siblings by name, a
 //! folder's notes right after its name) without a sort of the whole list. Hidden names are
-//! skipped, folders are walked [`MAX_DEPTH`] deep, symlinks are followed while they stay inside
+//! skipped, folders are walked [`MAX_DEPTH`] deep (a folder deeper is reported, not listed), symlinks are followed while they stay inside
 //! `memory/` (a link back to a folder above it is a loop, reported and skipped).
 //!
 //! Re-scanning an unchanged corpus is a stat of every note and nothing else, so the stat is what
@@ -69,6 +69,18 @@ pub(super) fn walk(
     rayon::scope(|_| w.folder(root, "", 0, &[String::new()], &mut out));
     errors.append(&mut out.errors);
     out.found
+}
+
+/// Whether the folder `abs` has an entry that is not hidden (or cannot be listed: then it may).
+fn holds_anything(abs: &Path) -> bool {
+    match std::fs::read_dir(abs) {
+        Ok(mut rd) => rd.any(|e| {
+            e.map_or(true, |e| {
+                !e.file_name().as_encoded_bytes().starts_with(b".")
+            })
+        }),
+        Err(_) => true,
+    }
 }
 
 /// A folder's (device, inode), to recognise it again through a symlink.
@@ -152,6 +164,11 @@ impl Walk<'_> {
     /// folders from the root down to it, for loop detection) into `out`.
     fn folder(&self, abs: &Path, rel: &str, depth: usize, ancestors: &[String], out: &mut Listing) {
         if depth >= MAX_DEPTH {
+            // Not walked: the limit stops link chains and hostile trees. Said once per folder
+            // that holds anything, so that no note goes missing unreported.
+            if holds_anything(abs) {
+                out.error(rel.to_string(), super::too_deep_folder_message(depth));
+            }
             return;
         }
         let here = || if rel.is_empty() { "." } else { rel }.to_string();
@@ -280,13 +297,7 @@ impl Walk<'_> {
         };
         let (meta, target) = target;
         if !target.starts_with(self.root) {
-            out.error(
-                rel.to_string(),
-                format!(
-                    "symlink to {} outside memory/: it was skipped; copy the note into memory/ instead",
-                    target.display()
-                ),
-            );
+            out.error(rel.to_string(), notes::outside_message(&target));
             return;
         }
         if meta.is_dir() {

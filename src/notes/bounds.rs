@@ -10,9 +10,11 @@
 //!
 //! The pass is a small YAML lexer: it follows quoted scalars (over several lines too), comments,
 //! block scalars (`|`, `>`), flow collections and the block collections that indentation, `- `,
-//! `? ` and `key:` open. Its depth is never below the depth the YAML parser sees (an indentless
-//! sequence counts as a level, a multi-line plain scalar whose lines step right may count more),
-//! so a frontmatter it passes cannot nest deeper than [`MAX_FRONTMATTER_DEPTH`].
+//! `? ` and `key:` open. Its depth is never below the depth the YAML parser sees, so a
+//! frontmatter it passes cannot nest deeper than [`MAX_FRONTMATTER_DEPTH`]: where it cannot tell
+//! without parsing, it counts the most a construct may add (a flow list two levels, for the
+//! `a: b` pairs it may hold; a flow collection where a key may start one more; a multi-line
+//! plain scalar whose lines step right a level per step).
 
 /// Largest frontmatter (bytes between the `---` lines) that is parsed.
 pub const MAX_FRONTMATTER_BYTES: usize = 64 << 10;
@@ -55,7 +57,7 @@ pub fn check_frontmatter_nesting(yaml: &str, first_line: usize) -> Result<(), St
             let line = first_line + n;
             return Err(match over {
                 Over::Depth => format!(
-                    "frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels (line {line}): \
+                    "frontmatter may nest deeper than {MAX_FRONTMATTER_DEPTH} levels (line {line}): \
                      it was not read and the note is indexed from its body only; flatten the \
                      YAML between the --- lines"
                 ),
@@ -89,13 +91,21 @@ enum Kind {
 struct Lexer {
     /// The open block collections: (column, kind), innermost last.
     block: Vec<(usize, Kind)>,
-    /// Open flow collections (`[`, `{`).
-    flow: usize,
+    /// The levels each open flow collection may add, innermost last: two for a sequence (`[a: b]`
+    /// holds a one-pair mapping), one for a mapping.
+    flow: Vec<u8>,
+    /// Their sum.
+    flow_levels: usize,
     aliases: usize,
     /// The quote of a quoted scalar still open at the end of the last line.
     in_quote: Option<u8>,
     /// The indentation of the line that opened a block scalar still being skipped.
     block_scalar: Option<usize>,
+    /// The column of the open outermost flow collection, when it began where a key may (and
+    /// a `:` after it would make it one).
+    flow_key: Option<usize>,
+    /// The indentation of the line being read.
+    indent: usize,
     /// The deepest nesting seen so far.
     deepest: usize,
     /// The last significant byte in flow context (an alias starts a node: after `[`, `{`, `,`
@@ -137,12 +147,21 @@ fn key_colon(l: &[u8], from: usize) -> Option<usize> {
 
 impl Lexer {
     fn depth_ok(&mut self) -> Result<(), Over> {
-        let depth = self.block.len() + self.flow;
+        // A flow collection that may turn out to be a key stands inside its mapping's level.
+        let depth = self.block.len() + self.flow_levels + usize::from(self.flow_key.is_some());
         self.deepest = self.deepest.max(depth);
         if depth > MAX_FRONTMATTER_DEPTH {
             return Err(Over::Depth);
         }
         Ok(())
+    }
+
+    /// A flow collection opened by `b` (`[` or `{`).
+    fn open_flow(&mut self, b: u8) -> Result<(), Over> {
+        let levels = if b == b'[' { 2 } else { 1 };
+        self.flow.push(levels);
+        self.flow_levels += usize::from(levels);
+        self.depth_ok()
     }
 
     fn alias(&mut self) -> Result<(), Over> {
@@ -184,7 +203,7 @@ impl Lexer {
                 None => return Ok(()),
                 Some(end) => {
                     self.in_quote = None;
-                    if self.flow == 0 {
+                    if self.flow.is_empty() {
                         // Whatever follows a quoted scalar of several lines is no new node.
                         return Ok(());
                     }
@@ -192,14 +211,19 @@ impl Lexer {
                     i = end;
                 }
             }
-        } else if self.flow == 0 {
-            return self.block_node(l, indent, indent);
+        } else if self.flow.is_empty() {
+            self.indent = indent;
+            return self.block_node(l, indent);
         }
         self.flow_scan(l, i)
     }
 
     /// A node that may start at `c` in block context, on a line indented by `indent`.
-    fn block_node(&mut self, l: &[u8], mut c: usize, indent: usize) -> Result<(), Over> {
+    fn block_node(&mut self, l: &[u8], mut c: usize) -> Result<(), Over> {
+        // Where the node's properties (`&anchor`, `!tag`) began: a key's column is theirs.
+        let mut props: Option<usize> = None;
+        // Whether this node is a value after `key:` (it cannot be a key on this line).
+        let mut value = false;
         loop {
             while c < l.len() && is_blank(l[c]) {
                 c += 1;
@@ -208,26 +232,30 @@ impl Lexer {
                 return Ok(());
             };
             let indicator = l.get(c + 1).is_none_or(|&n| is_blank(n));
+            let col = props.unwrap_or(c);
             match b {
                 b'#' => return Ok(()),
                 b'-' | b'?' if indicator => {
-                    self.enter(c, if b == b'-' { Kind::Seq } else { Kind::Map })?;
+                    self.enter(col, if b == b'-' { Kind::Seq } else { Kind::Map })?;
+                    props = None;
+                    value = false;
                     c += 1;
                 }
                 b'[' | b'{' => {
-                    self.flow += 1;
-                    self.depth_ok()?;
+                    self.flow_key = (!value).then_some(col);
+                    self.open_flow(b)?;
                     self.prev = b;
                     return self.flow_scan(l, c + 1);
                 }
                 b'*' => return self.alias(),
                 b'&' | b'!' => {
+                    props.get_or_insert(c);
                     while c < l.len() && !is_blank(l[c]) {
                         c += 1;
                     }
                 }
                 b'|' | b'>' => {
-                    self.block_scalar = Some(indent);
+                    self.block_scalar = Some(self.indent);
                     return Ok(());
                 }
                 b'\'' | b'"' => match skip_quote(l, c + 1, b) {
@@ -239,7 +267,9 @@ impl Lexer {
                         let after = end + l[end..].iter().take_while(|&&x| is_blank(x)).count();
                         match key_colon(l, after).filter(|&k| k == after + 1) {
                             Some(k) => {
-                                self.enter(c, Kind::Map)?;
+                                self.enter(col, Kind::Map)?;
+                                props = None;
+                                value = true;
                                 c = k;
                             }
                             None => return Ok(()),
@@ -248,7 +278,9 @@ impl Lexer {
                 },
                 _ => match key_colon(l, c) {
                     Some(k) => {
-                        self.enter(c, Kind::Map)?;
+                        self.enter(col, Kind::Map)?;
+                        props = None;
+                        value = true;
                         c = k;
                     }
                     None => return Ok(()),
@@ -263,17 +295,25 @@ impl Lexer {
             let b = l[i];
             match b {
                 b'[' | b'{' => {
-                    self.flow += 1;
-                    self.depth_ok()?;
+                    self.open_flow(b)?;
                     self.prev = b;
                 }
                 b']' | b'}' => {
-                    self.flow = self.flow.saturating_sub(1);
+                    let levels = self.flow.pop().map_or(0, usize::from);
+                    self.flow_levels -= levels;
                     self.prev = b;
-                    if self.flow == 0 {
-                        // What may follow (a comment, a `:` making the collection a key) opens
-                        // nothing deeper.
-                        return Ok(());
+                    if self.flow.is_empty() {
+                        // A `:` after it makes the collection a key, and the line goes on with
+                        // its value; anything else (a comment) opens nothing.
+                        let key_col = self.flow_key.take();
+                        let after = i + 1 + l[i + 1..].iter().take_while(|&&x| is_blank(x)).count();
+                        return match (key_col, key_colon(l, after)) {
+                            (Some(col), Some(k)) if k == after + 1 => {
+                                self.enter(col, Kind::Map)?;
+                                self.block_node(l, k)
+                            }
+                            _ => Ok(()),
+                        };
                     }
                 }
                 // A quote starts a quoted scalar only where a node starts (`[it's]` is plain).
@@ -347,10 +387,18 @@ mod tests {
 
     #[test]
     fn deep_flow_nesting_is_refused_naming_the_limit() {
+        // A flow list may add two levels (it can hold `a: b` pairs), a flow mapping one; a flow
+        // collection that may be a key one more.
         let deep = |n: usize| format!("a: {}x{}\n", "[".repeat(n), "]".repeat(n));
-        assert_eq!(check(&deep(MAX_FRONTMATTER_DEPTH - 1)), Ok(()));
-        let e = check(&deep(MAX_FRONTMATTER_DEPTH)).expect_err("one level over");
+        let key = |n: usize| format!("{}x{}: v\n", "[".repeat(n), "]".repeat(n));
+        let most = (MAX_FRONTMATTER_DEPTH - 1) / 2;
+        assert_eq!(check(&key(most)), Ok(()));
+        assert!(check(&key(most + 1)).is_err());
+        assert_eq!(check(&deep(most)), Ok(()));
+        let e = check(&deep(most + 1)).expect_err("one level over");
         assert!(e.contains("deeper than 32 levels (line 2)"), "{e}");
+        let pairs = format!("a: {}x{}\n", "[k: ".repeat(most + 1), "]".repeat(most + 1));
+        assert!(check(&pairs).is_err(), "pairs in flow lists");
         assert!(e.contains("indexed from its body only"), "{e}");
         let maps = format!("a: {}x{}\n", "{k: ".repeat(40), "}".repeat(40));
         assert!(check(&maps).is_err());

@@ -533,6 +533,46 @@ mod tests {
         "\u{2003}", "x.y", "…",
     ];
 
+    /// A note listed by the walk, then swapped for a symlink leaving memory/ or for a FIFO
+    /// before it is read: refused at the open (never read, never waited on), and reported.
+    #[cfg(unix)]
+    #[test]
+    fn a_note_swapped_after_the_walk_is_checked_when_it_is_read() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("memory");
+        std::fs::create_dir_all(&root).expect("mkdir");
+        let root = root.canonicalize().expect("canonical");
+        std::fs::write(tmp.path().join("secret.md"), "SECRET").expect("write");
+        std::os::unix::fs::symlink(tmp.path().join("secret.md"), root.join("a.md")).expect("link");
+        let status = std::process::Command::new("mkfifo")
+            .arg(root.join("b.md"))
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+        let found = |rel: &str| Found {
+            rel: rel.to_string(),
+            old: None,
+            stat: None,
+        };
+        let mut out = ScanOutcome::default();
+        read_changed(&root, &[found("a.md"), found("b.md")], &mut out);
+        assert!(out.parsed.is_empty(), "{:?}", out.parsed);
+        let errors: Vec<(&str, &str)> = out
+            .walk_errors
+            .iter()
+            .map(|e| (e.path.as_str(), e.message.as_str()))
+            .collect();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors[0].0 == "a.md" && errors[0].1.contains("outside memory/"),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1].0 == "b.md" && errors[1].1.contains("named pipe"),
+            "{errors:?}"
+        );
+    }
+
     #[test]
     fn excerpt_cuts_and_collapses() {
         assert_eq!(excerpt("  a \t\n b\u{b}c  "), "a b c");

@@ -19,7 +19,9 @@ pub use date::parse_date_unix_s;
 pub use frontmatter::{FrontmatterError, NoteMeta, split_frontmatter};
 pub use id::{MAX_ID_BYTES, id_from_relative_path, id_of_note_path, validate_id};
 pub use links::{Link, extract_links};
-pub use open::{OpenNoteError, open_inside, outside_message, read_bounded};
+pub use open::{
+    OpenNoteError, file_kind, not_regular_message, open_inside, outside_message, read_bounded,
+};
 pub use plain_yaml::{PlainEntries, as_yaml_value, read_plain};
 
 use serde::Serialize;

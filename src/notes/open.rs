@@ -29,10 +29,7 @@ impl std::fmt::Display for OpenNoteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             OpenNoteError::Outside { real } => f.write_str(&outside_message(real)),
-            OpenNoteError::NotRegular { kind } => write!(
-                f,
-                "a {kind}, not a regular file: it was skipped; replace it with a Markdown file"
-            ),
+            OpenNoteError::NotRegular { kind } => f.write_str(&not_regular_message(kind)),
             OpenNoteError::BadPath => {
                 f.write_str("not a path below memory/: it was skipped; rename the file")
             }
@@ -42,6 +39,11 @@ impl std::fmt::Display for OpenNoteError {
 }
 
 impl std::error::Error for OpenNoteError {}
+
+/// The report for a note name that is a `kind` (see [`file_kind`]), not a regular file.
+pub fn not_regular_message(kind: &str) -> String {
+    format!("a {kind}, not a regular file: it was skipped; replace it with a Markdown file")
+}
 
 /// The report for a note or folder that is a symlink to `real`, outside `memory/`.
 pub fn outside_message(real: &Path) -> String {
@@ -74,7 +76,7 @@ pub fn open_inside(root: &Path, rel: &str) -> Result<(File, Metadata), OpenNoteE
     }
     if !meta.is_file() {
         return Err(OpenNoteError::NotRegular {
-            kind: kind_of(&meta),
+            kind: file_kind(meta.file_type()),
         });
     }
     Ok((file, meta))
@@ -128,9 +130,8 @@ fn identity(_: &Metadata) -> Option<(u64, u64)> {
     None
 }
 
-/// A word for what a non-regular file is.
-fn kind_of(meta: &Metadata) -> &'static str {
-    let t = meta.file_type();
+/// A word for what a file that is not a regular file is.
+pub fn file_kind(t: std::fs::FileType) -> &'static str {
     if t.is_dir() {
         return "folder";
     }

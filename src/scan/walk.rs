@@ -3,8 +3,9 @@
 //! A depth-first walk over `std::fs::read_dir`, each folder's names sorted by their bytes, so
 //! the notes come out in the order of `walkdir`'s `sort_by_file_name` (siblings by name, a
 //! folder's notes right after its name) without a sort of the whole list. Hidden names are
-//! skipped, folders are walked [`MAX_DEPTH`] deep (a folder deeper is reported, not listed), symlinks are followed while they stay inside
-//! `memory/` (a link back to a folder above it is a loop, reported and skipped).
+//! skipped, folders are walked [`MAX_DEPTH`] deep (a deeper folder holding anything is reported,
+//! not listed), symlinks are followed while they stay inside `memory/` (a link back to a folder
+//! above it is a loop, reported and skipped).
 //!
 //! Re-scanning an unchanged corpus is a stat of every note and nothing else, so the stat is what
 //! this module makes cheap: a known note is stat'ed relative to its folder's open handle
@@ -323,6 +324,9 @@ impl Walk<'_> {
                 Entry::Problem(e) => out.errors.push(e),
                 Entry::Other => {}
             }
+        } else if rel.ends_with(".md") {
+            let kind = notes::file_kind(meta.file_type());
+            out.error(rel.to_string(), notes::not_regular_message(kind));
         }
     }
 }
@@ -358,8 +362,15 @@ fn look_at(
         Err(e) => return problem(child_rel, cannot_read(e)),
     };
     // (Folders and links with a valid name are not looked at here.)
-    if !file_type.is_file() || !child_rel.ends_with(".md") {
+    if !child_rel.ends_with(".md") {
         return Entry::Other;
+    }
+    if !file_type.is_file() {
+        // A named pipe, socket or device named like a note: never opened, reported.
+        return problem(
+            child_rel,
+            notes::not_regular_message(notes::file_kind(file_type)),
+        );
     }
     note(child_rel, known, || entry.metadata())
 }

@@ -77,7 +77,9 @@ fn symlinks_read_outside_memory() {
     assert!(!shown.excerpt.contains(SECRET), "{}", shown.excerpt);
 
     // A watcher's re-index of that path, then a full one: the note leaves, the link is reported.
-    let r = memory.index_paths(std::slice::from_ref(&pinned)).expect("index paths");
+    let r = memory
+        .index_paths(std::slice::from_ref(&pinned))
+        .expect("index paths");
     assert_eq!(r.removed, vec!["pinned"]);
     let errors = errors_for(&r, "pinned.md");
     assert_eq!(errors.len(), 1, "{:?}", r.errors);

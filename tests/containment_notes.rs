@@ -194,8 +194,19 @@ fn deeply_nested_yaml_frontmatter_costs_super_linear_time() {
         format!("---\n{block_deep}---\nplatypus indented body\n"),
     );
 
+    // The same nesting in a body (the opening `---` never closes): no YAML parser involved.
+    write_note(
+        &memory,
+        "unclosed.md",
+        format!("---\n{}{}\n", "[".repeat(100_000), "]".repeat(100_000)),
+    );
+
     let r = memory.index().expect("index");
-    assert_eq!(r.changed, vec!["big", "indented", "laughs", "nested"]);
+    assert_eq!(
+        r.changed,
+        vec!["big", "indented", "laughs", "nested", "unclosed"]
+    );
+    assert!(errors_for(&r, "unclosed.md").is_empty(), "{:?}", r.errors);
     let expect = [
         ("big.md", "over the limit of 64 KiB", "zebra crossing body"),
         (

@@ -1,11 +1,13 @@
 //! Opening a note file, only ever inside `memory/`.
 //!
-//! Every read of a note's bytes (the scan, `core`) goes through [`open_inside`]: the file is
-//! opened, then the path the kernel gives for the open descriptor is checked to lie inside
-//! `memory/`, and the descriptor must be a regular file. The check is on what was opened, not on
-//! a path looked at earlier, so a note swapped for a symlink to a file outside after the walk (or
-//! after it was indexed) is refused, and so is one whose folder was swapped for such a link. A
-//! symlink whose target stays inside `memory/` is read like the note it points to.
+//! Every read of a note's bytes (the scan, `core`) goes through [`open_inside`]. The note is
+//! opened without following a symlink in its last component (`O_NOFOLLOW`); when it is one, its
+//! target is resolved and refused before any open if it lies outside `memory/`. Then the path the
+//! kernel gives for the open descriptor is checked to lie inside `memory/`, and the descriptor
+//! must be a regular file. That check is on what was opened, not on a path looked at earlier, so a
+//! note swapped for a symlink to a file outside after the walk (or after it was indexed) is
+//! refused, and so is one whose folder was swapped for such a link. A symlink whose target stays
+//! inside `memory/` is read like the note it points to.
 
 use std::fs::{File, Metadata};
 use std::io::Read;
@@ -67,7 +69,18 @@ pub fn open_inside(root: &Path, rel: &str) -> Result<(File, Metadata), OpenNoteE
         return Err(OpenNoteError::BadPath);
     }
     let path = root.join(rel_path);
-    let file = open_nonblocking(&path).map_err(OpenNoteError::Io)?;
+    let file = match open_no_follow(&path) {
+        Ok(file) => file,
+        Err(e) if is_symlink_refusal(&e) => {
+            // The note is a symlink: where it leads is checked before anything there is opened.
+            let target = path.canonicalize().map_err(OpenNoteError::Io)?;
+            if !target.starts_with(root) {
+                return Err(OpenNoteError::Outside { real: target });
+            }
+            open_no_follow(&target).map_err(OpenNoteError::Io)?
+        }
+        Err(e) => return Err(OpenNoteError::Io(e)),
+    };
     let meta = file.metadata().map_err(OpenNoteError::Io)?;
     // What the descriptor is, wherever the path led: checked before a byte is read.
     let real = real_path_of(&file, &path, &meta).map_err(OpenNoteError::Io)?;
@@ -82,20 +95,33 @@ pub fn open_inside(root: &Path, rel: &str) -> Result<(File, Metadata), OpenNoteE
     Ok((file, meta))
 }
 
-/// Open `path` for reading without waiting on a FIFO's writer (`O_NONBLOCK` changes nothing
-/// for a regular file's reads).
+/// Open `path` for reading without following a symlink in its last component, without waiting
+/// on a FIFO's writer (`O_NONBLOCK` changes nothing for a regular file's reads) and without
+/// taking a terminal as the controlling one.
 #[cfg(unix)]
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+fn open_no_follow(path: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
 }
 
 #[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+fn open_no_follow(path: &Path) -> std::io::Result<File> {
     File::open(path)
+}
+
+/// Whether an open failed because the last component is a symlink (`O_NOFOLLOW`: `ELOOP`, or
+/// `EMLINK` on FreeBSD).
+#[cfg(unix)]
+fn is_symlink_refusal(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ELOOP | libc::EMLINK))
+}
+
+#[cfg(not(unix))]
+fn is_symlink_refusal(_: &std::io::Error) -> bool {
+    false
 }
 
 /// The real path of the open `file` (opened through `path`, with metadata `meta`). On Linux the
@@ -210,6 +236,20 @@ mod tests {
     }
 
     #[test]
+    fn a_chain_of_links_is_followed_to_its_end_and_judged_there() {
+        let (_tmp, root, outside) = setup();
+        symlink(root.join("sub/a.md"), root.join("one.md")).expect("link");
+        symlink(root.join("one.md"), root.join("two.md")).expect("link");
+        symlink(outside.join("secret.md"), root.join("sub/out.md")).expect("link");
+        symlink(root.join("sub/out.md"), root.join("via.md")).expect("link");
+        assert_eq!(read(&root, "two.md").ok().as_deref(), Some("inside"));
+        assert!(matches!(
+            read(&root, "via.md"),
+            Err(OpenNoteError::Outside { .. })
+        ));
+    }
+
+    #[test]
     fn a_folder_on_the_path_swapped_for_a_link_outside_is_refused() {
         let (_tmp, root, outside) = setup();
         std::fs::remove_dir_all(root.join("sub")).expect("rm");
@@ -240,10 +280,11 @@ mod tests {
     #[test]
     fn a_fifo_or_a_folder_named_like_a_note_is_refused_without_blocking() {
         let (_tmp, root, _outside) = setup();
-        let fifo = root.join("pipe.md");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
-        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let status = std::process::Command::new("mkfifo")
+            .arg(root.join("pipe.md"))
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
         std::fs::create_dir(root.join("dir.md")).expect("mkdir");
         match open_inside(&root, "pipe.md") {
             Err(OpenNoteError::NotRegular { kind }) => assert_eq!(kind, "named pipe"),

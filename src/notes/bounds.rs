@@ -101,7 +101,7 @@ struct Lexer {
     aliases: usize,
     /// The quote of a quoted scalar still open at the end of the last line.
     in_quote: Option<u8>,
-    /// The indentation of the line that opened a block scalar still being skipped.
+    /// The indentation a line must exceed to be text of a block scalar still being skipped.
     block_scalar: Option<usize>,
     /// The column of the open outermost flow collection, when it began where a key may (and
     /// a `:` after it would make it one).
@@ -257,7 +257,11 @@ impl Lexer {
                     }
                 }
                 b'|' | b'>' => {
-                    self.block_scalar = Some(self.indent);
+                    // Its text is the lines indented past the innermost open collection (`- - |`
+                    // ends at a line indented like the inner list); never fewer lines are
+                    // looked at than the parser reads as text.
+                    let parent = self.block.last().map_or(0, |&(c, _)| c);
+                    self.block_scalar = Some(parent.max(self.indent));
                     return Ok(());
                 }
                 b'\'' | b'"' => match skip_quote(l, c + 1, b) {
@@ -511,6 +515,49 @@ mod tests {
             }
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+
+        /// Lines stepping in and out a level at a time, mostly well-formed, so that the parser
+        /// reads deep block nesting often.
+        #[test]
+        fn the_lexer_sees_at_least_the_parsers_depth_on_stepped_lines(
+            lines in proptest::collection::vec((0usize..3, 0..LINE_STARTS.len(), 0..VALUES.len()), 1..24)
+        ) {
+            let mut level = 0usize;
+            let mut yaml = String::new();
+            for (step, start, value) in lines {
+                level = match step {
+                    0 => level.saturating_sub(1),
+                    1 => level,
+                    _ => level + 1,
+                };
+                yaml.push_str(&" ".repeat(2 * level));
+                yaml.push_str(LINE_STARTS[start]);
+                yaml.push_str(VALUES[value]);
+                yaml.push('\n');
+            }
+            if let Ok(v) = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&yaml) {
+                let parsed = parser_depth(&v);
+                proptest::prop_assert!(lexer_depth(&yaml) >= parsed, "{:?}: {}", yaml, parsed);
+            }
+        }
+    }
+
+    /// Values for stepped lines.
+    const VALUES: &[&str] = &[
+        "",
+        "a",
+        "k:",
+        "k: v",
+        "[a]",
+        "{k: v}",
+        "[[a], {k: [b]}]",
+        "'q'",
+        "&a",
+        "|",
+    ];
 
     /// How generated block lines start.
     const LINE_STARTS: &[&str] = &[

@@ -15,7 +15,8 @@ use serde_yaml_ng::Value;
 const PIECES: &[&str] = &[
     "[", "]", "{", "}", "{k: ", "[k: ", "- ", "? ", ": ", "k: ", ", ", "\n", "\n  ", "\n    ",
     " ", "a", "'", "\"", "it's", "'q'", "\"q\\\"\"", " # [[", "#", "|\n", ">\n", "*a", "&a ",
-    "!t ", "&a [", "x y", ":", "-", "\r\n", "\t", "\\",
+    "!t ", "&a [", "x y", ":", "-", "\r\n", "\t", "\\", "- - |", "\n  - k: ", "\n- - ",
+    "k:\n  ",
 ];
 
 /// Longest input built (bytes): enough to nest far past the limit, small enough to run fast.

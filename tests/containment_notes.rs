@@ -127,6 +127,76 @@ fn a_symlink_staying_inside_memory_is_read() {
     assert_eq!(core.text.matches("the target's own text").count(), 2);
 }
 
+/// The inodes of the folders this process's inotify instances watch (Linux: `/proc/self/fdinfo`).
+fn inotify_watched_inodes() -> Vec<u64> {
+    let mut inodes = Vec::new();
+    let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
+        return inodes;
+    };
+    for fd in fds.flatten() {
+        let is_inotify = std::fs::read_link(fd.path())
+            .is_ok_and(|t| t.to_string_lossy() == "anon_inode:inotify");
+        if !is_inotify {
+            continue;
+        }
+        let info = Path::new("/proc/self/fdinfo").join(fd.file_name());
+        let Ok(text) = std::fs::read_to_string(info) else {
+            continue;
+        };
+        for line in text.lines().filter(|l| l.starts_with("inotify wd:")) {
+            let ino = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("ino:"))
+                .and_then(|h| u64::from_str_radix(h, 16).ok());
+            inodes.extend(ino);
+        }
+    }
+    inodes
+}
+
+/// Issue 27 item 1, the watcher: it followed symlinks out of `memory/`, watching folders
+/// outside it. Its watches cover `memory/` and its real sub-folders, not a linked folder outside.
+#[test]
+fn the_watcher_follows_symlinks_out_of_memory() {
+    use std::os::unix::fs::MetadataExt;
+    let (tmp, memory) = fresh();
+    write_note(&memory, "sub/a.md", "a");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(outside.join("deeper")).expect("mkdir");
+    let mem = memory.dir().memory();
+    std::os::unix::fs::symlink(&outside, mem.join("ext")).expect("link");
+    let ino = |p: &Path| std::fs::metadata(p).expect("stat").ino();
+    let (sub, out, out_deeper) = (
+        ino(&mem.join("sub")),
+        ino(&outside),
+        ino(&outside.join("deeper")),
+    );
+    let stats = mnemon::watch::WatchStats::default();
+    let (stop, rx) = std::sync::mpsc::channel();
+    let watched = std::thread::scope(|s| {
+        let watcher = s.spawn(|| mnemon::watch::run(&memory, &stats, rx, &|_| {}));
+        // The watches are in place once the sub-folder's is (added in one walk at the start).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let mut watched = inotify_watched_inodes();
+        while !watched.contains(&sub) && std::time::Instant::now() < deadline {
+            std::thread::yield_now();
+            watched = inotify_watched_inodes();
+        }
+        let _ = stop.send(());
+        let ended = watcher.join();
+        assert!(ended.is_ok_and(|r| r.is_ok()), "the watcher failed");
+        watched
+    });
+    assert!(
+        watched.contains(&sub),
+        "memory/sub is not watched: {watched:?}"
+    );
+    assert!(
+        !watched.contains(&out) && !watched.contains(&out_deeper),
+        "a folder outside memory/ is watched through a link: {watched:?}"
+    );
+}
+
 /// A named pipe named like a note (or a link to one) is never opened (an open would wait for a
 /// writer): reported by the index with the fix, the rest indexed.
 #[test]

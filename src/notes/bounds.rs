@@ -220,7 +220,7 @@ impl Lexer {
         self.flow_scan(l, i)
     }
 
-    /// A node that may start at `c` in block context, on a line indented by `indent`.
+    /// A node that may start at `c` in block context (the line's indentation is `self.indent`).
     fn block_node(&mut self, l: &[u8], mut c: usize) -> Result<(), Over> {
         // Where the node's properties (`&anchor`, `!tag`) began: a key's column is theirs.
         let mut props: Option<usize> = None;

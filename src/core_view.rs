@@ -6,6 +6,9 @@
 //! most recalled), ties by id. A note that does not fit is left out and the next ones are still
 //! tried (a smaller one may fit). Token estimate: one token per CJK character plus one per four
 //! other characters (rounded up), the usual rule of thumb for English text.
+//!
+//! A note's body is read for the tokens still left and no further ([`body_read_limit`]): a text
+//! longer than that cannot fit, so a huge pinned note costs a bounded read, not its size.
 
 use serde::Serialize;
 
@@ -31,8 +34,43 @@ pub struct CoreNote {
     pub pin: bool,
     pub importance: u8,
     pub recall_count: u64,
-    /// The rendered block for this note.
-    pub block: String,
+}
+
+/// Bytes of UTF-8 text that can hold no more than one token of the estimate: four characters
+/// (see [`estimate_tokens`]) of at most four bytes each. A text longer than
+/// `tokens * MAX_BYTES_PER_TOKEN` bytes has more than `tokens` tokens (an invalid byte becomes one
+/// replacement character, so lossy text counts no fewer).
+pub const MAX_BYTES_PER_TOKEN: usize = 16;
+
+/// Bytes of a note file to read so that a body of `body_tokens` tokens is read whole, its
+/// frontmatter and fences included: never past the scanner's note cap.
+pub fn body_read_limit(body_tokens: usize) -> usize {
+    // The fences' bytes: `---\r\n` twice, and a byte-order mark.
+    const FENCE_BYTES: usize = 13;
+    crate::notes::MAX_FRONTMATTER_BYTES
+        .saturating_add(FENCE_BYTES)
+        .saturating_add(body_tokens.saturating_mul(MAX_BYTES_PER_TOKEN))
+        .min(crate::notes::MAX_NOTE_BYTES)
+}
+
+/// The body of the note file `reader` (frontmatter cut off, trimmed) when it may fit in
+/// `body_tokens`: reads at most [`body_read_limit`] bytes (plus one, to know there is more).
+/// `None` when the file is longer than that and under the note cap: its body cannot fit. A note
+/// over the cap gives its first `MAX_NOTE_BYTES` bytes' body, as the index does.
+pub fn read_body(
+    reader: impl std::io::Read,
+    body_tokens: usize,
+) -> std::io::Result<Option<String>> {
+    let limit = body_read_limit(body_tokens);
+    let (bytes, more) = crate::notes::read_bounded(reader, limit)?;
+    if more && limit < crate::notes::MAX_NOTE_BYTES {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    Ok(Some(
+        crate::notes::split_frontmatter(text).1.trim().to_string(),
+    ))
 }
 
 /// Estimated tokens of `text` (see the module doc).
@@ -50,8 +88,14 @@ pub fn estimate_tokens(text: &str) -> usize {
     cjk + other.div_ceil(4)
 }
 
-/// Order `notes` and fit them into `budget` tokens.
-pub fn render(mut notes: Vec<CoreNote>, budget: usize) -> CoreView {
+/// Order `notes` and fit them into `budget` tokens. `block_of(note, tokens_left)` renders a
+/// note's block when it may fit in `tokens_left` (`None` when it cannot: the note is left out);
+/// it is asked in order, so a note is read only for the tokens still left.
+pub fn render(
+    mut notes: Vec<CoreNote>,
+    budget: usize,
+    mut block_of: impl FnMut(&CoreNote, usize) -> Option<String>,
+) -> CoreView {
     notes.sort_by(|a, b| {
         b.pin
             .cmp(&a.pin)
@@ -64,13 +108,18 @@ pub fn render(mut notes: Vec<CoreNote>, budget: usize) -> CoreView {
     let mut included = Vec::new();
     let mut left_out = Vec::new();
     for n in notes {
-        let t = estimate_tokens(&n.block);
-        if used + t <= budget {
-            used += t;
-            text.push_str(&n.block);
-            included.push(n.id);
-        } else {
-            left_out.push(n.id);
+        let left = budget - used;
+        let fits = block_of(&n, left).and_then(|block| {
+            let t = estimate_tokens(&block);
+            (t <= left).then_some((block, t))
+        });
+        match fits {
+            Some((block, t)) => {
+                used += t;
+                text.push_str(&block);
+                included.push(n.id);
+            }
+            None => left_out.push(n.id),
         }
     }
     CoreView {
@@ -86,24 +135,33 @@ pub fn render(mut notes: Vec<CoreNote>, budget: usize) -> CoreView {
 mod tests {
     use super::*;
 
-    fn note(id: &str, pin: bool, importance: u8, words: usize) -> CoreNote {
+    fn note(id: &str, pin: bool, importance: u8) -> CoreNote {
         CoreNote {
             id: id.into(),
             pin,
             importance,
             recall_count: 0,
-            block: "word ".repeat(words),
         }
+    }
+
+    /// Renders `notes` (with their word counts) as blocks of `word ` repeated.
+    fn render_words(notes: &[(&str, bool, u8, usize)], budget: usize) -> CoreView {
+        let words: std::collections::HashMap<&str, usize> =
+            notes.iter().map(|n| (n.0, n.3)).collect();
+        let list = notes.iter().map(|n| note(n.0, n.1, n.2)).collect();
+        render(list, budget, |n, _| {
+            Some("word ".repeat(words[n.id.as_str()]))
+        })
     }
 
     #[test]
     fn pinned_first_then_importance_and_never_fails_when_full() {
-        let v = render(
-            vec![
-                note("imp9", false, 9, 20),
-                note("pinned", true, 0, 20),
-                note("huge", false, 10, 1000),
-                note("imp3", false, 3, 20),
+        let v = render_words(
+            &[
+                ("imp9", false, 9, 20),
+                ("pinned", true, 0, 20),
+                ("huge", false, 10, 1000),
+                ("imp3", false, 3, 20),
             ],
             60,
         );
@@ -112,8 +170,94 @@ mod tests {
         assert_eq!(v.included, vec!["pinned", "imp9"]);
         assert_eq!(v.left_out, vec!["huge", "imp3"]);
         assert_eq!(v.tokens_used, 50);
-        let roomy = render(vec![note("a", false, 1, 20), note("b", false, 1, 1000)], 30);
+        let roomy = render_words(&[("a", false, 1, 20), ("b", false, 1, 1000)], 30);
         assert_eq!((roomy.included.len(), roomy.left_out.len()), (1, 1));
+    }
+
+    #[test]
+    fn each_note_is_offered_the_tokens_still_left_and_one_that_cannot_fit_is_left_out() {
+        let mut offered = Vec::new();
+        let v = render(
+            vec![note("a", true, 0), note("b", true, 0), note("c", true, 0)],
+            100,
+            |n, left| {
+                offered.push((n.id.clone(), left));
+                match n.id.as_str() {
+                    "a" => Some("x".repeat(160)),
+                    "b" => None,
+                    _ => Some("y".repeat(40)),
+                }
+            },
+        );
+        assert_eq!(
+            offered,
+            vec![("a".into(), 100), ("b".into(), 60), ("c".into(), 60)]
+        );
+        assert_eq!(v.included, vec!["a", "c"]);
+        assert_eq!(v.left_out, vec!["b"]);
+        assert_eq!(v.tokens_used, 50);
+    }
+
+    /// A reader that counts the bytes handed out.
+    struct Counting<R> {
+        inner: R,
+        read: usize,
+    }
+
+    impl<R: std::io::Read> std::io::Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.read += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn core_reads_a_huge_pinned_note_only_as_far_as_the_budget_can_use() {
+        use std::io::Read;
+        let huge = b"---\npin: true\n---\n".chain(std::io::repeat(b'x').take(100 << 20));
+        let mut counted = Counting {
+            inner: huge,
+            read: 0,
+        };
+        let body = read_body(&mut counted, DEFAULT_BUDGET_TOKENS).expect("read");
+        assert_eq!(body, None, "a body longer than the budget cannot fit");
+        assert_eq!(counted.read, body_read_limit(DEFAULT_BUDGET_TOKENS) + 1);
+        assert!(counted.read < 1 << 20, "{} bytes read", counted.read);
+
+        // The largest budget still reads below the note cap.
+        assert!(body_read_limit(MAX_BUDGET_TOKENS) < crate::notes::MAX_NOTE_BYTES);
+        assert_eq!(
+            body_read_limit(usize::MAX),
+            crate::notes::MAX_NOTE_BYTES,
+            "never past the note cap"
+        );
+    }
+
+    #[test]
+    fn a_body_that_may_fit_is_read_whole_without_its_frontmatter() {
+        let note = "\u{feff}---\nname: A\n---\n\n  the body  \n";
+        let body = read_body(note.as_bytes(), 10).expect("read");
+        assert_eq!(body.as_deref(), Some("the body"));
+        // As long as the limit exactly: still whole.
+        let text = "z".repeat(body_read_limit(1));
+        let body = read_body(text.as_bytes(), 1).expect("read");
+        assert_eq!(body.map(|b| b.len()), Some(text.len()));
+    }
+
+    /// Text longer than `tokens * MAX_BYTES_PER_TOKEN` bytes has more than `tokens` tokens,
+    /// whatever its characters: what lets `read_body` stop there.
+    #[test]
+    fn more_bytes_than_the_bound_means_more_tokens() {
+        for unit in ["a", " ", "é", "数", "😀", "\u{fffd}"] {
+            for tokens in [0usize, 1, 7, 100] {
+                let mut text = String::new();
+                while text.len() <= tokens * MAX_BYTES_PER_TOKEN {
+                    text.push_str(unit);
+                }
+                assert!(estimate_tokens(&text) > tokens, "{unit:?} x {tokens}");
+            }
+        }
     }
 
     #[test]

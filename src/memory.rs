@@ -1388,7 +1388,7 @@ impl Memory {
     /// The core view: pinned and important notes rendered into `budget_tokens` (see
     /// `core_view`). Never fails because the budget is full.
     pub fn core(&self, budget_tokens: usize) -> Result<crate::core_view::CoreView> {
-        use crate::core_view::{CoreNote, MAX_BUDGET_TOKENS, render};
+        use crate::core_view::{CoreNote, MAX_BUDGET_TOKENS, estimate_tokens, read_body, render};
         if budget_tokens == 0 || budget_tokens > MAX_BUDGET_TOKENS {
             return Err(Error::InvalidArgument {
                 what: "budget",
@@ -1412,34 +1412,47 @@ impl Memory {
                 .and_modify(|w| w.1 = importance)
                 .or_insert((false, importance, count));
         }
+        let mut records = HashMap::with_capacity(wanted.len());
         let mut notes = Vec::with_capacity(wanted.len());
         for (id, (pin, importance, recall_count)) in wanted {
             let Some(rec) = reader.node(&id)? else {
                 continue; // importance on a note that is gone
             };
-            let body = std::fs::read(self.dir.memory().join(&rec.path))
-                .ok()
-                .map(|b| {
-                    let text = String::from_utf8_lossy(&b).to_string();
-                    notes::split_frontmatter(&text).1.trim().to_string()
-                })
-                .unwrap_or_else(|| rec.excerpt.clone());
-            let mut block = format!("## {} ({id})\n", rec.name.as_deref().unwrap_or(&id));
-            if let Some(d) = &rec.description {
-                block.push_str(d);
-                block.push_str("\n\n");
-            }
-            block.push_str(&body);
-            block.push_str("\n\n");
+            records.insert(id.clone(), rec);
             notes.push(CoreNote {
                 id,
                 pin,
                 importance,
                 recall_count,
-                block,
             });
         }
-        Ok(render(notes, budget_tokens))
+        // Notes are read through the checked opener only: a note swapped for a symlink leaving
+        // memory/ since it was indexed shows its indexed excerpt, never the file outside.
+        let root = self.dir.memory().canonicalize().ok();
+        Ok(render(notes, budget_tokens, |n, tokens_left| {
+            let rec = records.get(&n.id)?;
+            let mut block = format!("## {} ({})\n", rec.name.as_deref().unwrap_or(&n.id), n.id);
+            if let Some(d) = &rec.description {
+                block.push_str(d);
+                block.push_str("\n\n");
+            }
+            // Two more tokens than the header leaves: the estimate rounds at each join.
+            let body_tokens = (tokens_left + 2).checked_sub(estimate_tokens(&block))?;
+            let opened = root
+                .as_deref()
+                .and_then(|root| notes::open_inside(root, &rec.path).ok());
+            let body = match opened {
+                Some((file, _)) => match read_body(file, body_tokens) {
+                    Ok(Some(body)) => body,
+                    Ok(None) => return None,
+                    Err(_) => rec.excerpt.clone(),
+                },
+                None => rec.excerpt.clone(),
+            };
+            block.push_str(&body);
+            block.push_str("\n\n");
+            Some(block)
+        }))
     }
 
     /// The event log (sessions, snapshots, refresh).

@@ -55,6 +55,13 @@ impl WatchStats {
     }
 }
 
+/// How `memory/` is watched: symlinks are not followed, so no folder outside `memory/` is
+/// watched through a link (the scan refuses notes there anyway; a link to a folder inside is
+/// seen through the folder's own watch).
+fn watcher_config() -> notify::Config {
+    notify::Config::default().with_follow_symlinks(false)
+}
+
 /// Watch `memory/` and re-index on changes until `stop` receives a message (or is dropped).
 /// `on_error` is told about each failure (the watcher keeps going).
 pub fn run(
@@ -64,7 +71,18 @@ pub fn run(
     on_error: &dyn Fn(String),
 ) -> Result<()> {
     let (tx, rx) = mpsc::channel();
-    let mut debouncer = notify_debouncer_full::new_debouncer(DEBOUNCE, None, tx).map_err(|e| {
+    let mut debouncer = notify_debouncer_full::new_debouncer_opt::<
+        _,
+        notify::RecommendedWatcher,
+        notify_debouncer_full::RecommendedCache,
+    >(
+        DEBOUNCE,
+        None,
+        tx,
+        notify_debouncer_full::RecommendedCache::new(),
+        watcher_config(),
+    )
+    .map_err(|e| {
         Error::io(
             "start watching",
             memory.dir().memory(),
@@ -135,5 +153,20 @@ pub fn run(
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_watcher_does_not_follow_symlinks_out_of_memory() {
+        assert!(!watcher_config().follow_symlinks());
+        assert_eq!(
+            watcher_config().with_follow_symlinks(true),
+            notify::Config::default(),
+            "nothing else differs from the default"
+        );
     }
 }

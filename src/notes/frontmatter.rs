@@ -3,12 +3,25 @@
 //! All keys are optional; unknown keys are ignored. Values of the wrong shape become warnings
 //! (the rest of the frontmatter is still used). Relation lists accept a single string too.
 
+use super::bounds::{check_frontmatter_nesting, check_frontmatter_size};
 use super::plain_yaml::read_plain;
 use super::{EdgeKind, NoteType, parse_date_unix_s};
 use serde_yaml_ng::Value;
 
 /// At most this many entries are read from one list (tags, related, ...).
 pub const MAX_LIST_ENTRIES: usize = 1024;
+/// The note's line number of a frontmatter's first line (the opening `---` is line 1).
+const FRONTMATTER_FIRST_LINE: usize = 2;
+
+/// Why a frontmatter block was not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrontmatterError {
+    /// Over a size, nesting or alias limit: not parsed at all. The message names the limit and
+    /// the fix.
+    OverLimit(String),
+    /// Not valid YAML, or not a mapping: the parser's message.
+    Invalid(String),
+}
 
 /// What the frontmatter says about a note.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -52,23 +65,32 @@ pub fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
 }
 
 impl NoteMeta {
-    /// Read the keys mnemon knows. `Err` when the YAML itself does not parse; `Ok((meta, warnings))`
-    /// otherwise, with one warning per value of the wrong shape.
-    pub fn from_yaml(yaml: &str) -> Result<(NoteMeta, Vec<String>), String> {
+    /// Read the keys mnemon knows. `Err` when the frontmatter is over a limit (it is then not
+    /// parsed) or the YAML itself does not parse; `Ok((meta, warnings))` otherwise, with one
+    /// warning per value of the wrong shape.
+    pub fn from_yaml(yaml: &str) -> Result<(NoteMeta, Vec<String>), FrontmatterError> {
         let mut meta = NoteMeta::default();
         let mut warnings = Vec::new();
-        // The plain subset is read directly; anything else by the YAML parser (equal values).
+        check_frontmatter_size(yaml).map_err(FrontmatterError::OverLimit)?;
+        // The plain subset is read directly (no nesting, no aliases; linear); anything else by
+        // the YAML parser (equal values), once its nesting and aliases are within bounds.
         if let Some(entries) = read_plain(yaml) {
             for (key, v) in entries {
                 meta.read_key(key, v, &mut warnings);
             }
             return Ok((meta, warnings));
         }
-        let map = match serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())? {
+        check_frontmatter_nesting(yaml, FRONTMATTER_FIRST_LINE)
+            .map_err(FrontmatterError::OverLimit)?;
+        let parsed =
+            serde_yaml_ng::from_str(yaml).map_err(|e| FrontmatterError::Invalid(e.to_string()))?;
+        let map = match parsed {
             Value::Mapping(m) => m,
             Value::Null => return Ok((meta, warnings)),
             _ => {
-                return Err("the frontmatter is not a key: value mapping".into());
+                return Err(FrontmatterError::Invalid(
+                    "the frontmatter is not a key: value mapping".into(),
+                ));
             }
         };
         for (k, v) in map {

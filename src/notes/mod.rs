@@ -4,16 +4,24 @@
 //! whatever it cannot understand (bad YAML, a bad link, a merge-conflict marker) becomes a
 //! [`Problem`] on the [`ParsedNote`], and the rest of the note is still used.
 
+mod bounds;
 mod date;
 mod frontmatter;
 mod id;
 mod links;
+mod open;
 mod plain_yaml;
 
+pub use bounds::{
+    MAX_FRONTMATTER_ALIASES, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, check_frontmatter_bounds,
+};
 pub use date::parse_date_unix_s;
-pub use frontmatter::{NoteMeta, split_frontmatter};
+pub use frontmatter::{FrontmatterError, NoteMeta, split_frontmatter};
 pub use id::{MAX_ID_BYTES, id_from_relative_path, id_of_note_path, validate_id};
 pub use links::{Link, extract_links};
+pub use open::{
+    OpenNoteError, file_kind, not_regular_message, open_inside, outside_message, read_bounded,
+};
 pub use plain_yaml::{PlainEntries, as_yaml_value, read_plain};
 
 use serde::Serialize;
@@ -326,7 +334,11 @@ pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
                 );
                 meta
             }
-            Err(message) => {
+            Err(FrontmatterError::OverLimit(message)) => {
+                problems.push(Problem::new(ProblemKind::Frontmatter, message));
+                NoteMeta::default()
+            }
+            Err(FrontmatterError::Invalid(message)) => {
                 problems.push(Problem {
                     kind: ProblemKind::Frontmatter,
                     message: format!(

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 
 /// Characters of body kept in a node record for display.
 pub const EXCERPT_CHARS: usize = 280;
-/// Deepest folder nesting walked below `memory/`.
+/// Most components (folders and the file name) of a note's path below `memory/`: a folder
+/// `MAX_DEPTH` levels down is reported and not listed. Bounds the walk through link chains and
+/// hostile trees (and the folder descriptors a walk holds open).
 pub const MAX_DEPTH: usize = 32;
 /// Above this many files to parse, parsing is spread over threads.
 const PARALLEL_THRESHOLD: usize = 256;
@@ -29,6 +31,24 @@ const PARALLEL_THRESHOLD: usize = 256;
 const READ_THREADS_PER_CORE: usize = 3;
 /// At most this many reading threads.
 const MAX_READ_THREADS: usize = 32;
+
+/// The report for a folder `depth` levels below `memory/` that is not listed (its notes would
+/// be over [`MAX_DEPTH`]).
+fn too_deep_folder_message(depth: usize) -> String {
+    format!(
+        "folder {depth} levels below memory/: notes in it would be over the depth limit of \
+         {MAX_DEPTH} path parts (folders and file name), so the notes below it were skipped; \
+         move them into a folder nearer memory/"
+    )
+}
+
+/// The report for a note path of `parts` components, over [`MAX_DEPTH`].
+fn too_deep_note_message(parts: usize) -> String {
+    format!(
+        "note {parts} path parts below memory/, over the depth limit of {MAX_DEPTH} (folders \
+         and file name): it was skipped; move it into a folder nearer memory/"
+    )
+}
 
 /// A file-level error found while scanning (the note may still be indexed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -219,13 +239,18 @@ pub fn scan_paths(
         let hidden = rel
             .components()
             .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-        if abs.extension().and_then(|e| e.to_str()) != Some("md")
-            || hidden
-            || rel.components().count() > MAX_DEPTH
-        {
+        if abs.extension().and_then(|e| e.to_str()) != Some("md") || hidden {
             continue;
         }
         let rel_s = rel_display(&root, &abs);
+        let parts = rel.components().count();
+        if parts > MAX_DEPTH {
+            out.walk_errors.push(ScanError {
+                path: rel_s,
+                message: too_deep_note_message(parts),
+            });
+            continue;
+        }
         if !seen.insert(rel_s.clone()) {
             continue;
         }
@@ -332,22 +357,18 @@ fn read_one(root: &Path, f: &Found) -> ReadResult {
             message: format!("cannot read the note ({e}); check its permissions"),
         })
     };
-    let file = match std::fs::File::open(root.join(&f.rel)) {
-        Ok(file) => file,
-        Err(e) => return unreadable(e),
+    // Checked at the open, not at the walk: the note may have been swapped for a symlink leaving
+    // memory/ (or for a FIFO) since it was listed.
+    let (file, meta) = match notes::open_inside(root, &f.rel) {
+        Ok(opened) => opened,
+        Err(e) => {
+            return ReadResult::Unreadable(ScanError {
+                path: f.rel.clone(),
+                message: e.to_string(),
+            });
+        }
     };
-    let stat = match f.stat {
-        Some(stat) => stat,
-        None => match file.metadata() {
-            Ok(meta) => Stat::of(&meta),
-            Err(e) => {
-                return ReadResult::Unreadable(ScanError {
-                    path: f.rel.clone(),
-                    message: format!("cannot stat ({e})"),
-                });
-            }
-        },
-    };
+    let stat = f.stat.unwrap_or_else(|| Stat::of(&meta));
     let mut bytes = Vec::with_capacity((stat.size as usize).min(MAX_NOTE_BYTES));
     if let Err(e) = file.take(MAX_NOTE_BYTES as u64).read_to_end(&mut bytes) {
         return unreadable(e);
@@ -511,6 +532,46 @@ mod tests {
         "a", "word", " ", "  ", "\t", "\n", "\r\n", "\u{b}", "\u{c}", "é", "中", "\u{a0}",
         "\u{2003}", "x.y", "…",
     ];
+
+    /// A note listed by the walk, then swapped for a symlink leaving memory/ or for a FIFO
+    /// before it is read: refused at the open (never read, never waited on), and reported.
+    #[cfg(unix)]
+    #[test]
+    fn a_note_swapped_after_the_walk_is_checked_when_it_is_read() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("memory");
+        std::fs::create_dir_all(&root).expect("mkdir");
+        let root = root.canonicalize().expect("canonical");
+        std::fs::write(tmp.path().join("secret.md"), "SECRET").expect("write");
+        std::os::unix::fs::symlink(tmp.path().join("secret.md"), root.join("a.md")).expect("link");
+        let status = std::process::Command::new("mkfifo")
+            .arg(root.join("b.md"))
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+        let found = |rel: &str| Found {
+            rel: rel.to_string(),
+            old: None,
+            stat: None,
+        };
+        let mut out = ScanOutcome::default();
+        read_changed(&root, &[found("a.md"), found("b.md")], &mut out);
+        assert!(out.parsed.is_empty(), "{:?}", out.parsed);
+        let errors: Vec<(&str, &str)> = out
+            .walk_errors
+            .iter()
+            .map(|e| (e.path.as_str(), e.message.as_str()))
+            .collect();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors[0].0 == "a.md" && errors[0].1.contains("outside memory/"),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1].0 == "b.md" && errors[1].1.contains("named pipe"),
+            "{errors:?}"
+        );
+    }
 
     #[test]
     fn excerpt_cuts_and_collapses() {

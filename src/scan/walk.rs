@@ -3,8 +3,9 @@
 //! A depth-first walk over `std::fs::read_dir`, each folder's names sorted by their bytes, so
 //! the notes come out in the order of `walkdir`'s `sort_by_file_name` (siblings by name, a
 //! folder's notes right after its name) without a sort of the whole list. Hidden names are
-//! skipped, folders are walked [`MAX_DEPTH`] deep, symlinks are followed while they stay inside
-//! `memory/` (a link back to a folder above it is a loop, reported and skipped).
+//! skipped, folders are walked [`MAX_DEPTH`] deep (a deeper folder holding anything is reported,
+//! not listed), symlinks are followed while they stay inside `memory/` (a link back to a folder
+//! above it is a loop, reported and skipped).
 //!
 //! Re-scanning an unchanged corpus is a stat of every note and nothing else, so the stat is what
 //! this module makes cheap: a known note is stat'ed relative to its folder's open handle
@@ -69,6 +70,18 @@ pub(super) fn walk(
     rayon::scope(|_| w.folder(root, "", 0, &[String::new()], &mut out));
     errors.append(&mut out.errors);
     out.found
+}
+
+/// Whether the folder `abs` has an entry that is not hidden (or cannot be listed: then it may).
+fn holds_anything(abs: &Path) -> bool {
+    match std::fs::read_dir(abs) {
+        Ok(mut rd) => rd.any(|e| {
+            e.map_or(true, |e| {
+                !e.file_name().as_encoded_bytes().starts_with(b".")
+            })
+        }),
+        Err(_) => true,
+    }
 }
 
 /// A folder's (device, inode), to recognise it again through a symlink.
@@ -152,6 +165,11 @@ impl Walk<'_> {
     /// folders from the root down to it, for loop detection) into `out`.
     fn folder(&self, abs: &Path, rel: &str, depth: usize, ancestors: &[String], out: &mut Listing) {
         if depth >= MAX_DEPTH {
+            // Not walked: the limit stops link chains and hostile trees. Said once per folder
+            // that holds anything, so that no note goes missing unreported.
+            if holds_anything(abs) {
+                out.error(rel.to_string(), super::too_deep_folder_message(depth));
+            }
             return;
         }
         let here = || if rel.is_empty() { "." } else { rel }.to_string();
@@ -280,13 +298,7 @@ impl Walk<'_> {
         };
         let (meta, target) = target;
         if !target.starts_with(self.root) {
-            out.error(
-                rel.to_string(),
-                format!(
-                    "symlink to {} outside memory/: it was skipped; copy the note into memory/ instead",
-                    target.display()
-                ),
-            );
+            out.error(rel.to_string(), notes::outside_message(&target));
             return;
         }
         if meta.is_dir() {
@@ -312,6 +324,9 @@ impl Walk<'_> {
                 Entry::Problem(e) => out.errors.push(e),
                 Entry::Other => {}
             }
+        } else if rel.ends_with(".md") {
+            let kind = notes::file_kind(meta.file_type());
+            out.error(rel.to_string(), notes::not_regular_message(kind));
         }
     }
 }
@@ -347,8 +362,15 @@ fn look_at(
         Err(e) => return problem(child_rel, cannot_read(e)),
     };
     // (Folders and links with a valid name are not looked at here.)
-    if !file_type.is_file() || !child_rel.ends_with(".md") {
+    if !child_rel.ends_with(".md") {
         return Entry::Other;
+    }
+    if !file_type.is_file() {
+        // A named pipe, socket or device named like a note: never opened, reported.
+        return problem(
+            child_rel,
+            notes::not_regular_message(notes::file_kind(file_type)),
+        );
     }
     note(child_rel, known, || entry.metadata())
 }

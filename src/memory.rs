@@ -226,11 +226,38 @@ impl<'s, 'b> Synthesis<'s, 'b> {
         }
     }
 
+    /// The type of note `id` once the batch is written (`None`: no such note then).
     fn type_of(&self, id: &str) -> Option<NoteType> {
-        self.batch_types
-            .get(id)
-            .copied()
-            .or_else(|| self.reader.node(id).ok().flatten().map(|r| r.note_type))
+        if let Some(t) = self.batch_types.get(id) {
+            return Some(*t);
+        }
+        if self.removed.contains(id) {
+            return None;
+        }
+        self.reader.node(id).ok().flatten().map(|r| r.note_type)
+    }
+
+    /// The ids sharing the slug prefix `prefix` once the batch is written, sorted; only their
+    /// count is right when it is over `MAX_SLUG_CLUSTER` (such a cluster gives no edges).
+    fn cluster(&self, prefix: &str) -> Result<Vec<String>> {
+        // Enough stored ids that, with every removal taken out, a cluster over the cap stays
+        // over it.
+        let mut cluster = self
+            .reader
+            .ids_with_prefix(prefix, policy::MAX_SLUG_CLUSTER + 1 + self.removed.len())?;
+        cluster.retain(|id| !self.removed.contains(id.as_str()));
+        // The batch's ids with this prefix: a range of the sorted list, not a scan of it.
+        let from = self.batch_ids.partition_point(|id| *id < prefix);
+        for id in self.batch_ids[from..]
+            .iter()
+            .take_while(|id| id.starts_with(prefix))
+            .take(policy::MAX_SLUG_CLUSTER + 1)
+        {
+            cluster.push((*id).to_string());
+        }
+        cluster.sort();
+        cluster.dedup();
+        Ok(cluster)
     }
 
     /// The synthesized edges of `u`, with its token co-occurrence edges from `token(exclude,
@@ -241,39 +268,34 @@ impl<'s, 'b> Synthesis<'s, 'b> {
         u: &crate::store::NoteUpdate,
         token: &mut dyn FnMut(&[&str], usize) -> Vec<EdgeValue>,
     ) -> Result<Vec<EdgeValue>> {
+        self.edges_for(&u.id, u.record.note_type, &u.edges, token)
+    }
+
+    /// The synthesized edges of note `id` of type `note_type` whose own edges (links,
+    /// frontmatter) are `edges`: see [`Self::edges_of`].
+    fn edges_for(
+        &self,
+        id: &str,
+        note_type: NoteType,
+        edges: &[EdgeValue],
+        token: &mut dyn FnMut(&[&str], usize) -> Vec<EdgeValue>,
+    ) -> Result<Vec<EdgeValue>> {
         let mut synth = Vec::new();
-        if let Some(prefix) = cooccur::slug_prefix(&u.id) {
-            let mut cluster = self
-                .reader
-                .ids_with_prefix(&prefix, policy::MAX_SLUG_CLUSTER + 1)?;
-            cluster.retain(|id| !self.removed.contains(id.as_str()));
-            // The batch's ids with this prefix: a range of the sorted list, not a scan of it.
-            let from = self.batch_ids.partition_point(|id| *id < prefix.as_str());
-            for id in self.batch_ids[from..]
-                .iter()
-                .take_while(|id| id.starts_with(&prefix))
-                .take(policy::MAX_SLUG_CLUSTER + 1)
-            {
-                cluster.push((*id).to_string());
-            }
-            cluster.sort();
-            cluster.dedup();
-            synth.extend(cooccur::slug_edges(&u.id, &cluster));
+        if let Some(prefix) = cooccur::slug_prefix(id) {
+            synth.extend(cooccur::slug_edges(id, &self.cluster(&prefix)?));
         }
         synth.truncate(policy::CO_OCCURRENCE_CAP);
         let cap = policy::CO_OCCURRENCE_CAP - synth.len();
         let exclude: Vec<&str> = synth
             .iter()
-            .chain(&u.edges)
+            .chain(edges)
             .map(|e| e.other.as_str())
             .collect();
         let token_edges = token(&exclude, cap);
         synth.extend(token_edges);
-        synth.extend(cooccur::derived_from_user_edges(
-            u.record.note_type,
-            &u.edges,
-            &|id| self.type_of(id),
-        ));
+        synth.extend(cooccur::derived_from_user_edges(note_type, edges, &|id| {
+            self.type_of(id)
+        }));
         Ok(synth)
     }
 
@@ -306,6 +328,26 @@ impl<'s, 'b> Synthesis<'s, 'b> {
             .collect()
     }
 }
+
+/// Whether two out-lists hold the same edges (the stored order and out-degrees aside).
+fn same_edges(a: &[EdgeValue], b: &[EdgeValue]) -> bool {
+    let key = |e: &EdgeValue| {
+        (
+            e.other.clone(),
+            e.kind,
+            e.provenance.code(),
+            e.confidence.to_bits(),
+        )
+    };
+    let mut a: Vec<_> = a.iter().map(key).collect();
+    let mut b: Vec<_> = b.iter().map(key).collect();
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
+}
+
+/// The lexical index before a batch, the index with it, and each upsert's synthesized edges.
+type Indexed = (Arc<LexicalIndex>, Arc<LexicalIndex>, Vec<Vec<EdgeValue>>);
 
 fn ms_since(t: Instant) -> u64 {
     u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
@@ -956,7 +998,12 @@ impl Memory {
                     written = Some(write_notes(&outcome.batch));
                 }
             });
-            let (lex, synth) = computed?;
+            let (before, lex, synth) = computed?;
+            let t = Instant::now();
+            outcome.batch.relisted =
+                self.resynthesized(&outcome.batch, &outcome.parsed, &before, &lex)?;
+            drop(before);
+            phases.synthesize_ms += ms_since(t);
             let t = Instant::now();
             let writer = match written {
                 Some(w) => w?,
@@ -1005,15 +1052,15 @@ impl Memory {
         })
     }
 
-    /// The lexical index with `outcome`'s notes (published) and each upsert's synthesized
-    /// edges; `phases` gets their times, counted from `t`.
+    /// The lexical index before `outcome`'s notes, the index with them (published) and each
+    /// upsert's synthesized edges; `phases` gets their times, counted from `t`.
     fn lexical_and_synthesized(
         &self,
         outcome: &scan::ScanOutcome,
         phases: &mut IndexPhases,
         t: Instant,
         beside: &mut (dyn FnMut() + Send),
-    ) -> Result<(Arc<LexicalIndex>, Vec<Vec<crate::store::EdgeValue>>)> {
+    ) -> Result<Indexed> {
         // The changed notes become one new segment, built a chunk of notes at a time (see
         // `lexical_segment`), so a cold build of 100k notes stays small.
         let (laid, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, beside)?;
@@ -1048,7 +1095,7 @@ impl Memory {
                 phases.synthesize_ms = ms_since(t);
                 // Its term tables, a heap block per term, are freed aside.
                 free_later(laid, ids.len() >= FREE_LATER_MIN_NOTES);
-                Ok((lex?, synth?))
+                Ok((before, lex?, synth?))
             }
             laid => {
                 let segment = laid.map(|l| l.finish().map_err(corrupt)).transpose()?;
@@ -1057,7 +1104,7 @@ impl Memory {
                 let t = Instant::now();
                 let synth = self.synthesize(&outcome.batch, &outcome.parsed, &lex)?;
                 phases.synthesize_ms = ms_since(t);
-                Ok((lex, synth))
+                Ok((before, lex, synth))
             }
         }
     }
@@ -1077,7 +1124,7 @@ impl Memory {
         if let Some(seg) = sole {
             // Most of the index changed (a cold build): token co-occurrence of every document
             // in one pass over the dictionary, without tokenizing the notes again.
-            return synthesis.by_probes(&cooccur::SegmentProbes::new(lex, seg));
+            return synthesis.by_probes(&cooccur::SegmentProbes::new(seg));
         }
         // The notes are tokenized again here, a chunk at a time: co-occurrence needs the
         // whole finished lexical index, and the lexical pass dropped its term tables to
@@ -1118,9 +1165,148 @@ impl Memory {
     ) -> Result<Vec<Vec<EdgeValue>>> {
         let synthesis = Synthesis::new(self.store.read()?, batch);
         let docs = cooccur::LaidOutDocs { laid, ids };
-        let probes =
-            cooccur::SegmentProbes::in_parts(ids.len() as u64, &docs, rayon::current_num_threads());
+        let probes = cooccur::SegmentProbes::in_parts(&docs, rayon::current_num_threads());
         synthesis.by_probes(&probes)
+    }
+
+    /// The notes outside `batch` whose synthesized edges the batch changes, each with its whole
+    /// out-list as a clean build of the notes would store it (only lists that differ from the
+    /// stored ones). `before` is the lexical index before the batch, `lex` after it; the store
+    /// is read as it was before the batch.
+    ///
+    /// A note's synthesized edges depend on its slug cluster (its members), on the types of the
+    /// notes it links (`derived_from`), and on its token co-occurrence probes: the document
+    /// frequency of each of its terms and the notes holding each. So the batch changes the edges
+    /// of the members of every cluster one of its ids enters or leaves (while the cluster is
+    /// small enough to give edges), of the notes linking a note that becomes or stops being a
+    /// user note, and of the notes holding a term whose holders the batch changes while the
+    /// term can be a probe term (before or after). Those are recomputed; nothing else moves.
+    fn resynthesized(
+        &self,
+        batch: &Batch,
+        parsed: &[notes::ParsedNote],
+        before: &LexicalIndex,
+        lex: &LexicalIndex,
+    ) -> Result<Vec<(String, Vec<EdgeValue>)>> {
+        let reader = self.store.read()?;
+        if reader.node_count()? == 0 {
+            return Ok(Vec::new());
+        }
+        let synthesis = Synthesis::new(reader, batch);
+        let reader = &synthesis.reader;
+        let in_batch: rustc_hash::FxHashSet<&str> = batch
+            .upserts
+            .iter()
+            .map(|u| u.id.as_str())
+            .chain(batch.removals.iter().map(|(_, id)| id.as_str()))
+            .collect();
+        let mut affected: std::collections::BTreeSet<String> = Default::default();
+
+        // Slug clusters the batch's ids enter or leave.
+        let prefixes: std::collections::BTreeSet<String> = in_batch
+            .iter()
+            .filter_map(|id| cooccur::slug_prefix(id))
+            .collect();
+        for prefix in &prefixes {
+            let stored = reader
+                .ids_with_prefix(prefix, policy::MAX_SLUG_CLUSTER + 1 + batch.removals.len())?;
+            let now = synthesis.cluster(prefix)?;
+            if stored.len() > policy::MAX_SLUG_CLUSTER && now.len() > policy::MAX_SLUG_CLUSTER {
+                // Too big to give edges before and after.
+                continue;
+            }
+            affected.extend(
+                stored
+                    .into_iter()
+                    .filter(|id| !in_batch.contains(id.as_str())),
+            );
+        }
+
+        // `derived_from`: the notes linking one that becomes or stops being a user note.
+        let retyped: rustc_hash::FxHashSet<&str> = in_batch
+            .iter()
+            .copied()
+            .filter(|id| {
+                let was = reader.node(id).ok().flatten().map(|r| r.note_type);
+                (was == Some(NoteType::User)) != (synthesis.type_of(id) == Some(NoteType::User))
+            })
+            .collect();
+        if !retyped.is_empty() {
+            reader.for_each_out_edge(|from, _, e| {
+                if e.kind == notes::EdgeKind::References
+                    && retyped.contains(e.other)
+                    && !in_batch.contains(from)
+                {
+                    affected.insert(from.to_string());
+                }
+            })?;
+        }
+
+        // Token co-occurrence: the holders of every term whose holders among the batch's
+        // notes changed, while the term can be a probe term.
+        let gone: Vec<&str> = in_batch.iter().copied().collect();
+        let max_df = policy::CO_OCCURRENCE_MAX_DF as u64;
+        // A term held by more than this before the batch is held by more than `max_df` after.
+        let old_terms = before.terms_of(&gone, max_df + gone.len() as u64);
+        let mut holders: HashMap<&str, (Vec<&str>, Vec<&str>)> = HashMap::new();
+        for (term, old) in &old_terms {
+            holders.entry(term.as_str()).or_default().0 = old.iter().map(|&i| gone[i]).collect();
+        }
+        let docs = self.doc_terms(parsed);
+        for d in &docs {
+            for (term, _) in &d.terms {
+                holders
+                    .entry(term.as_str())
+                    .or_default()
+                    .1
+                    .push(d.id.as_str());
+            }
+        }
+        for (term, (mut old, mut now)) in holders {
+            old.sort_unstable();
+            now.sort_unstable();
+            if old == now
+                || !(cooccur::can_probe(term, before.doc_freq(term))
+                    || cooccur::can_probe(term, lex.doc_freq(term)))
+            {
+                continue;
+            }
+            for (id, _) in lex.postings_of(term) {
+                if !in_batch.contains(id) {
+                    affected.insert(id.to_string());
+                }
+            }
+        }
+
+        let memory = self.dir.memory();
+        let affected: Vec<String> = affected.into_iter().collect();
+        let lists: Vec<Option<(String, Vec<EdgeValue>)>> = affected
+            .into_par_iter()
+            .map(|id| -> Result<Option<(String, Vec<EdgeValue>)>> {
+                let Some(record) = reader.node(&id)? else {
+                    return Ok(None);
+                };
+                let stored = reader.edges_out(&id)?;
+                let own: Vec<EdgeValue> = stored
+                    .iter()
+                    .filter(|e| !cooccur::is_index_synthesized(e))
+                    .cloned()
+                    .collect();
+                // The note as indexed: a note that cannot be read now (removed or unreadable
+                // since the scan) keeps its edges until a scan sees it.
+                let Some(bytes) = notes::read_note(&memory.join(&record.path)) else {
+                    return Ok(None);
+                };
+                let doc = DocTerms::from_note(&self.tokenizer, &notes::parse_note(&id, &bytes));
+                let synth = synthesis.edges_for(&id, record.note_type, &own, &mut |ex, cap| {
+                    cooccur::token_edges(&doc, lex, ex, cap)
+                })?;
+                let mut list = own;
+                list.extend(synth);
+                Ok((!same_edges(&stored, &list)).then_some((id, list)))
+            })
+            .collect::<Result<_>>()?;
+        Ok(lists.into_iter().flatten().collect())
     }
 
     /// Answer a query: lexical hits and anchors, the typed-graph walk, scored by the policy.
@@ -1677,7 +1863,7 @@ mod tests {
         generate(&GenConfig::new(notes, 13), tmp2.path()).expect("generate");
         let plain = Memory::init(tmp2.path()).expect("init");
         let mut outcome = scan::scan(&plain.dir().memory(), &HashMap::new());
-        let (lex, synth) = plain
+        let (_, lex, synth) = plain
             .lexical_and_synthesized(
                 &outcome,
                 &mut IndexPhases::default(),

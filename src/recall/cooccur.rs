@@ -55,12 +55,33 @@ fn is_probe_term(term: &str) -> bool {
     term.chars().nth(1).is_some()
 }
 
-/// The idf of a term in `df` of `n` notes, or `None` for a term too rare (one note) or too
-/// common to probe.
-fn probe_idf(df: usize, n: f32) -> Option<f32> {
-    (2..=policy::CO_OCCURRENCE_MAX_DF)
-        .contains(&df)
-        .then(|| (n / df as f32).ln().max(0.0))
+/// The idf of a term in `df` notes, or `None` for a term too rare (one note) or too common to
+/// probe. It is taken against a fixed number of notes
+/// ([`policy::CO_OCCURRENCE_REFERENCE_NOTES`]), not the corpus size: a note's co-occurrence
+/// edges then depend only on the notes that share its terms, so an update recomputes those
+/// notes' edges and no others, and ends where a clean build of the same notes ends.
+fn probe_idf(df: usize) -> Option<f32> {
+    (2..=policy::CO_OCCURRENCE_MAX_DF).contains(&df).then(|| {
+        (policy::CO_OCCURRENCE_REFERENCE_NOTES / df as f32)
+            .ln()
+            .max(0.0)
+    })
+}
+
+/// Whether `term`, held by `df` live notes, is a term a note probes for co-occurrence with
+/// (when it is among the note's heaviest).
+pub fn can_probe(term: &str, df: u64) -> bool {
+    is_probe_term(term) && usize::try_from(df).is_ok_and(|df| probe_idf(df).is_some())
+}
+
+/// Whether `e` is an edge synthesized at index time (a slug cluster, token co-occurrence,
+/// `derived_from` from a link), not one the note's text states.
+pub fn is_index_synthesized(e: &EdgeValue) -> bool {
+    e.provenance == Provenance::Synthesized
+        && matches!(
+            e.kind,
+            EdgeKind::CoOccursSlug | EdgeKind::CoOccursToken | EdgeKind::DerivedFrom
+        )
 }
 
 /// A probe term's TF-IDF weight in a note that holds it `tfs` times per field.
@@ -102,13 +123,12 @@ pub fn token_edges(
     if cap == 0 {
         return Vec::new();
     }
-    let n = lex.live_docs().max(1) as f32;
     let mut probes: Vec<(&str, f32)> = doc
         .terms
         .iter()
         .filter(|(t, _)| is_probe_term(t))
         .filter_map(|(t, tfs)| {
-            probe_idf(lex.doc_freq(t) as usize, n).map(|idf| (t.as_str(), probe_weight(tfs, idf)))
+            probe_idf(lex.doc_freq(t) as usize).map(|idf| (t.as_str(), probe_weight(tfs, idf)))
         })
         .collect();
     probes.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
@@ -305,20 +325,19 @@ fn offer<T: Copy>(slots: &mut [(f32, T)], used: &mut [u8], doc: usize, w: f32, t
 }
 
 impl<'a> SegmentProbes<'a, Segment> {
-    /// Probe terms of every document of `seg`, which must be `lex`'s sole segment
+    /// Probe terms of every document of `seg`, which must be an index's sole segment
     /// ([`LexicalIndex::sole_segment`]).
-    pub fn new(lex: &LexicalIndex, seg: &'a Segment) -> SegmentProbes<'a, Segment> {
-        Self::in_parts(lex.live_docs(), seg, rayon::current_num_threads())
+    pub fn new(seg: &'a Segment) -> SegmentProbes<'a, Segment> {
+        Self::in_parts(seg, rayon::current_num_threads())
     }
 }
 
 impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
-    /// Probe terms of every document of `seg`, the sole segment of an index of `live_docs`
-    /// documents (its own count), reading the dictionary in `parts` parts (clamped to 1..=4) in
+    /// Probe terms of every document of `seg`, the sole segment of an index (none of its
+    /// documents deleted), reading the dictionary in `parts` parts (clamped to 1..=4) in
     /// parallel: the same probes whatever the number.
-    pub fn in_parts(live_docs: u64, seg: &'a S, parts: usize) -> SegmentProbes<'a, S> {
+    pub fn in_parts(seg: &'a S, parts: usize) -> SegmentProbes<'a, S> {
         let docs = seg.doc_count() as usize;
-        let n = live_docs.max(1) as f32;
         // Consecutive parts of the dictionary (in byte order) are read on every core, each
         // keeping its probe terms' offsets and its own best slots per document (a term index,
         // not an offset: half the bytes); then the parts are offered in term order. That
@@ -345,7 +364,7 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
                     let Some(postings) = seg.postings(off) else {
                         return;
                     };
-                    let Some(idf) = probe_idf(postings.len() as usize, n) else {
+                    let Some(idf) = probe_idf(postings.len() as usize) else {
                         return;
                     };
                     let t = terms.len() as u32;

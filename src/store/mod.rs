@@ -106,12 +106,18 @@ pub struct Batch {
     /// The lexical index generation published for this batch, recorded with it: lexical files
     /// are not fsynced, and an index found behind this after a crash is rebuilt.
     pub lexical_generation: Option<u64>,
+    /// Notes outside `upserts` whose out-list alone is replaced (their synthesized edges
+    /// changed with the batch's notes), with the whole new list.
+    pub relisted: Vec<(String, Vec<EdgeValue>)>,
 }
 
 impl Batch {
     /// Nothing to write.
     pub fn is_empty(&self) -> bool {
-        self.upserts.is_empty() && self.removals.is_empty() && self.touched.is_empty()
+        self.upserts.is_empty()
+            && self.removals.is_empty()
+            && self.touched.is_empty()
+            && self.relisted.is_empty()
     }
 }
 

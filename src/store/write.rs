@@ -157,7 +157,26 @@ impl BatchWriter<'_> {
             .map(|u| out_degree(&u.edges))
             .collect();
         let mut out = self.wtx.open_table(EDGES_OUT).map_err(|x| e(x.into()))?;
-        let edge_count = self.edge_count + write_out_lists(store, &mut out, batch, &degrees)?;
+        let mut edge_count = self.edge_count + write_out_lists(store, &mut out, batch, &degrees)?;
+        for (id, edges) in &batch.relisted {
+            if let Some(old) = out.remove(id.as_str()).map_err(|x| e(x.into()))? {
+                let list = decode_edge_list(old.value()).map_err(|c| store.corrupt(id, c))?;
+                edge_count = edge_count.saturating_sub(list.len() as u64);
+            }
+            let degree = out_degree(edges);
+            let mut lb = EdgeListBuilder::default();
+            for stored in edges {
+                lb.push(EdgeRef {
+                    source_out_degree: degree,
+                    ..stored.borrowed()
+                });
+            }
+            if let Some((list, n)) = lb.finish().map_err(|c| store.corrupt(id, c))? {
+                out.insert(id.as_str(), list.as_slice())
+                    .map_err(|x| e(x.into()))?;
+                edge_count += n as u64;
+            }
+        }
         drop(out);
 
         let mut meta = self.wtx.open_table(META).map_err(|x| e(x.into()))?;
@@ -177,6 +196,7 @@ impl BatchWriter<'_> {
             .iter()
             .map(|(_, id)| id.as_str())
             .chain(batch.upserts.iter().map(|u| u.id.as_str()))
+            .chain(batch.relisted.iter().map(|(id, _)| id.as_str()))
             .collect();
         let mut changes = self.wtx.open_table(CHANGES).map_err(|x| e(x.into()))?;
         changes

@@ -823,8 +823,13 @@ impl LexicalIndex {
                     }
                 }
                 if touched.len() > limit {
+                    // Equal scores are ordered by id, as the final list is: which of them makes
+                    // the cut must not depend on where a note sits in which segment.
                     touched.select_nth_unstable_by(limit, |a, b| {
-                        acc[*b as usize].score.total_cmp(&acc[*a as usize].score)
+                        acc[*b as usize]
+                            .score
+                            .total_cmp(&acc[*a as usize].score)
+                            .then_with(|| l.seg.id(*a).cmp(l.seg.id(*b)))
                     });
                 }
                 for (i, &doc) in touched.iter().enumerate() {

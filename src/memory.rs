@@ -304,7 +304,7 @@ impl<'s, 'b> Synthesis<'s, 'b> {
     fn by_probes<S: cooccur::ProbeSource>(
         &self,
         probes: &cooccur::SegmentProbes<'_, S>,
-    ) -> Result<Vec<Vec<EdgeValue>>> {
+    ) -> Result<Vec<Synthesized>> {
         let seg = probes.source();
         let doc_of: FxHashMap<&str, u32> = (0..seg.doc_count()).map(|d| (seg.id(d), d)).collect();
         self.batch
@@ -313,8 +313,9 @@ impl<'s, 'b> Synthesis<'s, 'b> {
             .map_init(
                 || (probes.accumulator(), Vec::new()),
                 |(acc, exclude_docs), u| {
-                    self.edges_of(u, &mut |exclude, cap| match doc_of.get(u.id.as_str()) {
-                        Some(&d) => {
+                    let doc = doc_of.get(u.id.as_str()).copied();
+                    let edges = self.edges_of(u, &mut |exclude, cap| match doc {
+                        Some(d) => {
                             // An excluded id that is no document of the segment (a dangling
                             // link) is no candidate either.
                             exclude_docs.clear();
@@ -322,7 +323,8 @@ impl<'s, 'b> Synthesis<'s, 'b> {
                             probes.edges(d, exclude_docs, cap, acc)
                         }
                         None => Vec::new(),
-                    })
+                    })?;
+                    Ok((edges, doc.map_or(0.0, |d| probes.floor(d))))
                 },
             )
             .collect()
@@ -347,7 +349,18 @@ fn same_edges(a: &[EdgeValue], b: &[EdgeValue]) -> bool {
 }
 
 /// The lexical index before a batch, the index with it, and each upsert's synthesized edges.
-type Indexed = (Arc<LexicalIndex>, Arc<LexicalIndex>, Vec<Vec<EdgeValue>>);
+type Indexed = (Arc<LexicalIndex>, Arc<LexicalIndex>, Vec<Synthesized>);
+
+/// Notes outside a batch whose out-lists it changes (with the new lists), and the probe floors
+/// of the notes it recomputed.
+type Relisted = (Vec<(String, Vec<EdgeValue>)>, Vec<(String, f32)>);
+
+/// A recomputed note: its id, its new out-list when that differs from the stored one, and its
+/// probe floor.
+type Recomputed = (String, Option<Vec<EdgeValue>>, f32);
+
+/// A note's synthesized edges and its probe floor (`cooccur::probe_floor`).
+type Synthesized = (Vec<EdgeValue>, f32);
 
 fn ms_since(t: Instant) -> u64 {
     u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
@@ -1000,8 +1013,10 @@ impl Memory {
             });
             let (before, lex, synth) = computed?;
             let t = Instant::now();
-            outcome.batch.relisted =
+            let (relisted, floors) =
                 self.resynthesized(&outcome.batch, &outcome.parsed, &before, &lex)?;
+            outcome.batch.relisted = relisted;
+            outcome.batch.probe_floors = floors;
             drop(before);
             phases.synthesize_ms += ms_since(t);
             let t = Instant::now();
@@ -1009,8 +1024,9 @@ impl Memory {
                 Some(w) => w?,
                 None => write_notes(&outcome.batch)?,
             };
-            for (u, s) in outcome.batch.upserts.iter_mut().zip(synth) {
+            for (u, (s, floor)) in outcome.batch.upserts.iter_mut().zip(synth) {
                 u.edges.extend(s);
+                outcome.batch.probe_floors.push((u.id.clone(), floor));
             }
             outcome.batch.lexical_generation = Some(lex.generation());
             writer.commit(&outcome.batch)?;
@@ -1116,7 +1132,7 @@ impl Memory {
         batch: &Batch,
         parsed: &[notes::ParsedNote],
         lex: &LexicalIndex,
-    ) -> Result<Vec<Vec<EdgeValue>>> {
+    ) -> Result<Vec<Synthesized>> {
         let synthesis = Synthesis::new(self.store.read()?, batch);
         let sole = lex
             .sole_segment()
@@ -1129,7 +1145,7 @@ impl Memory {
         // The notes are tokenized again here, a chunk at a time: co-occurrence needs the
         // whole finished lexical index, and the lexical pass dropped its term tables to
         // bound memory. `batch.upserts[i]` is `parsed[i]` (the scan pushes them together).
-        let mut synth: Vec<Vec<EdgeValue>> = Vec::with_capacity(parsed.len());
+        let mut synth: Vec<Synthesized> = Vec::with_capacity(parsed.len());
         for (ups, notes) in batch
             .upserts
             .chunks(BUILD_CHUNK_NOTES)
@@ -1140,13 +1156,19 @@ impl Memory {
                 .par_iter()
                 .zip(docs.par_iter())
                 .map(|(u, d)| {
-                    synthesis.edges_of(u, &mut |exclude, cap| {
+                    let edges = synthesis.edges_of(u, &mut |exclude, cap| {
                         if d.id == u.id {
                             cooccur::token_edges(d, lex, exclude, cap)
                         } else {
                             Vec::new()
                         }
-                    })
+                    })?;
+                    let floor = if d.id == u.id {
+                        cooccur::probe_floor(d, lex)
+                    } else {
+                        0.0
+                    };
+                    Ok((edges, floor))
                 })
                 .collect::<Result<_>>()?;
             synth.extend(part);
@@ -1162,7 +1184,7 @@ impl Memory {
         batch: &Batch,
         laid: &LaidOut,
         ids: &[&str],
-    ) -> Result<Vec<Vec<EdgeValue>>> {
+    ) -> Result<Vec<Synthesized>> {
         let synthesis = Synthesis::new(self.store.read()?, batch);
         let docs = cooccur::LaidOutDocs { laid, ids };
         let probes = cooccur::SegmentProbes::in_parts(&docs, rayon::current_num_threads());
@@ -1179,18 +1201,20 @@ impl Memory {
     /// frequency of each of its terms and the notes holding each. So the batch changes the edges
     /// of the members of every cluster one of its ids enters or leaves (while the cluster is
     /// small enough to give edges), of the notes linking a note that becomes or stops being a
-    /// user note, and of the notes holding a term whose holders the batch changes while the
-    /// term can be a probe term (before or after). Those are recomputed; nothing else moves.
+    /// user note, and of the notes holding a term whose holders the batch changes where the term
+    /// weighs, before or after, at least the note's probe floor (the weight of its lightest
+    /// probe term: below it the term is no probe of the note). Those are recomputed; nothing
+    /// else moves. Also returns the probe floors of the notes recomputed.
     fn resynthesized(
         &self,
         batch: &Batch,
         parsed: &[notes::ParsedNote],
         before: &LexicalIndex,
         lex: &LexicalIndex,
-    ) -> Result<Vec<(String, Vec<EdgeValue>)>> {
+    ) -> Result<Relisted> {
         let reader = self.store.read()?;
         if reader.node_count()? == 0 {
-            return Ok(Vec::new());
+            return Ok(Relisted::default());
         }
         let synthesis = Synthesis::new(reader, batch);
         let reader = &synthesis.reader;
@@ -1243,7 +1267,7 @@ impl Memory {
         }
 
         // Token co-occurrence: the holders of every term whose holders among the batch's
-        // notes changed, while the term can be a probe term.
+        // notes changed, where the term is or may become one of their probes.
         let gone: Vec<&str> = in_batch.iter().copied().collect();
         let max_df = policy::CO_OCCURRENCE_MAX_DF as u64;
         // A term held by more than this before the batch is held by more than `max_df` after.
@@ -1253,6 +1277,7 @@ impl Memory {
             holders.entry(term.as_str()).or_default().0 = old.iter().map(|&i| gone[i]).collect();
         }
         let docs = self.doc_terms(parsed);
+        let mut floors: HashMap<&str, f32> = HashMap::new();
         for d in &docs {
             for (term, _) in &d.terms {
                 holders
@@ -1265,14 +1290,28 @@ impl Memory {
         for (term, (mut old, mut now)) in holders {
             old.sort_unstable();
             now.sort_unstable();
+            let (df_before, df_now) = (before.doc_freq(term), lex.doc_freq(term));
             if old == now
-                || !(cooccur::can_probe(term, before.doc_freq(term))
-                    || cooccur::can_probe(term, lex.doc_freq(term)))
+                || !(cooccur::can_probe(term, df_before) || cooccur::can_probe(term, df_now))
             {
                 continue;
             }
-            for (id, _) in lex.postings_of(term) {
-                if !in_batch.contains(id) {
+            for (id, tfs) in lex.postings_of(term) {
+                if in_batch.contains(id) || affected.contains(id) {
+                    continue;
+                }
+                let floor = match floors.get(id) {
+                    Some(f) => *f,
+                    None => {
+                        // No floor stored: every term may be a probe.
+                        let f = reader.probe_floor(id)?.unwrap_or(0.0);
+                        floors.insert(id, f);
+                        f
+                    }
+                };
+                let weighs =
+                    |df| cooccur::probe_weight_at(term, &tfs, df).is_some_and(|w| w >= floor);
+                if weighs(df_before) || weighs(df_now) {
                     affected.insert(id.to_string());
                 }
             }
@@ -1280,9 +1319,9 @@ impl Memory {
 
         let memory = self.dir.memory();
         let affected: Vec<String> = affected.into_iter().collect();
-        let lists: Vec<Option<(String, Vec<EdgeValue>)>> = affected
+        let lists: Vec<Option<Recomputed>> = affected
             .into_par_iter()
-            .map(|id| -> Result<Option<(String, Vec<EdgeValue>)>> {
+            .map(|id| -> Result<Option<Recomputed>> {
                 let Some(record) = reader.node(&id)? else {
                     return Ok(None);
                 };
@@ -1301,12 +1340,21 @@ impl Memory {
                 let synth = synthesis.edges_for(&id, record.note_type, &own, &mut |ex, cap| {
                     cooccur::token_edges(&doc, lex, ex, cap)
                 })?;
+                let floor = cooccur::probe_floor(&doc, lex);
                 let mut list = own;
                 list.extend(synth);
-                Ok((!same_edges(&stored, &list)).then_some((id, list)))
+                let changed = !same_edges(&stored, &list);
+                Ok(Some((id, changed.then_some(list), floor)))
             })
             .collect::<Result<_>>()?;
-        Ok(lists.into_iter().flatten().collect())
+        let mut out = Relisted::default();
+        for (id, list, floor) in lists.into_iter().flatten() {
+            out.1.push((id.clone(), floor));
+            if let Some(list) = list {
+                out.0.push((id, list));
+            }
+        }
+        Ok(out)
     }
 
     /// Answer a query: lexical hits and anchors, the typed-graph walk, scored by the policy.
@@ -1871,7 +1919,7 @@ mod tests {
                 &mut || {},
             )
             .expect("lexical");
-        for (u, s) in outcome.batch.upserts.iter_mut().zip(synth) {
+        for (u, (s, _)) in outcome.batch.upserts.iter_mut().zip(synth) {
             u.edges.extend(s);
         }
         outcome.batch.lexical_generation = Some(lex.generation());

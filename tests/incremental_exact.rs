@@ -78,7 +78,7 @@ fn spec() -> impl Strategy<Value = Spec> {
         0..FAMILIES.len(),
         0..MEMBERS.len(),
         0..TYPES.len(),
-        proptest::collection::vec(0..WORDS.len(), 2..12),
+        proptest::collection::vec(0..WORDS.len(), 3..28),
         proptest::collection::vec((0..FAMILIES.len(), 0..MEMBERS.len()), 0..3),
     )
         .prop_map(|(family, member, note_type, words, links)| Spec {
@@ -242,7 +242,7 @@ fn run(initial: &[Spec], steps: &[(Step, bool)]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 20, ..ProptestConfig::default() })]
 
     #[test]
     fn incremental_index_equals_a_clean_rebuild_after_any_changes(

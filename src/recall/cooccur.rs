@@ -111,6 +111,48 @@ const TF_WEIGHTS: usize = 16;
 static TF_WEIGHT_TABLE: std::sync::LazyLock<[f32; TF_WEIGHTS]> =
     std::sync::LazyLock::new(|| std::array::from_fn(|tf| ln_weight(tf as u32)));
 
+/// The probe terms of `doc` with their weights, heaviest first (ties by term).
+fn probes_of<'d>(doc: &'d DocTerms, lex: &LexicalIndex) -> Vec<(&'d str, f32)> {
+    let mut probes: Vec<(&str, f32)> = doc
+        .terms
+        .iter()
+        .filter(|(t, _)| is_probe_term(t))
+        .filter_map(|(t, tfs)| {
+            probe_idf(lex.doc_freq(t) as usize).map(|idf| (t.as_str(), probe_weight(tfs, idf)))
+        })
+        .collect();
+    probes.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    probes.truncate(policy::CO_OCCURRENCE_PROBE_TERMS);
+    probes
+}
+
+/// The probe floor of `doc` in `lex`: the weight of its lightest probe term when it has all
+/// `CO_OCCURRENCE_PROBE_TERMS` of them, else 0. A term of the note weighing less than this
+/// (before and after a change to its holders) is no probe of the note, so the change leaves the
+/// note's co-occurrence as it was.
+pub fn probe_floor(doc: &DocTerms, lex: &LexicalIndex) -> f32 {
+    floor_of(probes_of(doc, lex).iter().map(|p| p.1))
+}
+
+/// The floor of probe weights given heaviest first.
+fn floor_of(weights: impl Iterator<Item = f32>) -> f32 {
+    weights
+        .enumerate()
+        .last()
+        .filter(|(i, _)| i + 1 == PROBE_TERMS)
+        .map_or(0.0, |(_, w)| w)
+}
+
+/// The weight of a term held `tfs` times per field by a note, in `df` notes: `None` when the
+/// term cannot be a probe term at that frequency.
+pub fn probe_weight_at(term: &str, tfs: &[u16; FIELD_COUNT], df: u64) -> Option<f32> {
+    if !is_probe_term(term) {
+        return None;
+    }
+    let idf = probe_idf(usize::try_from(df).ok()?)?;
+    Some(probe_weight(tfs, idf))
+}
+
 /// Token co-occurrence edges of `doc`: candidates are the notes sharing its highest TF-IDF terms
 /// (each term in at most `CO_OCCURRENCE_MAX_DF` notes); similarity is the TF-IDF-weighted share of
 /// those terms the candidate holds. At most `cap` edges, best first, similarity >= threshold.
@@ -123,16 +165,7 @@ pub fn token_edges(
     if cap == 0 {
         return Vec::new();
     }
-    let mut probes: Vec<(&str, f32)> = doc
-        .terms
-        .iter()
-        .filter(|(t, _)| is_probe_term(t))
-        .filter_map(|(t, tfs)| {
-            probe_idf(lex.doc_freq(t) as usize).map(|idf| (t.as_str(), probe_weight(tfs, idf)))
-        })
-        .collect();
-    probes.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    probes.truncate(policy::CO_OCCURRENCE_PROBE_TERMS);
+    let probes = probes_of(doc, lex);
     let total: f32 = probes.iter().map(|(_, w)| w * w).sum();
     if total <= 0.0 {
         return Vec::new();
@@ -457,6 +490,19 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
         self.docs
             .get(self.term_bounds[t]..self.term_bounds[t + 1])
             .unwrap_or(&[])
+    }
+
+    /// The probe floor of document `doc` (see [`probe_floor`]).
+    pub fn floor(&self, doc: u32) -> f32 {
+        let d = doc as usize;
+        let Some(&used) = self.used.get(d) else {
+            return 0.0;
+        };
+        floor_of(
+            self.slots[d * PROBE_TERMS..d * PROBE_TERMS + usize::from(used)]
+                .iter()
+                .map(|s| s.0),
+        )
     }
 
     /// A scratch accumulator for [`Self::edges`] (one per thread).

@@ -19,7 +19,7 @@
 use super::codec::{self, EdgeListBuilder, EdgeRef, decode_edge_list};
 use super::{
     Batch, CHANGE_LOG_KEEP, CHANGES, EDGE_COUNT_KEY, EDGES_OUT, GENERATION_KEY,
-    LEXICAL_GENERATION_KEY, MANIFEST, MAX_LOGGED_IDS, META, NODES, PROBLEMS, Store,
+    LEXICAL_GENERATION_KEY, MANIFEST, MAX_LOGGED_IDS, META, NODES, PROBE_FLOORS, PROBLEMS, Store,
 };
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -93,8 +93,10 @@ impl BatchWriter<'_> {
             Ok(())
         };
 
+        let mut floors = self.wtx.open_table(PROBE_FLOORS).map_err(|x| e(x.into()))?;
         for (path, id) in &batch.removals {
             drop_out_edges(id, &mut out)?;
+            floors.remove(id.as_str()).map_err(|x| e(x.into()))?;
             nodes.remove(id.as_str()).map_err(|x| e(x.into()))?;
             manifest.remove(path.as_str()).map_err(|x| e(x.into()))?;
             problems.remove(path.as_str()).map_err(|x| e(x.into()))?;
@@ -178,6 +180,13 @@ impl BatchWriter<'_> {
             }
         }
         drop(out);
+        let mut floors = self.wtx.open_table(PROBE_FLOORS).map_err(|x| e(x.into()))?;
+        for (id, floor) in &batch.probe_floors {
+            floors
+                .insert(id.as_str(), floor.to_le_bytes().as_slice())
+                .map_err(|x| e(x.into()))?;
+        }
+        drop(floors);
 
         let mut meta = self.wtx.open_table(META).map_err(|x| e(x.into()))?;
         meta.insert(EDGE_COUNT_KEY, edge_count.to_le_bytes().as_slice())

@@ -355,6 +355,14 @@ type Indexed = (Arc<LexicalIndex>, Arc<LexicalIndex>, Vec<Synthesized>);
 /// of the notes it recomputed.
 type Relisted = (Vec<(String, Vec<EdgeValue>)>, Vec<(String, f32)>);
 
+/// A note whose synthesized edges an update recomputes, as stored and as indexed.
+struct Affected {
+    id: String,
+    note_type: NoteType,
+    stored: Vec<EdgeValue>,
+    doc: DocTerms,
+}
+
 /// A recomputed note: its id, its new out-list when that differs from the stored one, and its
 /// probe floor.
 type Recomputed = (String, Option<Vec<EdgeValue>>, f32);
@@ -1319,36 +1327,86 @@ impl Memory {
 
         let memory = self.dir.memory();
         let affected: Vec<String> = affected.into_iter().collect();
-        let lists: Vec<Option<Recomputed>> = affected
+        let loaded: Vec<Option<Affected>> = affected
             .into_par_iter()
-            .map(|id| -> Result<Option<Recomputed>> {
+            .map(|id| -> Result<Option<Affected>> {
                 let Some(record) = reader.node(&id)? else {
                     return Ok(None);
                 };
-                let stored = reader.edges_out(&id)?;
-                let own: Vec<EdgeValue> = stored
-                    .iter()
-                    .filter(|e| !cooccur::is_index_synthesized(e))
-                    .cloned()
-                    .collect();
                 // The note as indexed: a note that cannot be read now (removed or unreadable
                 // since the scan) keeps its edges until a scan sees it.
                 let Some(bytes) = notes::read_note(&memory.join(&record.path)) else {
                     return Ok(None);
                 };
                 let doc = DocTerms::from_note(&self.tokenizer, &notes::parse_note(&id, &bytes));
-                let synth = synthesis.edges_for(&id, record.note_type, &own, &mut |ex, cap| {
-                    cooccur::token_edges(&doc, lex, ex, cap)
+                let stored = reader.edges_out(&id)?;
+                Ok(Some(Affected {
+                    id,
+                    note_type: record.note_type,
+                    stored,
+                    doc,
+                }))
+            })
+            .collect::<Result<_>>()?;
+        let loaded: Vec<Affected> = loaded.into_iter().flatten().collect();
+        // Notes recomputed together share most of their terms: each term's document frequency
+        // and each probe term's holders are looked up once.
+        let mut terms: Vec<&str> = loaded
+            .iter()
+            .flat_map(|a| a.doc.terms.iter().map(|(t, _)| t.as_str()))
+            .filter(|t| cooccur::is_probe_term(t))
+            .collect();
+        terms.sort_unstable();
+        terms.dedup();
+        let dfs: rustc_hash::FxHashMap<&str, u64> =
+            terms.par_iter().map(|t| (*t, lex.doc_freq(t))).collect();
+        let probes: Vec<Vec<(&str, f32)>> = loaded
+            .par_iter()
+            .map(|a| cooccur::probes_with(&a.doc, |t| dfs.get(t).copied().unwrap_or(0)))
+            .collect();
+        let mut probe_terms: Vec<&str> = probes.iter().flatten().map(|p| p.0).collect();
+        probe_terms.sort_unstable();
+        probe_terms.dedup();
+        let holders: rustc_hash::FxHashMap<&str, Vec<&str>> = probe_terms
+            .par_iter()
+            .map(|t| {
+                (
+                    *t,
+                    lex.postings_of(t).into_iter().map(|(id, _)| id).collect(),
+                )
+            })
+            .collect();
+        let lists: Vec<Recomputed> = loaded
+            .par_iter()
+            .zip(probes.par_iter())
+            .map(|(a, probes)| -> Result<Recomputed> {
+                let own: Vec<EdgeValue> = a
+                    .stored
+                    .iter()
+                    .filter(|e| !cooccur::is_index_synthesized(e))
+                    .cloned()
+                    .collect();
+                let synth = synthesis.edges_for(&a.id, a.note_type, &own, &mut |ex, cap| {
+                    cooccur::edges_of_probes(
+                        &a.id,
+                        probes,
+                        |t| holders.get(t).into_iter().flatten().copied(),
+                        ex,
+                        cap,
+                    )
                 })?;
-                let floor = cooccur::probe_floor(&doc, lex);
                 let mut list = own;
                 list.extend(synth);
-                let changed = !same_edges(&stored, &list);
-                Ok(Some((id, changed.then_some(list), floor)))
+                let changed = !same_edges(&a.stored, &list);
+                Ok((
+                    a.id.clone(),
+                    changed.then_some(list),
+                    cooccur::floor_of_probes(probes),
+                ))
             })
             .collect::<Result<_>>()?;
         let mut out = Relisted::default();
-        for (id, list, floor) in lists.into_iter().flatten() {
+        for (id, list, floor) in lists {
             out.1.push((id.clone(), floor));
             if let Some(list) = list {
                 out.0.push((id, list));

@@ -242,7 +242,7 @@ fn run(initial: &[Spec], steps: &[(Step, bool)]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 20, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 10, ..ProptestConfig::default() })]
 
     #[test]
     fn incremental_index_equals_a_clean_rebuild_after_any_changes(

@@ -51,7 +51,7 @@ pub fn slug_edges(id: &str, cluster: &[String]) -> Vec<EdgeValue> {
 }
 
 /// Can `term` be a probe term? Single characters (a CJK char, a letter) are too common a link.
-fn is_probe_term(term: &str) -> bool {
+pub fn is_probe_term(term: &str) -> bool {
     term.chars().nth(1).is_some()
 }
 
@@ -113,12 +113,18 @@ static TF_WEIGHT_TABLE: std::sync::LazyLock<[f32; TF_WEIGHTS]> =
 
 /// The probe terms of `doc` with their weights, heaviest first (ties by term).
 fn probes_of<'d>(doc: &'d DocTerms, lex: &LexicalIndex) -> Vec<(&'d str, f32)> {
+    probes_with(doc, |t| lex.doc_freq(t))
+}
+
+/// The probe terms of `doc` with their weights, heaviest first (ties by term), with each
+/// term's live document frequency from `df`.
+pub fn probes_with(doc: &DocTerms, df: impl Fn(&str) -> u64) -> Vec<(&str, f32)> {
     let mut probes: Vec<(&str, f32)> = doc
         .terms
         .iter()
         .filter(|(t, _)| is_probe_term(t))
         .filter_map(|(t, tfs)| {
-            probe_idf(lex.doc_freq(t) as usize).map(|idf| (t.as_str(), probe_weight(tfs, idf)))
+            probe_idf(df(t) as usize).map(|idf| (t.as_str(), probe_weight(tfs, idf)))
         })
         .collect();
     probes.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
@@ -131,7 +137,12 @@ fn probes_of<'d>(doc: &'d DocTerms, lex: &LexicalIndex) -> Vec<(&'d str, f32)> {
 /// (before and after a change to its holders) is no probe of the note, so the change leaves the
 /// note's co-occurrence as it was.
 pub fn probe_floor(doc: &DocTerms, lex: &LexicalIndex) -> f32 {
-    floor_of(probes_of(doc, lex).iter().map(|p| p.1))
+    floor_of_probes(&probes_of(doc, lex))
+}
+
+/// The probe floor of a note whose probes are `probes` (see [`probe_floor`]).
+pub fn floor_of_probes(probes: &[(&str, f32)]) -> f32 {
+    floor_of(probes.iter().map(|p| p.1))
 }
 
 /// The floor of probe weights given heaviest first.
@@ -166,14 +177,35 @@ pub fn token_edges(
         return Vec::new();
     }
     let probes = probes_of(doc, lex);
+    edges_of_probes(
+        &doc.id,
+        &probes,
+        |t| lex.postings_of(t).into_iter().map(|(id, _)| id),
+        exclude,
+        cap,
+    )
+}
+
+/// [`token_edges`] of the note `id` whose probes are `probes` ([`probes_with`]), with the notes
+/// holding each probe term from `holders`.
+pub fn edges_of_probes<'a, I: IntoIterator<Item = &'a str>>(
+    id: &str,
+    probes: &[(&str, f32)],
+    holders: impl Fn(&str) -> I,
+    exclude: &[&str],
+    cap: usize,
+) -> Vec<EdgeValue> {
+    if cap == 0 {
+        return Vec::new();
+    }
     let total: f32 = probes.iter().map(|(_, w)| w * w).sum();
     if total <= 0.0 {
         return Vec::new();
     }
     let mut acc: FxHashMap<&str, f32> = FxHashMap::default();
-    for (t, w) in &probes {
-        for (other, _) in lex.postings_of(t) {
-            if other != doc.id {
+    for (t, w) in probes {
+        for other in holders(t) {
+            if other != id {
                 *acc.entry(other).or_default() += w * w;
             }
         }

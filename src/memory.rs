@@ -1234,11 +1234,14 @@ impl Memory {
             .collect();
         let mut affected: std::collections::BTreeSet<String> = Default::default();
 
-        // Slug clusters the batch's ids enter or leave.
-        let prefixes: std::collections::BTreeSet<String> = in_batch
-            .iter()
-            .filter_map(|id| cooccur::slug_prefix(id))
-            .collect();
+        // Slug clusters the batch's ids enter or leave (an edited note stays in its cluster).
+        let mut prefixes: std::collections::BTreeSet<String> = Default::default();
+        for id in &in_batch {
+            let stays = !synthesis.removed.contains(id) && reader.has_node(id)?;
+            if let Some(prefix) = cooccur::slug_prefix(id).filter(|_| !stays) {
+                prefixes.insert(prefix);
+            }
+        }
         for prefix in &prefixes {
             let stored = reader
                 .ids_with_prefix(prefix, policy::MAX_SLUG_CLUSTER + 1 + batch.removals.len())?;
@@ -1286,6 +1289,17 @@ impl Memory {
         }
         let docs = self.doc_terms(parsed);
         let mut floors: HashMap<&str, f32> = HashMap::new();
+        let max_before = cooccur::probe_max_df(before.live_docs());
+        let max_now = cooccur::probe_max_df(lex.live_docs());
+        if max_before != max_now {
+            // A memory small enough that which terms can be probes follows its size, and the
+            // size moved: every note is recomputed (at most a few hundred).
+            reader.for_each_node(|id, _| {
+                if !in_batch.contains(id) {
+                    affected.insert(id.to_string());
+                }
+            })?;
+        }
         for d in &docs {
             for (term, _) in &d.terms {
                 holders
@@ -1300,7 +1314,8 @@ impl Memory {
             now.sort_unstable();
             let (df_before, df_now) = (before.doc_freq(term), lex.doc_freq(term));
             if old == now
-                || !(cooccur::can_probe(term, df_before) || cooccur::can_probe(term, df_now))
+                || !(cooccur::can_probe(term, df_before, max_before)
+                    || cooccur::can_probe(term, df_now, max_now))
             {
                 continue;
             }
@@ -1317,9 +1332,10 @@ impl Memory {
                         f
                     }
                 };
-                let weighs =
-                    |df| cooccur::probe_weight_at(term, &tfs, df).is_some_and(|w| w >= floor);
-                if weighs(df_before) || weighs(df_now) {
+                let weighs = |df, max| {
+                    cooccur::probe_weight_at(term, &tfs, df, max).is_some_and(|w| w >= floor)
+                };
+                if weighs(df_before, max_before) || weighs(df_now, max_now) {
                     affected.insert(id.to_string());
                 }
             }
@@ -1362,7 +1378,7 @@ impl Memory {
             terms.par_iter().map(|t| (*t, lex.doc_freq(t))).collect();
         let probes: Vec<Vec<(&str, f32)>> = loaded
             .par_iter()
-            .map(|a| cooccur::probes_with(&a.doc, |t| dfs.get(t).copied().unwrap_or(0)))
+            .map(|a| cooccur::probes_with(&a.doc, |t| dfs.get(t).copied().unwrap_or(0), max_now))
             .collect();
         let mut probe_terms: Vec<&str> = probes.iter().flatten().map(|p| p.0).collect();
         probe_terms.sort_unstable();

@@ -56,12 +56,13 @@ pub fn is_probe_term(term: &str) -> bool {
 }
 
 /// The idf of a term in `df` notes, or `None` for a term too rare (one note) or too common to
-/// probe. It is taken against a fixed number of notes
-/// ([`policy::CO_OCCURRENCE_REFERENCE_NOTES`]), not the corpus size: a note's co-occurrence
-/// edges then depend only on the notes that share its terms, so an update recomputes those
+/// probe (in more than `max_df` notes: [`probe_max_df`]). It is taken against a fixed number of
+/// notes ([`policy::CO_OCCURRENCE_REFERENCE_NOTES`]), not the corpus size: a note's
+/// co-occurrence edges then depend only on the notes that share its terms (and, in a memory
+/// small enough that `max_df` follows its size, on that size), so an update recomputes those
 /// notes' edges and no others, and ends where a clean build of the same notes ends.
-fn probe_idf(df: usize) -> Option<f32> {
-    (2..=policy::CO_OCCURRENCE_MAX_DF).contains(&df).then(|| {
+fn probe_idf(df: usize, max_df: usize) -> Option<f32> {
+    (2..=max_df).contains(&df).then(|| {
         (policy::CO_OCCURRENCE_REFERENCE_NOTES / df as f32)
             .ln()
             .max(0.0)
@@ -70,8 +71,17 @@ fn probe_idf(df: usize) -> Option<f32> {
 
 /// Whether `term`, held by `df` live notes, is a term a note probes for co-occurrence with
 /// (when it is among the note's heaviest).
-pub fn can_probe(term: &str, df: u64) -> bool {
-    is_probe_term(term) && usize::try_from(df).is_ok_and(|df| probe_idf(df).is_some())
+pub fn can_probe(term: &str, df: u64, max_df: usize) -> bool {
+    is_probe_term(term) && usize::try_from(df).is_ok_and(|df| probe_idf(df, max_df).is_some())
+}
+
+/// The most notes a probe term may be in, in an index of `live_docs` notes: at most
+/// `CO_OCCURRENCE_MAX_DF`, and at most a share of the notes (a word most notes of a small memory
+/// hold tells none of them apart).
+pub fn probe_max_df(live_docs: u64) -> usize {
+    let share =
+        usize::try_from(live_docs / policy::CO_OCCURRENCE_MAX_DF_SHARE).unwrap_or(usize::MAX);
+    share.min(policy::CO_OCCURRENCE_MAX_DF)
 }
 
 /// Whether `e` is an edge synthesized at index time (a slug cluster, token co-occurrence,
@@ -113,18 +123,18 @@ static TF_WEIGHT_TABLE: std::sync::LazyLock<[f32; TF_WEIGHTS]> =
 
 /// The probe terms of `doc` with their weights, heaviest first (ties by term).
 fn probes_of<'d>(doc: &'d DocTerms, lex: &LexicalIndex) -> Vec<(&'d str, f32)> {
-    probes_with(doc, |t| lex.doc_freq(t))
+    probes_with(doc, |t| lex.doc_freq(t), probe_max_df(lex.live_docs()))
 }
 
 /// The probe terms of `doc` with their weights, heaviest first (ties by term), with each
-/// term's live document frequency from `df`.
-pub fn probes_with(doc: &DocTerms, df: impl Fn(&str) -> u64) -> Vec<(&str, f32)> {
+/// term's live document frequency from `df`, in an index whose [`probe_max_df`] is `max_df`.
+pub fn probes_with(doc: &DocTerms, df: impl Fn(&str) -> u64, max_df: usize) -> Vec<(&str, f32)> {
     let mut probes: Vec<(&str, f32)> = doc
         .terms
         .iter()
         .filter(|(t, _)| is_probe_term(t))
         .filter_map(|(t, tfs)| {
-            probe_idf(df(t) as usize).map(|idf| (t.as_str(), probe_weight(tfs, idf)))
+            probe_idf(df(t) as usize, max_df).map(|idf| (t.as_str(), probe_weight(tfs, idf)))
         })
         .collect();
     probes.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
@@ -156,11 +166,16 @@ fn floor_of(weights: impl Iterator<Item = f32>) -> f32 {
 
 /// The weight of a term held `tfs` times per field by a note, in `df` notes: `None` when the
 /// term cannot be a probe term at that frequency.
-pub fn probe_weight_at(term: &str, tfs: &[u16; FIELD_COUNT], df: u64) -> Option<f32> {
+pub fn probe_weight_at(
+    term: &str,
+    tfs: &[u16; FIELD_COUNT],
+    df: u64,
+    max_df: usize,
+) -> Option<f32> {
     if !is_probe_term(term) {
         return None;
     }
-    let idf = probe_idf(usize::try_from(df).ok()?)?;
+    let idf = probe_idf(usize::try_from(df).ok()?, max_df)?;
     Some(probe_weight(tfs, idf))
 }
 
@@ -403,6 +418,8 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
     /// parallel: the same probes whatever the number.
     pub fn in_parts(seg: &'a S, parts: usize) -> SegmentProbes<'a, S> {
         let docs = seg.doc_count() as usize;
+        // The segment is the whole index: its documents are the live ones.
+        let max_df = probe_max_df(u64::from(seg.doc_count()));
         // Consecutive parts of the dictionary (in byte order) are read on every core, each
         // keeping its probe terms' offsets and its own best slots per document (a term index,
         // not an offset: half the bytes); then the parts are offered in term order. That
@@ -429,7 +446,7 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
                     let Some(postings) = seg.postings(off) else {
                         return;
                     };
-                    let Some(idf) = probe_idf(postings.len() as usize) else {
+                    let Some(idf) = probe_idf(postings.len() as usize, max_df) else {
                         return;
                     };
                     let t = terms.len() as u32;

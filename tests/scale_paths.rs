@@ -431,7 +431,7 @@ fn segment_probes_give_the_edges_of_token_edges() {
     };
     // The dictionary read in parallel parts gives the probes of one pass, whatever the parts.
     for parts in 1..=4 {
-        let probes = SegmentProbes::in_parts(lex.live_docs(), seg, parts);
+        let probes = SegmentProbes::in_parts(seg, parts);
         let mut acc = probes.accumulator();
         for doc in docs.iter().step_by(7) {
             let d = doc_number(&doc.id);
@@ -455,7 +455,7 @@ fn segment_probes_give_the_edges_of_token_edges() {
         ids: &ids,
     };
     for parts in 1..=4 {
-        let probes = SegmentProbes::in_parts(ids.len() as u64, &laid_docs, parts);
+        let probes = SegmentProbes::in_parts(&laid_docs, parts);
         let mut acc = probes.accumulator();
         for doc in docs.iter().step_by(5) {
             let d = doc_number(&doc.id);
@@ -477,7 +477,7 @@ fn segment_probes_give_the_edges_of_token_edges() {
         finished.to_vec(),
         std::fs::read(&seg_files[0]).expect("read")
     );
-    let probes = SegmentProbes::new(&lex, seg);
+    let probes = SegmentProbes::new(seg);
     let mut acc = probes.accumulator();
     let (mut with_edges, mut excluded) = (0, 0);
     for doc in &docs {

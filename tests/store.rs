@@ -293,7 +293,7 @@ fn a_schema_v4_store_with_an_in_edge_table_is_rebuilt_without_it() {
         .collect();
     assert!(!tables.iter().any(|t| t == "edges_in"), "{tables:?}");
     assert!(tables.iter().any(|t| t == "edges_out"), "{tables:?}");
-    assert_eq!(SCHEMA_VERSION, 5);
+    assert_eq!(SCHEMA_VERSION, 6);
 }
 
 /// Open (or create) the store at `path` as another build would, mark it as written by schema

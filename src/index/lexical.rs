@@ -879,6 +879,70 @@ impl LexicalIndex {
     pub fn doc_freq(&self, term: &str) -> u64 {
         self.df(term.as_bytes())
     }
+
+    /// The terms the live documents `ids` hold, each with those of `ids` that hold it (their
+    /// places in `ids`, ascending); a term more than `max_df` live documents hold may be left
+    /// out. What an update
+    /// needs to know of the notes it replaces or removes, whose old text is gone: found by
+    /// reading the dictionary of each segment holding one of them (no per-document term list is
+    /// kept).
+    pub fn terms_of(&self, ids: &[&str], max_df: u64) -> HashMap<String, Vec<usize>> {
+        let mut out: HashMap<String, Vec<usize>> = HashMap::new();
+        if ids.is_empty() {
+            return out;
+        }
+        let wanted: HashMap<&str, usize> = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        for l in &self.segments {
+            // (doc, index in `ids`), in doc order.
+            let docs: Vec<(u32, usize)> = l
+                .seg
+                .ids()
+                .iter()
+                .enumerate()
+                .filter(|(d, _)| !l.deleted.get(*d).copied().unwrap_or(true))
+                .filter_map(|(d, id)| wanted.get(&**id).map(|&i| (d as u32, i)))
+                .collect();
+            let (Some(&(first, _)), Some(&(last, _))) = (docs.first(), docs.last()) else {
+                continue;
+            };
+            // A list longer than this holds more than `max_df` live documents.
+            let longest = max_df.saturating_add(l.entry.deleted.len() as u64);
+            let mut stream = l.seg.terms().stream();
+            while let Some((term, off)) = stream.next() {
+                let Some(postings) = l.seg.postings_at(off) else {
+                    continue;
+                };
+                if postings.len() > longest {
+                    continue;
+                }
+                let mut holders: Vec<usize> = Vec::new();
+                for p in postings {
+                    if p.doc > last {
+                        break;
+                    }
+                    if p.doc >= first
+                        && let Ok(k) = docs.binary_search_by_key(&p.doc, |&(d, _)| d)
+                    {
+                        holders.push(docs[k].1);
+                    }
+                }
+                if holders.is_empty() {
+                    continue;
+                }
+                let Ok(term) = std::str::from_utf8(term) else {
+                    continue;
+                };
+                if l.live_df_at(off) > max_df {
+                    continue;
+                }
+                out.entry(term.to_string()).or_default().extend(holders);
+            }
+        }
+        for holders in out.values_mut() {
+            holders.sort_unstable();
+        }
+        out
+    }
 }
 
 impl Live {

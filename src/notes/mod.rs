@@ -292,6 +292,19 @@ pub struct ParsedNote {
     pub problems: Vec<Problem>,
 }
 
+/// The bytes of the note at `path` as a scan reads them (its first `MAX_NOTE_BYTES`), or
+/// `None` when it cannot be read.
+pub fn read_note(path: &std::path::Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_NOTE_BYTES as u64)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
+}
+
 /// Parse the bytes of note `id`. Never fails: problems are collected on the result.
 pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
     let mut problems = Vec::new();

@@ -51,16 +51,47 @@ pub fn slug_edges(id: &str, cluster: &[String]) -> Vec<EdgeValue> {
 }
 
 /// Can `term` be a probe term? Single characters (a CJK char, a letter) are too common a link.
-fn is_probe_term(term: &str) -> bool {
+pub fn is_probe_term(term: &str) -> bool {
     term.chars().nth(1).is_some()
 }
 
-/// The idf of a term in `df` of `n` notes, or `None` for a term too rare (one note) or too
-/// common to probe.
-fn probe_idf(df: usize, n: f32) -> Option<f32> {
-    (2..=policy::CO_OCCURRENCE_MAX_DF)
-        .contains(&df)
-        .then(|| (n / df as f32).ln().max(0.0))
+/// The idf of a term in `df` notes, or `None` for a term too rare (one note) or too common to
+/// probe (in more than `max_df` notes: [`probe_max_df`]). It is taken against a fixed number of
+/// notes ([`policy::CO_OCCURRENCE_REFERENCE_NOTES`]), not the corpus size: a note's
+/// co-occurrence edges then depend only on the notes that share its terms (and, in a memory
+/// small enough that `max_df` follows its size, on that size), so an update recomputes those
+/// notes' edges and no others, and ends where a clean build of the same notes ends.
+fn probe_idf(df: usize, max_df: usize) -> Option<f32> {
+    (2..=max_df).contains(&df).then(|| {
+        (policy::CO_OCCURRENCE_REFERENCE_NOTES / df as f32)
+            .ln()
+            .max(0.0)
+    })
+}
+
+/// Whether `term`, held by `df` live notes, is a term a note probes for co-occurrence with
+/// (when it is among the note's heaviest).
+pub fn can_probe(term: &str, df: u64, max_df: usize) -> bool {
+    is_probe_term(term) && usize::try_from(df).is_ok_and(|df| probe_idf(df, max_df).is_some())
+}
+
+/// The most notes a probe term may be in, in an index of `live_docs` notes: at most
+/// `CO_OCCURRENCE_MAX_DF`, and at most a share of the notes (a word most notes of a small memory
+/// hold tells none of them apart).
+pub fn probe_max_df(live_docs: u64) -> usize {
+    let share =
+        usize::try_from(live_docs / policy::CO_OCCURRENCE_MAX_DF_SHARE).unwrap_or(usize::MAX);
+    share.min(policy::CO_OCCURRENCE_MAX_DF)
+}
+
+/// Whether `e` is an edge synthesized at index time (a slug cluster, token co-occurrence,
+/// `derived_from` from a link), not one the note's text states.
+pub fn is_index_synthesized(e: &EdgeValue) -> bool {
+    e.provenance == Provenance::Synthesized
+        && matches!(
+            e.kind,
+            EdgeKind::CoOccursSlug | EdgeKind::CoOccursToken | EdgeKind::DerivedFrom
+        )
 }
 
 /// A probe term's TF-IDF weight in a note that holds it `tfs` times per field.
@@ -90,6 +121,64 @@ const TF_WEIGHTS: usize = 16;
 static TF_WEIGHT_TABLE: std::sync::LazyLock<[f32; TF_WEIGHTS]> =
     std::sync::LazyLock::new(|| std::array::from_fn(|tf| ln_weight(tf as u32)));
 
+/// The probe terms of `doc` with their weights, heaviest first (ties by term).
+fn probes_of<'d>(doc: &'d DocTerms, lex: &LexicalIndex) -> Vec<(&'d str, f32)> {
+    probes_with(doc, |t| lex.doc_freq(t), probe_max_df(lex.live_docs()))
+}
+
+/// The probe terms of `doc` with their weights, heaviest first (ties by term), with each
+/// term's live document frequency from `df`, in an index whose [`probe_max_df`] is `max_df`.
+pub fn probes_with(doc: &DocTerms, df: impl Fn(&str) -> u64, max_df: usize) -> Vec<(&str, f32)> {
+    let mut probes: Vec<(&str, f32)> = doc
+        .terms
+        .iter()
+        .filter(|(t, _)| is_probe_term(t))
+        .filter_map(|(t, tfs)| {
+            probe_idf(df(t) as usize, max_df).map(|idf| (t.as_str(), probe_weight(tfs, idf)))
+        })
+        .collect();
+    probes.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    probes.truncate(policy::CO_OCCURRENCE_PROBE_TERMS);
+    probes
+}
+
+/// The probe floor of `doc` in `lex`: the weight of its lightest probe term when it has all
+/// `CO_OCCURRENCE_PROBE_TERMS` of them, else 0. A term of the note weighing less than this
+/// (before and after a change to its holders) is no probe of the note, so the change leaves the
+/// note's co-occurrence as it was.
+pub fn probe_floor(doc: &DocTerms, lex: &LexicalIndex) -> f32 {
+    floor_of_probes(&probes_of(doc, lex))
+}
+
+/// The probe floor of a note whose probes are `probes` (see [`probe_floor`]).
+pub fn floor_of_probes(probes: &[(&str, f32)]) -> f32 {
+    floor_of(probes.iter().map(|p| p.1))
+}
+
+/// The floor of probe weights given heaviest first.
+fn floor_of(weights: impl Iterator<Item = f32>) -> f32 {
+    weights
+        .enumerate()
+        .last()
+        .filter(|(i, _)| i + 1 == PROBE_TERMS)
+        .map_or(0.0, |(_, w)| w)
+}
+
+/// The weight of a term held `tfs` times per field by a note, in `df` notes: `None` when the
+/// term cannot be a probe term at that frequency.
+pub fn probe_weight_at(
+    term: &str,
+    tfs: &[u16; FIELD_COUNT],
+    df: u64,
+    max_df: usize,
+) -> Option<f32> {
+    if !is_probe_term(term) {
+        return None;
+    }
+    let idf = probe_idf(usize::try_from(df).ok()?, max_df)?;
+    Some(probe_weight(tfs, idf))
+}
+
 /// Token co-occurrence edges of `doc`: candidates are the notes sharing its highest TF-IDF terms
 /// (each term in at most `CO_OCCURRENCE_MAX_DF` notes); similarity is the TF-IDF-weighted share of
 /// those terms the candidate holds. At most `cap` edges, best first, similarity >= threshold.
@@ -102,25 +191,36 @@ pub fn token_edges(
     if cap == 0 {
         return Vec::new();
     }
-    let n = lex.live_docs().max(1) as f32;
-    let mut probes: Vec<(&str, f32)> = doc
-        .terms
-        .iter()
-        .filter(|(t, _)| is_probe_term(t))
-        .filter_map(|(t, tfs)| {
-            probe_idf(lex.doc_freq(t) as usize, n).map(|idf| (t.as_str(), probe_weight(tfs, idf)))
-        })
-        .collect();
-    probes.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    probes.truncate(policy::CO_OCCURRENCE_PROBE_TERMS);
+    let probes = probes_of(doc, lex);
+    edges_of_probes(
+        &doc.id,
+        &probes,
+        |t| lex.postings_of(t).into_iter().map(|(id, _)| id),
+        exclude,
+        cap,
+    )
+}
+
+/// [`token_edges`] of the note `id` whose probes are `probes` ([`probes_with`]), with the notes
+/// holding each probe term from `holders`.
+pub fn edges_of_probes<'a, I: IntoIterator<Item = &'a str>>(
+    id: &str,
+    probes: &[(&str, f32)],
+    holders: impl Fn(&str) -> I,
+    exclude: &[&str],
+    cap: usize,
+) -> Vec<EdgeValue> {
+    if cap == 0 {
+        return Vec::new();
+    }
     let total: f32 = probes.iter().map(|(_, w)| w * w).sum();
     if total <= 0.0 {
         return Vec::new();
     }
     let mut acc: FxHashMap<&str, f32> = FxHashMap::default();
-    for (t, w) in &probes {
-        for (other, _) in lex.postings_of(t) {
-            if other != doc.id {
+    for (t, w) in probes {
+        for other in holders(t) {
+            if other != id {
                 *acc.entry(other).or_default() += w * w;
             }
         }
@@ -305,20 +405,21 @@ fn offer<T: Copy>(slots: &mut [(f32, T)], used: &mut [u8], doc: usize, w: f32, t
 }
 
 impl<'a> SegmentProbes<'a, Segment> {
-    /// Probe terms of every document of `seg`, which must be `lex`'s sole segment
+    /// Probe terms of every document of `seg`, which must be an index's sole segment
     /// ([`LexicalIndex::sole_segment`]).
-    pub fn new(lex: &LexicalIndex, seg: &'a Segment) -> SegmentProbes<'a, Segment> {
-        Self::in_parts(lex.live_docs(), seg, rayon::current_num_threads())
+    pub fn new(seg: &'a Segment) -> SegmentProbes<'a, Segment> {
+        Self::in_parts(seg, rayon::current_num_threads())
     }
 }
 
 impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
-    /// Probe terms of every document of `seg`, the sole segment of an index of `live_docs`
-    /// documents (its own count), reading the dictionary in `parts` parts (clamped to 1..=4) in
+    /// Probe terms of every document of `seg`, the sole segment of an index (none of its
+    /// documents deleted), reading the dictionary in `parts` parts (clamped to 1..=4) in
     /// parallel: the same probes whatever the number.
-    pub fn in_parts(live_docs: u64, seg: &'a S, parts: usize) -> SegmentProbes<'a, S> {
+    pub fn in_parts(seg: &'a S, parts: usize) -> SegmentProbes<'a, S> {
         let docs = seg.doc_count() as usize;
-        let n = live_docs.max(1) as f32;
+        // The segment is the whole index: its documents are the live ones.
+        let max_df = probe_max_df(u64::from(seg.doc_count()));
         // Consecutive parts of the dictionary (in byte order) are read on every core, each
         // keeping its probe terms' offsets and its own best slots per document (a term index,
         // not an offset: half the bytes); then the parts are offered in term order. That
@@ -345,7 +446,7 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
                     let Some(postings) = seg.postings(off) else {
                         return;
                     };
-                    let Some(idf) = probe_idf(postings.len() as usize, n) else {
+                    let Some(idf) = probe_idf(postings.len() as usize, max_df) else {
                         return;
                     };
                     let t = terms.len() as u32;
@@ -438,6 +539,19 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
         self.docs
             .get(self.term_bounds[t]..self.term_bounds[t + 1])
             .unwrap_or(&[])
+    }
+
+    /// The probe floor of document `doc` (see [`probe_floor`]).
+    pub fn floor(&self, doc: u32) -> f32 {
+        let d = doc as usize;
+        let Some(&used) = self.used.get(d) else {
+            return 0.0;
+        };
+        floor_of(
+            self.slots[d * PROBE_TERMS..d * PROBE_TERMS + usize::from(used)]
+                .iter()
+                .map(|s| s.0),
+        )
     }
 
     /// A scratch accumulator for [`Self::edges`] (one per thread).

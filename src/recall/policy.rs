@@ -192,6 +192,14 @@ pub const MIN_TOKEN_COSINE: f32 = 0.3;
 pub const CO_OCCURRENCE_PROBE_TERMS: usize = 12;
 /// A term in more notes than this is too common to find candidates with (cost bound at 100k).
 pub const CO_OCCURRENCE_MAX_DF: usize = 400;
+/// The number of notes a probe term's idf is taken against (`ln(this / df)`): fixed, so that a
+/// note's co-occurrence edges do not move with the corpus size (an update would otherwise change
+/// every note's edges). Above `CO_OCCURRENCE_MAX_DF`, so every probe term weighs more than zero.
+pub const CO_OCCURRENCE_REFERENCE_NOTES: f32 = 1000.0;
+/// A term in more than one in this many notes is too common to find candidates with (in a
+/// memory of fewer than `CO_OCCURRENCE_MAX_DF` times this many notes, where it is the tighter
+/// bound).
+pub const CO_OCCURRENCE_MAX_DF_SHARE: u64 = 2;
 /// Slug-prefix clusters larger than this are not linked all-to-all (cost and noise bound).
 pub const MAX_SLUG_CLUSTER: usize = 12;
 /// Confidence of a `derived_from` edge inferred from a project note linking a user note.

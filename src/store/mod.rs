@@ -29,7 +29,7 @@ use redb::{
 use std::path::{Path, PathBuf};
 
 /// Schema version of the tables below; bump it on any layout change (format-spec/store.md).
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 /// File name of the store inside `index/`.
 pub const STORE_FILE: &str = "graph.redb";
 /// Lock file in `index/` held by whoever writes the store (one process at a time): an index
@@ -52,6 +52,11 @@ const LEGACY_EDGE_TABLES: [&str; 2] = ["edges_out", "edges_in"];
 pub const MANIFEST: TableDefinition<&str, &[u8]> = TableDefinition::new("manifest");
 /// `problems`: note path -> problem list (only for notes that have problems).
 pub const PROBLEMS: TableDefinition<&str, &[u8]> = TableDefinition::new("problems");
+/// `probe_floors`: node id -> the weight of its lightest token co-occurrence probe term when it
+/// has all `CO_OCCURRENCE_PROBE_TERMS`, else 0 (`f32` LE): an update that changes a term's
+/// weight or holders recomputes the co-occurrence of the notes holding it only where the term
+/// is, or may become, one of their probes.
+pub const PROBE_FLOORS: TableDefinition<&str, &[u8]> = TableDefinition::new("probe_floors");
 /// `changes`: generation -> the node ids that write transaction touched (or "everything").
 pub const CHANGES: TableDefinition<u64, &[u8]> = TableDefinition::new("changes");
 
@@ -106,12 +111,21 @@ pub struct Batch {
     /// The lexical index generation published for this batch, recorded with it: lexical files
     /// are not fsynced, and an index found behind this after a crash is rebuilt.
     pub lexical_generation: Option<u64>,
+    /// Probe floors ([`PROBE_FLOORS`]) of the batch's notes and of the notes whose
+    /// co-occurrence it recomputed.
+    pub probe_floors: Vec<(String, f32)>,
+    /// Notes outside `upserts` whose out-list alone is replaced (their synthesized edges
+    /// changed with the batch's notes), with the whole new list.
+    pub relisted: Vec<(String, Vec<EdgeValue>)>,
 }
 
 impl Batch {
     /// Nothing to write.
     pub fn is_empty(&self) -> bool {
-        self.upserts.is_empty() && self.removals.is_empty() && self.touched.is_empty()
+        self.upserts.is_empty()
+            && self.removals.is_empty()
+            && self.touched.is_empty()
+            && self.relisted.is_empty()
     }
 }
 
@@ -259,7 +273,7 @@ impl Store {
             return Ok(None);
         }
         let wtx = self.db.begin_write().map_err(|e| self.err(e))?;
-        for name in ["nodes", "manifest", "problems", "meta"] {
+        for name in ["nodes", "manifest", "problems", "meta", "probe_floors"] {
             let _ = wtx.delete_table(TableDefinition::<&str, &[u8]>::new(name));
         }
         let _ = wtx.delete_table(CHANGES);
@@ -284,6 +298,7 @@ impl Store {
             wtx.open_table(MANIFEST).map_err(|e| self.err(e))?;
             wtx.open_table(PROBLEMS).map_err(|e| self.err(e))?;
             wtx.open_table(EDGES_OUT).map_err(|e| self.err(e))?;
+            wtx.open_table(PROBE_FLOORS).map_err(|e| self.err(e))?;
         }
         {
             let _counted = self.counting();
@@ -575,6 +590,20 @@ impl StoreReader<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The probe floor of node `id` ([`PROBE_FLOORS`]), if one is stored.
+    pub fn probe_floor(&self, id: &str) -> Result<Option<f32>> {
+        let t = self.rtx.open_table(PROBE_FLOORS).map_err(|e| self.err(e))?;
+        match t.get(id).map_err(|e| self.err(e))? {
+            Some(v) => <[u8; 4]>::try_from(v.value())
+                .map(|b| Some(f32::from_le_bytes(b)))
+                .map_err(|_| Error::Corrupt {
+                    path: self.store.path.clone(),
+                    reason: format!("probe floor of `{id}` is not 4 bytes"),
+                }),
+            None => Ok(None),
+        }
     }
 
     /// Whether node `id` exists.

@@ -19,7 +19,7 @@
 use super::codec::{self, EdgeListBuilder, EdgeRef, decode_edge_list};
 use super::{
     Batch, CHANGE_LOG_KEEP, CHANGES, EDGE_COUNT_KEY, EDGES_OUT, GENERATION_KEY,
-    LEXICAL_GENERATION_KEY, MANIFEST, MAX_LOGGED_IDS, META, NODES, PROBLEMS, Store,
+    LEXICAL_GENERATION_KEY, MANIFEST, MAX_LOGGED_IDS, META, NODES, PROBE_FLOORS, PROBLEMS, Store,
 };
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -93,8 +93,10 @@ impl BatchWriter<'_> {
             Ok(())
         };
 
+        let mut floors = self.wtx.open_table(PROBE_FLOORS).map_err(|x| e(x.into()))?;
         for (path, id) in &batch.removals {
             drop_out_edges(id, &mut out)?;
+            floors.remove(id.as_str()).map_err(|x| e(x.into()))?;
             nodes.remove(id.as_str()).map_err(|x| e(x.into()))?;
             manifest.remove(path.as_str()).map_err(|x| e(x.into()))?;
             problems.remove(path.as_str()).map_err(|x| e(x.into()))?;
@@ -157,8 +159,34 @@ impl BatchWriter<'_> {
             .map(|u| out_degree(&u.edges))
             .collect();
         let mut out = self.wtx.open_table(EDGES_OUT).map_err(|x| e(x.into()))?;
-        let edge_count = self.edge_count + write_out_lists(store, &mut out, batch, &degrees)?;
+        let mut edge_count = self.edge_count + write_out_lists(store, &mut out, batch, &degrees)?;
+        for (id, edges) in &batch.relisted {
+            if let Some(old) = out.remove(id.as_str()).map_err(|x| e(x.into()))? {
+                let list = decode_edge_list(old.value()).map_err(|c| store.corrupt(id, c))?;
+                edge_count = edge_count.saturating_sub(list.len() as u64);
+            }
+            let degree = out_degree(edges);
+            let mut lb = EdgeListBuilder::default();
+            for stored in edges {
+                lb.push(EdgeRef {
+                    source_out_degree: degree,
+                    ..stored.borrowed()
+                });
+            }
+            if let Some((list, n)) = lb.finish().map_err(|c| store.corrupt(id, c))? {
+                out.insert(id.as_str(), list.as_slice())
+                    .map_err(|x| e(x.into()))?;
+                edge_count += n as u64;
+            }
+        }
         drop(out);
+        let mut floors = self.wtx.open_table(PROBE_FLOORS).map_err(|x| e(x.into()))?;
+        for (id, floor) in &batch.probe_floors {
+            floors
+                .insert(id.as_str(), floor.to_le_bytes().as_slice())
+                .map_err(|x| e(x.into()))?;
+        }
+        drop(floors);
 
         let mut meta = self.wtx.open_table(META).map_err(|x| e(x.into()))?;
         meta.insert(EDGE_COUNT_KEY, edge_count.to_le_bytes().as_slice())
@@ -177,6 +205,7 @@ impl BatchWriter<'_> {
             .iter()
             .map(|(_, id)| id.as_str())
             .chain(batch.upserts.iter().map(|u| u.id.as_str()))
+            .chain(batch.relisted.iter().map(|(id, _)| id.as_str()))
             .collect();
         let mut changes = self.wtx.open_table(CHANGES).map_err(|x| e(x.into()))?;
         changes

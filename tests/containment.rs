@@ -67,15 +67,7 @@ fn words_every_note_holds_still_find_the_notes() {
 
 #[test]
 fn commands_after_the_index_folder_is_deleted_rebuild_it_first() {
-    let (tmp, m) = fresh();
-    write_note(
-        &m,
-        "pool.md",
-        "---\nname: Pool size\n---\nThe pgbouncer pool holds 40 connections.\n",
-    );
-    m.index().expect("index");
-    let root = m.dir().root().to_path_buf();
-    drop(m);
+    let (tmp, root) = indexed_folder();
     std::fs::remove_dir_all(root.join("index")).expect("rm index");
     // Each command alone, in a fresh process as the CLI runs them.
     let m = Memory::open(&root).expect("open");

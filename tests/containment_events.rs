@@ -887,8 +887,6 @@ fn a_disk_that_fills_again_and_again_loses_no_acknowledged_batch() {
 /// without a restart; every recall it answered with results is counted once.
 #[test]
 fn real_full_disk_server_records_again_once_space_is_freed() {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
     let Some(disk) = Tmpfs::mount("24m") else {
         return;
     };
@@ -897,42 +895,12 @@ fn real_full_disk_server_records_again_once_space_is_freed() {
     write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
     m.index().unwrap();
     drop(m);
-    let mut server = bin()
-        .arg("--dir")
-        .arg(&root)
-        .args(["serve", "--no-watch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    let mut stdout = BufReader::new(server.stdout.take().unwrap());
-    let mut rpc = |id: u64, method: &str, params: Value| -> Value {
-        let msg =
-            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(stdin, "{msg}").unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(stdout.read_line(&mut line).unwrap() > 0, "server closed");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == id {
-                return v;
-            }
-        }
-    };
-    rpc(
-        1,
-        "initialize",
-        serde_json::json!({"protocolVersion": "2024-11-05", "capabilities": {},
-                           "clientInfo": {"name": "test", "version": "0"}}),
-    );
+    let mut server = common::mcp::Server::start(&root);
     let args = serde_json::json!({"name": "memory_recall",
                                   "arguments": {"anchors": ["a"], "depth": 0}});
     // (answered with results, or the error text)
     let mut call = |id: u64| -> Result<(), String> {
-        let r = rpc(id, "tools/call", args.clone());
+        let r = server.rpc(id, "tools/call", args.clone());
         let text = r["result"]["content"][0]["text"]
             .as_str()
             .unwrap_or_default()
@@ -966,8 +934,7 @@ fn real_full_disk_server_records_again_once_space_is_freed() {
         call(id).expect("the same server records again once space is back");
         ok += 1;
     }
-    drop(stdin);
-    assert!(server.wait().unwrap().success());
+    assert!(server.finish());
     let (code, v, _, err) = run_cli(&root, &["events", "verify", "--json"]);
     assert_eq!(code, 0, "{v} {err}");
     let (_, v, _, _) = run_cli(&root, &["stats", "a", "--json"]);

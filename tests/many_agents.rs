@@ -180,39 +180,8 @@ fn agents_killed_at_random_points_lose_nothing_acknowledged() {
 /// moves with the other process's commit.
 #[test]
 fn a_long_lived_server_sees_another_process_index_update_at_its_next_recall() {
-    use std::io::Write;
     let (_tmp, root) = setup();
-    let mut server = bin()
-        .arg("--dir")
-        .arg(&root)
-        .args(["serve", "--no-watch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    let mut stdout = BufReader::new(server.stdout.take().unwrap());
-    let mut rpc = |id: u64, method: &str, params: Value| -> Value {
-        let msg =
-            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(stdin, "{msg}").unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(stdout.read_line(&mut line).unwrap() > 0, "server closed");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == id {
-                return v;
-            }
-        }
-    };
-    rpc(
-        1,
-        "initialize",
-        serde_json::json!({"protocolVersion": "2024-11-05", "capabilities": {},
-                           "clientInfo": {"name": "test", "version": "0"}}),
-    );
+    let mut server = common::mcp::Server::start(&root);
     let recalled = |v: &Value| -> Vec<String> {
         let text = v["result"]["content"][0]["text"]
             .as_str()
@@ -229,7 +198,7 @@ fn a_long_lived_server_sees_another_process_index_update_at_its_next_recall() {
     let args = serde_json::json!({"name": "memory_recall",
                                   "arguments": {"query": "quokka migration", "depth": 0}});
     for id in 2..5 {
-        let r = rpc(id, "tools/call", args.clone());
+        let r = server.rpc(id, "tools/call", args.clone());
         assert_eq!(recalled(&r), Vec::<String>::new(), "nothing matches yet");
     }
     std::fs::write(
@@ -246,9 +215,8 @@ fn a_long_lived_server_sees_another_process_index_update_at_its_next_recall() {
         .unwrap();
     assert!(status.success());
     for id in 5..8 {
-        let r = rpc(id, "tools/call", args.clone());
+        let r = server.rpc(id, "tools/call", args.clone());
         assert_eq!(recalled(&r), vec!["quokka".to_string()], "call {id}");
     }
-    drop(stdin);
-    assert!(server.wait().unwrap().success());
+    assert!(server.finish());
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod events;
+pub mod mcp;
 
 use mnemon::Memory;
 use std::path::{Path, PathBuf};

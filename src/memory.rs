@@ -1961,9 +1961,7 @@ impl Memory {
     /// from the notes by the next index. No process may have the memory open in this one.
     pub fn discard_store(dir: &MemoryDir) -> Result<std::path::PathBuf> {
         let index = dir.index();
-        let path = index.join(crate::store::STORE_FILE);
-        let aside = index.join(format!("{}.damaged", crate::store::STORE_FILE));
-        std::fs::rename(&path, &aside).map_err(|e| Error::io("move aside", &path, e))?;
+        let aside = crate::store::move_aside(&index)?;
         // The graph cache mirrors the store; it is rebuilt with it.
         let cache = index.join(crate::store::graph::file::GRAPH_FILE);
         match std::fs::remove_file(&cache) {

@@ -167,9 +167,7 @@ impl Store {
                 return Err(Error::io("open the index store", &path, e));
             }
             Err(OpenFailure::Damaged(reason)) => {
-                // A damaged derived file: move it aside (kept for inspection) and start afresh.
-                let aside = index_dir.join(format!("{STORE_FILE}.damaged"));
-                std::fs::rename(&path, &aside).map_err(|e| Error::io("move aside", &path, e))?;
+                let aside = move_aside(index_dir)?;
                 rebuilt = Some(format!(
                     "index store {} could not be opened ({reason}); moved to {} and rebuilt from the notes",
                     path.display(),
@@ -345,6 +343,15 @@ impl Store {
         let rtx = self.db.begin_read().map_err(|e| self.err(e))?;
         Ok(StoreReader { rtx, store: self })
     }
+}
+
+/// Move the store file in `index_dir` aside as damaged (to `graph.redb.damaged`, kept for
+/// inspection and replacing an older one), so the next open starts afresh. Returns where it went.
+pub fn move_aside(index_dir: &Path) -> Result<PathBuf> {
+    let path = index_dir.join(STORE_FILE);
+    let aside = index_dir.join(format!("{STORE_FILE}.damaged"));
+    std::fs::rename(&path, &aside).map_err(|e| Error::io("move aside", &path, e))?;
+    Ok(aside)
 }
 
 /// Open and lock `dir/write.lock` (created if missing; blocks while another holder has it).

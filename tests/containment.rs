@@ -444,3 +444,22 @@ fn flipped_bits_in_the_store_never_crash_and_doctor_fix_restores_clean_answers()
         drop(std::fs::remove_file(base.join("index/graph.redb.damaged")));
     }
 }
+
+#[test]
+fn doctor_is_healthy_when_a_note_says_it_replaces_another() {
+    let (_tmp, m) = fresh();
+    write_note(
+        &m,
+        "old-pool.md",
+        "---\nname: Old pool\n---\nThe pool was 20.\n",
+    );
+    write_note(
+        &m,
+        "new-pool.md",
+        "---\nname: New pool\nsupersedes: [old-pool]\n---\nThis replaces [[old-pool]]: the pool is 40.\n",
+    );
+    m.index().expect("index");
+    let report = m.doctor().expect("doctor");
+    assert!(report.store_damage.is_empty(), "{:?}", report.store_damage);
+    assert!(report.healthy);
+}

@@ -1,0 +1,601 @@
+//! How do people and scripts drive mnemon? Argument parsing, output (human or `--json`) and exit
+//! codes. Every command is a few lines on top of the `Memory` facade.
+
+#[macro_use]
+mod stdout;
+mod demo;
+mod events_cmd;
+mod output;
+mod progress;
+mod serve;
+
+use clap::{Parser, Subcommand};
+use mnemon::{Error, Memory, MemoryDir};
+use output::Out;
+use std::path::PathBuf;
+
+/// Exit status: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: the command ran and found problems (`doctor`).
+pub const EXIT_PROBLEMS: i32 = 1;
+/// Exit status: bad usage or argument.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status: the command failed (I/O, damaged files that could not be repaired, ...).
+pub const EXIT_FAILURE: i32 = 3;
+
+const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0  success
+  1  the command ran and found problems (doctor)
+  2  bad usage or invalid argument (unknown id, out-of-range value)
+  3  failure (I/O error, damaged files that could not be repaired)
+
+Environment:
+  MNEMON_DIR  memory folder to use (same as --dir)
+  NO_COLOR    disable colours";
+
+/// mnemon: associative memory for AI agents (Markdown notes -> typed graph -> recall).
+#[derive(Parser, Debug)]
+#[command(name = "mnemon", version, about, after_help = EXIT_CODES_HELP)]
+struct Cli {
+    /// Memory folder (the one holding memory/); default: .mnemon/ found walking up from here.
+    #[arg(long, global = true, env = "MNEMON_DIR", value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Print one JSON object on stdout instead of human output.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Session id for the events this process records (default: a new one per process).
+    #[arg(long, global = true, env = "MNEMON_SESSION", value_name = "ID")]
+    session: Option<String>,
+    /// When recorded events become durable: close (flush per recall, fsync at exit), always
+    /// (fsync per recall), never (flush only).
+    #[arg(long, global = true, value_enum, default_value_t = SyncArg::Close)]
+    sync: SyncArg,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// `--sync`: the library's [`mnemon::events::SyncPolicy`] as a command-line value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SyncArg {
+    /// Flushed after every recall, fsynced when the memory is closed.
+    Close,
+    /// Fsynced after every recall and importance tag.
+    Always,
+    /// Flushed after every recall; never fsynced by mnemon.
+    Never,
+}
+
+impl From<SyncArg> for mnemon::events::SyncPolicy {
+    fn from(a: SyncArg) -> Self {
+        match a {
+            SyncArg::Close => Self::Close,
+            SyncArg::Always => Self::Always,
+            SyncArg::Never => Self::Never,
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Create a memory folder (.mnemon/ here, or --dir) and index what is in it.
+    Init,
+    /// Bring the index up to date with memory/ (only changed notes are re-read).
+    Index,
+    /// Show one note with its edges both ways.
+    Show {
+        /// Node id (path below memory/ without .md).
+        id: String,
+    },
+    /// Check the memory: dangling links, broken notes, merge conflicts, index health (the store
+    /// is compared with the notes).
+    Doctor {
+        /// Rebuild a damaged index store from the notes (notes and events are not touched).
+        #[arg(long)]
+        fix: bool,
+    },
+    /// Find the notes that matter for a question (or around anchor notes).
+    Recall {
+        /// Question or keywords.
+        query: Option<String>,
+        /// Start from this note id (repeatable); an anchor is a direct hit.
+        #[arg(long = "anchor", value_name = "ID")]
+        anchors: Vec<String>,
+        /// Depth of the walk over typed edges (0..=5).
+        #[arg(long, default_value_t = mnemon::recall::policy::DEFAULT_DEPTH)]
+        depth: u8,
+        /// Number of results (1..=200).
+        #[arg(long, default_value_t = mnemon::recall::query::DEFAULT_LIMIT)]
+        limit: usize,
+        /// Drop results scoring below this.
+        #[arg(long, default_value_t = mnemon::recall::policy::DEFAULT_MIN_SCORE)]
+        min_score: f32,
+        /// Show each score taken apart.
+        #[arg(long)]
+        explain: bool,
+    },
+    /// Mark a note as important (1..10): strong preferences, recurring concerns, incidents.
+    Importance {
+        /// Node id.
+        id: String,
+        /// Importance, 1 (a little) to 10 (always relevant).
+        importance: u8,
+        /// Tag (repeatable).
+        #[arg(long = "tag", value_name = "T")]
+        tags: Vec<String>,
+        /// Why it matters.
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        note: String,
+    },
+    /// Say which recalled notes were used for a question (and which were wrong): later questions
+    /// worded like it find the used notes first. Pass the question with --query.
+    Feedback {
+        /// Id of a note used (repeatable).
+        #[arg(long = "used", value_name = "ID")]
+        used: Vec<String>,
+        /// Id of a note that was wrong or misleading for the question (repeatable).
+        #[arg(long = "wrong", value_name = "ID")]
+        wrong: Vec<String>,
+        /// The question the notes were recalled for (without it, only the notes' use counts
+        /// change).
+        #[arg(long, value_name = "TEXT")]
+        query: Option<String>,
+    },
+    /// Show what the event log says about a note (recall count, importance).
+    Stats {
+        /// Node id.
+        id: String,
+    },
+    /// Serve the memory to an agent over MCP (stdio). One server process is one session; notes
+    /// are re-indexed as they change.
+    Serve {
+        /// Do not watch memory/ for changes.
+        #[arg(long)]
+        no_watch: bool,
+    },
+    /// Re-index whenever notes change (2-second debounce) until interrupted or --for elapses.
+    Watch {
+        /// Stop after this many seconds (default: run until Ctrl-C).
+        #[arg(long = "for", value_name = "SECONDS")]
+        for_secs: Option<u64>,
+    },
+    /// Render the always-in-context notes (pinned, then important) into a token budget.
+    Core {
+        /// Token budget (tokens estimated as characters / 4, CJK characters as 1 each).
+        #[arg(long, default_value_t = mnemon::core_view::DEFAULT_BUDGET_TOKENS)]
+        budget: usize,
+    },
+    /// Compress event segments older than --compress-after days, archive those older than
+    /// --archive-after, remove leftovers of interrupted runs.
+    Compact {
+        /// Days after its last write before a segment is zstd-compressed.
+        #[arg(long, default_value_t = mnemon::events::compact::DEFAULT_COMPRESS_AFTER_DAYS)]
+        compress_after: u32,
+        /// Days after its last write before a compressed segment moves to events/archive/.
+        #[arg(long, default_value_t = mnemon::events::compact::DEFAULT_ARCHIVE_AFTER_DAYS)]
+        archive_after: u32,
+    },
+    /// Inspect the event log.
+    Events {
+        #[command(subcommand)]
+        action: EventsAction,
+    },
+    /// Run a ground-truth query set against a corpus (loopal-58 protocol) and print the metrics.
+    Eval {
+        /// Folder of notes to build a temporary memory from.
+        #[arg(long, value_name = "DIR")]
+        corpus: PathBuf,
+        /// Ground-truth YAML (the format of loopal-58's ground_truth.yaml).
+        #[arg(long, value_name = "FILE")]
+        truth: PathBuf,
+        /// Comma-separated modes: cold, warm5, warm20, imp5, imp10, perq5.
+        #[arg(long, value_delimiter = ',', default_value = "cold")]
+        modes: Vec<String>,
+    },
+    /// Generate a deterministic synthetic corpus (notes + queries.yaml) for benchmarks.
+    Gen {
+        /// Number of notes.
+        #[arg(long, default_value_t = 1000)]
+        notes: usize,
+        /// Random seed (same seed, same bytes).
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Output folder (gets memory/ and queries.yaml).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// Test helper: act as one agent of a multi-process stress test (tests/many_agents.rs).
+    #[command(hide = true, name = "__worker")]
+    Worker {
+        /// agent (recalls, importance tags, note edits), recaller (text recalls only), compactor
+        /// or indexer.
+        #[arg(long, default_value = "agent")]
+        role: String,
+        /// Operations to run.
+        #[arg(long, default_value_t = 50)]
+        ops: usize,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Anchor notes n0..n{nodes-1} must exist.
+        #[arg(long, default_value_t = 20)]
+        nodes: usize,
+    },
+    /// Index the bundled demo memory into a temporary folder and show what mnemon sees.
+    Demo {
+        /// Folder of demo notes (default: the examples/demo-memory shipped with the sources).
+        #[arg(long, value_name = "DIR")]
+        notes: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum EventsAction {
+    /// Print every event, oldest segment first.
+    Dump,
+    /// Check every segment and report damaged frames (exit 1 when any).
+    Verify,
+}
+
+/// Parse arguments, run, and return the exit code.
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let out = Out::new(cli.json);
+    match dispatch_repairing(&cli, &out) {
+        Ok(code) => code,
+        Err(e) => {
+            out.error(&e);
+            match e {
+                Error::InvalidArgument { .. } | Error::UnknownNode { .. } => EXIT_USAGE,
+                Error::NoMemoryFolder { .. } | Error::NotAMemoryFolder { .. } => EXIT_USAGE,
+                _ => EXIT_FAILURE,
+            }
+        }
+    }
+}
+
+fn cwd() -> mnemon::Result<PathBuf> {
+    std::env::current_dir().map_err(|e| Error::io("read working directory", ".", e))
+}
+
+/// Run the command; when it finds the index store's bytes bad (an error saying so, or a panic
+/// inside the store's reads), move the store aside, say so, and run it once more on a store
+/// rebuilt from the notes. `doctor` reports damage instead (and `--fix` repairs it).
+fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
+    let run = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli, out)));
+    let damage = match run() {
+        Ok(Err(e)) if e.is_store_damage() => e.to_string(),
+        Ok(result) => return result,
+        Err(panic) => {
+            if matches!(cli.command, Command::Serve { .. } | Command::Watch { .. }) {
+                std::panic::resume_unwind(panic);
+            }
+            "a read of it panicked".to_string()
+        }
+    };
+    match cli.command {
+        Command::Doctor { fix: false } => {
+            out.error(&Error::InvalidArgument {
+                what: "index store",
+                message: format!(
+                    "{damage}; run `mnemon doctor --fix` to rebuild it from the notes"
+                ),
+            });
+            return Ok(EXIT_PROBLEMS);
+        }
+        Command::Init => {
+            return Err(Error::InvalidArgument {
+                what: "index store",
+                message: format!("{damage}; run `mnemon doctor --fix`"),
+            });
+        }
+        _ => {}
+    }
+    let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
+    let aside = Memory::discard_store(&dir)?;
+    out.notice(&format!(
+        "the index store was damaged ({damage}); moved it to {} and rebuilt it from the notes",
+        aside.display()
+    ));
+    match run() {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
+    let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
+    let mut memory = Memory::open_with(dir, options(cli))?;
+    for n in memory.take_notices() {
+        out.notice(&n);
+    }
+    Ok(memory)
+}
+
+fn options(cli: &Cli) -> mnemon::OpenOptions {
+    mnemon::OpenOptions {
+        session: cli.session.clone(),
+        sync: cli.sync.into(),
+        ..mnemon::OpenOptions::default()
+    }
+}
+
+fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
+    match &cli.command {
+        Command::Init => {
+            // --dir names the memory folder itself; without it, .mnemon/ in the working directory.
+            let root = match &cli.dir {
+                Some(d) => d.clone(),
+                None => cwd()?.join(mnemon::folder::DEFAULT_FOLDER_NAME),
+            };
+            let mut memory = Memory::init(&root)?;
+            for n in memory.take_notices() {
+                out.notice(&n);
+            }
+            let report = progress::with_spinner(out, "indexing notes", || memory.index())?;
+            out.init(memory.dir().root(), &report);
+            Ok(EXIT_OK)
+        }
+        Command::Index => {
+            let memory = open(cli, out)?;
+            let report = progress::with_spinner(out, "indexing notes", || memory.index())?;
+            out.index(&report);
+            Ok(EXIT_OK)
+        }
+        Command::Show { id } => {
+            let memory = open(cli, out)?;
+            let view = memory.show(id)?;
+            out.show(&view);
+            Ok(EXIT_OK)
+        }
+        Command::Doctor { fix } => {
+            let memory = open(cli, out)?;
+            let mut report = progress::with_spinner(out, "checking", || memory.doctor())?;
+            if *fix && !report.store_damage.is_empty() {
+                let dir = memory.dir().clone();
+                drop(memory);
+                let aside = Memory::discard_store(&dir)?;
+                out.notice(&format!(
+                    "moved the damaged index store to {}; rebuilding it from the notes",
+                    aside.display()
+                ));
+                let memory = open(cli, out)?;
+                report = progress::with_spinner(out, "rebuilding", || memory.doctor())?;
+            }
+            out.doctor(&report);
+            Ok(if report.healthy {
+                EXIT_OK
+            } else {
+                EXIT_PROBLEMS
+            })
+        }
+        Command::Recall {
+            query,
+            anchors,
+            depth,
+            limit,
+            min_score,
+            explain,
+        } => {
+            let mut memory = open(cli, out)?;
+            memory.index()?;
+            let q = mnemon::recall::Query {
+                text: query.clone().unwrap_or_default(),
+                anchors: anchors.clone(),
+                depth: *depth,
+                limit: *limit,
+                min_score: *min_score,
+                caller: "cli".into(),
+                record: true,
+            };
+            let r = memory.recall(&q)?;
+            for n in memory.take_notices() {
+                out.notice(&n);
+            }
+            out.recall(&r, *explain);
+            Ok(EXIT_OK)
+        }
+        Command::Importance {
+            id,
+            importance,
+            tags,
+            note,
+        } => {
+            let memory = open(cli, out)?;
+            memory.set_importance(id, *importance, tags, note)?;
+            let stats = memory.stats(id)?;
+            if out.json {
+                out.json(&stats);
+            } else {
+                outln!("{id}: importance {importance} recorded");
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Feedback { used, wrong, query } => {
+            let memory = open(cli, out)?;
+            let r = memory.feedback(used, wrong, query.as_deref())?;
+            if out.json {
+                out.json(&r);
+            } else {
+                outln!(
+                    "feedback recorded: used [{}], wrong [{}]{}",
+                    r.used.join(", "),
+                    r.wrong.join(", "),
+                    if r.query.is_empty() {
+                        " (no question: only use counts change; give --query to tie it to one)"
+                            .to_string()
+                    } else {
+                        format!(" for \"{}\"", r.query)
+                    }
+                );
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Stats { id } => {
+            let memory = open(cli, out)?;
+            let s = memory.stats(id)?;
+            if out.json {
+                out.json(&s);
+            } else {
+                outln!(
+                    "{}: recalled {} times (last {}), used {} times ({} apart from a question), wrong {} times, importance {}",
+                    s.id,
+                    s.recall_count,
+                    s.last_recalled_at
+                        .map_or("never".into(), |t| format!("{t} ms")),
+                    s.used_count,
+                    s.untied_used,
+                    s.wrong_count,
+                    s.importance.map_or("unset".into(), |i| i.to_string())
+                );
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Compact {
+            compress_after,
+            archive_after,
+        } => {
+            let memory = open(cli, out)?;
+            let r = memory.compact(mnemon::events::CompactPolicy {
+                compress_after_days: *compress_after,
+                archive_after_days: *archive_after,
+            })?;
+            if out.json {
+                out.json(&r);
+            } else {
+                if let Some(why) = &r.skipped {
+                    outln!("skipped: {why}");
+                }
+                outln!(
+                    "{} compressed, {} archived, {} removed",
+                    r.compressed.len(),
+                    r.archived.len(),
+                    r.removed.len()
+                );
+                for (what, list) in [
+                    ("compressed", &r.compressed),
+                    ("archived", &r.archived),
+                    ("removed", &r.removed),
+                ] {
+                    for n in list {
+                        outln!("  {what} {n}");
+                    }
+                }
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Serve { no_watch } => {
+            let memory = std::sync::Arc::new(open(cli, out)?);
+            progress::with_spinner(out, "indexing notes", || memory.index())?;
+            serve::run(memory, !*no_watch)
+        }
+        Command::Watch { for_secs } => {
+            let memory = std::sync::Arc::new(open(cli, out)?);
+            progress::with_spinner(out, "indexing notes", || memory.index())?;
+            let report = serve::watch_until_interrupted(memory, *for_secs)?;
+            if out.json {
+                out.json(&report);
+            } else {
+                outln!(
+                    "{} file events, {} re-indexes ({} with changes), {} errors",
+                    report.events_seen,
+                    report.reindexes,
+                    report.reindexes_with_changes,
+                    report.errors
+                );
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Core { budget } => {
+            let memory = open(cli, out)?;
+            memory.index()?;
+            let v = memory.core(*budget)?;
+            if out.json {
+                out.json(&v);
+            } else {
+                out!("{}", v.text);
+                eprintln!(
+                    "{} of {} tokens; {} notes included, {} left out{}",
+                    v.tokens_used,
+                    v.budget_tokens,
+                    v.included.len(),
+                    v.left_out.len(),
+                    if v.left_out.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", v.left_out.join(", "))
+                    }
+                );
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Events { action } => {
+            let memory = open(cli, out)?;
+            events_cmd::run(&memory, action, out)
+        }
+        Command::Eval {
+            corpus,
+            truth,
+            modes,
+        } => {
+            let t = mnemon_testkit::eval::truth::load_truth(truth).map_err(|e| {
+                Error::InvalidArgument {
+                    what: "ground truth",
+                    message: e.to_string(),
+                }
+            })?;
+            let report = mnemon_testkit::eval::run::eval(corpus, &t, modes)?;
+            out.eval(&report);
+            Ok(EXIT_OK)
+        }
+        Command::Gen {
+            notes,
+            seed,
+            out: dir,
+        } => {
+            let cfg = mnemon_testkit::corpus::GenConfig::new(*notes, *seed);
+            let report = progress::with_spinner(out, "generating notes", || {
+                mnemon_testkit::corpus::generate(&cfg, dir)
+            })
+            .map_err(|e| Error::io("generate corpus in", dir, e))?;
+            if out.json {
+                out.json(&serde_json::json!({
+                    "notes": report.notes,
+                    "bytes": report.bytes,
+                    "links": report.links,
+                    "queries": report.queries,
+                    "out": dir.display().to_string(),
+                }));
+            } else {
+                outln!(
+                    "{} notes ({} bytes, {} links) in {}, {} queries in {}",
+                    report.notes,
+                    report.bytes,
+                    report.links,
+                    dir.join("memory").display(),
+                    report.queries,
+                    dir.join("queries.yaml").display()
+                );
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Worker {
+            role,
+            ops,
+            seed,
+            nodes,
+        } => {
+            let memory = open(cli, out)?;
+            let failed = mnemon_testkit::worker::run(&memory, role, *ops, *seed, *nodes)?;
+            Ok(if failed == 0 { EXIT_OK } else { EXIT_FAILURE })
+        }
+        Command::Demo { notes } => demo::run(notes.as_deref(), out),
+    }
+}

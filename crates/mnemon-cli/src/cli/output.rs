@@ -1,0 +1,434 @@
+//! Printing results: one JSON object on stdout with `--json`, readable text otherwise.
+//! Colours only on a terminal and never when `NO_COLOR` is set.
+
+use mnemon::recall::{Recall, Source, TrailEdge};
+use mnemon::{DoctorReport, Error, IndexReport, NodeView};
+use mnemon_testkit::eval::run::EvalReport;
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::path::Path;
+
+/// Where and how to print.
+pub struct Out {
+    pub json: bool,
+    color: bool,
+}
+
+impl Out {
+    pub fn new(json: bool) -> Self {
+        let color = !json
+            && std::io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        Out { json, color }
+    }
+
+    /// Whether a progress display may be drawn (a terminal, human output).
+    pub fn interactive(&self) -> bool {
+        !self.json && std::io::stderr().is_terminal()
+    }
+
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    pub fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+    pub fn dim(&self, s: &str) -> String {
+        self.paint("2", s)
+    }
+    pub fn red(&self, s: &str) -> String {
+        self.paint("31", s)
+    }
+    pub fn green(&self, s: &str) -> String {
+        self.paint("32", s)
+    }
+
+    /// Print `value` as one JSON line.
+    pub fn json<T: Serialize>(&self, value: &T) {
+        match serde_json::to_string(value) {
+            Ok(s) => outln!("{s}"),
+            Err(e) => eprintln!("mnemon: cannot encode JSON output: {e}"),
+        }
+    }
+
+    /// A message about a repair or a condition worth knowing (always stderr).
+    pub fn notice(&self, msg: &str) {
+        eprintln!("mnemon: {msg}");
+    }
+
+    /// An error: on stderr always; also as `{"error": ..}` on stdout with `--json`.
+    pub fn error(&self, e: &Error) {
+        eprintln!("mnemon: error: {e}");
+        if self.json {
+            self.json(&serde_json::json!({ "error": e.to_string() }));
+        }
+    }
+
+    pub fn init(&self, root: &Path, report: &IndexReport) {
+        if self.json {
+            self.json(&serde_json::json!({
+                "dir": root.display().to_string(),
+                "index": report,
+            }));
+            return;
+        }
+        outln!(
+            "memory folder ready: {}",
+            self.bold(&root.display().to_string())
+        );
+        outln!("  notes go in {}", root.join("memory").display());
+        self.index(report);
+    }
+
+    pub fn index(&self, r: &IndexReport) {
+        if self.json {
+            self.json(r);
+            return;
+        }
+        outln!(
+            "{} notes, {} edges; {} changed, {} removed ({} ms: scan {}, lexical {}, synthesize {}, store {})",
+            r.notes,
+            r.edges,
+            r.changed.len(),
+            r.removed.len(),
+            r.elapsed_ms,
+            r.phases.scan_ms,
+            r.phases.lexical_ms,
+            r.phases.synthesize_ms,
+            r.phases.store_ms
+        );
+        const SHOWN: usize = 20;
+        for id in r.changed.iter().take(SHOWN) {
+            outln!("  {} {id}", self.green("+"));
+        }
+        if r.changed.len() > SHOWN {
+            outln!("  … and {} more", r.changed.len() - SHOWN);
+        }
+        for id in &r.removed {
+            outln!("  {} {id}", self.red("-"));
+        }
+        if !r.errors.is_empty() {
+            outln!("{} problems:", r.errors.len());
+            for e in &r.errors {
+                outln!("  {}: {}", self.bold(&e.path), e.message);
+            }
+        }
+    }
+
+    pub fn show(&self, v: &NodeView) {
+        if self.json {
+            self.json(v);
+            return;
+        }
+        let name = v.name.as_deref().unwrap_or("(no name)");
+        outln!("{}  {}  [{}]", self.bold(&v.id), name, v.note_type);
+        if let Some(d) = &v.description {
+            outln!("  {d}");
+        }
+        if !v.tags.is_empty() {
+            outln!("  tags: {}", v.tags.join(", "));
+        }
+        outln!("  {}", self.dim(&format!("memory/{}", v.path)));
+        outln!("edges out ({}):", v.edges_out.len());
+        for e in &v.edges_out {
+            let dangling = if e.dangling {
+                self.red(" (dangling)")
+            } else {
+                String::new()
+            };
+            outln!(
+                "  -{}-> {}{}  {}",
+                e.kind.as_str(),
+                e.to,
+                dangling,
+                self.dim(&format!("{} {:.2}", e.provenance.as_str(), e.confidence))
+            );
+        }
+        outln!("edges in ({}):", v.edges_in.len());
+        for e in &v.edges_in {
+            outln!(
+                "  <-{}- {}  {}",
+                e.kind.as_str(),
+                e.from,
+                self.dim(&format!("{} {:.2}", e.provenance.as_str(), e.confidence))
+            );
+        }
+    }
+
+    pub fn doctor(&self, r: &DoctorReport) {
+        if self.json {
+            self.json(r);
+            return;
+        }
+        outln!("{} notes, {} edges", r.notes, r.edges);
+        outln!(
+            "index: {} ({}, schema v{})",
+            if r.index.ok {
+                self.green("ok")
+            } else {
+                self.red("damaged")
+            },
+            r.index.path,
+            r.index.schema_version
+        );
+        if let Some(m) = &r.index.message {
+            outln!("  {m}");
+        }
+        for d in &r.store_damage {
+            outln!("{} {d}", self.red("store"));
+        }
+        for d in &r.dangling {
+            outln!(
+                "{} {} -{}-> {}: no such note; create it or fix the link",
+                self.red("dangling"),
+                d.from,
+                d.kind.as_str(),
+                d.to
+            );
+        }
+        for e in &r.note_errors {
+            outln!("{} {}: {}", self.red("note"), e.path, e.message);
+        }
+        for e in &r.walk_errors {
+            outln!("{} {}: {}", self.red("file"), e.path, e.message);
+        }
+        if r.healthy {
+            outln!("{}", self.green("healthy"));
+        } else if !r.store_damage.is_empty() {
+            outln!(
+                "{}: the index store differs from the notes; `mnemon doctor --fix` rebuilds it",
+                self.red("damaged")
+            );
+        } else {
+            outln!(
+                "{}: {} dangling links, {} note problems ({} merge conflicts), {} file problems",
+                self.red("problems found"),
+                r.dangling.len(),
+                r.note_errors.len(),
+                r.conflicts.len(),
+                r.walk_errors.len()
+            );
+        }
+    }
+
+    pub fn recall(&self, r: &Recall, explain: bool) {
+        if self.json {
+            let results: Vec<serde_json::Value> = r
+                .results
+                .iter()
+                .map(|h| {
+                    let mut v = serde_json::json!({
+                        "id": h.id,
+                        "name": h.name,
+                        "description": h.description,
+                        "type": h.note_type,
+                        "score": h.score,
+                        "source": h.source,
+                        "trail": h.trail,
+                    });
+                    if explain {
+                        v["explain"] = serde_json::to_value(&h.explain).unwrap_or_default();
+                    }
+                    v
+                })
+                .collect();
+            let mut v = serde_json::json!({
+                "qid": r.qid,
+                "results": results,
+                "latency_us": r.latency_us,
+            });
+            if explain {
+                v["floor"] = serde_json::to_value(&r.floor).unwrap_or_default();
+            }
+            self.json(&v);
+            return;
+        }
+        if r.results.is_empty() {
+            outln!("nothing relevant ({} us)", r.latency_us);
+            if explain {
+                self.floor(&r.floor);
+            }
+            return;
+        }
+        for (i, h) in r.results.iter().enumerate() {
+            let src = match h.source {
+                Source::Direct => "direct",
+                Source::Neighbor => "neighbor",
+                Source::CoOccur => "co-occur",
+            };
+            outln!(
+                "{:>2}. {}  {}  {}",
+                i + 1,
+                self.bold(&h.id),
+                h.name.as_deref().unwrap_or(""),
+                self.dim(&format!("{:.3} {src}", h.score))
+            );
+            if !h.trail.is_empty() {
+                outln!("      {}", self.dim(&trail_line(&h.id, &h.trail)));
+            }
+            if explain {
+                let x = &h.explain;
+                outln!(
+                    "      {}",
+                    self.dim(&format!(
+                        "evidence {:.3} (lexical {:.2}, covers {:.0}% [{}]{}{}) x usage (1 + {:.3}) x type {:.2} x ttl {:.2} x (1 + importance {:.2} + recency {:.3}, at most {})",
+                        x.base,
+                        x.lexical,
+                        x.coverage * 100.0,
+                        x.matched_terms.join(" "),
+                        if x.learned != 0.0 {
+                            format!(", learned {:+.2}", x.learned)
+                        } else {
+                            String::new()
+                        },
+                        if x.title_match { ", names it" } else { "" },
+                        x.usage,
+                        x.type_weight,
+                        x.ttl_factor,
+                        x.importance,
+                        x.recency,
+                        mnemon::recall::policy::PRIOR_CAP
+                    ))
+                );
+            }
+        }
+        if explain {
+            self.floor(&r.floor);
+        }
+        outln!(
+            "{}",
+            self.dim(&format!(
+                "{} results in {} us",
+                r.results.len(),
+                r.latency_us
+            ))
+        );
+    }
+
+    /// The score floor's view of the question (`recall --explain`).
+    fn floor(&self, f: &mnemon::recall::FloorReport) {
+        let terms: Vec<String> = f
+            .terms
+            .iter()
+            .map(|t| {
+                if t.idf <= 0.0 {
+                    format!("{} (too common)", t.term)
+                } else if !t.in_memory {
+                    format!("{} (in no note, {:.2})", t.term, t.idf)
+                } else {
+                    format!("{} {:.2}", t.term, t.idf)
+                }
+            })
+            .collect();
+        outln!(
+            "  {}",
+            self.dim(&format!(
+                "floor: a direct hit must cover {:.0}% of the question's terms by idf [{}]",
+                mnemon::recall::policy::MIN_COVERAGE * 100.0,
+                terms.join(", ")
+            ))
+        );
+        if f.weak {
+            outln!(
+                "  {}",
+                self.dim(&format!(
+                    "weak question: no hit covers {:.0}% of it, so only the best {} are shown, without their neighbours",
+                    mnemon::recall::policy::STRONG_COVERAGE * 100.0,
+                    mnemon::recall::policy::WEAK_QUESTION_RESULTS
+                ))
+            );
+        }
+        for r in &f.rejected {
+            outln!(
+                "  {}",
+                self.dim(&format!(
+                    "turned away {} (covers {:.0}%): {}",
+                    r.id,
+                    r.coverage * 100.0,
+                    r.reason
+                ))
+            );
+        }
+    }
+
+    pub fn eval(&self, r: &EvalReport) {
+        if self.json {
+            self.json(r);
+            return;
+        }
+        outln!("{} queries", r.queries);
+        outln!(
+            "{:<8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>9}",
+            "mode",
+            "R@5",
+            "R@10",
+            "P@5",
+            "MRR",
+            "nDCG@5",
+            "p50 us",
+            "p99 us"
+        );
+        for (name, m) in &r.modes {
+            outln!(
+                "{:<8} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>9} {:>9}",
+                name,
+                m.r5,
+                m.r10,
+                m.p5,
+                m.mrr,
+                m.ndcg5,
+                m.latency_us_p50,
+                m.latency_us_p99
+            );
+            for (sub, s) in m.by_mode.iter().map(|(k, v)| (*k, v)).chain(
+                m.by_kind
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v))
+                    .filter(|_| !m.by_kind.is_empty()),
+            ) {
+                outln!(
+                    "  {:<10} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+                    sub,
+                    s.r5,
+                    s.r10,
+                    s.p5,
+                    s.mrr,
+                    s.ndcg5
+                );
+            }
+            if m.no_answer.queries > 0 {
+                outln!(
+                    "  no answer: {} questions, {:.2} results on average, {:.0}% answered with nothing",
+                    m.no_answer.queries,
+                    m.no_answer.avg_results,
+                    m.no_answer.empty_share * 100.0
+                );
+            }
+        }
+    }
+}
+
+/// A trail as one line from its seed to `hit`: `a -references-> b <-part_of- c`. An edge walked
+/// against its direction points back (`<-kind-`). The nodes are found from the hit backwards:
+/// each edge's other end is the node before.
+fn trail_line(hit: &str, trail: &[TrailEdge]) -> String {
+    let mut nodes: Vec<&str> = vec![hit];
+    for e in trail.iter().rev() {
+        let cur = nodes.last().copied().unwrap_or(hit);
+        nodes.push(if e.to == cur { &e.from } else { &e.to });
+    }
+    nodes.reverse();
+    let mut line = nodes[0].to_string();
+    for (e, next) in trail.iter().zip(&nodes[1..]) {
+        if e.to == *next {
+            line.push_str(&format!(" -{}-> {next}", e.kind.as_str()));
+        } else {
+            line.push_str(&format!(" <-{}- {next}", e.kind.as_str()));
+        }
+    }
+    line
+}

@@ -1,0 +1,71 @@
+//! `mnemon serve` and `mnemon watch`: long-running commands.
+
+use crate::watch::{self, WatchReport, WatchStats};
+use mnemon::Memory;
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+fn runtime() -> mnemon::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| mnemon::Error::io("start the async runtime", "", e))
+}
+
+/// Start a watcher thread; returns its stop channel and join handle.
+fn spawn_watcher(
+    memory: Arc<Memory>,
+    stats: Arc<WatchStats>,
+) -> (mpsc::Sender<()>, std::thread::JoinHandle<()>) {
+    let (stop_tx, stop_rx) = mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        let log = |m: String| eprintln!("mnemon: {m}");
+        if let Err(e) = watch::run(&memory, &stats, stop_rx, &log) {
+            eprintln!("mnemon: watching stopped: {e}");
+        }
+    });
+    (stop_tx, handle)
+}
+
+/// Serve MCP on stdio; logs to stderr only.
+pub fn run(memory: Arc<Memory>, watch_notes: bool) -> mnemon::Result<i32> {
+    let stats = Arc::new(WatchStats::default());
+    let watcher = watch_notes.then(|| spawn_watcher(memory.clone(), stats.clone()));
+    let result = runtime()?.block_on(crate::mcp::serve_stdio(memory.clone()));
+    if let Some((stop, handle)) = watcher {
+        let _ = stop.send(());
+        let _ = handle.join();
+    }
+    let r = stats.report();
+    eprintln!(
+        "mnemon: serve ended: {} file events, {} re-indexes",
+        r.events_seen, r.reindexes
+    );
+    match result {
+        Ok(()) => Ok(super::EXIT_OK),
+        Err(e) => {
+            eprintln!("mnemon: {e}");
+            Ok(super::EXIT_FAILURE)
+        }
+    }
+}
+
+/// Watch until Ctrl-C (or `for_secs`), then report.
+pub fn watch_until_interrupted(
+    memory: Arc<Memory>,
+    for_secs: Option<u64>,
+) -> mnemon::Result<WatchReport> {
+    let stats = Arc::new(WatchStats::default());
+    let (stop, handle) = spawn_watcher(memory, stats.clone());
+    runtime()?.block_on(async {
+        match for_secs {
+            Some(s) => tokio::time::sleep(Duration::from_secs(s)).await,
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    });
+    let _ = stop.send(());
+    let _ = handle.join();
+    Ok(stats.report())
+}

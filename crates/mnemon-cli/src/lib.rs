@@ -1,0 +1,9 @@
+//! The `mnemon` command line and MCP server, thin layers over [`mnemon::Memory`].
+//!
+//! - [`cli`]: argument parsing, human or `--json` output, exit codes;
+//! - [`mcp`]: the MCP server over stdio (`mnemon serve`);
+//! - [`watch`]: re-indexing notes as they change (`mnemon watch`, and `serve`'s watcher).
+
+pub mod cli;
+pub mod mcp;
+pub mod watch;

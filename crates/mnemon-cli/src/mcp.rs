@@ -1,0 +1,283 @@
+//! `mnemon serve`: the memory as an MCP server over stdio (the official Rust SDK, rmcp). One
+//! server process is one session. stdout is the protocol; logs go to stderr.
+//!
+//! Tools: `memory_recall`, `memory_feedback`, `memory_set_importance`, `memory_core`,
+//! `memory_show`. Bad arguments
+//! come back as tool errors (`isError: true`) whose text says what to fix. Malformed lines are
+//! answered with JSON-RPC errors before the MCP service sees them ([`lines`]).
+
+use mnemon::core_view::DEFAULT_BUDGET_TOKENS;
+use mnemon::memory::Memory;
+use mnemon::recall::{Query, policy, query::DEFAULT_LIMIT};
+use rmcp::handler::server::{tool::ToolRouter, wrapper::Parameters};
+use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
+use std::sync::Arc;
+
+pub mod lines;
+mod transport;
+
+/// Arguments of `memory_recall`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RecallArgs {
+    /// The question or keywords (natural language is fine).
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Note ids to start from; their neighbourhood is returned.
+    #[serde(default)]
+    pub anchors: Option<Vec<String>>,
+    /// Hops over links from the direct hits (0..5, default 2).
+    #[serde(default)]
+    pub depth: Option<i64>,
+    /// Results wanted (1..200, default 10).
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// Drop results scoring below this.
+    #[serde(default)]
+    pub min_score: Option<f64>,
+}
+
+/// Arguments of `memory_set_importance`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ImportanceArgs {
+    /// The note id.
+    pub node: String,
+    /// 1 (a little) to 10 (always relevant).
+    pub importance: i64,
+    /// Free-form tags.
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// Why it matters.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Arguments of `memory_feedback`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct FeedbackArgs {
+    /// Ids of recalled notes you used in your answer or work.
+    pub used: Vec<String>,
+    /// Ids of recalled notes that were wrong or misleading for the question.
+    #[serde(default)]
+    pub wrong: Option<Vec<String>>,
+    /// The question the notes were recalled for (default: this session's last memory_recall).
+    #[serde(default)]
+    pub query: Option<String>,
+}
+
+/// Arguments of `memory_core`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct CoreArgs {
+    /// Token budget for the rendered view (default 2000).
+    #[serde(default)]
+    pub budget_tokens: Option<i64>,
+}
+
+/// Arguments of `memory_show`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ShowArgs {
+    /// The note id.
+    pub node: String,
+}
+
+/// The MCP server.
+#[derive(Clone)]
+pub struct MemoryServer {
+    memory: Arc<Memory>,
+    tool_router: ToolRouter<MemoryServer>,
+}
+
+fn tool_error(msg: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(msg.into())])
+}
+
+fn json_result(v: &serde_json::Value) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(v.to_string())])
+}
+
+fn in_range(what: &str, v: Option<i64>, lo: i64, hi: i64, default: i64) -> Result<i64, String> {
+    match v {
+        None => Ok(default),
+        Some(x) if (lo..=hi).contains(&x) => Ok(x),
+        Some(x) => Err(format!("{what} {x} is out of range: use {lo}..{hi}")),
+    }
+}
+
+#[tool_router]
+impl MemoryServer {
+    /// A server over an open memory.
+    pub fn new(memory: Arc<Memory>) -> Self {
+        MemoryServer {
+            memory,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        name = "memory_recall",
+        description = "Recall what this project's memory knows about a question: call it at the start of a task and whenever the user mentions a topic, system, incident or preference that may have history. Give `query` (natural language or keywords), or `anchors` (note ids you already have) to explore around them, or both. Returns the most relevant notes with id, name, description, score, source (direct / neighbor / co_occur), the trail of links that reached each note, and a short excerpt; an empty list means nothing relevant is remembered. After using the results, call memory_feedback with the ids that helped."
+    )]
+    async fn memory_recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
+        let text = a.query.unwrap_or_default();
+        let anchors = a.anchors.unwrap_or_default();
+        if text.trim().is_empty() && anchors.is_empty() {
+            return tool_error(
+                "give `query` (what you want to know) or `anchors` (note ids to start from), or both",
+            );
+        }
+        let depth = match in_range("depth", a.depth, 0, i64::from(policy::MAX_DEPTH), 2) {
+            Ok(d) => d as u8,
+            Err(e) => return tool_error(e),
+        };
+        let limit = match in_range("limit", a.limit, 1, 200, DEFAULT_LIMIT as i64) {
+            Ok(l) => l as usize,
+            Err(e) => return tool_error(e),
+        };
+        let min_score = match a.min_score {
+            Some(m) if !m.is_finite() => return tool_error("min_score must be a finite number"),
+            Some(m) => m as f32,
+            None => policy::DEFAULT_MIN_SCORE,
+        };
+        let q = Query {
+            text,
+            anchors,
+            depth,
+            limit,
+            min_score,
+            caller: "mcp".into(),
+            record: true,
+        };
+        match self.memory.recall(&q) {
+            Ok(r) => json_result(&serde_json::json!({
+                "qid": r.qid,
+                "latency_us": r.latency_us,
+                "results": r.results.iter().map(|h| serde_json::json!({
+                    "id": h.id,
+                    "name": h.name,
+                    "description": h.description,
+                    "score": h.score,
+                    "source": h.source,
+                    "trail": h.trail,
+                    "excerpt": h.excerpt,
+                })).collect::<Vec<_>>(),
+            })),
+            Err(e) => tool_error(e.to_string()),
+        }
+    }
+
+    #[tool(
+        name = "memory_feedback",
+        description = "Tell the memory which recalled notes you actually used (and, optionally, which were wrong) after a memory_recall. Call it once per answered question, after you have read the results and done the work: `used` = ids of the notes that helped, `wrong` = ids that were misleading or stale for this question, `query` = the question (omit it to mean this session's last memory_recall). Later questions worded like this one then find the used notes first, even in other words, and the wrong ones sink; nothing else reinforces ranking (notes merely returned never climb). Skip it when no note helped."
+    )]
+    async fn memory_feedback(&self, Parameters(a): Parameters<FeedbackArgs>) -> CallToolResult {
+        let wrong = a.wrong.unwrap_or_default();
+        match self.memory.feedback(&a.used, &wrong, a.query.as_deref()) {
+            Ok(r) => json_result(&serde_json::to_value(&r).unwrap_or_default()),
+            Err(e) => tool_error(e.to_string()),
+        }
+    }
+
+    #[tool(
+        name = "memory_set_importance",
+        description = "Mark a note as important (1..10) so it ranks higher in every later recall. Use it for strong user preferences, recurring concerns, and incidents that must be remembered; not for routine notes. Its only effect is one recorded ImportanceTag event (the latest mark wins)."
+    )]
+    async fn memory_set_importance(
+        &self,
+        Parameters(a): Parameters<ImportanceArgs>,
+    ) -> CallToolResult {
+        if !(1..=10).contains(&a.importance) {
+            return tool_error(format!(
+                "importance {} is out of range: use an integer from 1 to 10",
+                a.importance
+            ));
+        }
+        let tags = a.tags.unwrap_or_default();
+        let note = a.note.unwrap_or_default();
+        match self
+            .memory
+            .set_importance(&a.node, a.importance as u8, &tags, &note)
+            .and_then(|_| self.memory.stats(&a.node))
+        {
+            Ok(s) => json_result(&serde_json::to_value(&s).unwrap_or_default()),
+            Err(e) => tool_error(e.to_string()),
+        }
+    }
+
+    #[tool(
+        name = "memory_core",
+        description = "The core memory to keep in context: pinned notes and notes marked important, rendered as text into a token budget (default 2000). Call it once at the start of a session. Returns the text, the tokens used, and the ids that did not fit (recall them when needed)."
+    )]
+    async fn memory_core(&self, Parameters(a): Parameters<CoreArgs>) -> CallToolResult {
+        let budget = match in_range(
+            "budget_tokens",
+            a.budget_tokens,
+            1,
+            mnemon::core_view::MAX_BUDGET_TOKENS as i64,
+            DEFAULT_BUDGET_TOKENS as i64,
+        ) {
+            Ok(b) => b as usize,
+            Err(e) => return tool_error(e),
+        };
+        match self.memory.core(budget) {
+            Ok(v) => json_result(&serde_json::to_value(&v).unwrap_or_default()),
+            Err(e) => tool_error(e.to_string()),
+        }
+    }
+
+    #[tool(
+        name = "memory_show",
+        description = "Show one note by id: its name, type, description, tags, excerpt, and its links in both directions (with kind and provenance). Use it to follow up on a recalled note."
+    )]
+    async fn memory_show(&self, Parameters(a): Parameters<ShowArgs>) -> CallToolResult {
+        match self.memory.show(&a.node) {
+            Ok(v) => json_result(&serde_json::to_value(&v).unwrap_or_default()),
+            Err(e) => tool_error(e.to_string()),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for MemoryServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(rmcp::model::Implementation::new(
+                "mnemon",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+            "mnemon is this project's long-term memory. Call memory_core at the start of a session, memory_recall before answering questions about the project, memory_feedback with the ids of the recalled notes you used once you have answered, and memory_set_importance when the user states a strong preference or an incident must be remembered.",
+        )
+    }
+}
+
+/// Serve `memory` over stdio until the client disconnects.
+pub async fn serve_stdio(memory: Arc<Memory>) -> Result<(), String> {
+    let (read, write) = rmcp::transport::stdio_pipes();
+    serve_on(memory, read, write).await
+}
+
+/// Serve `memory` over a byte stream pair until `read` ends. Every line is checked by
+/// [`lines::LineReader`] first: malformed input is answered with a JSON-RPC error and the server
+/// keeps serving.
+pub async fn serve_on<R, W>(memory: Arc<Memory>, read: R, write: W) -> Result<(), String>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (transport, tasks) = transport::start(read, write);
+    let result = async {
+        let service = MemoryServer::new(memory)
+            .serve(transport)
+            .await
+            .map_err(|e| format!("MCP initialisation failed: {e}"))?;
+        service
+            .waiting()
+            .await
+            .map_err(|e| format!("MCP server stopped: {e}"))?;
+        Ok(())
+    }
+    .await;
+    tasks.finish().await;
+    result
+}

@@ -1,0 +1,172 @@
+//! Watch mode: re-index when notes change, debounced so a burst of writes is one re-index.
+//!
+//! File events under `memory/` are collected by `notify-debouncer-full` in a 2-second window; each
+//! debounced batch runs one incremental `Memory::index`. The debouncer expires each path on its own
+//! clock and checks every quarter window, so a burst that straddles a check arrives as two batches
+//! half a second apart; batches arriving within [`COALESCE`] of the first are merged into its
+//! re-index. A recall during a re-index sees the old or
+//! the new index, never a half-built one (one redb transaction, a lexical manifest renamed into
+//! place, an `Arc` swap in memory).
+
+use mnemon::error::{Error, Result};
+use mnemon::memory::Memory;
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The debounce window.
+pub const DEBOUNCE: Duration = Duration::from_secs(2);
+
+/// How long after a debounced batch further batches are merged into its re-index: one check of
+/// the debouncer (a quarter window) and a margin for a loaded machine.
+pub const COALESCE: Duration = Duration::from_millis(750);
+
+/// What a watcher has done so far.
+#[derive(Debug, Default)]
+pub struct WatchStats {
+    /// File-system events received (after debouncing).
+    pub events_seen: AtomicU64,
+    /// Re-indexes run.
+    pub reindexes: AtomicU64,
+    /// Re-indexes that changed or removed at least one note.
+    pub reindexes_with_changes: AtomicU64,
+    /// Errors (watcher or index).
+    pub errors: AtomicU64,
+}
+
+/// A JSON-friendly copy of [`WatchStats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WatchReport {
+    pub events_seen: u64,
+    pub reindexes: u64,
+    pub reindexes_with_changes: u64,
+    pub errors: u64,
+}
+
+impl WatchStats {
+    pub fn report(&self) -> WatchReport {
+        WatchReport {
+            events_seen: self.events_seen.load(Ordering::Relaxed),
+            reindexes: self.reindexes.load(Ordering::Relaxed),
+            reindexes_with_changes: self.reindexes_with_changes.load(Ordering::Relaxed),
+            errors: self.errors.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// How `memory/` is watched: symlinks are not followed, so no folder outside `memory/` is
+/// watched through a link (the scan refuses notes there anyway; a link to a folder inside is
+/// seen through the folder's own watch).
+fn watcher_config() -> notify::Config {
+    notify::Config::default().with_follow_symlinks(false)
+}
+
+/// Watch `memory/` and re-index on changes until `stop` receives a message (or is dropped).
+/// `on_error` is told about each failure (the watcher keeps going).
+pub fn run(
+    memory: &Memory,
+    stats: &WatchStats,
+    stop: mpsc::Receiver<()>,
+    on_error: &dyn Fn(String),
+) -> Result<()> {
+    let (tx, rx) = mpsc::channel();
+    let mut debouncer = notify_debouncer_full::new_debouncer_opt::<
+        _,
+        notify::RecommendedWatcher,
+        notify_debouncer_full::RecommendedCache,
+    >(
+        DEBOUNCE,
+        None,
+        tx,
+        notify_debouncer_full::RecommendedCache::new(),
+        watcher_config(),
+    )
+    .map_err(|e| {
+        Error::io(
+            "start watching",
+            memory.dir().memory(),
+            std::io::Error::other(e),
+        )
+    })?;
+    debouncer
+        .watch(memory.dir().memory(), notify::RecursiveMode::Recursive)
+        .map_err(|e| Error::io("watch", memory.dir().memory(), std::io::Error::other(e)))?;
+    let report_errors = |errors: Vec<notify::Error>| {
+        stats
+            .errors
+            .fetch_add(errors.len() as u64, Ordering::Relaxed);
+        for e in errors {
+            on_error(format!("watch error: {e}"));
+        }
+    };
+    loop {
+        match stop.try_recv() {
+            Ok(()) | Err(mpsc::TryRecvError::Disconnected) => return Ok(()),
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(Ok(mut events)) => {
+                let until = Instant::now() + COALESCE;
+                loop {
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    match rx.recv_timeout(left) {
+                        Ok(Ok(more)) => events.extend(more),
+                        Ok(Err(errors)) => report_errors(errors),
+                        Err(_) => break,
+                    }
+                }
+                stats
+                    .events_seen
+                    .fetch_add(events.len() as u64, Ordering::Relaxed);
+                // The debouncer names the files that changed: re-index those alone, unless
+                // the watcher lost track (a rescan flag) and only a full walk is safe.
+                let rescan = events.iter().any(|e| e.need_rescan());
+                let mut paths: Vec<std::path::PathBuf> = events
+                    .iter()
+                    .flat_map(|e| e.paths.iter().cloned())
+                    .collect();
+                paths.sort();
+                paths.dedup();
+                let result = if rescan || paths.is_empty() {
+                    memory.index()
+                } else {
+                    memory.index_paths(&paths)
+                };
+                match result {
+                    Ok(r) => {
+                        stats.reindexes.fetch_add(1, Ordering::Relaxed);
+                        if !r.changed.is_empty() || !r.removed.is_empty() {
+                            stats.reindexes_with_changes.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Err(e) => {
+                        stats.errors.fetch_add(1, Ordering::Relaxed);
+                        on_error(format!("re-index failed: {e}"));
+                    }
+                }
+            }
+            Ok(Err(errors)) => report_errors(errors),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_watcher_does_not_follow_symlinks_out_of_memory() {
+        assert!(!watcher_config().follow_symlinks());
+        assert_eq!(
+            watcher_config().with_follow_symlinks(true),
+            notify::Config::default(),
+            "nothing else differs from the default"
+        );
+    }
+}

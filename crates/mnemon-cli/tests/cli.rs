@@ -1,0 +1,389 @@
+//! The command line: JSON shapes, exit codes, folder discovery, a store shared between processes.
+
+mod common;
+
+use common::{bin, fresh, write_note};
+use serde_json::Value;
+use std::path::Path;
+
+fn run(dir: &Path, args: &[&str]) -> (i32, Value, String) {
+    let out = bin()
+        .current_dir(dir)
+        .env_remove("MNEMON_DIR")
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let json = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    (
+        out.status.code().unwrap_or(-1),
+        json,
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn init_index_show_doctor_json_shapes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, v, _) = run(tmp.path(), &["init", "--json"]);
+    assert_eq!(code, 0);
+    assert!(tmp.path().join(".mnemon/memory").is_dir());
+    assert!(tmp.path().join(".mnemon/events").is_dir());
+    assert_eq!(v["index"]["notes"], 0);
+    let mem = tmp.path().join(".mnemon/memory");
+    std::fs::write(
+        mem.join("a.md"),
+        "---\nname: A\ntype: project\nrelated: [b]\n---\n[[c]]\n",
+    )
+    .unwrap();
+    std::fs::write(mem.join("b.md"), "---\nname: B\n---\nb\n").unwrap();
+
+    // Found by walking up from a subfolder.
+    let sub = tmp.path().join("deep/er");
+    std::fs::create_dir_all(&sub).unwrap();
+    let (code, v, _) = run(&sub, &["index", "--json"]);
+    assert_eq!(code, 0);
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        vec![
+            "notes",
+            "edges",
+            "changed",
+            "removed",
+            "errors",
+            "elapsed_ms"
+        ]
+    );
+    assert_eq!(v["notes"], 2);
+    assert_eq!(v["edges"], 2);
+    assert_eq!(v["changed"], serde_json::json!(["a", "b"]));
+    assert_eq!(v["removed"], serde_json::json!([]));
+
+    let (code, v, _) = run(&sub, &["index", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["changed"], serde_json::json!([]));
+
+    let (code, v, _) = run(tmp.path(), &["show", "a", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["id"], "a");
+    assert_eq!(v["name"], "A");
+    assert_eq!(v["type"], "project");
+    assert_eq!(
+        v["edges_out"][0],
+        serde_json::json!({"to": "b", "kind": "references", "provenance": "frontmatter", "confidence": 1.0, "dangling": false})
+    );
+    assert_eq!(v["edges_out"][1]["provenance"], "inline-link");
+    let (_, v, _) = run(tmp.path(), &["show", "b", "--json"]);
+    assert_eq!(v["edges_in"][0]["from"], "a");
+
+    // c is dangling: doctor reports it and exits 1.
+    let (code, v, _) = run(tmp.path(), &["doctor", "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["healthy"], false);
+    assert_eq!(v["dangling"][0]["to"], "c");
+    std::fs::write(mem.join("c.md"), "c\n").unwrap();
+    let (code, v, _) = run(tmp.path(), &["doctor", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["healthy"], true);
+}
+
+#[test]
+fn errors_name_the_fix_and_set_exit_codes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, v, stderr) = run(tmp.path(), &["index", "--json"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("mnemon init"), "{stderr}");
+    assert!(v["error"].as_str().unwrap().contains("no memory folder"));
+    run(tmp.path(), &["init"]);
+    let (code, _, stderr) = run(tmp.path(), &["show", "missing"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no note with id `missing`"));
+    let (code, _, _) = run(tmp.path(), &["frobnicate"]);
+    assert_eq!(code, 2);
+    let out = bin().arg("--help").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Exit codes:"));
+}
+
+#[test]
+fn dir_flag_and_env_override_discovery() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("elsewhere");
+    let (code, _, _) = run(tmp.path(), &["init", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(
+        dir.join("memory").is_dir(),
+        "--dir names the memory folder itself"
+    );
+    std::fs::write(dir.join("memory/x.md"), "x").unwrap();
+    let out = bin()
+        .current_dir(tmp.path())
+        .env("MNEMON_DIR", &dir)
+        .args(["index", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["changed"], serde_json::json!(["x"]));
+}
+
+#[test]
+fn demo_runs_on_the_bundled_notes() {
+    let out = bin().args(["demo", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["index"]["notes"].as_u64().unwrap() >= 20);
+    assert_eq!(
+        v["index"]["errors"],
+        serde_json::json!([]),
+        "the demo notes are clean"
+    );
+}
+
+/// Regression: the human trail compared each edge with the whole line printed so far, so from the
+/// second edge on, a forward edge printed as a backward one naming the node it came from
+/// (`alpha -references-> beta <-references- beta`).
+#[test]
+fn trail_line_names_the_node_each_edge_reaches() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert_eq!(run(tmp.path(), &["init", "--json"]).0, 0);
+    let mem = tmp.path().join(".mnemon/memory");
+    std::fs::write(
+        mem.join("alpha.md"),
+        "---\nname: Alpha\n---\nSee [[beta]].\n",
+    )
+    .unwrap();
+    std::fs::write(
+        mem.join("beta.md"),
+        "---\nname: Beta\n---\nOn to [[delta]].\n",
+    )
+    .unwrap();
+    std::fs::write(mem.join("delta.md"), "---\nname: Delta\n---\ndelta\n").unwrap();
+    std::fs::write(
+        mem.join("gamma.md"),
+        "---\nname: Gamma\n---\nAlso [[beta]].\n",
+    )
+    .unwrap();
+    let out = bin()
+        .current_dir(tmp.path())
+        .env_remove("MNEMON_DIR")
+        .env("NO_COLOR", "1")
+        .args(["recall", "--anchor", "alpha"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("alpha -references-> beta <-references- gamma"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("alpha -references-> beta\n"), "{stdout}");
+    assert!(
+        stdout.contains("alpha -references-> beta -references-> delta"),
+        "{stdout}"
+    );
+}
+
+/// Regression: `mnemon index | head -1` panicked ("failed printing to stdout: Broken pipe")
+/// once `head` had closed the pipe. A closed stdout now ends the command quietly, exit 0.
+#[test]
+fn closed_stdout_pipe_ends_quietly_without_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .current_dir(tmp.path())
+        .env_remove("MNEMON_DIR")
+        .args(["demo"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end before the demo prints its first line.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+/// `mnemon eval --modes cold,replay,feedback --json` on the demo memory's own question set:
+/// `modes.replay` has exactly the fields of `modes.cold`; replay is never below cold; the 25
+/// questions with no answer get few results (about one each, never a note's neighbourhood).
+#[test]
+fn eval_replay_mode_json_and_the_demo_question_set() {
+    let root = mnemon_testkit::fixtures::repo_root();
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = root.join("examples/demo-memory");
+    let truth = root.join("eval/questions/demo.tune.yaml");
+    let (code, v, err) = run(
+        tmp.path(),
+        &[
+            "eval",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--truth",
+            truth.to_str().unwrap(),
+            "--modes",
+            "cold,replay,feedback",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let keys = |m: &str| -> Vec<String> {
+        v["modes"][m]
+            .as_object()
+            .unwrap_or_else(|| panic!("modes.{m} in {v}"))
+            .keys()
+            .cloned()
+            .collect()
+    };
+    assert_eq!(keys("replay"), keys("cold"));
+    assert!(keys("cold").contains(&"no_answer".to_string()));
+    let f = |m: &str, k: &str| v["modes"][m][k].as_f64().unwrap();
+    assert!(f("replay", "mrr") >= f("cold", "mrr"));
+    assert!(f("feedback", "mrr") >= f("cold", "mrr"));
+    assert!(f("cold", "mrr") >= 0.9, "{}", f("cold", "mrr"));
+    let no = &v["modes"]["cold"]["no_answer"];
+    assert_eq!(no["queries"], 25);
+    assert!(no["avg_results"].as_f64().unwrap() <= 1.5, "{no}");
+    assert!(no["empty_share"].as_f64().unwrap() >= 0.7, "{no}");
+    assert!(v["modes"]["cold"]["by_kind"]["paraphrase"]["mrr"].is_number());
+}
+
+/// The store is shared between processes: another `mnemon index` commits while this process
+/// holds the memory open, and this one sees the commit at its next read.
+#[test]
+fn a_second_process_can_index_while_this_one_holds_the_store_open() {
+    let (tmp, memory) = fresh();
+    write_note(&memory, "a.md", "[[b]]");
+    memory.index().unwrap();
+    write_note(&memory, "b.md", "b");
+    let out = bin()
+        .args(["index", "--json", "--dir"])
+        .arg(tmp.path().join(".mnemon"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["changed"], serde_json::json!(["b"]));
+    // This process sees the other's commit at its next read.
+    assert_eq!(memory.show("b").unwrap().id, "b");
+    assert!(memory.index().unwrap().changed.is_empty());
+}
+
+/// A hub note linking two siblings, indexed.
+fn siblings() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, m) = fresh();
+    write_note(&m, "hub.md", "---\nname: Hub\n---\nsee [[a]] and [[b]]\n");
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nfirst sibling text\n");
+    write_note(&m, "b.md", "---\nname: Beta\n---\nsecond sibling text\n");
+    m.index().unwrap();
+    let root = m.dir().root().to_path_buf();
+    (tmp, root)
+}
+
+#[test]
+fn cli_importance_stats_and_events() {
+    let (tmp, root) = siblings();
+    let run = |args: &[&str]| {
+        let out = bin()
+            .current_dir(tmp.path())
+            .env_remove("MNEMON_DIR")
+            .arg("--dir")
+            .arg(&root)
+            .args(args)
+            .output()
+            .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+        (
+            out.status.code().unwrap_or(-1),
+            v,
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, _, _) = run(&["recall", "--anchor", "a", "--depth", "0", "--json"]);
+    assert_eq!(code, 0);
+    let (code, v, _) = run(&[
+        "importance",
+        "a",
+        "7",
+        "--tag",
+        "ops",
+        "--note",
+        "why",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(v["importance"], 7);
+    let (code, v, _) = run(&["stats", "a", "--json"]);
+    assert_eq!(code, 0);
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        vec![
+            "id",
+            "recall_count",
+            "last_recalled_at",
+            "importance",
+            "importance_ts",
+            "used_count",
+            "untied_used",
+            "wrong_count",
+            "last_used_at"
+        ]
+    );
+    assert_eq!(v["recall_count"], 1);
+    assert_eq!(v["used_count"], 1, "a fetch by id is a use");
+    assert_eq!(v["untied_used"], 1);
+    assert_eq!(v["importance"], 7);
+    let (code, _, err) = run(&["importance", "a", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("outside 1..=10"), "{err}");
+    let (code, v, _) = run(&["events", "dump", "--json"]);
+    assert_eq!(code, 0);
+    let types: Vec<&str> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        vec!["query", "feedback", "recall_hit", "importance_tag"]
+    );
+    let (code, v, _) = run(&["events", "verify", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    // Damage one segment: verify reports it and exits 1.
+    let seg = std::fs::read_dir(root.join("events"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .unwrap();
+    let mut b = std::fs::read(&seg).unwrap();
+    assert_eq!(b[8..10], [2, 0], "the binary writes format version 2");
+    let n = b.len();
+    b[n - 3] ^= 0xff;
+    std::fs::write(&seg, b).unwrap();
+    std::fs::write(root.join("events/notes.txt"), "stray").unwrap();
+    let (code, v, _) = run(&["events", "verify", "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["unknown_files"], serde_json::json!(["notes.txt"]));
+    let damaged: Vec<usize> = v["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["damaged"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(
+        damaged.iter().sum::<usize>(),
+        1,
+        "one segment, one damaged range: {v}"
+    );
+}

@@ -1,0 +1,250 @@
+//! `mnemon serve` contains malformed input: every line that is not a usable message gets a
+//! JSON-RPC error reply (-32700 with `"id": null` when it cannot be read, -32600 with its id when
+//! the id could be read), and the server keeps serving (issue 27, item 11).
+
+mod common;
+
+use common::{bin, fresh};
+use mnemon_cli::mcp::lines::{MAX_LINE_BYTES, MAX_NESTING_DEPTH};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long a reply may take before the test calls it missing (a guard against hanging, not a
+/// timing assertion).
+const REPLY_GUARD: Duration = Duration::from_secs(120);
+
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    replies: mpsc::Receiver<String>,
+    _tmp: tempfile::TempDir,
+}
+
+impl Server {
+    fn start() -> Server {
+        let (tmp, memory) = fresh();
+        let root = memory.dir().root().to_path_buf();
+        drop(memory);
+        let mut child = bin()
+            .arg("--dir")
+            .arg(&root)
+            .args(["serve", "--no-watch"])
+            .env_remove("MNEMON_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn mnemon serve");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, replies) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Server {
+            child,
+            stdin,
+            replies,
+            _tmp: tmp,
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to the server");
+        stdin.flush().expect("flush");
+    }
+
+    fn send_line(&mut self, bytes: &[u8]) {
+        let mut line = bytes.to_vec();
+        line.push(b'\n');
+        self.send(&line);
+    }
+
+    fn reply(&self) -> Value {
+        let line = self
+            .replies
+            .recv_timeout(REPLY_GUARD)
+            .expect("the server answered the line");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("reply is not JSON ({e}): {line}"))
+    }
+
+    /// Send `line` and return the error reply's (code, id), checking its shape.
+    fn error_for(&mut self, line: &[u8]) -> (i64, Value) {
+        self.send_line(line);
+        let r = self.reply();
+        assert_eq!(r["jsonrpc"], "2.0", "{r}");
+        assert!(r.get("result").is_none(), "{r}");
+        let message = r["error"]["message"].as_str().unwrap_or("");
+        assert!(!message.is_empty(), "the error says what was wrong: {r}");
+        (r["error"]["code"].as_i64().unwrap_or(0), r["id"].clone())
+    }
+
+    fn rpc(&mut self, id: u64, method: &str, params: Value) -> Value {
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_line(msg.to_string().as_bytes());
+        let r = self.reply();
+        assert_eq!(r["id"], id, "replies come in order here: {r}");
+        r
+    }
+
+    fn initialize_and_list_tools(&mut self, first_id: u64) -> Vec<String> {
+        let init = self.rpc(
+            first_id,
+            "initialize",
+            json!({"protocolVersion": "2024-11-05", "capabilities": {},
+                   "clientInfo": {"name": "containment", "version": "0"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "mnemon", "{init}");
+        self.send_line(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let tools = self.rpc(first_id + 1, "tools/list", json!({}));
+        let mut names: Vec<String> = tools["result"]["tools"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|t| t["name"].as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    /// Close stdin and check the server ends cleanly.
+    fn close(mut self) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait for the server");
+        assert!(status.success(), "serve exits 0 at end of input: {status}");
+    }
+}
+
+const TOOLS: [&str; 5] = [
+    "memory_core",
+    "memory_feedback",
+    "memory_recall",
+    "memory_set_importance",
+    "memory_show",
+];
+
+#[test]
+fn mcp_malformed_lines_get_json_rpc_errors_and_the_server_keeps_serving() {
+    let mut s = Server::start();
+    // Not JSON.
+    assert_eq!(s.error_for(b"this is not json"), (-32700, Value::Null));
+    // A number out of range: JSON whose id can be read.
+    assert_eq!(
+        s.error_for(br#"{"jsonrpc":"2.0","id":7,"method":1e999}"#),
+        (-32600, json!(7))
+    );
+    // 100k `[`: far past any parser's recursion limit, and not JSON.
+    assert_eq!(s.error_for(&vec![b'['; 100_000]), (-32700, Value::Null));
+    // Well-formed but nested past the limit, with a readable id.
+    let levels = MAX_NESTING_DEPTH * 4;
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":"deep","method":"tools/list","params":{{"a":{}{}}}}}"#,
+        "[".repeat(levels),
+        "]".repeat(levels)
+    );
+    assert_eq!(s.error_for(deep.as_bytes()), (-32600, json!("deep")));
+    // A line over the length limit (17 MB): skipped to its newline and answered.
+    let mut long = br#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"pad":""#.to_vec();
+    long.resize(17_000_000, b'a');
+    assert!(long.len() > MAX_LINE_BYTES);
+    long.extend_from_slice(br#""}}"#);
+    assert_eq!(s.error_for(&long), (-32700, Value::Null));
+    // An invalid request whose id is readable: missing `method`.
+    assert_eq!(
+        s.error_for(br#"{"jsonrpc":"2.0","id":9}"#),
+        (-32600, json!(9))
+    );
+    assert_eq!(
+        s.error_for(br#"{"jsonrpc":"2.0","id":"ten","method":"tools/list","params":3}"#),
+        (-32600, json!("ten"))
+    );
+    // Lines that get no reply (a blank line, an invalid notification, a notification and a
+    // response before `initialize`) do not end the session either: the next reply answers the
+    // next line.
+    s.send_line(b"");
+    s.send_line(br#"{"jsonrpc":"2.0","method":"notifications/x","params":1}"#);
+    s.send_line(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s.send_line(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    assert_eq!(s.error_for(b"{"), (-32700, Value::Null));
+    // Still serving.
+    assert_eq!(s.initialize_and_list_tools(100), TOOLS);
+    // And after initialize too.
+    assert_eq!(s.error_for(b"\xff\xfe"), (-32700, Value::Null));
+    assert_eq!(
+        s.error_for(br#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"x":1e999}}"#),
+        (-32600, json!(11))
+    );
+    let tools = s.rpc(12, "tools/list", json!({}));
+    assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(5));
+    s.close();
+}
+
+#[test]
+fn mcp_last_line_without_newline_is_answered_at_end_of_input() {
+    let mut s = Server::start();
+    assert_eq!(s.initialize_and_list_tools(1), TOOLS);
+    s.send(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":"#);
+    drop(s.stdin.take());
+    let r = s.reply();
+    assert_eq!(
+        (&r["error"]["code"], &r["id"]),
+        (&json!(-32700), &Value::Null)
+    );
+    s.close();
+}
+
+/// The server's own error replies and rmcp's replies share stdout: many of both at once must
+/// each arrive as one whole line of JSON.
+#[test]
+fn mcp_error_replies_and_service_replies_never_interleave() {
+    let mut s = Server::start();
+    assert_eq!(s.initialize_and_list_tools(1), TOOLS);
+    const PAIRS: u64 = 150;
+    let mut burst = Vec::new();
+    for i in 0..PAIRS {
+        let id = 1000 + i;
+        burst.extend_from_slice(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})
+                .to_string()
+                .as_bytes(),
+        );
+        burst.push(b'\n');
+        burst.extend_from_slice(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{}}}\n", id + 5000).as_bytes(),
+        );
+    }
+    s.send(&burst);
+    let mut listed = Vec::new();
+    let mut refused = Vec::new();
+    for _ in 0..2 * PAIRS {
+        let r = s.reply();
+        let id = r["id"].as_u64().unwrap_or(0);
+        if r.get("error").is_some() {
+            assert_eq!(r["error"]["code"], -32600, "{r}");
+            refused.push(id);
+        } else {
+            assert_eq!(
+                r["result"]["tools"].as_array().map(Vec::len),
+                Some(5),
+                "{r}"
+            );
+            listed.push(id);
+        }
+    }
+    listed.sort();
+    refused.sort();
+    assert_eq!(listed, (1000..1000 + PAIRS).collect::<Vec<_>>());
+    assert_eq!(refused, (6000..6000 + PAIRS).collect::<Vec<_>>());
+    s.close();
+}

@@ -1,0 +1,427 @@
+//! Reading notes safely: a note is read only inside `memory/`, its frontmatter is bounded before
+//! the YAML parser sees it, `core` reads a note only as far as its budget can use, and notes
+//! past the depth limit are reported, never skipped silently.
+
+mod common;
+
+use common::{bin, fresh, write_note};
+use mnemon::notes::{MAX_FRONTMATTER_BYTES, MAX_NOTE_BYTES};
+use serde_json::Value;
+use std::path::Path;
+
+/// Run the binary in `dir` (the folder holding `.mnemon/`): (exit code, stdout JSON or null,
+/// stdout text).
+fn run(dir: &Path, args: &[&str]) -> (i32, Value, String) {
+    let out = bin()
+        .current_dir(dir)
+        .env_remove("MNEMON_DIR")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .expect("run mnemon");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let json = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), json, stdout)
+}
+
+/// The message reported for `path` in a list of `{path, message}` objects.
+fn message_for<'a>(list: &'a Value, path: &str) -> Option<&'a str> {
+    list.as_array()?
+        .iter()
+        .find(|e| e["path"] == path)
+        .and_then(|e| e["message"].as_str())
+}
+
+fn errors_for(report: &mnemon::IndexReport, path: &str) -> Vec<String> {
+    report
+        .errors
+        .iter()
+        .filter(|e| e.path == path)
+        .map(|e| e.message.clone())
+        .collect()
+}
+
+const SECRET: &str = "SECRET-FROM-OUTSIDE";
+
+/// Issue 27 item 1: a pinned note replaced by a symlink to a file outside `memory/` (while a
+/// server holds the memory open, before any re-index) must not show that file's text through
+/// `core` or `show`; the next index drops the note and reports the link with the fix, and so
+/// does `doctor`.
+#[test]
+fn symlinks_read_outside_memory() {
+    let (tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "pinned.md",
+        "---\nname: Pinned\npin: true\n---\nthe original pinned text\n",
+    );
+    let r = memory.index().expect("index");
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+
+    let outside = tmp.path().join("outside.md");
+    std::fs::write(&outside, format!("{SECRET}\n")).expect("write outside");
+    let pinned = memory.dir().memory().join("pinned.md");
+    std::fs::remove_file(&pinned).expect("rm");
+    std::os::unix::fs::symlink(&outside, &pinned).expect("symlink");
+
+    // Before any re-index: the indexed text, never the file outside.
+    let core = memory.core(2000).expect("core");
+    assert_eq!(core.included, vec!["pinned"]);
+    assert!(!core.text.contains(SECRET), "{}", core.text);
+    assert!(
+        core.text.contains("the original pinned text"),
+        "{}",
+        core.text
+    );
+    let shown = memory.show("pinned").expect("show");
+    assert!(!shown.excerpt.contains(SECRET), "{}", shown.excerpt);
+
+    // A watcher's re-index of that path, then a full one: the note leaves, the link is reported.
+    let r = memory
+        .index_paths(std::slice::from_ref(&pinned))
+        .expect("index paths");
+    assert_eq!(r.removed, vec!["pinned"]);
+    let errors = errors_for(&r, "pinned.md");
+    assert_eq!(errors.len(), 1, "{:?}", r.errors);
+    assert!(
+        errors[0].contains("outside memory/") && errors[0].contains("copy the note into memory/"),
+        "{}",
+        errors[0]
+    );
+    let core = memory.core(2000).expect("core");
+    assert!(core.included.is_empty(), "{core:?}");
+    assert!(memory.show("pinned").is_err());
+
+    // doctor: the link listed in JSON and in human output, with the fix; problems found.
+    let (code, v, _) = run(tmp.path(), &["doctor", "--json"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["healthy"], false);
+    let m = message_for(&v["walk_errors"], "pinned.md").unwrap_or_default();
+    assert!(m.contains("outside memory/"), "{v}");
+    let (code, _, text) = run(tmp.path(), &["doctor"]);
+    assert_eq!(code, 1);
+    assert!(
+        text.contains("pinned.md: symlink to") && text.contains("copy the note into memory/"),
+        "{text}"
+    );
+    let (_, v, _) = run(tmp.path(), &["index", "--json"]);
+    assert!(message_for(&v["errors"], "pinned.md").is_some(), "{v}");
+}
+
+/// A symlink that stays inside `memory/` is a note like any other, for the index and `core`.
+#[test]
+fn a_symlink_staying_inside_memory_is_read() {
+    let (_tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "real/target.md",
+        "---\nname: Target\npin: true\n---\nthe target's own text\n",
+    );
+    let mem = memory.dir().memory();
+    std::os::unix::fs::symlink(mem.join("real/target.md"), mem.join("alias.md")).expect("link");
+    let r = memory.index().expect("index");
+    assert_eq!(r.changed, vec!["alias", "real/target"]);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let core = memory.core(2000).expect("core");
+    assert_eq!(core.included, vec!["alias", "real/target"]);
+    assert_eq!(core.text.matches("the target's own text").count(), 2);
+}
+
+/// The inodes of the folders this process's inotify instances watch (Linux: `/proc/self/fdinfo`).
+fn inotify_watched_inodes() -> Vec<u64> {
+    let mut inodes = Vec::new();
+    let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
+        return inodes;
+    };
+    for fd in fds.flatten() {
+        let is_inotify = std::fs::read_link(fd.path())
+            .is_ok_and(|t| t.to_string_lossy() == "anon_inode:inotify");
+        if !is_inotify {
+            continue;
+        }
+        let info = Path::new("/proc/self/fdinfo").join(fd.file_name());
+        let Ok(text) = std::fs::read_to_string(info) else {
+            continue;
+        };
+        for line in text.lines().filter(|l| l.starts_with("inotify wd:")) {
+            let ino = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("ino:"))
+                .and_then(|h| u64::from_str_radix(h, 16).ok());
+            inodes.extend(ino);
+        }
+    }
+    inodes
+}
+
+/// Issue 27 item 1, the watcher: it followed symlinks out of `memory/`, watching folders
+/// outside it. Its watches cover `memory/` and its real sub-folders, not a linked folder outside.
+#[test]
+fn the_watcher_follows_symlinks_out_of_memory() {
+    use std::os::unix::fs::MetadataExt;
+    let (tmp, memory) = fresh();
+    write_note(&memory, "sub/a.md", "a");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(outside.join("deeper")).expect("mkdir");
+    let mem = memory.dir().memory();
+    std::os::unix::fs::symlink(&outside, mem.join("ext")).expect("link");
+    let ino = |p: &Path| std::fs::metadata(p).expect("stat").ino();
+    let (sub, out, out_deeper) = (
+        ino(&mem.join("sub")),
+        ino(&outside),
+        ino(&outside.join("deeper")),
+    );
+    let stats = mnemon_cli::watch::WatchStats::default();
+    let (stop, rx) = std::sync::mpsc::channel();
+    let watched = std::thread::scope(|s| {
+        let watcher = s.spawn(|| mnemon_cli::watch::run(&memory, &stats, rx, &|_| {}));
+        // The watches are in place once the sub-folder's is (added in one walk at the start).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let mut watched = inotify_watched_inodes();
+        while !watched.contains(&sub) && std::time::Instant::now() < deadline {
+            std::thread::yield_now();
+            watched = inotify_watched_inodes();
+        }
+        let _ = stop.send(());
+        let ended = watcher.join();
+        assert!(ended.is_ok_and(|r| r.is_ok()), "the watcher failed");
+        watched
+    });
+    assert!(
+        watched.contains(&sub),
+        "memory/sub is not watched: {watched:?}"
+    );
+    assert!(
+        !watched.contains(&out) && !watched.contains(&out_deeper),
+        "a folder outside memory/ is watched through a link: {watched:?}"
+    );
+}
+
+/// A named pipe named like a note (or a link to one) is never opened (an open would wait for a
+/// writer): reported by the index with the fix, the rest indexed.
+#[test]
+fn a_fifo_named_like_a_note_is_reported_not_read() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "ok.md", "fine");
+    let mem = memory.dir().memory();
+    let status = std::process::Command::new("mkfifo")
+        .arg(mem.join("pipe.md"))
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    std::os::unix::fs::symlink(mem.join("pipe.md"), mem.join("to-pipe.md")).expect("link");
+    let r = memory.index().expect("index");
+    assert_eq!(r.changed, vec!["ok"]);
+    for path in ["pipe.md", "to-pipe.md"] {
+        let errors = errors_for(&r, path);
+        assert_eq!(errors.len(), 1, "{:?}", r.errors);
+        assert!(
+            errors[0].contains("a named pipe, not a regular file")
+                && errors[0].contains("replace it with a Markdown file"),
+            "{}",
+            errors[0]
+        );
+    }
+}
+
+/// A frontmatter of `n` nested flow lists (`[[[...]]]`) under `deep:`.
+fn nested_frontmatter_note(n: usize, body: &str) -> String {
+    format!(
+        "---\nname: Nested\ndeep: {}x{}\n---\n{body}\n",
+        "[".repeat(n),
+        "]".repeat(n)
+    )
+}
+
+/// Issue 27 item 7: a 200 KB note of nested flow lists took 46 s to index. Such notes (over
+/// the size limit, or under it and nested past the depth limit, or aliasing a billion values)
+/// are indexed from their body at once, with a problem naming the limit.
+#[test]
+fn deeply_nested_yaml_frontmatter_costs_super_linear_time() {
+    let (_tmp, memory) = fresh();
+    let big = nested_frontmatter_note(100_000, "zebra crossing body");
+    assert!(big.len() > 200_000);
+    write_note(&memory, "big.md", &big);
+    let under = (MAX_FRONTMATTER_BYTES - 100) / 2;
+    write_note(
+        &memory,
+        "nested.md",
+        nested_frontmatter_note(under, "quokka nested body"),
+    );
+    let mut laughs = String::from("---\nname: Laughs\na0: &a0 [x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..10 {
+        let refs = vec![format!("*a{}", i - 1); 9].join(", ");
+        laughs.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    laughs.push_str("---\nwombat laughing body\n");
+    write_note(&memory, "laughs.md", &laughs);
+    let block_deep: String = (0..200)
+        .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+        .collect();
+    write_note(
+        &memory,
+        "indented.md",
+        format!("---\n{block_deep}---\nplatypus indented body\n"),
+    );
+
+    // The same nesting in a body (the opening `---` never closes): no YAML parser involved.
+    write_note(
+        &memory,
+        "unclosed.md",
+        format!("---\n{}{}\n", "[".repeat(100_000), "]".repeat(100_000)),
+    );
+
+    let r = memory.index().expect("index");
+    assert_eq!(
+        r.changed,
+        vec!["big", "indented", "laughs", "nested", "unclosed"]
+    );
+    assert!(errors_for(&r, "unclosed.md").is_empty(), "{:?}", r.errors);
+    let expect = [
+        ("big.md", "over the limit of 64 KiB", "zebra crossing body"),
+        (
+            "nested.md",
+            "may nest deeper than 32 levels (line 3)",
+            "quokka nested body",
+        ),
+        (
+            "laughs.md",
+            "more than 4 YAML aliases",
+            "wombat laughing body",
+        ),
+        (
+            "indented.md",
+            "may nest deeper than 32 levels (line 34)",
+            "platypus indented body",
+        ),
+    ];
+    for (path, limit, body) in expect {
+        let errors = errors_for(&r, path);
+        assert_eq!(errors.len(), 1, "{path}: {:?}", r.errors);
+        assert!(errors[0].contains(limit), "{path}: {}", errors[0]);
+        assert!(
+            errors[0].contains("indexed from its body only"),
+            "{}",
+            errors[0]
+        );
+        let shown = memory.show(path.trim_end_matches(".md")).expect("indexed");
+        assert_eq!(shown.name, None, "{path}: the frontmatter was not read");
+        assert_eq!(shown.excerpt, body);
+    }
+    // Found by the body's words.
+    let hits = memory
+        .recall(&mnemon::recall::Query::text("zebra crossing"))
+        .expect("recall");
+    assert_eq!(
+        hits.results.first().map(|h| h.id.as_str()),
+        Some("big"),
+        "{:?}",
+        hits.results.iter().map(|h| &h.id).collect::<Vec<_>>()
+    );
+}
+
+/// Bytes this thread has read through system calls so far (Linux `/proc/thread-self/io`).
+fn thread_bytes_read() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/thread-self/io").ok()?;
+    io.lines()
+        .find_map(|l| l.strip_prefix("rchar: "))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+/// Issue 27 item 9: a 100 MB pinned note took `core` to 407 MB resident (read whole). `core` must
+/// read a note only as far as the budget can use, and never past the note cap.
+#[test]
+fn core_reads_a_pinned_note_whole() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "huge.md", "---\npin: true\n---\nsmall for now\n");
+    write_note(
+        &memory,
+        "small.md",
+        "---\npin: true\n---\na small pinned note\n",
+    );
+    memory.index().expect("index");
+    // Grown past the note cap after it was indexed: core reads the file as it is now.
+    let huge_len = 5 * MAX_NOTE_BYTES;
+    let mut text = String::from("---\npin: true\n---\n");
+    while text.len() < huge_len {
+        text.push_str("a long line of the huge pinned note that no budget can hold\n");
+    }
+    std::fs::write(memory.dir().memory().join("huge.md"), &text).expect("grow");
+
+    let before = thread_bytes_read();
+    let core = memory.core(2000).expect("core");
+    let after = thread_bytes_read();
+    assert_eq!(core.included, vec!["small"]);
+    assert_eq!(core.left_out, vec!["huge"]);
+    assert!(core.tokens_used <= 2000, "{}", core.tokens_used);
+    assert!(core.text.contains("a small pinned note"));
+    let read = after.zip(before).map(|(a, b)| a - b);
+    assert!(
+        read.is_some_and(|n| n < (MAX_NOTE_BYTES / 4) as u64),
+        "core read {read:?} bytes for a budget of 2000 tokens"
+    );
+}
+
+/// A `d0/d1/.../d{n-1}` path.
+fn deep(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("d{i}"))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Issue 27 item 12: notes more than 32 folders deep were skipped silently and `doctor` said
+/// healthy. Each folder past the limit is now reported (index and doctor) with the limit and the
+/// fix; so is a note a watcher names there. An empty folder there is no problem.
+#[test]
+fn notes_more_than_32_folders_deep_are_skipped_silently() {
+    let (tmp, memory) = fresh();
+    write_note(&memory, &format!("{}/in.md", deep(31)), "in");
+    let out_note = format!("{}/out.md", deep(32));
+    write_note(&memory, &out_note, "out");
+    std::fs::create_dir_all(memory.dir().memory().join(format!("{}/x", deep(40)))).expect("mkdir");
+    std::fs::create_dir_all(memory.dir().memory().join("e0").join(deep(33))).expect("mkdir");
+    // Empty at the limit: nothing there to skip.
+    std::fs::create_dir_all(memory.dir().memory().join("f0").join(deep(31))).expect("mkdir");
+
+    let r = memory.index().expect("index");
+    assert_eq!(r.changed, vec![format!("{}/in", deep(31))]);
+    let folder = deep(32);
+    let errors = errors_for(&r, &folder);
+    assert_eq!(r.errors.len(), 2, "{:?}", r.errors);
+    assert_eq!(errors.len(), 1, "{:?}", r.errors);
+    assert!(
+        errors[0].contains("depth limit of 32") && errors[0].contains("move them into a folder"),
+        "{}",
+        errors[0]
+    );
+    // The folder at the limit on the e-branch holds a folder: reported too.
+    assert!(
+        r.errors
+            .iter()
+            .any(|e| e.path == format!("e0/{}", deep(31))),
+        "{:?}",
+        r.errors
+    );
+
+    // A watcher naming the note: reported by its own path.
+    let abs = memory.dir().memory().join(&out_note);
+    let r = memory.index_paths(&[abs]).expect("index paths");
+    let errors = errors_for(&r, &out_note);
+    assert_eq!(errors.len(), 1, "{:?}", r.errors);
+    assert!(
+        errors[0].contains("over the depth limit of 32"),
+        "{}",
+        errors[0]
+    );
+
+    let (code, v, _) = run(tmp.path(), &["doctor", "--json"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["healthy"], false);
+    assert!(message_for(&v["walk_errors"], &folder).is_some(), "{v}");
+    let (_, _, text) = run(tmp.path(), &["doctor"]);
+    assert!(
+        text.contains(&format!("{folder}: folder 32 levels below memory/")),
+        "{text}"
+    );
+}

@@ -1,0 +1,1028 @@
+//! One recall: lexical hits and anchors seed a best-first walk over typed edges; every candidate
+//! is scored by the policy and the best are returned with their trails.
+//!
+//! The walk and the scoring run on the in-memory [`Graph`] (node ordinals, no allocation per
+//! edge); only the returned notes' records are read from the store.
+
+use super::cands::{Cand, Cands, Slot, Via};
+use super::evidence::{DirectInfo, Evidence, title_matches, with_learned};
+use super::learned::Learned;
+use super::policy;
+use super::query::{Explain, FloorReport, Hit, Query, Rejected, Source, TrailEdge};
+use super::shown::ShownCache;
+use super::{MAX_DEPTH_CHECK, NodeStats};
+use crate::error::{Error, Result};
+use crate::index::LexicalIndex;
+use crate::index::tokenize::Tokenizer;
+use crate::notes::EdgeKind;
+use crate::store::{Graph, LazyReader};
+use std::collections::BinaryHeap;
+
+thread_local! {
+    /// This thread's candidate tables, kept from recall to recall (see [`Cands`]): the recall's
+    /// and the one of the walk around its anchors.
+    static CANDS: std::cell::RefCell<(Cands, Cands)> =
+        std::cell::RefCell::new((Cands::default(), Cands::default()));
+}
+
+/// This thread's candidate tables, taken for one recall and given back when it ends, whether it
+/// returns results or an error (an unknown anchor, a store error) or unwinds: a recall after a
+/// failed one must not allocate and fill the tables anew (6.4 MB at 100k notes).
+struct Tables {
+    cands: Cands,
+    around: Cands,
+}
+
+impl Tables {
+    fn take() -> Tables {
+        let (cands, around) = CANDS.with_borrow_mut(std::mem::take);
+        Tables { cands, around }
+    }
+}
+
+impl Drop for Tables {
+    fn drop(&mut self) {
+        let kept = (
+            std::mem::take(&mut self.cands),
+            std::mem::take(&mut self.around),
+        );
+        // During thread teardown the slot may be gone or borrowed: then the tables just go.
+        let _ = CANDS.try_with(|c| {
+            if let Ok(mut c) = c.try_borrow_mut() {
+                *c = kept;
+            }
+        });
+    }
+}
+
+/// A node waiting to be expanded, packed in one integer whose order is the walk's: the higher
+/// base first (as `f32::total_cmp` orders them), then the lower ordinal (a loaded graph numbers
+/// notes in id order). The heap sifts with one integer comparison instead of a float total order
+/// and a tie-break.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Frontier(u64);
+
+impl Frontier {
+    fn new(base: f32, ord: u32) -> Frontier {
+        Frontier((u64::from(total_order_key(base)) << 32) | u64::from(u32::MAX - ord))
+    }
+    fn base(self) -> f32 {
+        from_total_order_key((self.0 >> 32) as u32)
+    }
+    fn ord(self) -> u32 {
+        u32::MAX - self.0 as u32
+    }
+}
+
+/// `x`'s bits mapped so that unsigned order is `f32::total_cmp` order (the same flip of the
+/// negative values `total_cmp` does, then the sign bit flipped to bias the signed order).
+fn total_order_key(x: f32) -> u32 {
+    let bits = x.to_bits() as i32;
+    let flipped = bits ^ ((((bits >> 31) as u32) >> 1) as i32);
+    (flipped as u32) ^ 0x8000_0000
+}
+
+/// The inverse of [`total_order_key`].
+fn from_total_order_key(key: u32) -> f32 {
+    let flipped = (key ^ 0x8000_0000) as i32;
+    let bits = flipped ^ ((((flipped >> 31) as u32) >> 1) as i32);
+    f32::from_bits(bits as u32)
+}
+
+fn is_co_occurrence(kind: EdgeKind) -> bool {
+    matches!(kind, EdgeKind::CoOccursSlug | EdgeKind::CoOccursToken)
+}
+
+/// Graphs with fewer ordinals walk without cache hints: their candidate slots and edge lists (1k
+/// notes: about 45 KB and 400 KB) stay in the core's cache from one recall to the next, and the
+/// hints only cost instructions (1k notes, cachegrind: 8 % of a recall's estimated cycles). Larger
+/// graphs keep them: at 100k nearly every slot and list read is a cache miss.
+const PREFETCH_MIN_ORDINALS: usize = 4096;
+
+/// Lexical hits below the floor listed in a recall's floor report at most.
+const MAX_REJECTED_REPORTED: usize = 5;
+
+/// No leaf floor: a walk that adds every leaf it reaches.
+const NO_FLOOR: Option<&fn(u32, f32) -> bool> = None;
+
+/// Best-first walk over typed edges from `seeds` (ordinal, base), at most `max_depth` hops,
+/// adding or improving candidates. Co-occurrence edges are followed only from seeds. A walk that
+/// reaches a direct hit records it as support instead of replacing it.
+///
+/// With a leaf floor `skip`, new leaves it names are not added: `skip(ord, base)` is true when a
+/// candidate that is never expanded (it sits at the last hop) cannot end in the results with
+/// that base. The walk remembers each left-out leaf with the best base it was reached with
+/// ([`Cands::leave_out`]), so that it still treats it as known: a later, weaker path to it at a
+/// lower depth must not make it a node to expand. The walk is otherwise the same.
+///
+/// Only nodes that may be expanded go on the heap: a leaf (at `max_depth`) popped from it would
+/// be passed over anyway.
+fn walk<F: Fn(u32, f32) -> bool>(
+    graph: &Graph,
+    cands: &mut Cands,
+    seeds: &[(u32, f32)],
+    max_depth: u8,
+    skip: Option<&F>,
+) {
+    let mut heap: BinaryHeap<Frontier> = seeds
+        .iter()
+        .map(|&(ord, base)| Frontier::new(base, ord))
+        .collect();
+    let mut expanded = 0usize;
+    // A small graph's tables stay in the cache from one recall to the next: hints would only cost.
+    let prefetching = graph.len() >= PREFETCH_MIN_ORDINALS;
+    while let Some(top) = heap.pop() {
+        let (base, ord) = (top.base(), top.ord());
+        let Slot::Cand(cur) = cands.slot_mut(ord) else {
+            continue;
+        };
+        if cur.base > base || cur.depth >= max_depth {
+            continue;
+        }
+        expanded += 1;
+        if expanded > policy::MAX_EXPANSIONS {
+            break;
+        }
+        // The next node to expand is usually the heap's top: its edges load meanwhile.
+        if prefetching && let Some(next) = heap.peek() {
+            graph.prefetch_edges(next.ord());
+        }
+        let (depth, from_seed, cur_source) = (cur.depth, cur.depth == 0, cur.source);
+        let out = graph.out(ord);
+        let out = &out[..out.len().min(policy::MAX_FANOUT)];
+        let inn = graph.inn(ord);
+        let inn = &inn[..inn.len().min(policy::MAX_FANOUT)];
+        // The slots of this node's neighbours, scattered over the table, load together.
+        if prefetching {
+            for e in out.iter().chain(inn) {
+                cands.prefetch(e.other);
+            }
+        }
+        let child_depth = depth + 1;
+        let base_hop = base * policy::HOP_DECAY;
+        // The floor applies only to leaves: children of this node are leaves or none are.
+        let leaf_skip = skip.filter(|_| child_depth >= max_depth);
+        let declared_source = if cur_source == Source::CoOccur {
+            Source::CoOccur
+        } else {
+            Source::Neighbor
+        };
+        for (list, forward) in [(out, true), (inn, false)] {
+            // A list is in stored order, sorted by kind code: the co-occurrence kinds (the
+            // highest codes) come last, and are followed only from seeds.
+            let declared = list.partition_point(|e| !is_co_occurrence(e.kind));
+            debug_assert!(list.is_sorted_by_key(|e| is_co_occurrence(e.kind)));
+            let (declared, co) = list.split_at(declared);
+            let co = if from_seed { co } else { &[] };
+            for (part, source) in [(declared, declared_source), (co, Source::CoOccur)] {
+                for e in part {
+                    let child_base = base_hop * e.walk_weight;
+                    let other = e.other;
+                    match cands.slot_mut(other) {
+                        Slot::Cand(existing) => {
+                            if existing.source == Source::Direct {
+                                if existing.depth == 0 && other != ord {
+                                    existing.support = existing.support.max(child_base);
+                                }
+                                continue;
+                            }
+                            if existing.base >= child_base {
+                                continue;
+                            }
+                        }
+                        // A left-out leaf only exists with a floor: the floor's own test,
+                        // remembered.
+                        Slot::LeftOut(b) if b >= child_base => continue,
+                        Slot::LeftOut(_) | Slot::Empty => {
+                            if let Some(skip) = leaf_skip
+                                && skip(other, child_base)
+                            {
+                                cands.leave_out(other, child_base);
+                                continue;
+                            }
+                        }
+                    }
+                    cands.insert(
+                        other,
+                        Cand {
+                            base: child_base,
+                            depth: child_depth,
+                            source,
+                            via: Some(Via {
+                                parent: ord,
+                                kind: e.kind,
+                                provenance: e.provenance,
+                                forward,
+                            }),
+                            lexical: 0.0,
+                            matched: 0,
+                            support: 0.0,
+                        },
+                    );
+                    if child_depth < max_depth {
+                        if prefetching {
+                            graph.prefetch_lists(other);
+                        }
+                        heap.push(Frontier::new(child_base, other));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The best score a candidate without usage stats can reach from `base`: the largest type
+/// weight, no TTL penalty, a full recency bonus.
+fn best_without_stats(base: f32) -> f32 {
+    policy::prior_factor(policy::MAX_TYPE_WEIGHT, 1.0, policy::RECENCY_WEIGHT) * base
+}
+
+/// Lower each superseded note (the target of a `supersedes` edge) in `scored` to just below its
+/// best-scoring successor among them, unless it already ranks below it or its evidence leads the
+/// successor's by more than [`policy::CLEAR_LEAD`] (the question is about the old note itself).
+/// `key` gives an entry's ordinal, score and evidence, `set` lowers a score. Chains resolve step
+/// by step.
+fn step_aside_for_successors<T>(
+    graph: &Graph,
+    scored: &mut [T],
+    key: impl Fn(&T) -> (u32, f32, f32),
+    set: impl Fn(&mut T, f32),
+) {
+    // Few notes are superseded: find them first, then their successors' scores.
+    let olds: Vec<usize> = (0..scored.len())
+        .filter(|&i| {
+            let (o, _, _) = key(&scored[i]);
+            graph
+                .inn(o)
+                .iter()
+                .any(|e| e.kind == EdgeKind::Supersedes && e.other != o)
+        })
+        .collect();
+    if olds.is_empty() {
+        return;
+    }
+    let score_of = |scored: &[T], o: u32| {
+        scored
+            .iter()
+            .map(&key)
+            .find(|(x, _, _)| *x == o)
+            .map(|(_, s, base)| (s, base))
+    };
+    // Newest first: a successor that itself steps aside moves before its predecessor does.
+    for _ in 0..policy::MAX_DEPTH {
+        let mut moved = false;
+        for &i in &olds {
+            let (o, score, base) = key(&scored[i]);
+            let succ = graph
+                .inn(o)
+                .iter()
+                .filter(|e| e.kind == EdgeKind::Supersedes && e.other != o)
+                .filter_map(|e| score_of(scored, e.other))
+                .filter(|&(_, succ_base)| base <= policy::CLEAR_LEAD * succ_base)
+                .map(|(s, _)| s)
+                .fold(f32::NEG_INFINITY, f32::max);
+            if succ.is_finite() && score >= succ {
+                set(&mut scored[i], next_below(succ));
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+}
+
+/// The largest f32 below `x` (for positive finite `x`), or a hair under it.
+fn next_below(x: f32) -> f32 {
+    if x > 0.0 && x.is_finite() {
+        f32::from_bits(x.to_bits() - 1)
+    } else {
+        x - f32::EPSILON
+    }
+}
+
+/// Check a query's ranges; the error says what to fix.
+pub fn validate(q: &Query) -> Result<()> {
+    if q.text.trim().is_empty() && q.anchors.is_empty() {
+        return Err(Error::InvalidArgument {
+            what: "query",
+            message: "give query text, at least one anchor id, or both".into(),
+        });
+    }
+    if q.depth > MAX_DEPTH_CHECK {
+        return Err(Error::InvalidArgument {
+            what: "depth",
+            message: format!("{} is over the maximum of {MAX_DEPTH_CHECK}", q.depth),
+        });
+    }
+    if q.limit == 0 || q.limit > super::query::MAX_LIMIT {
+        return Err(Error::InvalidArgument {
+            what: "limit",
+            message: format!(
+                "{} must be between 1 and {}",
+                q.limit,
+                super::query::MAX_LIMIT
+            ),
+        });
+    }
+    if !q.min_score.is_finite() {
+        return Err(Error::InvalidArgument {
+            what: "min-score",
+            message: "must be a finite number".into(),
+        });
+    }
+    if q.anchors.len() > super::query::MAX_ANCHORS {
+        return Err(Error::InvalidArgument {
+            what: "anchors",
+            message: format!("at most {} anchors", super::query::MAX_ANCHORS),
+        });
+    }
+    Ok(())
+}
+
+/// Run `q` against the lexical index and the graph; `store` (at the graph's version) gives the
+/// returned notes' records, through `shown`. `stats` gives each node's usage statistics.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    lex: &LexicalIndex,
+    graph: &Graph,
+    store: &LazyReader<'_>,
+    shown: &ShownCache,
+    tok: &Tokenizer,
+    learned: &Learned,
+    q: &Query,
+    now_s: i64,
+    stats: &impl Fn(u32) -> NodeStats,
+) -> Result<(Vec<Hit>, FloorReport)> {
+    validate(q)?;
+    let mut text = q.text.as_str();
+    if text.len() > super::query::MAX_QUERY_BYTES {
+        let mut cut = super::query::MAX_QUERY_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text = &text[..cut];
+    }
+    let mut tables = Tables::take();
+    let Tables { cands, around } = &mut tables;
+    cands.reset(graph.len());
+    around.reset(graph.len());
+
+    // 1. Anchors: direct hits at full strength.
+    let mut anchors: Vec<u32> = Vec::with_capacity(q.anchors.len());
+    for a in &q.anchors {
+        let Some(o) = graph.ord(a).filter(|o| graph.meta(*o).is_some()) else {
+            return Err(Error::UnknownNode { id: a.clone() });
+        };
+        anchors.push(o);
+        cands.insert(o, Cand::direct(1.0));
+    }
+
+    // 2. Lexical hits and notes used for earlier questions like this one, each kept only when
+    //    its evidence passes the floor, normalised to the best lexical hit.
+    let qt = tok.query_terms(text);
+    let matches = if qt.terms.is_empty() {
+        Vec::new()
+    } else {
+        lex.expand(&qt)
+    };
+    // As many lexical hits as the walk takes seeds (or the caller wants results).
+    let want = q.limit.max(policy::MAX_SEEDS);
+    let hits = if matches.is_empty() {
+        Vec::new()
+    } else {
+        lex.search(&matches, want)
+    };
+    let evidence = Evidence::of(lex, &qt, &matches);
+    // With anchors, the anchors' neighbourhood is the context: a weak lexical hit outside it is
+    // noise, a hit inside it is kept.
+    if !anchors.is_empty() && !hits.is_empty() {
+        let seeds: Vec<(u32, f32)> = anchors.iter().map(|&a| (a, 1.0)).collect();
+        for &(a, base) in &seeds {
+            around.insert(a, Cand::direct(base));
+        }
+        walk(graph, around, &seeds, q.depth, NO_FLOOR);
+    }
+    let mut learned_of = evidence.learned(&matches, graph, learned);
+    let mut floor = FloorReport {
+        terms: evidence.terms(&matches),
+        rejected: Vec::new(),
+        weak: false,
+    };
+    // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
+    // do not pass the floor (none: they do), its coverage, and whether its note was used before
+    // (past use is evidence that a partial match is the note meant).
+    let verdicts: Vec<(Option<u32>, f32, Option<&'static str>, bool)> = hits
+        .iter()
+        .map(|h| {
+            let o = graph.ord(h.id).filter(|o| graph.meta(*o).is_some());
+            let coverage = evidence.coverage(h.matched, h.exact);
+            let lexical_floor = |used: bool| {
+                evidence
+                    .floor(h.matched, h.exact, coverage, used)
+                    .or_else(|| {
+                        (h.score < evidence.lexical_floor())
+                            .then_some("lexical score under the floor")
+                    })
+            };
+            let used = o.is_some_and(|o| policy::counts_as_used(&stats(o)));
+            (o, coverage, lexical_floor(used), used)
+        })
+        .collect();
+    // The best passing hit sets the scale.
+    let top = hits
+        .iter()
+        .zip(&verdicts)
+        .filter(|(_, v)| v.2.is_none())
+        .map(|(h, _)| h.score)
+        .fold(0.0f32, f32::max);
+    let mut direct_info: Vec<(u32, DirectInfo)> = Vec::new();
+    for (h, &(o, coverage, why_not, used)) in hits.iter().zip(&verdicts) {
+        let Some(o) = o else {
+            continue;
+        };
+        let learned = learned_of.remove(&o).unwrap_or(0.0);
+        let relative = if used {
+            policy::MIN_RELATIVE_LEXICAL_USED
+        } else {
+            policy::MIN_RELATIVE_LEXICAL
+        };
+        let why_not = why_not.or_else(|| {
+            (h.score < relative * top).then_some("far below the best hit's lexical score")
+        });
+        let lexical_base = if why_not.is_none() {
+            h.score / top
+        } else {
+            0.0
+        };
+        let Some(base) = with_learned(lexical_base, learned) else {
+            if floor.rejected.len() < MAX_REJECTED_REPORTED {
+                floor.rejected.push(Rejected {
+                    id: h.id.to_string(),
+                    coverage,
+                    reason: why_not.unwrap_or("found wrong for questions like this one"),
+                });
+            }
+            continue;
+        };
+        if !anchors.is_empty() && base < policy::MIN_UNANCHORED_RELATIVE && !around.contains(o) {
+            continue;
+        }
+        cands.add_lexical(o, base, h.score, h.matched);
+        direct_info.push((
+            o,
+            DirectInfo {
+                coverage,
+                learned,
+                title_match: false,
+                used,
+            },
+        ));
+    }
+    // Notes whose words do not match but that earlier questions with these terms were answered
+    // with: the bridge feedback builds over other words for the same thing.
+    let mut learned_only: Vec<(u32, f32)> = learned_of.into_iter().collect();
+    learned_only.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    for (o, learned) in learned_only {
+        let Some(base) = with_learned(0.0, learned) else {
+            continue;
+        };
+        if cands.contains(o) || graph.meta(o).is_none() {
+            continue;
+        }
+        if !anchors.is_empty() && !around.contains(o) {
+            continue;
+        }
+        cands.insert(o, Cand::direct(base));
+        direct_info.push((
+            o,
+            DirectInfo {
+                coverage: 0.0,
+                learned,
+                title_match: false,
+                used: false,
+            },
+        ));
+    }
+    // A question that names a note (its title, its id) means that note.
+    title_matches(graph, store, shown, tok, &matches, cands, &mut direct_info)?;
+
+    // A question whose direct hits are all weak (none covers much of it, none is named by it)
+    // gets its best few and nothing reached from them.
+    floor.weak = anchors.is_empty()
+        && !direct_info.is_empty()
+        && !direct_info.iter().any(|(_, i)| i.is_strong());
+
+    struct Scored {
+        ord: u32,
+        score: f32,
+        type_weight: f32,
+        ttl_factor: f32,
+        usage: f32,
+        importance: f32,
+        recency: f32,
+    }
+    let score_of = |ord: u32, base: f32, st: NodeStats| -> Option<Scored> {
+        let meta = graph.meta(ord)?;
+        let type_weight = policy::note_type_weight(meta.note_type);
+        debug_assert!(type_weight <= policy::MAX_TYPE_WEIGHT);
+        let ttl_factor = policy::ttl_factor(meta.ttl_days, meta.updated_at, now_s);
+        // Being returned is not a use: only a use (or an edit) keeps a note recent.
+        let touched = match (st.last_used_at, meta.updated_at) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        let usage = policy::usage_bonus(st.untied_used, st.wrong_count);
+        let importance = policy::importance_bonus(st.importance.unwrap_or(0));
+        let recency = policy::recency_bonus(touched, now_s);
+        let score = base
+            * (1.0 + usage)
+            * policy::prior_factor(type_weight, ttl_factor, importance + recency);
+        (score >= q.min_score).then_some(Scored {
+            ord,
+            score,
+            type_weight,
+            ttl_factor,
+            usage,
+            importance,
+            recency,
+        })
+    };
+    // 3. Best-first walk over typed edges from the strongest direct hits. The direct hits'
+    //    scores without graph support (which only adds) already bound the `limit`-th best score
+    //    from below: a leaf of the walk without usage stats whose best possible score is under
+    //    that bound (or under `min_score`) is left out, as step 4 would never score it.
+    let mut direct: Vec<f32> = cands
+        .bases()
+        .filter_map(|(ord, base)| score_of(ord, base, stats(ord)).map(|s| s.score))
+        .collect();
+    let floor_score = if direct.len() >= q.limit {
+        let (_, kth, _) = direct.select_nth_unstable_by(q.limit - 1, |a, b| b.total_cmp(a));
+        kth.max(q.min_score)
+    } else {
+        q.min_score
+    };
+    let skip_leaf = |ord: u32, base: f32| {
+        best_without_stats(base) < floor_score && stats(ord) == NodeStats::default()
+    };
+
+    // Neighbours of a weak hit inherit nothing: only anchors and strong hits seed the walk.
+    let mut seeds: Vec<(u32, f32)> = cands
+        .bases()
+        .filter(|(o, _)| {
+            direct_info
+                .iter()
+                .find(|(d, _)| d == o)
+                .is_none_or(|(_, i)| i.is_strong())
+        })
+        .collect();
+    seeds.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then_with(|| graph.id(a.0).cmp(graph.id(b.0)))
+    });
+    seeds.truncate(policy::MAX_SEEDS + anchors.len());
+    walk(graph, cands, &seeds, q.depth, Some(&skip_leaf));
+
+    // 4. Score candidates with the policy (all in memory); dangling targets drop out. Direct hits
+    //    and notes with usage stats are scored first; then another candidate is read only if its
+    //    best possible score (no stats: base x the largest type weight + a full recency bonus)
+    //    can still enter the top `limit`. Most depth-2 neighbours never touch their node fields.
+    let mut scored: Vec<Scored> = Vec::with_capacity(cands.len().min(4 * q.limit + 64));
+    // The `limit` best scores so far (as `total_order_key`s), lowest on top: the entry bar for
+    // the rest. A score at or under a full heap's top would be pushed and popped again.
+    let mut best: BinaryHeap<std::cmp::Reverse<u32>> = BinaryHeap::with_capacity(q.limit);
+    let keep = |s: Scored, scored: &mut Vec<Scored>, best: &mut BinaryHeap<_>| {
+        let key = total_order_key(s.score);
+        if best.len() < q.limit {
+            best.push(std::cmp::Reverse(key));
+        } else if let Some(mut top) = best.peek_mut()
+            && key > top.0
+        {
+            *top = std::cmp::Reverse(key);
+        }
+        scored.push(s);
+    };
+    let mut rest: Vec<(u32, f32)> = Vec::with_capacity(cands.len());
+    for i in 0..cands.len() {
+        let ord = cands.ords()[i];
+        let Some(c) = cands.hot_mut(ord) else {
+            continue;
+        };
+        let st = stats(ord);
+        if c.source == Source::Direct {
+            c.base += policy::GRAPH_SUPPORT_WEIGHT * c.support;
+        } else if st == NodeStats::default() {
+            rest.push((ord, c.base));
+            continue;
+        }
+        if let Some(s) = score_of(ord, c.base, st) {
+            keep(s, &mut scored, &mut best);
+        }
+    }
+    for (ord, base) in rest {
+        let bound = best_without_stats(base);
+        if best.len() >= q.limit
+            && best
+                .peek()
+                .is_some_and(|b| bound < from_total_order_key(b.0))
+        {
+            continue;
+        }
+        if let Some(s) = score_of(ord, base, NodeStats::default()) {
+            keep(s, &mut scored, &mut best);
+        }
+    }
+    let by_rank = |a: &Scored, b: &Scored| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| graph.id(a.ord).cmp(graph.id(b.ord)))
+    };
+    if scored.len() > q.limit {
+        scored.select_nth_unstable_by(q.limit, by_rank);
+        scored.truncate(q.limit);
+    }
+    // A note another note declares it replaces steps aside for its successor when both are
+    // returned and its evidence does not clearly lead: it ranks right below it. (Only lowered,
+    // to just under a returned note's score: it stays above everything left out.)
+    step_aside_for_successors(
+        graph,
+        &mut scored,
+        |s| (s.ord, s.score, cands.get(s.ord).map_or(0.0, |c| c.base)),
+        |s, v| s.score = v,
+    );
+    scored.sort_by(by_rank);
+    if floor.weak {
+        // The best notes, and notes agents used before that this question also matches.
+        let used = |o: u32| direct_info.iter().any(|(d, i)| *d == o && i.used);
+        let mut i = 0usize;
+        scored.retain(|s| {
+            i += 1;
+            i <= policy::WEAK_QUESTION_RESULTS || used(s.ord)
+        });
+    }
+
+    // 5. The returned notes: records, trails and explanations.
+    let trail_of = |o: u32| -> Vec<TrailEdge> {
+        let mut t = Vec::new();
+        let mut cur = o;
+        while let Some(Some(via)) = cands.get(cur).map(|c| c.via) {
+            let (from, to) = if via.forward {
+                (via.parent, cur)
+            } else {
+                (cur, via.parent)
+            };
+            t.push(TrailEdge {
+                from: graph.id(from).to_string(),
+                to: graph.id(to).to_string(),
+                kind: via.kind,
+                provenance: via.provenance,
+            });
+            cur = via.parent;
+            if t.len() > usize::from(policy::MAX_DEPTH) {
+                break;
+            }
+        }
+        t.reverse();
+        t
+    };
+    let mut out: Vec<Hit> = Vec::with_capacity(scored.len());
+    let ords: Vec<u32> = scored.iter().map(|s| s.ord).collect();
+    let records = shown.read(graph, store, &ords)?;
+    for (s, rec) in scored.into_iter().zip(records) {
+        let (Some(rec), Some(c)) = (rec, cands.get(s.ord)) else {
+            continue;
+        };
+        let info = direct_info
+            .iter()
+            .find(|(o, _)| *o == s.ord)
+            .map(|(_, i)| *i)
+            .unwrap_or_default();
+        let explain = Explain {
+            lexical: c.lexical,
+            coverage: info.coverage,
+            learned: info.learned,
+            title_match: info.title_match,
+            base: c.base,
+            type_weight: s.type_weight,
+            ttl_factor: s.ttl_factor,
+            usage: s.usage,
+            importance: s.importance,
+            recency: s.recency,
+            matched_terms: qt
+                .terms
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| c.matched & (1 << (i % 32)) != 0)
+                .map(|(_, t)| t.term.clone())
+                .collect(),
+        };
+        out.push(Hit {
+            id: graph.id(s.ord).to_string(),
+            name: rec.name.clone(),
+            description: rec.description.clone(),
+            note_type: rec.note_type.as_str(),
+            score: s.score,
+            source: c.source,
+            trail: trail_of(s.ord),
+            excerpt: rec.excerpt.clone(),
+            explain,
+        });
+    }
+    Ok((out, floor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+    use mnemon_testkit::corpus::{GenConfig, generate};
+
+    /// The graph of a generated corpus of `notes` notes.
+    fn generated_graph(notes: usize, seed: u64) -> Graph {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        generate(&GenConfig::new(notes, seed), tmp.path()).expect("generate");
+        let memory = crate::Memory::init(tmp.path()).expect("init");
+        memory.index().expect("index");
+        let (store, _) = Store::open(&memory.dir().index()).expect("store");
+        Graph::load(&store.read().expect("read")).expect("graph")
+    }
+
+    /// `count` seeds spread over the graph from `start` (every `step`-th ordinal), bases falling
+    /// by `fall` from 1, and the candidate table holding them as direct hits.
+    fn seeded(
+        graph: &Graph,
+        start: u32,
+        step: u32,
+        count: u32,
+        fall: f32,
+    ) -> (Vec<(u32, f32)>, Cands) {
+        let seeds: Vec<(u32, f32)> = (0..count)
+            .map(|i| {
+                (
+                    (start + i * step) % graph.len() as u32,
+                    1.0 - fall * i as f32,
+                )
+            })
+            .filter(|(o, _)| graph.meta(*o).is_some())
+            .collect();
+        let mut direct = Cands::default();
+        direct.reset(graph.len());
+        for &(o, b) in &seeds {
+            direct.insert(o, Cand::direct(b));
+        }
+        (seeds, direct)
+    }
+
+    #[test]
+    fn a_failed_recall_gives_the_candidate_tables_back() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        generate(&GenConfig::new(60, 5), tmp.path()).expect("generate");
+        let memory = crate::Memory::init(tmp.path()).expect("init");
+        memory.index().expect("index");
+        let slots = || CANDS.with_borrow(|c| (c.0.slot_count(), c.1.slot_count()));
+        let mut ok = Query::text("index worker pool");
+        ok.record = false;
+        memory.recall(&ok).expect("recall");
+        let (after_ok, around_ok) = slots();
+        assert!(after_ok >= 60 && around_ok >= 60, "{after_ok} {around_ok}");
+        let mut bad = Query::anchors(["no-such-note"]);
+        bad.text = ok.text.clone();
+        bad.record = false;
+        assert!(matches!(
+            memory.recall(&bad),
+            Err(Error::UnknownNode { id }) if id == "no-such-note"
+        ));
+        assert_eq!(
+            slots(),
+            (after_ok, around_ok),
+            "tables kept after the error"
+        );
+    }
+
+    /// A walk that leaves out leaves gives every other candidate exactly as the full walk does
+    /// (base, depth, trail, support), and leaves out only leaves its floor names. The floor here
+    /// names a fixed pseudo-random half of the notes, so leaves also turn up later on shorter,
+    /// weaker paths: a left-out leaf must not then become a node to expand.
+    #[test]
+    fn walk_with_a_leaf_floor_leaves_out_only_leaves_and_changes_nothing_else() {
+        let graph = generated_graph(400, 21);
+        let half = |ord: u32| (ord.wrapping_mul(2_654_435_761) >> 7) & 1 == 0;
+        let skip = |ord: u32, _base: f32| half(ord);
+        let (mut left_out, mut compared) = (0usize, 0usize);
+        for start in 0..60u32 {
+            // Seeds: a few notes with falling bases, as direct hits.
+            let (seeds, direct) = seeded(&graph, start * 37, 11, 6, 0.1);
+            let mut full = direct.clone();
+            walk(&graph, &mut full, &seeds, 2, NO_FLOOR);
+            let mut part = direct;
+            walk(&graph, &mut part, &seeds, 2, Some(&skip));
+            for &o in full.ords() {
+                let c = full.get(o).expect("a listed candidate");
+                match part.get(o) {
+                    Some(p) => {
+                        assert_eq!(
+                            (p.base, p.depth, p.support, p.source),
+                            (c.base, c.depth, c.support, c.source),
+                            "{}",
+                            graph.id(o)
+                        );
+                        let via = |v: Option<Via>| v.map(|v| (v.parent, v.kind, v.forward));
+                        assert_eq!(via(p.via), via(c.via), "{}", graph.id(o));
+                        compared += 1;
+                    }
+                    None => {
+                        assert_eq!(c.depth, 2, "{} left out but expanded", graph.id(o));
+                        assert!(half(o));
+                        left_out += 1;
+                    }
+                }
+            }
+            assert!(part.ords().iter().all(|&o| full.contains(o)));
+        }
+        assert!(
+            left_out > 500 && compared > 500,
+            "{left_out} left out, {compared} compared"
+        );
+    }
+    /// The walk's frontier order as it was written before it was packed into one integer.
+    #[derive(Debug, PartialEq)]
+    struct RefFrontier {
+        base: f32,
+        ord: u32,
+    }
+    impl Eq for RefFrontier {}
+    impl PartialOrd for RefFrontier {
+        fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl Ord for RefFrontier {
+        fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+            self.base
+                .total_cmp(&other.base)
+                .then_with(|| other.ord.cmp(&self.ord))
+        }
+    }
+
+    #[test]
+    fn packed_frontier_orders_as_the_float_total_order_then_the_lower_ordinal() {
+        let bases = [
+            f32::NEG_INFINITY,
+            -1.5,
+            -f32::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            f32::MIN_POSITIVE,
+            1e-30,
+            0.25,
+            0.2500001,
+            1.0,
+            3.0e38,
+            f32::INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ];
+        let ords = [0u32, 1, 7, u32::MAX - 1, u32::MAX];
+        let all: Vec<(f32, u32)> = bases
+            .iter()
+            .flat_map(|&b| ords.iter().map(move |&o| (b, o)))
+            .collect();
+        for &(b, o) in &all {
+            let f = Frontier::new(b, o);
+            assert_eq!((f.base().to_bits(), f.ord()), (b.to_bits(), o));
+            for &(b2, o2) in &all {
+                let want = RefFrontier { base: b, ord: o }.cmp(&RefFrontier { base: b2, ord: o2 });
+                assert_eq!(f.cmp(&Frontier::new(b2, o2)), want, "{b} {o} vs {b2} {o2}");
+            }
+        }
+    }
+
+    /// The walk as it was written before the graph kept each edge's weight and before
+    /// co-occurrence edges were split off by position: every edge weighed from its fields as it is
+    /// followed, every kind tested. [`walk`] must give the same candidates to the last bit.
+    fn reference_walk(graph: &Graph, cands: &mut Cands, seeds: &[(u32, f32)], max_depth: u8) {
+        let mut heap: BinaryHeap<RefFrontier> = seeds
+            .iter()
+            .map(|&(ord, base)| RefFrontier { base, ord })
+            .collect();
+        let mut expanded = 0usize;
+        while let Some(RefFrontier { base, ord }) = heap.pop() {
+            let Slot::Cand(cur) = cands.slot_mut(ord) else {
+                continue;
+            };
+            if cur.base > base || cur.depth >= max_depth {
+                continue;
+            }
+            expanded += 1;
+            if expanded > policy::MAX_EXPANSIONS {
+                break;
+            }
+            let (depth, from_seed, cur_source) = (cur.depth, cur.depth == 0, cur.source);
+            let out = graph.out(ord);
+            let inn = graph.inn(ord);
+            for (list, forward) in [
+                (&out[..out.len().min(policy::MAX_FANOUT)], true),
+                (&inn[..inn.len().min(policy::MAX_FANOUT)], false),
+            ] {
+                for e in list {
+                    if is_co_occurrence(e.kind) && !from_seed {
+                        continue;
+                    }
+                    let mut w = policy::edge_kind_weight(e.kind)
+                        * policy::provenance_weight(e.provenance)
+                        * e.confidence
+                        * policy::hub_damping(e.source_out_degree);
+                    if !forward {
+                        w *= policy::REVERSE_EDGE_FACTOR;
+                    }
+                    let child_base = base * policy::HOP_DECAY * w;
+                    if let Slot::Cand(existing) = cands.slot_mut(e.other) {
+                        if existing.source == Source::Direct {
+                            if existing.depth == 0 && e.other != ord {
+                                existing.support = existing.support.max(child_base);
+                            }
+                            continue;
+                        }
+                        if existing.base >= child_base {
+                            continue;
+                        }
+                    }
+                    let source = if is_co_occurrence(e.kind) || cur_source == Source::CoOccur {
+                        Source::CoOccur
+                    } else {
+                        Source::Neighbor
+                    };
+                    let via = Via {
+                        parent: ord,
+                        kind: e.kind,
+                        provenance: e.provenance,
+                        forward,
+                    };
+                    cands.insert(
+                        e.other,
+                        Cand {
+                            base: child_base,
+                            depth: depth + 1,
+                            source,
+                            via: Some(via),
+                            lexical: 0.0,
+                            matched: 0,
+                            support: 0.0,
+                        },
+                    );
+                    if depth + 1 < max_depth {
+                        heap.push(RefFrontier {
+                            base: child_base,
+                            ord: e.other,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn walk_equals_the_reference_walk_that_weighs_each_edge_as_it_goes() {
+        let graph = generated_graph(400, 33);
+        let co = (0..graph.len() as u32)
+            .flat_map(|o| graph.out(o))
+            .filter(|e| is_co_occurrence(e.kind))
+            .count();
+        assert!(
+            co > 100,
+            "the corpus has co-occurrence edges to follow: {co}"
+        );
+        let mut compared = 0usize;
+        for start in 0..40u32 {
+            for depth in [1u8, 2, 3] {
+                let (seeds, direct) = seeded(&graph, start * 53, 7, 5, 0.15);
+                let mut reference = direct.clone();
+                reference_walk(&graph, &mut reference, &seeds, depth);
+                let mut walked = direct;
+                walk(&graph, &mut walked, &seeds, depth, NO_FLOOR);
+                assert_eq!(
+                    walked.ords(),
+                    reference.ords(),
+                    "seeds {seeds:?}, depth {depth}"
+                );
+                for &o in reference.ords() {
+                    let (r, w) = (reference.get(o), walked.get(o));
+                    let bits = |c: Option<Cand>| {
+                        c.map(|c| {
+                            (
+                                c.base.to_bits(),
+                                c.support.to_bits(),
+                                c.depth,
+                                c.source,
+                                c.via,
+                            )
+                        })
+                    };
+                    assert_eq!(bits(w), bits(r), "{}", graph.id(o));
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 2000, "{compared} candidates compared");
+    }
+}

@@ -1,0 +1,498 @@
+//! Recall end to end: OR semantics, the score floor, CJK, typos, trails, anchors, incremental
+//! updates, synthesized edges, the clock, and the loopal-58 targets.
+
+mod common;
+
+use common::{fresh, loopal_fixtures, write_note};
+use mnemon::notes::{EdgeKind, Provenance};
+use mnemon::recall::{FixedClock, Query, Source};
+
+fn ids(r: &mnemon::recall::Recall) -> Vec<&str> {
+    r.results.iter().map(|h| h.id.as_str()).collect()
+}
+
+fn corpus() -> (tempfile::TempDir, mnemon::Memory) {
+    let (tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "pgbouncer-pool-sizing.md",
+        "---\nname: PgBouncer pool sizing\ntype: reference\nrelated: [connection-storm]\n---\nTransaction pooling, default_pool_size 24 per backend, max_client_conn 4000. The system uses it.\n",
+    );
+    write_note(
+        &memory,
+        "connection-storm.md",
+        "---\nname: Connection storm incident\ntype: project\n---\nIn March the app opened too many connections after a deploy; see [[pgbouncer-pool-sizing]] and [[deploy-canary]]. The system recovered.\n",
+    );
+    write_note(
+        &memory,
+        "deploy-canary.md",
+        "---\nname: Canary deploys\ntype: project\n---\nCanary at 5 percent for ten minutes, then promote. The system watches error rates.\n",
+    );
+    write_note(
+        &memory,
+        "deploy-rollback.md",
+        "---\nname: Rollback runbook\ntype: project\n---\nRoll back with one command. The system keeps two releases.\n",
+    );
+    write_note(
+        &memory,
+        "数据库备份.md",
+        "---\nname: 数据库备份策略\ntype: project\n---\n每天凌晨两点全量备份，保留三十天。The system stores backups in S3.\n",
+    );
+    write_note(
+        &memory,
+        "tone.md",
+        "---\nname: Tone\ntype: user\n---\nThe user prefers terse answers. The system should not pad.\n",
+    );
+    memory.index().unwrap();
+    (tmp, memory)
+}
+
+#[test]
+fn natural_language_question_matches_with_or_semantics() {
+    let (_t, m) = corpus();
+    let r = m
+        .recall(&Query::text(
+            "how big should the pgbouncer pool be for our backends?",
+        ))
+        .unwrap();
+    assert_eq!(r.results[0].id, "pgbouncer-pool-sizing");
+    assert_eq!(r.results[0].source, Source::Direct);
+    let x = &r.results[0].explain;
+    assert!(x.matched_terms.contains(&"pgbouncer".to_string()), "{x:?}");
+    assert!(x.lexical > 0.0);
+}
+
+#[test]
+fn stop_words_or_one_common_word_return_nothing() {
+    let (_t, m) = corpus();
+    assert!(
+        m.recall(&Query::text("what is the"))
+            .unwrap()
+            .results
+            .is_empty()
+    );
+    assert!(
+        m.recall(&Query::text("the system"))
+            .unwrap()
+            .results
+            .is_empty(),
+        "a word in every note is not a match"
+    );
+}
+
+#[test]
+fn chinese_query_finds_chinese_note() {
+    let (_t, m) = corpus();
+    let r = m.recall(&Query::text("数据库备份")).unwrap();
+    assert_eq!(ids(&r)[0], "数据库备份");
+    let r = m.recall(&Query::text("备份").with_depth(0)).unwrap();
+    assert_eq!(ids(&r), vec!["数据库备份"]);
+}
+
+#[test]
+fn typo_and_unfinished_word_still_match() {
+    let (_t, m) = corpus();
+    // connection-storm mentions pgbouncer through its link text, so it follows.
+    let r = m.recall(&Query::text("pgbouncr").with_depth(0)).unwrap();
+    assert_eq!(ids(&r), vec!["pgbouncer-pool-sizing", "connection-storm"]);
+    let r = m.recall(&Query::text("rollbac").with_depth(0)).unwrap();
+    assert_eq!(ids(&r), vec!["deploy-rollback"]);
+}
+
+#[test]
+fn neighbours_carry_their_trail() {
+    let (_t, m) = corpus();
+    let r = m.recall(&Query::text("connection storm incident")).unwrap();
+    assert_eq!(r.results[0].id, "connection-storm");
+    let pool = r
+        .results
+        .iter()
+        .find(|h| h.id == "pgbouncer-pool-sizing")
+        .expect("linked note recalled");
+    assert_eq!(pool.source, Source::Neighbor);
+    assert_eq!(pool.trail.len(), 1);
+    assert_eq!(pool.trail[0].from, "connection-storm");
+    assert_eq!(pool.trail[0].to, "pgbouncer-pool-sizing");
+    assert_eq!(pool.trail[0].kind, EdgeKind::References);
+    assert!(pool.score < r.results[0].score);
+}
+
+#[test]
+fn anchor_at_depth_zero_is_itself_and_anchors_are_checked() {
+    let (_t, m) = corpus();
+    let r = m
+        .recall(&Query::anchors(["deploy-canary"]).with_depth(0))
+        .unwrap();
+    assert_eq!(ids(&r), vec!["deploy-canary"]);
+    assert_eq!(r.results[0].source, Source::Direct);
+    let r = m.recall(&Query::anchors(["deploy-canary"])).unwrap();
+    assert!(ids(&r).contains(&"connection-storm"), "{:?}", ids(&r));
+    let err = m.recall(&Query::anchors(["nope"])).unwrap_err();
+    assert!(err.to_string().contains("no note with id `nope`"));
+    let err = m.recall(&Query::text("  ")).unwrap_err();
+    assert!(err.to_string().contains("query text"), "{err}");
+    let err = m
+        .recall(&Query::text("x").with_depth(9))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("depth"), "{err}");
+}
+
+#[test]
+fn slug_clusters_become_synthesized_edges() {
+    let (_t, m) = corpus();
+    let edges = m.edges().unwrap();
+    let slug: Vec<_> = edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::CoOccursSlug)
+        .map(|e| (e.from.as_str(), e.to.as_str(), e.provenance, e.confidence))
+        .collect();
+    assert!(slug.contains(&(
+        "deploy-canary",
+        "deploy-rollback",
+        Provenance::Synthesized,
+        1.0
+    )));
+    assert!(slug.contains(&(
+        "deploy-rollback",
+        "deploy-canary",
+        Provenance::Synthesized,
+        1.0
+    )));
+    let r = m.recall(&Query::text("rollback").with_depth(1)).unwrap();
+    let canary = r.results.iter().find(|h| h.id == "deploy-canary").unwrap();
+    assert_eq!(canary.source, Source::CoOccur);
+}
+
+#[test]
+fn token_similarity_edges_link_notes_sharing_rare_words() {
+    let (_t, m) = fresh();
+    for i in 0..12 {
+        write_note(
+            &m,
+            &format!("filler{i}.md"),
+            format!("unrelated words number {i} alpha"),
+        );
+    }
+    let shared = "zookeeper quorum fencing epoch leader election split brain";
+    write_note(&m, "quorum.md", format!("{shared} first"));
+    write_note(&m, "fencing.md", format!("{shared} second"));
+    m.index().unwrap();
+    let edges = m.edges().unwrap();
+    assert!(
+        edges
+            .iter()
+            .any(|e| e.kind == EdgeKind::CoOccursToken && e.from == "fencing" && e.to == "quorum"),
+        "{edges:?}"
+    );
+    assert!(!edges.iter().any(|e| e.kind == EdgeKind::CoOccursToken
+        && e.from.starts_with("filler")
+        && (e.to == "quorum" || e.to == "fencing")),);
+}
+
+#[test]
+fn changed_note_is_found_by_its_new_words_only() {
+    let (_t, m) = corpus();
+    write_note(
+        &m,
+        "tone.md",
+        "---\nname: Tone\ntype: user\n---\nThe user wants bullet lists and zero preamble.\n",
+    );
+    let r = m.index().unwrap();
+    assert_eq!(r.changed, vec!["tone"]);
+    let hits = m.recall(&Query::text("preamble").with_depth(0)).unwrap();
+    assert_eq!(ids(&hits), vec!["tone"]);
+    assert!(
+        m.recall(&Query::text("terse").with_depth(0))
+            .unwrap()
+            .results
+            .is_empty()
+    );
+    std::fs::remove_file(m.dir().memory().join("tone.md")).unwrap();
+    m.index().unwrap();
+    assert!(
+        m.recall(&Query::text("preamble"))
+            .unwrap()
+            .results
+            .is_empty()
+    );
+}
+
+#[test]
+fn expired_ttl_ranks_below_a_fresh_twin() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "fresh.md",
+        "---\nname: Retry budget\nupdated_at: 2026-11-01\nttl_days: 90\n---\nretry budget is three attempts\n",
+    );
+    write_note(
+        &m,
+        "stale.md",
+        "---\nname: Retry budget\nupdated_at: 2026-01-01\nttl_days: 30\n---\nretry budget is three attempts\n",
+    );
+    for i in 0..6 {
+        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
+    m.index().unwrap();
+    let now = mnemon::notes::parse_date_unix_s("2026-11-30").unwrap();
+    let m = m.with_clock(FixedClock(now));
+    let r = m.recall(&Query::text("retry budget")).unwrap();
+    assert_eq!(ids(&r), vec!["fresh", "stale"]);
+    let stale = &r.results[1].explain;
+    assert_eq!(stale.ttl_factor, mnemon::recall::policy::TTL_EXPIRED_FACTOR);
+    assert!(r.results[0].explain.recency > stale.recency);
+}
+
+#[test]
+fn damaged_lexical_index_is_rebuilt_on_open() {
+    let (tmp, m) = corpus();
+    drop(m);
+    let index = tmp.path().join(".mnemon/index");
+    std::fs::write(index.join("lexical.manifest"), b"garbage").unwrap();
+    let mut m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let notices = m.take_notices();
+    assert!(
+        notices.iter().any(|n| n.contains("lexical index file")),
+        "{notices:?}"
+    );
+    let r = m.recall(&Query::text("pgbouncer").with_depth(0)).unwrap();
+    assert_eq!(ids(&r), vec!["pgbouncer-pool-sizing", "connection-storm"]);
+}
+
+/// Lexical files are not fsynced: a power loss can bring back an older manifest and segments
+/// with the same note count. The store's record of the last generation published catches it.
+#[test]
+fn lexical_index_behind_the_store_after_lost_writes_is_rebuilt() {
+    let (tmp, m) = corpus();
+    let index = tmp.path().join(".mnemon/index");
+    let lexical_files = |dir: &std::path::Path| -> Vec<(std::ffi::OsString, Vec<u8>)> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name == "lexical.manifest" || name.ends_with(".seg")
+            })
+            .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+            .collect()
+    };
+    let before = lexical_files(&index);
+    // An edit (same note count) that the lexical index then "loses".
+    write_note(
+        &m,
+        "deploy-canary.md",
+        "---\nname: Canary deploys\ntype: project\n---\nCanary at 5 percent, then a zeppelin check.\n",
+    );
+    m.index().unwrap();
+    drop(m);
+    for e in std::fs::read_dir(&index).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == "lexical.manifest" || name.ends_with(".seg") {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    for (name, bytes) in &before {
+        std::fs::write(index.join(name), bytes).unwrap();
+    }
+    let mut m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let notices = m.take_notices();
+    assert!(notices.iter().any(|n| n.contains("behind")), "{notices:?}");
+    let r = m.recall(&Query::text("zeppelin").with_depth(0)).unwrap();
+    assert_eq!(ids(&r), vec!["deploy-canary"]);
+    // The rebuilt index is not behind: the next open keeps it.
+    drop(m);
+    let mut m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    assert_eq!(m.take_notices(), Vec::<String>::new());
+}
+
+/// An index ahead of the store with a note the store lacks (a crash between the lexical publish and
+/// the store's commit, never followed by a scan) is rebuilt at a generation above the one on disk,
+/// so the rebuilt segment's file name is not the name of a segment another reader may hold.
+#[test]
+fn index_ahead_of_the_store_is_rebuilt_above_its_generation() {
+    let (tmp, m) = corpus();
+    drop(m);
+    let index = tmp.path().join(".mnemon/index");
+    let tok = mnemon::index::tokenize::Tokenizer::new();
+    let lex = mnemon::index::LexicalIndex::open(&index).unwrap().unwrap();
+    let ghost = mnemon::notes::parse_note("ghost", b"---\nname: Ghost\n---\nnot in the store\n");
+    let ahead = lex
+        .update(
+            &index,
+            &[mnemon::index::fields::DocTerms::from_note(&tok, &ghost)],
+            &[],
+            false,
+        )
+        .unwrap();
+    let mut m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let notices = m.take_notices();
+    assert!(notices.iter().any(|n| n.contains("holds")), "{notices:?}");
+    let rebuilt = mnemon::index::LexicalIndex::open(&index).unwrap().unwrap();
+    assert!(
+        rebuilt.generation() > ahead.generation(),
+        "{} after {}",
+        rebuilt.generation(),
+        ahead.generation()
+    );
+    let r = m.recall(&Query::text("pgbouncer").with_depth(0)).unwrap();
+    assert_eq!(ids(&r), vec!["pgbouncer-pool-sizing", "connection-storm"]);
+    assert!(m.recall(&Query::text("ghost")).unwrap().results.is_empty());
+}
+
+/// The loopal-58 eval (cold): MRR >= 0.85 (the recall issue's goal), R@5 >= 0.68, R@10 >= 0.77.
+/// (R@10 was 0.83 before the score floor: questions whose words cover little of any note now get
+/// their best two notes without the notes around them, the price of returning nothing for
+/// off-topic questions.)
+#[test]
+fn loopal_eval_meets_the_cold_targets() {
+    let fixtures = loopal_fixtures();
+    let truth =
+        mnemon_testkit::eval::truth::load_truth(&fixtures.join("../ground_truth.yaml")).unwrap();
+    let report = mnemon_testkit::eval::run::eval_cold(&fixtures, &truth).unwrap();
+    let cold = &report.modes["cold"];
+    assert_eq!(report.queries, 58);
+    assert!(cold.mrr >= 0.85, "MRR {}", cold.mrr);
+    assert!(cold.r5 >= 0.68, "R@5 {}", cold.r5);
+    assert!(cold.r10 >= 0.77, "R@10 {}", cold.r10);
+}
+
+/// The event-log issue's target on loopal-58: per-query 5x warm-up lifts MRR at least as much as
+/// the original's (+7.4 %) and reaches MRR >= 0.92 (the fallback, since R@10's +16.1 % lift is above
+/// the protocol's ceiling: anchors that are also relevant are removed before scoring).
+#[test]
+fn loopal_eval_meets_the_per_query_warm_up_target() {
+    let fixtures = loopal_fixtures();
+    let truth =
+        mnemon_testkit::eval::truth::load_truth(&fixtures.join("../ground_truth.yaml")).unwrap();
+    let modes = ["cold".to_string(), "perq5".to_string()];
+    let report = mnemon_testkit::eval::run::eval(&fixtures, &truth, &modes).unwrap();
+    let (cold, warm) = (&report.modes["cold"], &report.modes["perq5"]);
+    assert!(
+        warm.mrr >= cold.mrr * 1.074,
+        "MRR {} -> {}",
+        cold.mrr,
+        warm.mrr
+    );
+    assert!(warm.mrr >= 0.95, "MRR {}", warm.mrr);
+    assert!(warm.r10 >= cold.r10, "R@10 {} -> {}", cold.r10, warm.r10);
+}
+
+#[test]
+fn a_note_used_before_stays_a_direct_hit_below_the_relative_floor() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "zebra-guide.md",
+        "---\nname: Zebra crossing zebra guide\ndescription: zebra zebra\ntags: [zebra]\n---\nZebra zebra zebra zebra zebra.\n",
+    );
+    let long_body =
+        "Walking notes about streets, lights, kerbs, cyclists, buses and signs. ".repeat(3);
+    write_note(
+        &m,
+        "street-walk.md",
+        format!("---\nname: Street walk\n---\n{long_body} Once we saw a zebra.\n"),
+    );
+    for i in 0..12 {
+        write_note(
+            &m,
+            &format!("filler-{i}.md"),
+            format!("---\nname: Filler {i}\n---\nNothing here {i}.\n"),
+        );
+    }
+    m.index().unwrap();
+    let q = Query::text("zebra").with_depth(0);
+    let weak = |r: &mnemon::recall::Recall| {
+        r.results
+            .iter()
+            .find(|h| h.id == "street-walk")
+            .map(|h| h.source)
+    };
+    // Cold: the weak match is under the relative floor (a fifth of the best hit).
+    let cold = m.recall(&q.clone()).unwrap();
+    assert_eq!(ids(&cold).first(), Some(&"zebra-guide"));
+    assert_eq!(weak(&cold), None, "{:?}", ids(&cold));
+    // Returned many times (by questions that match it well) but never used: nothing changes.
+    for _ in 0..6 {
+        let r = m.recall(&Query::text("street walk cyclists")).unwrap();
+        assert_eq!(ids(&r).first(), Some(&"street-walk"));
+    }
+    let shown = m.recall(&q.clone()).unwrap();
+    assert_eq!(weak(&shown), None, "{:?}", ids(&shown));
+    assert!(m.stats("street-walk").unwrap().recall_count >= 6);
+    // Once fetched by id (a use), use is evidence: the same weak match is kept as a direct hit.
+    m.recall(&Query::anchors(["street-walk"]).with_depth(0))
+        .unwrap();
+    let warm = m.recall(&q).unwrap();
+    assert_eq!(weak(&warm), Some(Source::Direct), "{:?}", ids(&warm));
+    assert_eq!(ids(&warm).first(), Some(&"zebra-guide"));
+}
+
+#[test]
+fn shown_records_follow_edits_of_notes_recalled_before() {
+    // Recall keeps the records it showed lately; an edit (a new store version) must show the new
+    // name, description and excerpt, never the kept ones.
+    let (_t, m) = corpus();
+    let q = Query::text("canary deploys").with_limit(3);
+    for _ in 0..2 {
+        let r = m.recall(&q).unwrap();
+        let hit = r.results.iter().find(|h| h.id == "deploy-canary").unwrap();
+        assert_eq!(hit.name.as_deref(), Some("Canary deploys"));
+        assert!(
+            hit.excerpt.starts_with("Canary at 5 percent"),
+            "{}",
+            hit.excerpt
+        );
+        assert_eq!(hit.note_type, "project");
+    }
+    write_note(
+        &m,
+        "deploy-canary.md",
+        "---\nname: Canary deploys, revised\ndescription: Slower canaries\ntype: reference\n---\nCanary at 1 percent for an hour, then promote.\n",
+    );
+    m.index().unwrap();
+    let r = m.recall(&q).unwrap();
+    let hit = r.results.iter().find(|h| h.id == "deploy-canary").unwrap();
+    assert_eq!(hit.name.as_deref(), Some("Canary deploys, revised"));
+    assert_eq!(hit.description.as_deref(), Some("Slower canaries"));
+    assert_eq!(hit.note_type, "reference");
+    assert!(
+        hit.excerpt.starts_with("Canary at 1 percent"),
+        "{}",
+        hit.excerpt
+    );
+    // An edit indexed by another handle (another process) is shown too.
+    let other = mnemon::Memory::open(m.dir().root()).unwrap();
+    write_note(
+        &m,
+        "deploy-canary.md",
+        "---\nname: Canary deploys, third take\ntype: project\n---\nCanary at 2 percent.\n",
+    );
+    other.index().unwrap();
+    let r = m.recall(&q).unwrap();
+    let hit = r.results.iter().find(|h| h.id == "deploy-canary").unwrap();
+    assert_eq!(hit.name.as_deref(), Some("Canary deploys, third take"));
+    assert_eq!(hit.description, None);
+    assert_eq!(hit.excerpt, "Canary at 2 percent.");
+}
+
+/// The recall issue's use targets on loopal-58: asking every question once as an agent does
+/// (each recall recorded) leaves MRR at least at cold; feedback on the relevant notes among the
+/// first 10 results lifts it by at least 5 %.
+#[test]
+fn loopal_eval_replay_is_never_below_cold_and_feedback_lifts() {
+    let fixtures = loopal_fixtures();
+    let truth =
+        mnemon_testkit::eval::truth::load_truth(&fixtures.join("../ground_truth.yaml")).unwrap();
+    let modes = ["cold", "replay", "feedback"].map(String::from);
+    let report = mnemon_testkit::eval::run::eval(&fixtures, &truth, &modes).unwrap();
+    let (cold, replay, fb) = (
+        &report.modes["cold"],
+        &report.modes["replay"],
+        &report.modes["feedback"],
+    );
+    assert!(replay.mrr >= cold.mrr, "{} -> {}", cold.mrr, replay.mrr);
+    assert!(replay.r5 >= cold.r5, "{} -> {}", cold.r5, replay.r5);
+    assert!(fb.mrr >= cold.mrr * 1.05, "{} -> {}", cold.mrr, fb.mrr);
+}

@@ -1,0 +1,265 @@
+//! What changes rankings after use, and what must not: feedback lifts the notes used for a
+//! question (and for questions worded like it), a note found wrong sinks, a note returned often
+//! but never used does not climb, a fetch by id is a use; the score floor returns nothing for a
+//! question the memory has no answer for; a question that names a note puts it first.
+
+mod common;
+
+use common::{fresh, write_note};
+use mnemon::Memory;
+use mnemon::recall::{Query, Recall};
+
+fn ids(r: &Recall) -> Vec<&str> {
+    r.results.iter().map(|h| h.id.as_str()).collect()
+}
+
+fn look(m: &Memory, text: &str) -> Recall {
+    let mut q = Query::text(text);
+    q.record = false;
+    m.recall(&q).unwrap()
+}
+
+fn rank(r: &Recall, id: &str) -> Option<usize> {
+    r.results.iter().position(|h| h.id == id)
+}
+
+fn score(r: &Recall, id: &str) -> f32 {
+    r.results
+        .iter()
+        .find(|h| h.id == id)
+        .map_or(0.0, |h| h.score)
+}
+
+/// Two notes about batching; `batch-sizes` matches "batch import" better than `import-jobs`.
+fn two_batch_notes() -> (tempfile::TempDir, Memory) {
+    let (tmp, m) = fresh();
+    write_note(
+        &m,
+        "batch-sizes.md",
+        "---\nname: Batch sizes\n---\nBatch import uses batches of 500 rows; batch size matters for import speed.\n",
+    );
+    write_note(
+        &m,
+        "import-jobs.md",
+        "---\nname: Import jobs\n---\nThe nightly import runs as a batch job on the worker queue.\n",
+    );
+    for i in 0..8 {
+        write_note(
+            &m,
+            &format!("filler-{i}.md"),
+            format!("---\nname: Filler {i}\n---\nUnrelated text about gardens and bicycles {i}.\n"),
+        );
+    }
+    m.index().unwrap();
+    (tmp, m)
+}
+
+#[test]
+fn a_note_returned_often_but_never_used_does_not_climb() {
+    let (_t, m) = two_batch_notes();
+    let cold = look(&m, "batch import");
+    assert_eq!(ids(&cold)[..2], ["batch-sizes", "import-jobs"]);
+    // Asked 20 times, recorded as an agent's recalls: both notes are returned every time.
+    for _ in 0..20 {
+        let r = m.recall(&Query::text("batch import")).unwrap();
+        assert!(rank(&r, "import-jobs").is_some());
+    }
+    assert!(m.stats("import-jobs").unwrap().recall_count >= 20);
+    let after = look(&m, "batch import");
+    assert_eq!(ids(&after), ids(&cold));
+    for id in ["batch-sizes", "import-jobs"] {
+        assert_eq!(score(&after, id), score(&cold, id), "{id} moved");
+    }
+}
+
+#[test]
+fn feedback_lifts_the_used_note_for_its_question_and_questions_worded_like_it() {
+    let (_t, m) = two_batch_notes();
+    let r = m.recall(&Query::text("batch import")).unwrap();
+    assert_eq!(rank(&r, "import-jobs"), Some(1));
+    // No question given: the feedback is about this process's last recall.
+    let fb = m.feedback(&["import-jobs".into()], &[], None).unwrap();
+    assert_eq!(fb.query, "batch import");
+    assert_eq!(fb.qid, r.qid);
+    assert_eq!(rank(&look(&m, "batch import"), "import-jobs"), Some(0));
+    assert_eq!(rank(&look(&m, "Batch  IMPORT"), "import-jobs"), Some(0));
+    // A question sharing its informative words with the one the note was used for.
+    assert_eq!(
+        rank(&look(&m, "import batch nightly"), "import-jobs"),
+        Some(0)
+    );
+    let x = &look(&m, "batch import").results[0].explain;
+    assert!(x.learned > 0.0, "{x:?}");
+}
+
+#[test]
+fn feedback_bridges_words_the_note_does_not_contain() {
+    let (_t, m) = two_batch_notes();
+    let question = "ingest pipeline";
+    assert!(
+        look(&m, question).results.is_empty(),
+        "no note holds these words"
+    );
+    m.feedback(&["import-jobs".into()], &[], Some(question))
+        .unwrap();
+    let r = look(&m, question);
+    assert_eq!(ids(&r).first(), Some(&"import-jobs"), "{:?}", ids(&r));
+    // One of the two words, worded again: half of the question's information still points there.
+    assert_eq!(ids(&look(&m, "ingest")).first(), Some(&"import-jobs"));
+    // A question about something else is not answered with it.
+    assert!(look(&m, "gardens pipeline cucumbers").results.len() <= 1);
+}
+
+#[test]
+fn a_note_found_wrong_sinks_for_that_question() {
+    let (_t, m) = two_batch_notes();
+    let before = look(&m, "batch import");
+    assert_eq!(rank(&before, "batch-sizes"), Some(0));
+    m.feedback(&[], &["batch-sizes".into()], Some("batch import"))
+        .unwrap();
+    let after = look(&m, "batch import");
+    assert!(
+        score(&after, "batch-sizes") < score(&before, "batch-sizes") * 0.8,
+        "{:?}",
+        after.results
+    );
+    assert_eq!(rank(&after, "import-jobs"), Some(0));
+    assert_eq!(m.stats("batch-sizes").unwrap().wrong_count, 1);
+}
+
+#[test]
+fn a_fetch_by_id_is_a_use_and_lifts_the_note_among_close_matches() {
+    let (_t, m) = two_batch_notes();
+    let cold = look(&m, "batch import");
+    let ratio = score(&cold, "import-jobs") / score(&cold, "batch-sizes");
+    assert!(ratio > 0.6, "a close call: {ratio}");
+    for _ in 0..5 {
+        m.recall(&Query::anchors(["import-jobs"]).with_depth(0))
+            .unwrap();
+    }
+    let s = m.stats("import-jobs").unwrap();
+    assert_eq!((s.used_count, s.untied_used), (5, 5));
+    let warm = look(&m, "batch import");
+    assert_eq!(rank(&warm, "import-jobs"), Some(0), "{:?}", warm.results);
+    // An anchor recall that explores around the note (depth > 0) is not a fetch.
+    m.recall(&Query::anchors(["batch-sizes"]).with_depth(1))
+        .unwrap();
+    assert_eq!(m.stats("batch-sizes").unwrap().used_count, 0);
+}
+
+#[test]
+fn feedback_checks_its_arguments_and_loses_nothing() {
+    let (_t, m) = two_batch_notes();
+    let err = |used: &[&str], wrong: &[&str]| {
+        let used: Vec<String> = used.iter().map(|s| s.to_string()).collect();
+        let wrong: Vec<String> = wrong.iter().map(|s| s.to_string()).collect();
+        m.feedback(&used, &wrong, Some("q"))
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(err(&[], &[]).contains("at least one note"));
+    assert!(err(&["nope"], &[]).contains("no note with id `nope`"));
+    assert!(err(&["batch-sizes"], &["batch-sizes"]).contains("both used and wrong"));
+    assert!(err(&["../x"], &[]).contains("../x"));
+    assert_eq!(
+        m.events().event_count(),
+        0,
+        "nothing recorded by a refused call"
+    );
+}
+
+#[test]
+fn feedback_survives_a_snapshot_and_reaches_another_process() {
+    let (tmp, m) = two_batch_notes();
+    m.feedback(&["import-jobs".into()], &[], Some("ingest pipeline"))
+        .unwrap();
+    m.write_snapshot().unwrap();
+    drop(m);
+    let other = Memory::open(tmp.path().join(".mnemon")).unwrap();
+    assert_eq!(
+        ids(&look(&other, "ingest pipeline")).first(),
+        Some(&"import-jobs")
+    );
+    assert_eq!(other.stats("import-jobs").unwrap().used_count, 1);
+}
+
+fn demo() -> (tempfile::TempDir, Memory) {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = mnemon_testkit::fixtures::demo_notes();
+    let m = mnemon_testkit::eval::run::build_memory(&src, &tmp.path().join(".mnemon")).unwrap();
+    assert!(m.show("runbooks/deploy-rollback").is_ok());
+    (tmp, m)
+}
+
+#[test]
+fn an_off_topic_question_returns_nothing_and_explains_why() {
+    let (_t, m) = demo();
+    for q in [
+        "how do I bake sourdough bread",
+        "who won the football world cup",
+        "best beaches to visit in portugal in summer",
+    ] {
+        let r = look(&m, q);
+        assert!(r.results.is_empty(), "{q}: {:?}", ids(&r));
+        assert!(!r.floor.terms.is_empty());
+    }
+    // One word shared with a longer question in another sense is not enough.
+    let r = look(&m, "rollback my knee surgery recovery plan");
+    assert!(r.results.len() <= 1, "{:?}", ids(&r));
+}
+
+#[test]
+fn a_weak_question_gets_its_best_note_without_the_notes_around_it() {
+    let (_t, m) = demo();
+    let r = look(&m, "pgbouncer knitting patterns for winter scarves");
+    assert!(r.floor.weak || r.results.is_empty(), "{:?}", r.floor);
+    assert!(r.results.len() <= 1, "{:?}", ids(&r));
+}
+
+#[test]
+fn a_question_that_names_a_note_puts_it_first_whatever_the_priors() {
+    let (_t, m) = demo();
+    // A reference note (the lowest type weight) named by its id's last segment, by its title,
+    // and with a typo.
+    for q in [
+        "deploy rollback",
+        "Runbook: Deploy Rollback",
+        "deploy rolback",
+    ] {
+        let r = look(&m, q);
+        assert_eq!(ids(&r).first(), Some(&"runbooks/deploy-rollback"), "{q}");
+        assert!(r.results[0].explain.title_match, "{q}");
+    }
+}
+
+#[test]
+fn priors_do_not_overturn_a_clear_lexical_lead() {
+    let (_t, m) = fresh();
+    // The reference note (lowest type weight) says much more about the question than the
+    // project note (highest type weight), which is also marked important and edited today.
+    write_note(
+        &m,
+        "geyser-reference.md",
+        "---\nname: Geyser valves\ntype: reference\ntags: [geyser, valve]\n---\nGeyser valve geyser valve maintenance.\n",
+    );
+    write_note(
+        &m,
+        "plant-project.md",
+        "---\nname: Plant project\ntype: project\n---\nThe plant project plans, milestones, staffing, budget, vendors and one geyser.\n",
+    );
+    for i in 0..6 {
+        write_note(
+            &m,
+            &format!("filler-{i}.md"),
+            format!("---\nname: Filler {i}\n---\nUnrelated words {i}.\n"),
+        );
+    }
+    m.index().unwrap();
+    m.set_importance("plant-project", 10, &[], "").unwrap();
+    let r = look(&m, "geyser valve");
+    let (a, b) = (&r.results[0], &r.results[1]);
+    assert_eq!(a.id, "geyser-reference", "{:?}", r.results);
+    assert_eq!(b.id, "plant-project");
+    assert!(a.explain.base > b.explain.base * mnemon::recall::policy::CLEAR_LEAD);
+    assert!(b.explain.importance > 0.0 && b.explain.type_weight > a.explain.type_weight);
+}

@@ -1,0 +1,534 @@
+//! The scanner and the store together: the loopal-58 corpus, incremental re-scans, and each bad
+//! input the foundation issue lists.
+
+mod common;
+
+use common::{copy_into, fresh, loopal_fixtures, write_note};
+use mnemon::notes::{EdgeKind, Provenance};
+use std::collections::BTreeSet;
+
+/// Count `related:` entries and distinct `[[link]]` targets of a note by hand, independently of
+/// the parser (line-based, good enough for the fixtures' simple YAML).
+fn count_links_by_hand(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut related = BTreeSet::new();
+    let mut inline = BTreeSet::new();
+    let mut parts = text.splitn(3, "---\n");
+    parts.next();
+    let fm = parts.next().unwrap_or("");
+    let body = parts.next().unwrap_or("");
+    let mut in_related = false;
+    for line in fm.lines() {
+        if let Some(rest) = line.strip_prefix("related:") {
+            in_related = true;
+            let rest = rest.trim();
+            if let Some(list) = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+                for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    related.insert(item.to_string());
+                }
+                in_related = false;
+            }
+            continue;
+        }
+        if in_related {
+            if let Some(item) = line.trim_start().strip_prefix("- ") {
+                related.insert(item.trim().to_string());
+            } else {
+                in_related = false;
+            }
+        }
+    }
+    let mut rest = body;
+    while let Some(i) = rest.find("[[") {
+        let after = &rest[i + 2..];
+        let Some(j) = after.find("]]") else { break };
+        let inner = &after[..j];
+        let id = inner.split(['|', '#']).next().unwrap_or("").trim();
+        inline.insert(id.to_string());
+        rest = &after[j + 2..];
+    }
+    (related, inline)
+}
+
+#[test]
+fn loopal_fixtures_index_as_73_notes_with_every_link_an_edge() {
+    let fixtures = loopal_fixtures();
+    let (_tmp, memory) = fresh();
+    assert_eq!(copy_into(&memory, &fixtures), 73);
+    let report = memory.index().unwrap();
+    assert_eq!(report.notes, 73);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.changed.len(), 73);
+
+    let edges = memory.edges().unwrap();
+    let mut want_fm = BTreeSet::new();
+    let mut want_inline = BTreeSet::new();
+    for e in std::fs::read_dir(&fixtures).unwrap() {
+        let path = e.unwrap().path();
+        let id = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let (related, inline) = count_links_by_hand(&std::fs::read_to_string(&path).unwrap());
+        for to in related {
+            want_fm.insert((id.clone(), to));
+        }
+        for to in inline {
+            want_inline.insert((id.clone(), to));
+        }
+    }
+    let got = |prov: Provenance| -> BTreeSet<(String, String)> {
+        edges
+            .iter()
+            .filter(|e| e.provenance == prov && e.kind == EdgeKind::References)
+            .map(|e| (e.from.clone(), e.to.clone()))
+            .collect()
+    };
+    assert!(
+        want_fm.len() > 100 && want_inline.len() > 50,
+        "hand count too small"
+    );
+    assert_eq!(got(Provenance::Frontmatter), want_fm);
+    assert_eq!(got(Provenance::InlineLink), want_inline);
+
+    // A second scan right after changes nothing.
+    let again = memory.index().unwrap();
+    assert!(again.changed.is_empty(), "{:?}", again.changed);
+    assert!(again.removed.is_empty());
+    assert_eq!(again.notes, 73);
+    assert_eq!(again.edges, report.edges);
+}
+
+#[test]
+fn unchanged_stat_means_contents_are_not_read() {
+    let (_tmp, memory) = fresh();
+    let path = write_note(&memory, "a.md", "---\nname: A\n---\nlinks [[b]]\n");
+    write_note(&memory, "b.md", "b body");
+    memory.index().unwrap();
+    // Same length, same mtime, different bytes: a scan that read contents would notice.
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::write(&path, "---\nname: Z\n---\nlinks [[c]]\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let r = memory.index().unwrap();
+    assert!(r.changed.is_empty(), "contents were read: {:?}", r.changed);
+    assert_eq!(memory.show("a").unwrap().name.as_deref(), Some("A"));
+    // A new mtime makes the scan read and re-parse it.
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime + std::time::Duration::from_secs(5))
+        .unwrap();
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec!["a"]);
+    let a = memory.show("a").unwrap();
+    assert_eq!(a.name.as_deref(), Some("Z"));
+    assert_eq!(a.edges_out.len(), 1);
+    assert_eq!(a.edges_out[0].to, "c");
+    assert!(a.edges_out[0].dangling);
+    // The old edge's mirror is gone from b.
+    assert!(memory.show("b").unwrap().edges_in.is_empty());
+}
+
+#[test]
+fn touched_but_identical_file_is_not_changed() {
+    let (_tmp, memory) = fresh();
+    let path = write_note(&memory, "a.md", "body");
+    memory.index().unwrap();
+    let f = std::fs::File::options().write(true).open(&path).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(10))
+        .unwrap();
+    let r = memory.index().unwrap();
+    assert!(r.changed.is_empty());
+}
+
+#[test]
+fn deleted_and_renamed_notes_leave_the_graph() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "a.md", "[[b]] [[c]]");
+    write_note(&memory, "b.md", "[[a]]");
+    write_note(&memory, "c.md", "c");
+    let r = memory.index().unwrap();
+    assert_eq!((r.notes, r.edges), (3, 3));
+
+    std::fs::remove_file(memory.dir().memory().join("b.md")).unwrap();
+    std::fs::rename(
+        memory.dir().memory().join("c.md"),
+        memory.dir().memory().join("d.md"),
+    )
+    .unwrap();
+    let r = memory.index().unwrap();
+    assert_eq!(r.removed, vec!["b", "c"]);
+    assert_eq!(r.changed, vec!["d"]);
+    assert_eq!((r.notes, r.edges), (2, 2), "a's links stay, now dangling");
+    let a = memory.show("a").unwrap();
+    assert!(a.edges_out.iter().all(|e| e.dangling));
+    assert!(a.edges_in.is_empty(), "b's edge into a left with b");
+    let doctor = memory.doctor().unwrap();
+    assert!(!doctor.healthy);
+    let dangling: Vec<_> = doctor.dangling.iter().map(|d| d.to.as_str()).collect();
+    assert_eq!(dangling, vec!["b", "c"]);
+}
+
+#[test]
+fn bad_inputs_never_abort_a_scan_and_are_reported() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "good.md", "---\nname: Good\n---\nfine [[yaml]]\n");
+    write_note(
+        &memory,
+        "yaml.md",
+        "---\nname: [unclosed\n---\nbody survives [[good]]\n",
+    );
+    write_note(&memory, "latin1.md", b"caf\xe9 au lait [[good]]".as_slice());
+    let mut big = b"---\nname: Big\n---\n".to_vec();
+    big.resize(50 << 20, b'x');
+    write_note(&memory, "big.md", &big);
+    write_note(&memory, "empty.md", "");
+    write_note(&memory, "selfish.md", "me [[selfish]] and [[good]]");
+    write_note(&memory, "escape.md", "[[../../etc/passwd]] [[/etc/passwd]]");
+    write_note(
+        &memory,
+        "conflict.md",
+        "a\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> other\n",
+    );
+    std::os::unix::fs::symlink(memory.dir().memory(), memory.dir().memory().join("loop")).unwrap();
+
+    let r = memory.index().unwrap();
+    assert_eq!(
+        r.notes, 8,
+        "every readable note is indexed: {:?}",
+        r.changed
+    );
+    let msg_for = |path: &str| -> Vec<String> {
+        r.errors
+            .iter()
+            .filter(|e| e.path == path)
+            .map(|e| e.message.clone())
+            .collect()
+    };
+    assert!(msg_for("yaml.md")[0].contains("not valid YAML"));
+    assert!(msg_for("latin1.md")[0].contains("UTF-8"));
+    assert!(msg_for("big.md")[0].contains("over the 4 MiB limit"));
+    assert!(msg_for("empty.md")[0].contains("empty note"));
+    assert!(msg_for("selfish.md")[0].contains("links to itself"));
+    assert_eq!(msg_for("escape.md").len(), 2);
+    assert!(
+        msg_for("escape.md")
+            .iter()
+            .all(|m| m.contains("not a valid id"))
+    );
+    assert!(msg_for("conflict.md")[0].contains("merge-conflict"));
+    assert!(
+        msg_for("loop")[0].contains("symlink loop"),
+        "{:?}",
+        r.errors
+    );
+    assert!(msg_for("good.md").is_empty());
+
+    // The malformed-YAML note is still indexed from its body.
+    let yaml = memory.show("yaml").unwrap();
+    assert_eq!(yaml.name, None);
+    assert_eq!(yaml.edges_out[0].to, "good");
+    // No edge points outside memory/ and no self edge exists.
+    for e in memory.edges().unwrap() {
+        assert!(!e.to.contains(".."), "{e:?}");
+        assert_ne!(e.from, e.to);
+    }
+    let doctor = memory.doctor().unwrap();
+    assert!(!doctor.healthy);
+    assert_eq!(doctor.conflicts, vec!["conflict.md"]);
+    assert_eq!(doctor.walk_errors.len(), 1, "{:?}", doctor.walk_errors);
+}
+
+#[test]
+fn show_refuses_ids_outside_memory() {
+    let (_tmp, memory) = fresh();
+    let err = memory.show("../etc/passwd").unwrap_err();
+    assert!(err.to_string().contains("cannot leave memory/"), "{err}");
+    let err = memory.show("nope").unwrap_err();
+    assert!(err.to_string().contains("no note with id `nope`"), "{err}");
+}
+
+#[test]
+fn subfolders_give_slash_ids() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "runbooks/deploy.md", "[[runbooks/rollback]]");
+    write_note(&memory, "runbooks/rollback.md", "x");
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec!["runbooks/deploy", "runbooks/rollback"]);
+    let v = memory.show("runbooks/rollback").unwrap();
+    assert_eq!(v.edges_in[0].from, "runbooks/deploy");
+    assert_eq!(v.path, "runbooks/rollback.md");
+}
+
+/// The walk sorts the found notes itself (walkdir's `sort_by_file_name` parsed two file names per
+/// comparison): the order must stay walkdir's, a folder's notes right after the folder's name among
+/// its siblings, which is not the order of the relative paths as strings (`a.md` < `a/x.md`).
+#[test]
+fn notes_are_found_in_walkdirs_sorted_order() {
+    let (_tmp, memory) = fresh();
+    let rels = [
+        "b.md",
+        "a/x.md",
+        "a-b.md",
+        "a.md",
+        "a/b/c.md",
+        "a b.md",
+        "A.md",
+        "é.md",
+        "a/é/z.md",
+        "a.b/y.md",
+        "a0.md",
+    ];
+    for rel in rels {
+        write_note(&memory, rel, "x");
+    }
+    let root = memory.dir().memory().canonicalize().unwrap();
+    let reference: Vec<String> = walkdir::WalkDir::new(&root)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(&root).unwrap();
+            rel.to_str().unwrap().to_string()
+        })
+        .collect();
+    let outcome = mnemon::scan::scan(&root, &std::collections::HashMap::new());
+    let found: Vec<&str> = outcome
+        .batch
+        .upserts
+        .iter()
+        .map(|u| u.path.as_str())
+        .collect();
+    assert_eq!(found, reference);
+    assert_eq!(found.len(), rels.len());
+    // Not the order of the paths as strings.
+    let mut as_strings = found.clone();
+    as_strings.sort();
+    assert_ne!(found, as_strings);
+}
+
+/// A re-scan looks at a folder's entries a chunk of 512 at a time, on every core, while the
+/// folder is listed (a folder's listing comes in the file system's order, not by name), stats
+/// known notes relative to their folder, and puts them back in name order: each stat must land
+/// on its own note. A folder of 1300 notes (three chunks) beside 70 folders of 5: notes changed,
+/// removed and added in the big folder and in the small ones, and only those are reported, in
+/// order.
+#[test]
+fn stats_looked_at_in_chunks_land_on_their_own_notes() {
+    let (_tmp, memory) = fresh();
+    for n in 0..1300 {
+        write_note(&memory, &format!("big/n{n:04}.md"), format!("note {n}"));
+    }
+    for f in 0..70 {
+        for n in 0..5 {
+            write_note(
+                &memory,
+                &format!("f{f:02}/n{n}.md"),
+                format!("note {f} {n}"),
+            );
+        }
+    }
+    assert_eq!(memory.index().unwrap().notes, 1650);
+    let r = memory.index().unwrap();
+    assert!(r.changed.is_empty() && r.removed.is_empty(), "{r:?}");
+
+    write_note(&memory, "big/n0700.md", "note 700, now longer");
+    write_note(&memory, "big/n1299.md", "note 1299, now longer");
+    std::fs::remove_file(memory.dir().memory().join("big/n0003.md")).unwrap();
+    write_note(&memory, "big/n0512b.md", "new in the big folder");
+    write_note(&memory, "f37/n2.md", "note 37 2, now longer");
+    std::fs::remove_file(memory.dir().memory().join("f12/n4.md")).unwrap();
+    write_note(&memory, "f69/n9.md", "new");
+    let r = memory.index().unwrap();
+    assert_eq!(
+        r.changed,
+        vec!["big/n0512b", "big/n0700", "big/n1299", "f37/n2", "f69/n9"]
+    );
+    assert_eq!(r.removed, vec!["big/n0003", "f12/n4"]);
+    assert_eq!(r.notes, 1650);
+    let r = memory.index().unwrap();
+    assert!(r.changed.is_empty() && r.removed.is_empty(), "{r:?}");
+}
+
+/// A link inside a sub-folder back to that sub-folder is a loop too (the walk must know every
+/// ancestor, not only `memory/`): reported once, not walked 32 folders deep.
+#[test]
+fn symlink_loop_below_the_root_is_reported_not_walked() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "a/x.md", "x");
+    let mem = memory.dir().memory();
+    std::os::unix::fs::symlink(mem.join("a"), mem.join("a/back")).unwrap();
+    let r = memory.index().unwrap();
+    assert_eq!(r.notes, 1, "{:?}", r.changed);
+    let loops: Vec<_> = r.errors.iter().filter(|e| e.path == "a/back").collect();
+    assert_eq!(loops.len(), 1, "{:?}", r.errors);
+    assert!(
+        loops[0].message.contains("symlink loop back to memory/a"),
+        "{}",
+        loops[0].message
+    );
+}
+
+/// Links leaving `memory/` are reported and skipped, a folder's as a note's; a link to a note
+/// or a folder inside it is followed, and the stat of a linked note is its target's (an edit
+/// through the target is seen by the next re-scan).
+#[test]
+fn symlinks_are_followed_inside_memory_and_refused_outside() {
+    let (tmp, memory) = fresh();
+    let mem = memory.dir().memory();
+    write_note(&memory, "real/a.md", "a");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("o.md"), "o").unwrap();
+    std::os::unix::fs::symlink(&outside, mem.join("ext")).unwrap();
+    std::os::unix::fs::symlink(outside.join("o.md"), mem.join("o.md")).unwrap();
+    std::os::unix::fs::symlink(mem.join("real"), mem.join("alias")).unwrap();
+    std::os::unix::fs::symlink(mem.join("real/a.md"), mem.join("l.md")).unwrap();
+    std::os::unix::fs::symlink(mem.join("gone.md"), mem.join("broken.md")).unwrap();
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec!["alias/a", "l", "real/a"]);
+    let message = |p: &str| {
+        r.errors
+            .iter()
+            .find(|e| e.path == p)
+            .map(|e| e.message.clone())
+            .unwrap_or_default()
+    };
+    assert!(message("ext").contains("outside memory/"), "{:?}", r.errors);
+    assert!(
+        message("o.md").contains("outside memory/"),
+        "{:?}",
+        r.errors
+    );
+    assert!(
+        message("broken.md").contains("broken symlink"),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(r.errors.len(), 3, "{:?}", r.errors);
+
+    write_note(&memory, "real/a.md", "a, edited through its target");
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec!["alias/a", "l", "real/a"]);
+}
+
+/// Folders are walked 32 deep: a note 32 components down is found, one 33 down is not.
+#[test]
+fn notes_are_found_32_folders_deep_and_no_deeper() {
+    let (_tmp, memory) = fresh();
+    let deep = |n: usize| {
+        (0..n)
+            .map(|i| format!("d{i}"))
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    write_note(&memory, &format!("{}/in.md", deep(31)), "in");
+    write_note(&memory, &format!("{}/out.md", deep(32)), "out");
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec![format!("{}/in", deep(31))]);
+}
+
+/// A name that is not UTF-8 gives no id: the note, or the folder and the notes below it, are
+/// reported by path (lossy) and skipped; the rest is indexed.
+#[test]
+fn names_that_are_not_utf8_are_reported_and_skipped() {
+    use std::os::unix::ffi::OsStrExt;
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "good.md", "fine");
+    let mem = memory.dir().memory();
+    std::fs::write(mem.join(std::ffi::OsStr::from_bytes(b"caf\xe9.md")), "x").unwrap();
+    let bad_dir = mem.join(std::ffi::OsStr::from_bytes(b"d\xff"));
+    std::fs::create_dir(&bad_dir).unwrap();
+    std::fs::write(bad_dir.join("inner.md"), "y").unwrap();
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec!["good"]);
+    let file = r.errors.iter().find(|e| e.path == "caf\u{fffd}.md");
+    assert!(
+        file.is_some_and(|e| e.message.contains("file name is not valid UTF-8")),
+        "{:?}",
+        r.errors
+    );
+    let folder = r.errors.iter().find(|e| e.path == "d\u{fffd}");
+    assert!(
+        folder.is_some_and(|e| e.message.contains("notes below it were skipped")),
+        "{:?}",
+        r.errors
+    );
+}
+
+/// `mnemon index` loads the manifest on a thread of its own while the walk lists the folders:
+/// the walk's lookups must wait for it and use it. A note the manifest knows with its current
+/// stat is not read, one it does not know is, and one only it names is removed: over a folder of
+/// 600 notes (two chunks looked at while the listing goes on) and a sub-folder.
+#[test]
+fn manifest_loaded_beside_the_walk_is_what_the_notes_are_compared_with() {
+    use mnemon::store::FileEntry;
+    let (_tmp, memory) = fresh();
+    for n in 0..600 {
+        write_note(&memory, &format!("n{n:03}.md"), format!("note {n}"));
+    }
+    write_note(&memory, "sub/deep.md", "deep");
+    let root = memory.dir().memory();
+    let entry_of = |rel: &str| {
+        let meta = std::fs::metadata(root.join(rel)).unwrap();
+        let mtime = meta.modified().unwrap();
+        let mtime_ns = mtime
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i64;
+        FileEntry {
+            size: meta.len(),
+            mtime_ns,
+            hash: 0,
+        }
+    };
+    let load = || -> Result<std::collections::HashMap<String, FileEntry>, String> {
+        // Slower than the listing of the folder, so that lookups have to wait for it.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut m: std::collections::HashMap<String, FileEntry> = (0..600)
+            .filter(|n| *n != 417)
+            .map(|n| format!("n{n:03}.md"))
+            .map(|rel| (rel.clone(), entry_of(&rel)))
+            .collect();
+        m.insert("sub/deep.md".into(), entry_of("sub/deep.md"));
+        m.insert("gone.md".into(), entry_of("n000.md"));
+        Ok(m)
+    };
+    let (outcome, manifest) = mnemon::scan::scan_while_loading(&root, load).unwrap();
+    assert_eq!(manifest.len(), 601);
+    let read: Vec<&str> = outcome
+        .batch
+        .upserts
+        .iter()
+        .map(|u| u.path.as_str())
+        .collect();
+    assert_eq!(read, vec!["n417.md"]);
+    assert_eq!(outcome.removed, vec!["gone"]);
+    assert!(outcome.walk_errors.is_empty(), "{:?}", outcome.walk_errors);
+}
+
+/// A manifest that cannot be loaded ends the scan with its error; one whose loader panics raises
+/// the panic instead of leaving the walk waiting for it.
+#[test]
+fn manifest_loader_errors_and_panics_end_the_scan() {
+    use mnemon::store::FileEntry;
+    type Manifest = std::collections::HashMap<String, FileEntry>;
+    let (_tmp, memory) = fresh();
+    for n in 0..600 {
+        write_note(&memory, &format!("n{n:03}.md"), format!("note {n}"));
+    }
+    let root = memory.dir().memory();
+    let failed = mnemon::scan::scan_while_loading(&root, || -> Result<Manifest, String> {
+        Err("store unreadable".into())
+    });
+    assert_eq!(failed.err(), Some("store unreadable".to_string()));
+    let panicked = std::panic::catch_unwind(|| {
+        mnemon::scan::scan_while_loading(&root, || -> Result<Manifest, String> {
+            panic!("loader panicked")
+        })
+    });
+    assert!(panicked.is_err());
+}

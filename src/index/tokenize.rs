@@ -305,9 +305,9 @@ const STEM_KEY_BYTES: usize = 16;
 const STEM_CACHE_BITS: u32 = 13;
 
 /// Stems shared by every thread, behind the per-thread caches: a word stemmed on one core is not
-/// stemmed again on another. A build looks here only on a per-thread miss (a 1k build: 14 398
-/// lookups); before it, each core stemmed every word it met (8 241 stems of 4 022 distinct
-/// words on 2 cores, 7 % of the build's instructions).
+/// stemmed again on another. A build looks here only on a per-thread miss, which is rare next
+/// to the words looked up; without it, each core would stem every distinct word it met, the
+/// vocabulary's stemming repeated once per core.
 static SHARED_STEMS: std::sync::Mutex<StemCache> =
     std::sync::Mutex::new(StemCache { sets: Vec::new() });
 
@@ -378,7 +378,7 @@ impl StemCache {
         if self.sets.is_empty() {
             // Written, not `vec![..; n]`: zeroed memory from the allocator is the shared zero
             // page until written, so each page's first store here would fault a second time to
-            // copy it and flush its mapping on every core (1.9 % of a 1k-note build's samples).
+            // copy it and flush its mapping on every core.
             // `black_box` keeps the compiler from turning the writes back into a zeroed
             // allocation (best effort: only a measure of the faults shows it held).
             let mut sets = Vec::with_capacity(1 << STEM_CACHE_BITS);
@@ -495,7 +495,7 @@ fn scan<F: FnMut(Token<'_>)>(text: &str, emit: F) {
 }
 
 /// `fast`: take the shortcuts described on [`Scanner::ascii_chunk`] and [`Scanner::mixed_chunk`]
-/// (same result, several times faster). `false` (tests only) runs word segmentation on every
+/// (same result, far less work). `false` (tests only) runs word segmentation on every
 /// whitespace-free chunk and [`Scanner::segment`] on every word: the reference behaviour.
 fn scan_with<F: FnMut(Token<'_>)>(text: &str, fast: bool, emit: F) {
     let mut s = Scanner {

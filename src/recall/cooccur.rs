@@ -563,8 +563,8 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
     }
 
     /// Token co-occurrence edges of document `doc`, as [`token_edges`] computes them, with the
-    /// notes to leave out given by their doc numbers (numbers, not ids: a note's candidates
-    /// were each compared with every id it excludes, a `memcmp` apiece).
+    /// notes to leave out given by their doc numbers (numbers, not ids: comparing each of a
+    /// note's candidates with every id it excludes would cost a `memcmp` apiece).
     pub fn edges(
         &self,
         doc: u32,

@@ -1281,7 +1281,7 @@ mod tests {
     }
 
     #[test]
-    fn typo_and_prefix_expansion() {
+    fn typos_within_the_distance_and_an_unfinished_last_word_match() {
         let tok = Tokenizer::new();
         let tmp = tempfile::tempdir().unwrap();
         let idx = LexicalIndex::rebuild(

@@ -948,7 +948,7 @@ mod tests {
     }
 
     #[test]
-    fn send_sync_default_debug() {
+    fn tokenizer_is_send_sync_and_its_debug_names_the_stemmer() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Tokenizer>();
         let t = Tokenizer::default();
@@ -1036,7 +1036,7 @@ mod tests {
     }
 
     #[test]
-    fn slugs() {
+    fn slug_splits_an_id_on_separators_and_stems_its_words() {
         assert_eq!(
             slug("runbooks/pgbouncer-pool-sizing"),
             ["runbook", "pgbouncer", "pool", "size"]
@@ -1053,7 +1053,7 @@ mod tests {
     }
 
     #[test]
-    fn stemming() {
+    fn inflections_stem_alike_and_short_digit_or_non_ascii_words_are_kept() {
         assert_eq!(idx("deploying deployed deploys deploy"), ["deploy"; 4]);
         assert_eq!(idx("connections connected connecting"), ["connect"; 3]);
         assert_eq!(idx("running runs"), ["run", "run"]);
@@ -1069,7 +1069,7 @@ mod tests {
     }
 
     #[test]
-    fn case_folding() {
+    fn case_and_fullwidth_forms_fold_to_one_term() {
         assert_eq!(
             idx("PgBouncer POOL Pool pool"),
             ["pgbouncer", "pool", "pool", "pool"]
@@ -1081,7 +1081,7 @@ mod tests {
     }
 
     #[test]
-    fn numbers_and_separators() {
+    fn punctuation_splits_words_and_indexing_keeps_stop_words() {
         assert_eq!(
             idx("In 2026 we had 48 nodes"),
             ["in", "2026", "we", "had", "48", "node"]
@@ -1114,7 +1114,7 @@ mod tests {
     }
 
     #[test]
-    fn cjk_index() {
+    fn cjk_runs_index_as_unigrams_and_bigrams_broken_by_punctuation() {
         assert_eq!(
             idx("数据库连接"),
             ["数", "数据", "据", "据库", "库", "库连", "连", "连接", "接"]
@@ -1127,7 +1127,7 @@ mod tests {
     }
 
     #[test]
-    fn cjk_query() {
+    fn cjk_queries_are_deduplicated_bigrams_and_never_a_prefix() {
         let r = q("数据库连接");
         assert_eq!(
             r.terms.iter().map(|t| t.term.as_str()).collect::<Vec<_>>(),
@@ -1142,7 +1142,7 @@ mod tests {
     }
 
     #[test]
-    fn mixed_script() {
+    fn a_change_of_script_splits_a_word() {
         assert_eq!(
             idx("PgBouncer连接池配置"),
             [
@@ -1180,7 +1180,7 @@ mod tests {
     }
 
     #[test]
-    fn query_stop_words() {
+    fn queries_drop_stop_words_unless_only_stop_words_are_left() {
         let r = q("How do I size the PgBouncer connection pool?");
         assert_eq!(
             r.terms
@@ -1206,7 +1206,7 @@ mod tests {
     }
 
     #[test]
-    fn prefix_flag() {
+    fn only_an_unfinished_last_query_word_is_a_prefix() {
         let r = q("connection poo");
         assert_eq!(qterms("connection poo"), ["connect", "poo"]);
         assert!(r.last_is_prefix);
@@ -1230,7 +1230,7 @@ mod tests {
     }
 
     #[test]
-    fn truncation() {
+    fn terms_are_cut_to_max_term_bytes_on_a_char_boundary() {
         let long = "a".repeat(200);
         assert_eq!(idx(&long), ["a".repeat(MAX_TERM_BYTES)]);
         // multi-byte: 1 + 31 * 2 = 63 bytes, the next 'é' would exceed 64
@@ -1248,7 +1248,7 @@ mod tests {
     }
 
     #[test]
-    fn query_cap() {
+    fn a_query_keeps_its_first_max_query_terms_terms() {
         let text: String = (0..100).map(|i| format!("w{i} ")).collect();
         let r = q(&text);
         assert_eq!(r.terms.len(), MAX_QUERY_TERMS);
@@ -1259,7 +1259,7 @@ mod tests {
     }
 
     #[test]
-    fn empty_inputs() {
+    fn text_without_words_gives_no_terms() {
         for s in [
             "",
             "   ",

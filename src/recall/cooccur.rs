@@ -721,7 +721,7 @@ mod tests {
     }
 
     #[test]
-    fn slug_prefixes() {
+    fn slug_prefix_is_the_folder_and_first_word_and_none_for_one_word() {
         assert_eq!(slug_prefix("deploy-canary").as_deref(), Some("deploy-"));
         assert_eq!(
             slug_prefix("runbooks/deploy-rollback").as_deref(),

@@ -257,10 +257,7 @@ proptest! {
 /// again: the same edges and answers as `rm -rf index && index`, and doctor finds nothing.
 #[test]
 fn delete_five_edit_five_add_five_then_index_equals_a_clean_rebuild() {
-    let Some(fixtures) = loopal_fixtures() else {
-        eprintln!("skipped: ../shared/eval/loopal-58 not found");
-        return;
-    };
+    let fixtures = loopal_fixtures();
     let (_tmp, m) = fresh();
     let m = m.with_clock(FixedClock(NOW));
     copy_into(&m, &fixtures);

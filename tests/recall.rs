@@ -347,10 +347,7 @@ fn index_ahead_of_the_store_is_rebuilt_above_its_generation() {
 /// questions.)
 #[test]
 fn loopal_eval_meets_the_cold_targets() {
-    let Some(fixtures) = loopal_fixtures() else {
-        eprintln!("skipped: ../shared/eval/loopal-58 not found");
-        return;
-    };
+    let fixtures = loopal_fixtures();
     let truth = mnemon::eval::truth::load_truth(&fixtures.join("../ground_truth.yaml")).unwrap();
     let report = mnemon::eval::run::eval_cold(&fixtures, &truth).unwrap();
     let cold = &report.modes["cold"];
@@ -366,10 +363,7 @@ fn loopal_eval_meets_the_cold_targets() {
 /// scoring).
 #[test]
 fn loopal_eval_meets_the_per_query_warm_up_target() {
-    let Some(fixtures) = loopal_fixtures() else {
-        eprintln!("skipped: ../shared/eval/loopal-58 not found");
-        return;
-    };
+    let fixtures = loopal_fixtures();
     let truth = mnemon::eval::truth::load_truth(&fixtures.join("../ground_truth.yaml")).unwrap();
     let modes = ["cold".to_string(), "perq5".to_string()];
     let report = mnemon::eval::run::eval(&fixtures, &truth, &modes).unwrap();
@@ -487,10 +481,7 @@ fn shown_records_follow_edits_of_notes_recalled_before() {
 /// first 10 results lifts it by at least 5 %.
 #[test]
 fn loopal_eval_replay_is_never_below_cold_and_feedback_lifts() {
-    let Some(fixtures) = loopal_fixtures() else {
-        eprintln!("skipped: ../shared/eval/loopal-58 not found");
-        return;
-    };
+    let fixtures = loopal_fixtures();
     let truth = mnemon::eval::truth::load_truth(&fixtures.join("../ground_truth.yaml")).unwrap();
     let modes = ["cold", "replay", "feedback"].map(String::from);
     let report = mnemon::eval::run::eval(&fixtures, &truth, &modes).unwrap();

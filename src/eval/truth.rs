@@ -410,7 +410,8 @@ queries:
     }
 
     /// The real eval set: CI has it at `../shared` relative to the repository root; a development
-    /// machine may have it at the absolute `/work/shared`. Skipped when neither exists.
+    /// machine may have it at the absolute `/work/shared`. Fails, naming both, when neither
+    /// exists: the test never passes without having run.
     #[test]
     fn loads_real_loopal_58() {
         let candidates = [
@@ -421,10 +422,11 @@ queries:
             PathBuf::from("/work/shared/eval/loopal-58/ground_truth.yaml"),
         ];
         let Some(path) = candidates.iter().find(|p| p.is_file()) else {
-            eprintln!(
-                "skipping loads_real_loopal_58: ground_truth.yaml not found in {candidates:?}"
+            panic!(
+                "this test needs the loopal-58 eval set, not found at {candidates:?}: put the \
+                 `shared` folder (with eval/loopal-58/ground_truth.yaml) beside the repository \
+                 checkout, as CI does"
             );
-            return;
         };
         let truth = load_truth(path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(truth.queries.len(), 58);

@@ -24,10 +24,18 @@ pub fn write_note(memory: &Memory, rel: &str, bytes: impl AsRef<[u8]>) -> PathBu
     path
 }
 
-/// The loopal-58 eval corpus beside the repository, if present.
-pub fn loopal_fixtures() -> Option<PathBuf> {
+/// The loopal-58 eval corpus in `../shared` beside the repository checkout. Panics, naming the
+/// path and how to get it, when it is missing: a test that needs it fails, never passes without
+/// having run.
+pub fn loopal_fixtures() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/loopal-58/fixtures");
-    p.is_dir().then_some(p)
+    assert!(
+        p.is_dir(),
+        "this test needs the loopal-58 eval set at {}: put the `shared` folder (with \
+         eval/loopal-58/fixtures and ground_truth.yaml) beside the repository checkout, as CI does",
+        p.display()
+    );
+    p
 }
 
 /// Copy every file of `src` into `memory/` of `memory`.

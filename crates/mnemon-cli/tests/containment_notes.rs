@@ -43,12 +43,12 @@ fn errors_for(report: &mnemon::IndexReport, path: &str) -> Vec<String> {
 
 const SECRET: &str = "SECRET-FROM-OUTSIDE";
 
-/// Issue 27 item 1: a pinned note replaced by a symlink to a file outside `memory/` (while a
-/// server holds the memory open, before any re-index) must not show that file's text through
-/// `core` or `show`; the next index drops the note and reports the link with the fix, and so
-/// does `doctor`.
+/// A pinned note replaced by a symlink to a file outside `memory/` (while a server holds the
+/// memory open, before any re-index) must not show that file's text through `core` or `show`;
+/// the next index drops the note and reports the link with the fix, and so does `doctor`
+/// (issue 27 item 1).
 #[test]
-fn symlinks_read_outside_memory() {
+fn a_note_swapped_for_a_symlink_outside_memory_is_never_read_and_is_reported() {
     let (tmp, memory) = fresh();
     write_note(
         &memory,
@@ -154,10 +154,10 @@ fn inotify_watched_inodes() -> Vec<u64> {
     inodes
 }
 
-/// Issue 27 item 1, the watcher: it followed symlinks out of `memory/`, watching folders
-/// outside it. Its watches cover `memory/` and its real sub-folders, not a linked folder outside.
+/// The watcher does not follow symlinks out of `memory/`: its watches cover `memory/` and its
+/// real sub-folders, not a linked folder outside (issue 27 item 1).
 #[test]
-fn the_watcher_follows_symlinks_out_of_memory() {
+fn the_watcher_watches_no_folder_outside_memory_through_a_link() {
     use std::os::unix::fs::MetadataExt;
     let (tmp, memory) = fresh();
     write_note(&memory, "sub/a.md", "a");
@@ -233,11 +233,12 @@ fn nested_frontmatter_note(n: usize, body: &str) -> String {
     )
 }
 
-/// Issue 27 item 7: a 200 KB note of nested flow lists took 46 s to index. Such notes (over
-/// the size limit, or under it and nested past the depth limit, or aliasing a billion values)
-/// are indexed from their body at once, with a problem naming the limit.
+/// A note of deeply nested flow lists costs the YAML parser time super-linear in the depth
+/// (issue 27 item 7). Such notes (over the size limit, or under it and nested past the depth
+/// limit, or aliasing a billion values) are indexed from their body at once, with a problem
+/// naming the limit.
 #[test]
-fn deeply_nested_yaml_frontmatter_costs_super_linear_time() {
+fn frontmatter_past_a_size_depth_or_alias_limit_is_not_parsed_and_the_body_is_indexed() {
     let (_tmp, memory) = fresh();
     let big = nested_frontmatter_note(100_000, "zebra crossing body");
     assert!(big.len() > 200_000);
@@ -328,10 +329,10 @@ fn thread_bytes_read() -> Option<u64> {
         .and_then(|n| n.trim().parse().ok())
 }
 
-/// Issue 27 item 9: a 100 MB pinned note took `core` to 407 MB resident (read whole). `core` must
-/// read a note only as far as the budget can use, and never past the note cap.
+/// `core` reads a note only as far as the budget can use, and never past the note cap: a huge
+/// pinned note read whole would make `core`'s memory grow with it (issue 27 item 9).
 #[test]
-fn core_reads_a_pinned_note_whole() {
+fn core_reads_a_pinned_note_grown_past_the_cap_only_as_far_as_the_budget_can_use() {
     let (_tmp, memory) = fresh();
     write_note(&memory, "huge.md", "---\npin: true\n---\nsmall for now\n");
     write_note(
@@ -370,11 +371,11 @@ fn deep(n: usize) -> String {
         .join("/")
 }
 
-/// Issue 27 item 12: notes more than 32 folders deep were skipped silently and `doctor` said
-/// healthy. Each folder past the limit is now reported (index and doctor) with the limit and the
+/// Notes more than 32 folders deep are not skipped silently with `doctor` saying healthy (issue
+/// 27 item 12): each folder past the limit is reported (index and doctor) with the limit and the
 /// fix; so is a note a watcher names there. An empty folder there is no problem.
 #[test]
-fn notes_more_than_32_folders_deep_are_skipped_silently() {
+fn folders_past_the_depth_limit_are_reported_by_index_doctor_and_a_watcher() {
     let (tmp, memory) = fresh();
     write_note(&memory, &format!("{}/in.md", deep(31)), "in");
     let out_note = format!("{}/out.md", deep(32));

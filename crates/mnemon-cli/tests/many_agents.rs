@@ -73,7 +73,7 @@ fn folded(root: &std::path::Path) -> HashMap<String, u64> {
 }
 
 #[test]
-fn eight_agents_a_compactor_and_an_indexer() {
+fn eight_agents_beside_a_compactor_and_an_indexer_fold_every_recall_once() {
     let (_tmp, root) = setup();
     let started = Instant::now();
     let mut agents: Vec<Child> = (0..8)

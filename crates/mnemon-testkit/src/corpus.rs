@@ -2208,7 +2208,7 @@ mod tests {
 
     #[test]
     #[ignore = "scale probe; run with --ignored --nocapture"]
-    fn scale_probe() {
+    fn prints_generation_time_size_and_top_in_degrees_at_10k_and_100k() {
         for n in [10_000usize, 100_000] {
             let t = std::time::Instant::now();
             let notes = generate_notes(&GenConfig::new(n, 1));

@@ -26,8 +26,8 @@
 //!   200 MB writer and one commit; the segments are then merged into one (reported apart) and
 //!   latency and quality are measured on the merged index (pre-merge latency is printed too).
 //!
-//! No field weights anywhere in the baselines: each engine's default ranking. (Tried: mnemon's
-//! weights name 3.0, description 1.8 changed sqlite's MRR by 0.001 and lowered tantivy's.)
+//! No field weights anywhere in the baselines: each engine's default ranking (mnemon's own field
+//! weights, carried over, barely move sqlite's MRR and lower tantivy's).
 //! Neither baseline indexes the id slug or the tags (mnemon does). Query text is reduced to its
 //! alphanumeric words for both: each word quoted and joined with OR for FTS5 MATCH, lowercased
 //! and joined with spaces for tantivy's parser. Neither tokenizer segments Chinese (a run of CJK
@@ -666,8 +666,8 @@ fn mb_s(bytes: u64, took: Duration) -> f64 {
 }
 
 /// A generated memory folder of `n` notes whose index [`Gauged::build`] removes and builds again
-/// (as `benches/ab_build.py` does: the notes were written once, long before, not copied in right
-/// before the clock, which left dirty pages the kernel wrote back while the build ran).
+/// (as `benches/ab_build.py` does: the notes are written once, long before, not copied in right
+/// before the clock, which would leave dirty pages for the kernel to write back during the build).
 struct Gauged {
     n: usize,
     bytes: u64,
@@ -724,11 +724,12 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// `MNEMON_BENCH_GAUGE=N`: N rounds, each a mnemon cold build of 1k and of 10k notes (and 100k
 /// with `MNEMON_BENCH_100K=1`), tantivy indexing the issue's 20k notes, and tantivy indexing the
-/// same notes as mnemon, back to back (mnemon first in even rounds, last in odd ones). This machine's speed drifts by 1.5-2.5x
-/// within the hour; tantivy's 20k figure measures it in the same minute, so each round gives
-/// mnemon's MB/s at the speed of the machine where the issue measured tantivy at 43.5 MB/s:
-/// mnemon's MB/s x 43.5 / tantivy's 20k MB/s (tantivy's notes parsed before its clock starts,
-/// so the scale is the least flattering to mnemon). Prints every round and the medians.
+/// same notes as mnemon, back to back (mnemon first in even rounds, last in odd ones). A shared
+/// machine's speed drifts over time; tantivy's 20k figure measures it in the same minute, so
+/// each round gives mnemon's MB/s at the speed of the machine where the issue measured tantivy
+/// at 43.5 MB/s: mnemon's MB/s x 43.5 / tantivy's 20k MB/s (tantivy's notes parsed before its
+/// clock starts, so the scale is the least flattering to mnemon). Prints every round and the
+/// medians.
 fn gauged_build(rounds: usize) {
     let mut sizes = GAUGED_NOTES.to_vec();
     if with_100k() {

@@ -92,6 +92,10 @@ fn by_kind(c: &mut Criterion, label: &str, notes: &std::path::Path, truth: &std:
 fn recall(c: &mut Criterion) {
     if let Some((fixtures, truth)) = common::loopal() {
         by_kind(c, "loopal58", &fixtures, &truth);
+    } else {
+        eprintln!(
+            "recall_loopal58 left out: ../shared/eval/loopal-58 not found beside the repository"
+        );
     }
     let mut sizes = vec![1_000usize, 10_000];
     if std::env::var_os("MNEMON_BENCH_100K").is_some() {

@@ -32,7 +32,7 @@ fn scan(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("scan_{n}"));
         g.sample_size(10);
 
-        // One timed cold build with its phases (the only one at 100k: ~1 min each).
+        // One timed cold build with its phases (the only one at 100k, where each build is long).
         let (_built_dir, memory) = fresh_with(&notes);
         let t = Instant::now();
         let r = memory.index().expect("index");

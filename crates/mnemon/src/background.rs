@@ -1,7 +1,7 @@
 //! Freeing big values off the caller's path.
 //!
-//! A scan of 100k notes ends holding hundreds of thousands of small allocations (paths, manifest
-//! entries, parsed notes); freeing them takes tens of milliseconds that nobody waits for in a
+//! A scan of a large memory ends holding several small allocations per note (paths, manifest
+//! entries, parsed notes); freeing them takes time that nobody needs to wait for in a
 //! long-lived process and that a command-line process need not pay at all (it exits first, and
 //! the OS takes the memory back at once).
 
@@ -10,8 +10,8 @@
 pub(crate) const FREE_LATER_MIN_ITEMS: usize = 4096;
 
 /// Parsed notes (a body, a record, links and edges: a dozen allocations each) from which a
-/// scan's outcome is freed on a thread of its own: 1k of them took 1.3-1.8 ms to free, against
-/// about 0.05 ms to start a thread.
+/// scan's outcome is freed on a thread of its own: below it, freeing them costs less than
+/// starting the thread.
 pub(crate) const FREE_LATER_MIN_NOTES: usize = 256;
 
 /// Drop `value` on a thread of its own when `big`, else right here (also when no thread can

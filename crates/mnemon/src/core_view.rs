@@ -261,7 +261,7 @@ mod tests {
     }
 
     #[test]
-    fn token_estimate() {
+    fn one_token_per_cjk_char_and_per_four_other_chars_rounded_up() {
         assert_eq!(estimate_tokens("abcd"), 1);
         assert_eq!(estimate_tokens("abcde"), 2);
         assert_eq!(estimate_tokens("数据库"), 3);

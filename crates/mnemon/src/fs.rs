@@ -1,6 +1,6 @@
 //! The file-system seam: every byte of the event log, the snapshot and compaction goes through
 //! [`Fs`], so tests can swap in an implementation that fails or "crashes" at a chosen call
-//! (issue: crash-point enumeration). [`RealFs`] is the one used in production.
+//! (the crash-point tests crash at every call in turn). [`RealFs`] is the one used in production.
 
 use std::io::{self, Read};
 use std::path::Path;

@@ -57,7 +57,7 @@ const OVERLAP_STORE_MIN_NOTES: usize = 512;
 
 /// Nodes patched into a process's graph after which it writes the graph cache file again (each
 /// process that reads the file patches what happened since it was written). Below this, writing
-/// the file (tens of milliseconds at 100k notes) costs more than the patches it would save.
+/// the file (its whole graph, serialized) costs more than the patches it would save.
 const GRAPH_FILE_REWRITE_PATCHED: usize = 256;
 
 /// Lock file in `index/` held while one process updates the derived index.
@@ -1003,7 +1003,7 @@ impl Memory {
             // old, so the next scan redoes both (the lexical update is idempotent). The store's
             // transaction is begun early and, when the batch is big, its note rows are written
             // while the lexical index is built, on a core of the build's pool when one is free
-            // (`lexical_segment`'s `beside`: a 1k build writes them beside the fold and the
+            // (`lexical_segment`'s `beside`: a one-chunk build writes them beside the fold and the
             // dictionary, not while its notes are tokenized). They are invisible until the
             // commit, which comes last.
             let overlap = outcome.batch.upserts.len() >= OVERLAP_STORE_MIN_NOTES;
@@ -1086,7 +1086,8 @@ impl Memory {
         beside: &mut (dyn FnMut() + Send),
     ) -> Result<Indexed> {
         // The changed notes become one new segment, built a chunk of notes at a time (see
-        // `lexical_segment`), so a cold build of 100k notes stays small.
+        // `lexical_segment`), so a cold build's memory is bounded by its chunks, not by the
+        // number of notes.
         let (laid, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, beside)?;
         let before = self.lexical()?;
         let corrupt = |e: WriteError| self.index_corrupt(&e);

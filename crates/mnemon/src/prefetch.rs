@@ -1,8 +1,8 @@
 //! A cache hint for scattered reads: ask for `slice[i]` ahead of its use, so that the memory
-//! latencies of a batch of random lookups overlap instead of adding up. At 100k notes a query's
-//! postings touch a few thousand documents' score slots and field lengths at random, nearly every
-//! one a cache miss (that was most of the lexical search's time), and the graph walk reads the
-//! edge lists of about a hundred notes scattered over the heap.
+//! latencies of a batch of random lookups overlap instead of adding up. In a large memory a
+//! query's postings touch many documents' score slots and field lengths at random, nearly every
+//! one a cache miss that would otherwise dominate the lexical search, and the graph walk reads the
+//! edge lists of notes scattered over the heap.
 
 /// Hint that `slice[i]` will be read soon. Does nothing when `i` is out of range or on other
 /// architectures; never changes what any read returns.

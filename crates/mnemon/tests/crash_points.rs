@@ -164,7 +164,7 @@ fn empty(_: &mut Model) -> MemFs {
 }
 
 #[test]
-fn crash_at_every_call() {
+fn a_crash_at_any_call_keeps_every_fsynced_event_once_and_open_never_fails() {
     let mut covered = 0;
     for (what, setup, scenario) in [
         (

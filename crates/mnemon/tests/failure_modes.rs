@@ -1,12 +1,14 @@
-//! Regression tests named after the six failure modes of MISSION.md section 6.
+//! One regression test per failure mode of MISSION.md section 6, each named after the behaviour
+//! it pins (the mode's number is in its doc comment).
 
 mod common;
 
-/// fm5: a pre-existing `.gitignore` that is not UTF-8 made every start-up append the ignore rule
-/// again (the original decoded the file, failed, and treated it as empty). Fix: compare bytes, never
-/// decode; the rule is appended at most once however often init or open runs.
+/// Failure mode 5: a pre-existing `.gitignore` that is not UTF-8 keeps its bytes and gets the
+/// ignore rule at most once however often init or open runs. It is compared as bytes, never
+/// decoded: a reader that decodes it fails, takes it as empty and appends the rule at every
+/// start-up.
 #[test]
-fn fm5_non_utf8_gitignore_is_idempotent() {
+fn a_gitignore_that_is_not_utf8_keeps_its_bytes_and_gets_the_rule_once() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join(".mnemon");
     std::fs::create_dir_all(&root).unwrap();
@@ -25,11 +27,12 @@ fn fm5_non_utf8_gitignore_is_idempotent() {
 use common::events::{DAY_MS, T0, count, events_dir, hit, open, policy, with_segments};
 use mnemon::fs::{Fs, MemFs};
 
-/// fm1: a crash between the rename of `X.seg.zst` and the removal of `X.seg` left both side by
-/// side, and folding both doubled the counts. Fix: the compressed copy is authoritative (readers
-/// skip `X.seg` when `X.seg.zst` exists) and the next compaction removes the orphan.
+/// Failure mode 1: a crash between the rename of `X.seg.zst` and the removal of `X.seg` leaves
+/// both side by side, and folding both would double the counts. The compressed copy is
+/// authoritative (readers skip `X.seg` when `X.seg.zst` exists) and the next compaction removes
+/// the orphan.
 #[test]
-fn fm1_crash_between_rename_and_remove() {
+fn crash_between_rename_and_remove_counts_each_event_once_and_the_orphan_is_removed() {
     let fs = with_segments(2, 3, T0);
     let names_before = fs.list(&events_dir()).unwrap();
     let originals: Vec<(String, Vec<u8>)> = names_before
@@ -72,12 +75,12 @@ fn fm1_crash_between_rename_and_remove() {
     assert!(r.compressed.is_empty());
 }
 
-/// fm2: two sessions compacting at once collided on a fixed temp file name. Fix: temp names carry
-/// pid and nanos, and compaction is exclusive (a lock file). Two threads with separate handles on
-/// the same real folder compact at once: each segment is compressed exactly once, no error, no
-/// leftover, counts unchanged.
+/// Failure mode 2: two sessions compacting at once must not collide on a temp file name. Temp
+/// names carry pid and nanos, and compaction is exclusive (a lock file). Two threads with
+/// separate handles on the same real folder compact at once: each segment is compressed exactly
+/// once, no error, no leftover, counts unchanged.
 #[test]
-fn fm2_concurrent_compaction() {
+fn two_compactions_at_once_compress_each_segment_once_and_leave_no_temporary() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join(".mnemon");
     drop(mnemon::Memory::init(&root).unwrap());
@@ -138,11 +141,11 @@ fn fm2_concurrent_compaction() {
     }
 }
 
-/// fm3: an I/O error midway through a segment dropped every event already parsed from it. Fix:
-/// the reader yields events as it goes and stops at the error, keeping them; the watermark stops
-/// after the last good frame, so a later read resumes there and counts the rest exactly once.
+/// Failure mode 3: an I/O error midway through a segment keeps every event already parsed from
+/// it. The reader yields events as it goes and stops at the error; the watermark stops after the
+/// last good frame, so a later read resumes there and counts the rest exactly once.
 #[test]
-fn fm3_io_error_mid_file_keeps_prefix() {
+fn io_error_mid_segment_keeps_the_events_before_it_and_a_later_fold_counts_the_rest_once() {
     let fs = with_segments(1, 100, T0);
     let len = fs
         .list(&events_dir())
@@ -171,12 +174,13 @@ fn fm3_io_error_mid_file_keeps_prefix() {
     }
 }
 
-/// fm4: compaction read a multi-GB segment into memory. Fix: it streams the file through the zstd
-/// encoder with one fixed buffer. A 32 MiB segment is compressed while the Rust heap of the
-/// compressing thread grows by less than 1 MiB (zstd's own window, allocated by C, is a few MiB
-/// at level 3 whatever the input size), and the result decompresses to the same bytes.
+/// Failure mode 4: compaction never reads a segment into memory whole, however large: it streams
+/// the file through the zstd encoder with one fixed buffer. A 32 MiB segment is compressed while
+/// the Rust heap of the compressing thread grows by less than 1 MiB (zstd's own window, allocated
+/// by C, is a few MiB at level 3 whatever the input size), and the result decompresses to the
+/// same bytes.
 #[test]
-fn fm4_compaction_streams_large_segment() {
+fn compaction_streams_a_large_segment_in_bounded_heap() {
     use mnemon::events::segment::{Header, encode_frame};
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("big.seg");
@@ -217,12 +221,12 @@ fn fm4_compaction_streams_large_segment() {
     assert!(std::fs::metadata(&dst).unwrap().len() < n / 4);
 }
 
-/// fm6: a torn append (a crash mid-write) left a partial frame at the tail. Fix: the partial
-/// frame is a damaged range that is ignored; appends by other writers are never lost; and
+/// Failure mode 6: a torn append (a crash mid-write) leaves a partial frame at the tail. The
+/// partial frame is a damaged range that is ignored; later appends are never lost; and
 /// watermarks are keyed by segment id and offsets in the uncompressed stream, so compressing the
 /// segment later never makes the snapshot count an event twice.
 #[test]
-fn fm6_torn_append_and_watermark() {
+fn torn_append_is_one_ignored_damaged_range_and_compression_never_counts_an_event_twice() {
     let fs = MemFs::new();
     fs.set_clock_ms(T0);
     fs.create_dir_all(&common::events::index_dir()).unwrap();
@@ -288,7 +292,8 @@ fn fm6_torn_append_and_watermark() {
     );
 }
 
-/// A thread-local heap counter for fm4 (other tests run on other threads).
+/// A thread-local heap counter for `compaction_streams_a_large_segment_in_bounded_heap` (other
+/// tests run on other threads).
 mod heap {
     use std::alloc::{GlobalAlloc, Layout, System};
     use std::cell::Cell;

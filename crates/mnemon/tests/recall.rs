@@ -341,10 +341,10 @@ fn index_ahead_of_the_store_is_rebuilt_above_its_generation() {
     assert!(m.recall(&Query::text("ghost")).unwrap().results.is_empty());
 }
 
-/// The loopal-58 eval (cold): MRR >= 0.85 (the recall issue's goal), R@5 >= 0.68, R@10 >= 0.77.
-/// (R@10 was 0.83 before the score floor: questions whose words cover little of any note now get
-/// their best two notes without the notes around them, the price of returning nothing for
-/// off-topic questions.)
+/// The loopal-58 eval (cold): MRR >= 0.85 (the recall goal), R@5 >= 0.68, R@10 >= 0.77. (R@10's
+/// bar allows for the score floor: questions whose words cover little of any note get their best
+/// two notes without the notes around them, the price of returning nothing for off-topic
+/// questions.)
 #[test]
 fn loopal_eval_meets_the_cold_targets() {
     let fixtures = loopal_fixtures();
@@ -358,9 +358,10 @@ fn loopal_eval_meets_the_cold_targets() {
     assert!(cold.r10 >= 0.77, "R@10 {}", cold.r10);
 }
 
-/// The event-log issue's target on loopal-58: per-query 5x warm-up lifts MRR at least as much as
-/// the original's (+7.4 %) and reaches MRR >= 0.92 (the fallback, since R@10's +16.1 % lift is above
-/// the protocol's ceiling: anchors that are also relevant are removed before scoring).
+/// The per-query warm-up target on loopal-58: 5x warm-up lifts MRR at least as much as the
+/// original's (+7.4 %) and reaches MRR >= 0.92 (the fallback, since the original's R@10 lift of
+/// +16.1 % is above the protocol's ceiling: anchors that are also relevant are removed before
+/// scoring).
 #[test]
 fn loopal_eval_meets_the_per_query_warm_up_target() {
     let fixtures = loopal_fixtures();
@@ -477,7 +478,7 @@ fn shown_records_follow_edits_of_notes_recalled_before() {
     assert_eq!(hit.excerpt, "Canary at 2 percent.");
 }
 
-/// The recall issue's use targets on loopal-58: asking every question once as an agent does
+/// The use targets on loopal-58: asking every question once as an agent does
 /// (each recall recorded) leaves MRR at least at cold; feedback on the relevant notes among the
 /// first 10 results lifts it by at least 5 %.
 #[test]

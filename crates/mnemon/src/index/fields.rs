@@ -111,8 +111,8 @@ const BATCH_WORDS_PER_NOTE: usize = 32;
 
 /// Text bytes per distinct (note, term) pair a batch's postings are sized for at first: generated
 /// and real notes alike hold one distinct term per 9-10 bytes of text, so the postings rarely
-/// grow (a growth copies them, and touches fresh pages, which at 1k notes cost more than the
-/// copy). Room never used is never touched: the allocator maps pages lazily.
+/// grow (a growth copies them, and touches fresh pages, whose faults cost more than the copy).
+/// Room never used is never touched: the allocator maps pages lazily.
 const TEXT_BYTES_PER_POSTING: usize = 8;
 
 /// The postings a batch of `notes` is sized for at first.

@@ -49,8 +49,8 @@ impl Found {
 }
 
 /// The Levenshtein DFA builders (distance 1 and 2, transposition costs 1), built once: building
-/// a builder is costly, building a DFA from one takes microseconds (fst's own Levenshtein type
-/// builds its DFA eagerly and took milliseconds per query term).
+/// a builder is costly, building a DFA from one is cheap (fst's own Levenshtein type builds its
+/// whole DFA eagerly, for every query term).
 fn typo_builder(dist: u8) -> &'static levenshtein_automata::LevenshteinAutomatonBuilder {
     static ONE: std::sync::OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> =
         std::sync::OnceLock::new();
@@ -222,8 +222,8 @@ pub const EXPANSION_CACHE_TERMS: usize = 4096;
 
 /// Typo and prefix expansions of query terms, remembered for the life of one index (they depend
 /// only on its dictionary, which never changes; an update opens a new index). Finding one walks
-/// the dictionary with a Levenshtein automaton built for the term (1k notes: 50-100 us for a
-/// 12-letter word at distance 2), and an agent's queries repeat their words.
+/// the dictionary with a Levenshtein automaton built for the term, work that grows with the
+/// dictionary and the distance, and an agent's queries repeat their words.
 struct ExpansionCache(quick_cache::sync::Cache<(ExpansionKind, String), Arc<[String]>>);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -444,7 +444,7 @@ impl LexicalIndex {
             .chain(added.iter().copied())
             .collect();
         // A watcher's update names a note or two: compare lengths first instead of hashing every
-        // id of the corpus (100k notes: 2 ms -> 0.2 ms).
+        // id of the corpus, so a small update does not cost a pass that grows with the corpus.
         let few: Vec<&str> = if gone.len() <= 16 {
             gone.iter().copied().collect()
         } else {
@@ -1281,7 +1281,7 @@ mod tests {
     }
 
     #[test]
-    fn typo_and_prefix_expansion() {
+    fn typos_within_the_distance_and_an_unfinished_last_word_match() {
         let tok = Tokenizer::new();
         let tmp = tempfile::tempdir().unwrap();
         let idx = LexicalIndex::rebuild(

@@ -189,7 +189,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn round_trip_and_damage() {
+    fn manifest_round_trips_and_a_flipped_bit_or_a_cut_is_refused() {
         let m = Manifest {
             generation: 7,
             segments: vec![SegmentEntry {

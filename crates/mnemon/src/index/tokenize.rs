@@ -305,9 +305,9 @@ const STEM_KEY_BYTES: usize = 16;
 const STEM_CACHE_BITS: u32 = 13;
 
 /// Stems shared by every thread, behind the per-thread caches: a word stemmed on one core is not
-/// stemmed again on another. A build looks here only on a per-thread miss (a 1k build: 14 398
-/// lookups); before it, each core stemmed every word it met (8 241 stems of 4 022 distinct
-/// words on 2 cores, 7 % of the build's instructions).
+/// stemmed again on another. A build looks here only on a per-thread miss, which is rare next
+/// to the words looked up; without it, each core would stem every distinct word it met, the
+/// vocabulary's stemming repeated once per core.
 static SHARED_STEMS: std::sync::Mutex<StemCache> =
     std::sync::Mutex::new(StemCache { sets: Vec::new() });
 
@@ -378,7 +378,7 @@ impl StemCache {
         if self.sets.is_empty() {
             // Written, not `vec![..; n]`: zeroed memory from the allocator is the shared zero
             // page until written, so each page's first store here would fault a second time to
-            // copy it and flush its mapping on every core (1.9 % of a 1k-note build's samples).
+            // copy it and flush its mapping on every core.
             // `black_box` keeps the compiler from turning the writes back into a zeroed
             // allocation (best effort: only a measure of the faults shows it held).
             let mut sets = Vec::with_capacity(1 << STEM_CACHE_BITS);
@@ -495,7 +495,7 @@ fn scan<F: FnMut(Token<'_>)>(text: &str, emit: F) {
 }
 
 /// `fast`: take the shortcuts described on [`Scanner::ascii_chunk`] and [`Scanner::mixed_chunk`]
-/// (same result, several times faster). `false` (tests only) runs word segmentation on every
+/// (same result, far less work). `false` (tests only) runs word segmentation on every
 /// whitespace-free chunk and [`Scanner::segment`] on every word: the reference behaviour.
 fn scan_with<F: FnMut(Token<'_>)>(text: &str, fast: bool, emit: F) {
     let mut s = Scanner {
@@ -948,7 +948,7 @@ mod tests {
     }
 
     #[test]
-    fn send_sync_default_debug() {
+    fn tokenizer_is_send_sync_and_its_debug_names_the_stemmer() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Tokenizer>();
         let t = Tokenizer::default();
@@ -1036,7 +1036,7 @@ mod tests {
     }
 
     #[test]
-    fn slugs() {
+    fn slug_splits_an_id_on_separators_and_stems_its_words() {
         assert_eq!(
             slug("runbooks/pgbouncer-pool-sizing"),
             ["runbook", "pgbouncer", "pool", "size"]
@@ -1053,7 +1053,7 @@ mod tests {
     }
 
     #[test]
-    fn stemming() {
+    fn inflections_stem_alike_and_short_digit_or_non_ascii_words_are_kept() {
         assert_eq!(idx("deploying deployed deploys deploy"), ["deploy"; 4]);
         assert_eq!(idx("connections connected connecting"), ["connect"; 3]);
         assert_eq!(idx("running runs"), ["run", "run"]);
@@ -1069,7 +1069,7 @@ mod tests {
     }
 
     #[test]
-    fn case_folding() {
+    fn case_and_fullwidth_forms_fold_to_one_term() {
         assert_eq!(
             idx("PgBouncer POOL Pool pool"),
             ["pgbouncer", "pool", "pool", "pool"]
@@ -1081,7 +1081,7 @@ mod tests {
     }
 
     #[test]
-    fn numbers_and_separators() {
+    fn punctuation_splits_words_and_indexing_keeps_stop_words() {
         assert_eq!(
             idx("In 2026 we had 48 nodes"),
             ["in", "2026", "we", "had", "48", "node"]
@@ -1114,7 +1114,7 @@ mod tests {
     }
 
     #[test]
-    fn cjk_index() {
+    fn cjk_runs_index_as_unigrams_and_bigrams_broken_by_punctuation() {
         assert_eq!(
             idx("数据库连接"),
             ["数", "数据", "据", "据库", "库", "库连", "连", "连接", "接"]
@@ -1127,7 +1127,7 @@ mod tests {
     }
 
     #[test]
-    fn cjk_query() {
+    fn cjk_queries_are_deduplicated_bigrams_and_never_a_prefix() {
         let r = q("数据库连接");
         assert_eq!(
             r.terms.iter().map(|t| t.term.as_str()).collect::<Vec<_>>(),
@@ -1142,7 +1142,7 @@ mod tests {
     }
 
     #[test]
-    fn mixed_script() {
+    fn a_change_of_script_splits_a_word() {
         assert_eq!(
             idx("PgBouncer连接池配置"),
             [
@@ -1180,7 +1180,7 @@ mod tests {
     }
 
     #[test]
-    fn query_stop_words() {
+    fn queries_drop_stop_words_unless_only_stop_words_are_left() {
         let r = q("How do I size the PgBouncer connection pool?");
         assert_eq!(
             r.terms
@@ -1206,7 +1206,7 @@ mod tests {
     }
 
     #[test]
-    fn prefix_flag() {
+    fn only_an_unfinished_last_query_word_is_a_prefix() {
         let r = q("connection poo");
         assert_eq!(qterms("connection poo"), ["connect", "poo"]);
         assert!(r.last_is_prefix);
@@ -1230,7 +1230,7 @@ mod tests {
     }
 
     #[test]
-    fn truncation() {
+    fn terms_are_cut_to_max_term_bytes_on_a_char_boundary() {
         let long = "a".repeat(200);
         assert_eq!(idx(&long), ["a".repeat(MAX_TERM_BYTES)]);
         // multi-byte: 1 + 31 * 2 = 63 bytes, the next 'é' would exceed 64
@@ -1248,7 +1248,7 @@ mod tests {
     }
 
     #[test]
-    fn query_cap() {
+    fn a_query_keeps_its_first_max_query_terms_terms() {
         let text: String = (0..100).map(|i| format!("w{i} ")).collect();
         let r = q(&text);
         assert_eq!(r.terms.len(), MAX_QUERY_TERMS);
@@ -1259,7 +1259,7 @@ mod tests {
     }
 
     #[test]
-    fn empty_inputs() {
+    fn text_without_words_gives_no_terms() {
         for s in [
             "",
             "   ",

@@ -1,8 +1,8 @@
 //! Limits a frontmatter block is checked against before the YAML parser sees it.
 //!
 //! libyaml's scanner rescans its list of possible simple keys, one per open flow collection, at
-//! every token: deep flow nesting costs time quadratic in the depth, and a note of nested `[`
-//! takes seconds to minutes. Aliases are expanded by `serde_yaml_ng` into a copy of their anchor
+//! every token: deep flow nesting costs time quadratic in the depth, so a short note of nested
+//! `[` stalls the parser. Aliases are expanded by `serde_yaml_ng` into a copy of their anchor
 //! each time (its own limit counts expansions, not their size): a few nested anchors of a
 //! few hundred values each make billions of values. So the size, the nesting depth and the number
 //! of aliases are bounded here, by one linear pass over the text, and a frontmatter over a limit is

@@ -55,7 +55,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn known_dates() {
+    fn dates_read_as_unix_seconds_and_impossible_dates_are_refused() {
         assert_eq!(parse_date_unix_s("1970-01-01"), Some(0));
         assert_eq!(parse_date_unix_s("2000-03-01"), Some(951_868_800));
         assert_eq!(

@@ -216,7 +216,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn split_variants() {
+    fn frontmatter_splits_on_lf_or_crlf_and_an_unclosed_block_is_body() {
         assert_eq!(
             split_frontmatter("---\na: 1\n---\nbody"),
             (Some("a: 1\n"), "body")

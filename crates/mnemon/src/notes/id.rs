@@ -95,7 +95,7 @@ mod tests {
     }
 
     #[test]
-    fn ids_from_paths() {
+    fn an_id_is_the_path_less_md_and_other_files_or_escaping_paths_are_refused() {
         assert_eq!(
             id_from_relative_path(Path::new("runbooks/deploy.md")).unwrap(),
             "runbooks/deploy"

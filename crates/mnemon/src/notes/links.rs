@@ -159,7 +159,7 @@ mod tests {
     }
 
     #[test]
-    fn forms_of_links() {
+    fn every_wiki_link_form_gives_its_target_and_empty_or_unclosed_ones_none() {
         assert_eq!(
             targets("[[a]] [[b|label]] [[c#h]] [[ d ]] [[e.md]] [[]] [[unclosed"),
             vec![

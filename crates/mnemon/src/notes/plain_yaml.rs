@@ -10,8 +10,9 @@
 //! tests compare them on generated frontmatter, and `fuzz/fuzz_targets/plain_yaml.rs` on
 //! fuzz-chosen text.
 //!
-//! Why: libyaml through `serde_yaml_ng` costs about 14 us per frontmatter, a fifth of a cold
-//! build's instructions; this reader costs a small fraction of that.
+//! Why: every note's frontmatter is parsed on a cold build, and a full YAML parser (libyaml
+//! through `serde_yaml_ng`) makes that a large share of the build; this reader costs a small
+//! fraction of it.
 
 use serde_yaml_ng::Value;
 

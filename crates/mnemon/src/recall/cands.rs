@@ -1,14 +1,15 @@
 //! The candidates of one recall, by graph ordinal.
 //!
-//! A walk at 10k notes looks at about 2 000 edges per recall and at 100k about 1 600 candidates
-//! end in the table: as a hash map, hashing and probing were half of the walk's time. The table
-//! is dense instead: one slot per ordinal, reused from recall to recall (kept per thread), a slot
-//! live when its stamp is the current recall's; starting a recall bumps the stamp instead of
-//! clearing the slots. The live ordinals are listed in the order they were added, for iteration.
+//! A walk looks at thousands of edges per recall and many of their ends become candidates, so
+//! the table sits on the walk's hot path, where a hash map's hashing and probing would dominate.
+//! The table is dense instead: one slot per ordinal, reused from recall to recall (kept per
+//! thread), a slot live when its stamp is the current recall's; starting a recall bumps the stamp
+//! instead of clearing the slots. The live ordinals are listed in the order they were added, for
+//! iteration.
 //! Each slot is split in two: a 16-byte hot part (stamp, base, depth, source, support) the walk
 //! reads for every edge, four to a cache line, and a cold part (the edge it was reached by, the
-//! lexical score) written when a candidate is added and read when the results are built. At 100k
-//! ordinals the two take 3.2 MB per table.
+//! lexical score) written when a candidate is added and read when the results are built. The
+//! two take about 32 bytes per ordinal per table.
 //!
 //! A slot holds either a candidate or a **left-out leaf**: a node the walk did not add because it
 //! could not reach the results, remembered with the best base it was reached with (see

@@ -563,8 +563,8 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
     }
 
     /// Token co-occurrence edges of document `doc`, as [`token_edges`] computes them, with the
-    /// notes to leave out given by their doc numbers (numbers, not ids: a note's candidates
-    /// were each compared with every id it excludes, a `memcmp` apiece).
+    /// notes to leave out given by their doc numbers (numbers, not ids: comparing each of a
+    /// note's candidates with every id it excludes would cost a `memcmp` apiece).
     pub fn edges(
         &self,
         doc: u32,
@@ -721,7 +721,7 @@ mod tests {
     }
 
     #[test]
-    fn slug_prefixes() {
+    fn slug_prefix_is_the_folder_and_first_word_and_none_for_one_word() {
         assert_eq!(slug_prefix("deploy-canary").as_deref(), Some("deploy-"));
         assert_eq!(
             slug_prefix("runbooks/deploy-rollback").as_deref(),

@@ -27,7 +27,8 @@ thread_local! {
 
 /// This thread's candidate tables, taken for one recall and given back when it ends, whether it
 /// returns results or an error (an unknown anchor, a store error) or unwinds: a recall after a
-/// failed one must not allocate and fill the tables anew (6.4 MB at 100k notes).
+/// failed one must not allocate and fill the tables anew (they grow with the graph, a few dozen
+/// bytes per ordinal each).
 struct Tables {
     cands: Cands,
     around: Cands,
@@ -93,10 +94,10 @@ fn is_co_occurrence(kind: EdgeKind) -> bool {
     matches!(kind, EdgeKind::CoOccursSlug | EdgeKind::CoOccursToken)
 }
 
-/// Graphs with fewer ordinals walk without cache hints: their candidate slots and edge lists (1k
-/// notes: about 45 KB and 400 KB) stay in the core's cache from one recall to the next, and the
-/// hints only cost instructions (1k notes, cachegrind: 8 % of a recall's estimated cycles). Larger
-/// graphs keep them: at 100k nearly every slot and list read is a cache miss.
+/// Graphs with fewer ordinals walk without cache hints: their candidate slots and edge lists are
+/// small enough to stay in the core's cache from one recall to the next, so the hints would only
+/// cost instructions. Larger graphs keep them: there nearly every slot and list read is a cache
+/// miss, and the hints overlap those misses.
 const PREFETCH_MIN_ORDINALS: usize = 4096;
 
 /// Lexical hits below the floor listed in a recall's floor report at most.
@@ -897,9 +898,9 @@ mod tests {
         }
     }
 
-    /// The walk as it was written before the graph kept each edge's weight and before
-    /// co-occurrence edges were split off by position: every edge weighed from its fields as it is
-    /// followed, every kind tested. [`walk`] must give the same candidates to the last bit.
+    /// The walk written for clarity, without the graph's per-edge weights or its co-occurrence
+    /// edges split off by position: every edge weighed from its fields as it is followed, every
+    /// kind tested. [`walk`] must give the same candidates to the last bit.
     fn reference_walk(graph: &Graph, cands: &mut Cands, seeds: &[(u32, f32)], max_depth: u8) {
         let mut heap: BinaryHeap<RefFrontier> = seeds
             .iter()

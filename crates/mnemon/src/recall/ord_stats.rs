@@ -1,11 +1,11 @@
 //! Usage stats keyed by graph ordinal, for scoring a recall's candidates.
 //!
 //! The folded stats are keyed by note id. Looking a string up per candidate reads each
-//! candidate's id bytes, scattered over the heap: at 100k notes and about 1 600 candidates per
-//! recall that was a quarter of the recall's time, nearly all cache misses. This table maps the
-//! ordinals of the nodes that have stats (usually few) to their stats once, is patched from the
-//! stats change log after each recorded recall, and is rebuilt when the graph's ordinals may
-//! have moved (another store version) or the change log no longer reaches back.
+//! candidate's id bytes, scattered over the heap: on a large graph, with many candidates per
+//! recall, those cache misses would weigh on every recall. This table maps the ordinals of the
+//! nodes that have stats (usually few) to their stats once, is patched from the stats change log
+//! after each recorded recall, and is rebuilt when the graph's ordinals may have moved (another
+//! store version) or the change log no longer reaches back.
 
 use super::NodeStats;
 use crate::events::log::StatsView;

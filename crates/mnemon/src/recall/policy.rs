@@ -18,7 +18,8 @@ pub const FIELD_LENGTH_NORM: [f32; 5] = [0.2, 0.3, 0.5, 0.2, 0.75];
 /// beat an exact hit.
 pub const FUZZY_TERM_WEIGHT: f32 = 0.6;
 /// A typo-tolerant match keeps this many leading characters of the query term exact: typos there
-/// are rare, and it bounds the dictionary walk to one branch (10k notes: 2 ms -> 0.1 ms per term).
+/// are rare, and it bounds the dictionary walk to one branch of the first character instead of
+/// the whole dictionary.
 pub const FUZZY_PREFIX_CHARS: usize = 1;
 /// A last query term matched as a prefix counts this much.
 pub const PREFIX_TERM_WEIGHT: f32 = 0.7;
@@ -190,7 +191,8 @@ pub const CO_OCCURRENCE_CAP: usize = 5;
 pub const MIN_TOKEN_COSINE: f32 = 0.3;
 /// Terms of a note used to find co-occurrence candidates (its highest TF-IDF terms).
 pub const CO_OCCURRENCE_PROBE_TERMS: usize = 12;
-/// A term in more notes than this is too common to find candidates with (cost bound at 100k).
+/// A term in more notes than this is too common to find candidates with: its posting list would
+/// make the probe's cost grow with the size of the memory.
 pub const CO_OCCURRENCE_MAX_DF: usize = 400;
 /// The number of notes a probe term's idf is taken against (`ln(this / df)`): fixed, so that a
 /// note's co-occurrence edges do not move with the corpus size (an update would otherwise change

@@ -1,8 +1,8 @@
 //! What a recall shows of each result (name, description, type, excerpt), with the notes shown
 //! most often kept in memory.
 //!
-//! A result's record is one store read: at 10k notes about 1.8 us each (a redb B-tree walk and
-//! page-cache lookups), 15 % of a recall's time for ten results. Agents recall the same notes
+//! A result's record is one store read (a redb B-tree walk and page-cache lookups), a sizeable
+//! part of a recall's time when repeated for every result shown. Agents recall the same notes
 //! turn after turn, so the records last shown are kept, at most [`SHOWN_CAPACITY`] of them, for
 //! one store version: a cache built for another version is never read (the records may have
 //! changed), and the recall that first sees a new version starts a new, empty one.

@@ -98,8 +98,8 @@ pub fn scan<S: BuildHasher + Sync>(
 }
 
 /// [`scan`] with the manifest given by `load`, which runs on a thread of its own while the walk
-/// lists the folders (reading 100k manifest entries from the store takes about as long as
-/// listing a folder of 80k notes). The walk waits for the manifest before it looks a note up.
+/// lists the folders (reading a large manifest from the store takes about as long as listing
+/// the folders, so the two overlap). The walk waits for the manifest before it looks a note up.
 /// Returns the manifest too (the caller frees it); `load`'s error ends the scan before any note
 /// is read.
 pub fn scan_while_loading<S, E>(
@@ -337,7 +337,8 @@ fn parse_all(root: &Path, files: &[&Found]) -> Vec<ReadResult> {
     }
     use rayon::prelude::*;
     // Reading notes that are not in the page cache waits on the disk, file by file: more threads
-    // than cores keep more reads in flight (100k notes from a cold cache: 20 s with 2 threads).
+    // than cores keep more reads in flight (a read from a cold cache waits on the disk, not on
+    // a core).
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .max(1)
@@ -404,8 +405,8 @@ fn read_one(root: &Path, f: &Found) -> ReadResult {
         id: f.id().to_string(),
         path: f.rel.clone(),
         record: record_of(&parsed, &f.rel),
-        // Moved, not cloned: nothing above the scan reads a parsed note's edges (a cold build
-        // of 10k notes copied and later freed 110k strings here).
+        // Moved, not cloned: nothing above the scan reads a parsed note's edges (a clone would
+        // copy and later free several strings per edge of every note read).
         edges: std::mem::take(&mut parsed.edges)
             .into_iter()
             .map(|e| EdgeValue {
@@ -501,8 +502,8 @@ fn excerpt_chars(body: &str) -> String {
 
 /// `/`-separated paths compared component by component (`a.split('/').cmp(b.split('/'))`),
 /// as bytes with `/` below every other byte: the same order, since no component holds a byte
-/// as low (a NUL), without two splitting iterators per comparison (a 10k walk's sort took 67 M
-/// instructions that way, on the walk's one thread).
+/// as low (a NUL), without two splitting iterators per comparison (the walk sorts on one
+/// thread, so each comparison's cost is paid in full).
 fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
     let (x, y) = (a.as_bytes(), b.as_bytes());
     let key = |c: u8| if c == b'/' { 0 } else { c };

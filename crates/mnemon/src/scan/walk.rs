@@ -16,10 +16,10 @@
 //! folders and symlinks; the sub-folders are walked on every core, each into its own listing,
 //! and the listings are merged in name order. A new note is not stat'ed here at all: it is read
 //! anyway, and its reader takes the stat from the open file. Written on `read_dir` rather than
-//! on `walkdir` because `walkdir` stats an entry through its full path, one at a time (100k
-//! notes: 0.63 s for a re-scan on `walkdir`, see BENCHMARKS.md). A folder's descriptor stays
-//! open while the folders below it are walked: the walks in progress, at most [`MAX_DEPTH`]
-//! deep on each thread, bound the descriptors open at once.
+//! on `walkdir` because `walkdir` stats an entry through its full path, one at a time, and a
+//! re-scan is mostly those stats. A folder's descriptor stays open while the folders below it
+//! are walked: the walks in progress, at most [`MAX_DEPTH`] deep on each thread, bound the
+//! descriptors open at once.
 
 use super::{MAX_DEPTH, ScanError, Stat};
 use crate::notes;

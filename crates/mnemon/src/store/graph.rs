@@ -121,8 +121,8 @@ impl Graph {
         })?;
         // The sources arrive in id order (the out-edge table's key order, bytes compared), so an
         // in-list already holds its edges of equal key in id order: a stable sort by the key
-        // alone gives the stored order without comparing one id (a 100k-note load compared ids
-        // on most of its 1 M in-edges).
+        // alone gives the stored order without comparing one id (comparing ids would touch
+        // their scattered bytes for most in-edges).
         for list in &mut g.inn {
             list.sort_by_key(order_key);
         }

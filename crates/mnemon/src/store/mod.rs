@@ -372,10 +372,10 @@ fn decode_u64(bytes: &[u8]) -> Option<u64> {
 }
 
 /// redb's page cache (its default is 1 GiB). The cache is heap memory: a graph load reads every
-/// node and edge page through it (132 MB at 100k notes), and a cold build keeps up to half of it
-/// as its write buffer. Recall reads a few records per call and walks the graph in memory, so a
-/// small cache keeps an open 100k-note index about 95 MB smaller (BENCHMARKS.md, steady-state
-/// memory) at no measured cost.
+/// node and edge page through it, and a cold build keeps up to half of it as its write buffer.
+/// Recall reads a few records per call and walks the graph in memory, so a small cache keeps an
+/// open index's resident memory far smaller at no cost to recall; the trade-off is that a graph
+/// load or a cold build, which pass through many more pages, find fewer of them in it.
 const STORE_CACHE_BYTES: usize = 32 << 20;
 
 /// Why the store file could not be opened.

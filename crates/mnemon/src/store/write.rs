@@ -8,9 +8,8 @@
 //!    time), then the meta rows, the change log, and the commit.
 //!
 //! An edge is stored once, in its source's out-list: a batch writes the lists of its own notes
-//! and no other row (schema v4 and older also kept every edge in its target's in-list, which a
-//! batch had to read, patch and write back for every target its notes linked to or had linked
-//! to).
+//! and no other row (an in-list per target too, as schema v4 and older kept, would make a batch
+//! read, patch and write back the list of every target its notes link to or linked to).
 //!
 //! Nothing is visible to readers before the commit, and a writer dropped before it writes
 //! nothing (redb aborts the transaction): the two steps are as atomic as one.

@@ -475,7 +475,7 @@ mod tests {
     }
 
     #[test]
-    fn round_trip() {
+    fn a_built_segment_reads_back_its_ids_field_lengths_and_postings() {
         let docs = vec![
             doc("a", &[("pool", [0, 1, 0, 0, 3]), ("size", [1, 0, 0, 0, 0])]),
             doc("b", &[("pool", [0, 0, 0, 0, 1])]),

@@ -154,8 +154,9 @@ impl SegmentWriter {
 }
 
 /// A finished segment's bytes, kept in the parts they were built in (header and docs, postings,
-/// fst, footer) and written to the file one after the other: a cold build's 50 MB of postings
-/// are never copied into one buffer (the copy and its fresh pages cost 0.1 s at 100k notes).
+/// fst, footer) and written to the file one after the other: a cold build's postings, the bulk
+/// of a segment, are never copied into one buffer (the copy would touch as many fresh pages
+/// again).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SegmentBytes {
     parts: [Vec<u8>; 4],
@@ -225,8 +226,8 @@ pub fn build_segment<D: std::borrow::Borrow<DocTerms>>(
 
 /// Builds one segment from documents handed over a batch at a time, in doc-number order. Each
 /// document's terms are folded into per-term postings already in the segment's byte encoding, so
-/// a batch's term tables can be dropped as soon as it is added: a cold build of 100k notes never
-/// holds every note's term table, and ends with one segment instead of one per batch and a merge.
+/// a batch's term tables can be dropped as soon as it is added: a cold build never holds every
+/// note's term table, and ends with one segment instead of one per batch and a merge.
 /// The bytes equal those of [`SegmentWriter`] given the same documents and postings.
 ///
 /// The terms are split into shards by a hash of the term, each with its own dictionary and

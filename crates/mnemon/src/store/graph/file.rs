@@ -1,7 +1,7 @@
 //! The in-memory graph kept between processes (`index/graph.cache`, format-spec/graph.md).
 //!
 //! Loading the graph from the store decodes every node record and every edge list and looks
-//! each edge's other end up by its id string (about a second at 100k notes and 1 M edges); a
+//! each edge's other end up by its id string, work that grows with the number of edges; a
 //! command-line recall would pay that on every call. This file is the loaded graph as flat
 //! little-endian arrays (ids, scoring fields, the out- and in-lists by ordinal) with the store
 //! version it reflects: a process reads it whole, checks its CRC and every value, and patches it
@@ -347,10 +347,10 @@ pub fn write(index_dir: &Path, g: &Graph) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    /// Fuzz finding (`graph_file`, session 14): the list starts were checked to rise pairwise
-    /// only, so a list reaching past the edges (starts [0, 1, 0] with no edges) was sliced out
-    /// of range before the falling pair after it was seen: a panic on a damaged cache instead
-    /// of a refusal (which makes the caller rebuild the graph from the store).
+    /// A list reaching past the edges (starts [0, 1, 0] with no edges) is refused before it is
+    /// sliced: checking only that the starts rise pairwise would slice it out of range before
+    /// the falling pair after it is seen, a panic on a damaged cache instead of a refusal (which
+    /// makes the caller rebuild the graph from the store). A case of the `graph_file` fuzz target.
     #[test]
     fn a_list_reaching_past_the_edges_is_refused_not_a_panic() {
         let mut g = Graph::default();

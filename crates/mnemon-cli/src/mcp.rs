@@ -8,7 +8,8 @@
 
 use mnemon::core_view::DEFAULT_BUDGET_TOKENS;
 use mnemon::memory::Memory;
-use mnemon::recall::{Query, policy, query::DEFAULT_LIMIT};
+use mnemon::ranking;
+use mnemon::recall::{Query, query::DEFAULT_LIMIT};
 use rmcp::handler::server::{tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
@@ -126,7 +127,7 @@ impl MemoryServer {
                 "give `query` (what you want to know) or `anchors` (note ids to start from), or both",
             );
         }
-        let depth = match in_range("depth", a.depth, 0, i64::from(policy::MAX_DEPTH), 2) {
+        let depth = match in_range("depth", a.depth, 0, i64::from(ranking::MAX_DEPTH), 2) {
             Ok(d) => d as u8,
             Err(e) => return tool_error(e),
         };
@@ -137,7 +138,7 @@ impl MemoryServer {
         let min_score = match a.min_score {
             Some(m) if !m.is_finite() => return tool_error("min_score must be a finite number"),
             Some(m) => m as f32,
-            None => policy::DEFAULT_MIN_SCORE,
+            None => ranking::DEFAULT_MIN_SCORE,
         };
         let q = Query {
             text,

@@ -281,7 +281,7 @@ fn compaction_on_a_full_disk_leaves_no_partial_output() {
     // Room for the snapshot compaction writes first (its size measured by writing it once), not
     // for the compressed output.
     log.write_snapshot().unwrap();
-    let snapshot = index_dir().join(mnemon::snapshot::SNAPSHOT_FILE);
+    let snapshot = index_dir().join(mnemon::events::snapshot::SNAPSHOT_FILE);
     let snapshot_len = fs.get(&snapshot).unwrap().len() as u64;
     fs.remove(&snapshot).unwrap();
     fs.set_space(Some(fs.used() + snapshot_len + 20));

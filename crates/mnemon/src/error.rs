@@ -94,17 +94,3 @@ impl Error {
         }
     }
 }
-
-impl Error {
-    /// Whether this error says the index store's bytes are bad (a rebuild from the notes
-    /// repairs it), not that the environment refused.
-    pub fn is_store_damage(&self) -> bool {
-        match self {
-            Error::Corrupt { path, .. } => {
-                path.file_name().and_then(|n| n.to_str()) == Some(crate::store::STORE_FILE)
-            }
-            Error::Store { message, .. } => message.to_ascii_lowercase().contains("corrupt"),
-            _ => false,
-        }
-    }
-}

@@ -15,9 +15,9 @@ pub mod index;
 pub mod memory;
 pub mod notes;
 mod prefetch;
+pub mod ranking;
 pub mod recall;
 pub mod scan;
-pub mod snapshot;
 pub mod store;
 pub mod verify;
 

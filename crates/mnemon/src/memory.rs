@@ -12,10 +12,11 @@ use crate::index::segment::LaidOut;
 use crate::index::segment::writer::{SegmentBuilder, WriteError};
 use crate::index::tokenize::Tokenizer;
 use crate::notes::{self, NoteType, ProblemKind};
+use crate::ranking;
 use crate::recall::learned::Learned;
 use crate::recall::ord_stats::OrdStats;
 use crate::recall::shown::ShownCache;
-use crate::recall::{self, Clock, Query, Recall, SystemClock, cooccur, policy};
+use crate::recall::{self, Clock, Query, Recall, SystemClock, cooccur};
 use crate::scan::{self, ScanError};
 use crate::store::graph::{self, Refreshed};
 use crate::store::{
@@ -244,14 +245,14 @@ impl<'s, 'b> Synthesis<'s, 'b> {
         // over it.
         let mut cluster = self
             .reader
-            .ids_with_prefix(prefix, policy::MAX_SLUG_CLUSTER + 1 + self.removed.len())?;
+            .ids_with_prefix(prefix, ranking::MAX_SLUG_CLUSTER + 1 + self.removed.len())?;
         cluster.retain(|id| !self.removed.contains(id.as_str()));
         // The batch's ids with this prefix: a range of the sorted list, not a scan of it.
         let from = self.batch_ids.partition_point(|id| *id < prefix);
         for id in self.batch_ids[from..]
             .iter()
             .take_while(|id| id.starts_with(prefix))
-            .take(policy::MAX_SLUG_CLUSTER + 1)
+            .take(ranking::MAX_SLUG_CLUSTER + 1)
         {
             cluster.push((*id).to_string());
         }
@@ -284,8 +285,8 @@ impl<'s, 'b> Synthesis<'s, 'b> {
         if let Some(prefix) = cooccur::slug_prefix(id) {
             synth.extend(cooccur::slug_edges(id, &self.cluster(&prefix)?));
         }
-        synth.truncate(policy::CO_OCCURRENCE_CAP);
-        let cap = policy::CO_OCCURRENCE_CAP - synth.len();
+        synth.truncate(ranking::CO_OCCURRENCE_CAP);
+        let cap = ranking::CO_OCCURRENCE_CAP - synth.len();
         let exclude: Vec<&str> = synth
             .iter()
             .chain(edges)
@@ -1245,9 +1246,9 @@ impl Memory {
         }
         for prefix in &prefixes {
             let stored = reader
-                .ids_with_prefix(prefix, policy::MAX_SLUG_CLUSTER + 1 + batch.removals.len())?;
+                .ids_with_prefix(prefix, ranking::MAX_SLUG_CLUSTER + 1 + batch.removals.len())?;
             let now = synthesis.cluster(prefix)?;
-            if stored.len() > policy::MAX_SLUG_CLUSTER && now.len() > policy::MAX_SLUG_CLUSTER {
+            if stored.len() > ranking::MAX_SLUG_CLUSTER && now.len() > ranking::MAX_SLUG_CLUSTER {
                 // Too big to give edges before and after.
                 continue;
             }
@@ -1281,7 +1282,7 @@ impl Memory {
         // Token co-occurrence: the holders of every term whose holders among the batch's
         // notes changed, where the term is or may become one of their probes.
         let gone: Vec<&str> = in_batch.iter().copied().collect();
-        let max_df = policy::CO_OCCURRENCE_MAX_DF as u64;
+        let max_df = ranking::CO_OCCURRENCE_MAX_DF as u64;
         // A term held by more than this before the batch is held by more than `max_df` after.
         let old_terms = before.terms_of(&gone, max_df + gone.len() as u64);
         let mut holders: HashMap<&str, (Vec<&str>, Vec<&str>)> = HashMap::new();
@@ -1851,7 +1852,9 @@ impl Memory {
         let indexed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.index()));
         let report = match indexed {
             Ok(Ok(report)) => report,
-            Ok(Err(e)) if e.is_store_damage() => return Ok(self.damaged_report(e.to_string())),
+            Ok(Err(e)) if crate::store::is_damage(&e) => {
+                return Ok(self.damaged_report(e.to_string()));
+            }
             Ok(Err(e)) => return Err(e),
             Err(_) => {
                 return Ok(self.damaged_report(

@@ -86,7 +86,7 @@ fn importance_raises_the_score_and_the_latest_tag_wins() {
         .expect("a returned")
         .explain;
     assert!((x.importance - 0.10).abs() < 1e-6, "0.02 * 5: {x:?}");
-    let bonus = (x.importance + x.recency).min(mnemon::recall::policy::PRIOR_CAP);
+    let bonus = (x.importance + x.recency).min(mnemon::ranking::PRIOR_CAP);
     assert!(
         (warm - x.base * x.type_weight * x.ttl_factor * (1.0 + bonus)).abs() < 1e-5,
         "the evidence times the priors: {warm} {x:?}"

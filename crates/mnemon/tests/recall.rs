@@ -240,7 +240,7 @@ fn expired_ttl_ranks_below_a_fresh_twin() {
     let r = m.recall(&Query::text("retry budget")).unwrap();
     assert_eq!(ids(&r), vec!["fresh", "stale"]);
     let stale = &r.results[1].explain;
-    assert_eq!(stale.ttl_factor, mnemon::recall::policy::TTL_EXPIRED_FACTOR);
+    assert_eq!(stale.ttl_factor, mnemon::ranking::TTL_EXPIRED_FACTOR);
     assert!(r.results[0].explain.recency > stale.recency);
 }
 

@@ -260,6 +260,6 @@ fn priors_do_not_overturn_a_clear_lexical_lead() {
     let (a, b) = (&r.results[0], &r.results[1]);
     assert_eq!(a.id, "geyser-reference", "{:?}", r.results);
     assert_eq!(b.id, "plant-project");
-    assert!(a.explain.base > b.explain.base * mnemon::recall::policy::CLEAR_LEAD);
+    assert!(a.explain.base > b.explain.base * mnemon::ranking::CLEAR_LEAD);
     assert!(b.explain.importance > 0.0 && b.explain.type_weight > a.explain.type_weight);
 }

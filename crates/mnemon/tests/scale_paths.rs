@@ -11,8 +11,9 @@ use mnemon::index::LexicalIndex;
 use mnemon::index::fields::DocTerms;
 use mnemon::index::segment::writer::SegmentBuilder;
 use mnemon::index::tokenize::Tokenizer;
+use mnemon::ranking;
+use mnemon::recall::Query;
 use mnemon::recall::cooccur::{self, LaidOutDocs, SegmentProbes};
-use mnemon::recall::{Query, policy};
 use mnemon::store::graph::Refreshed;
 use mnemon::store::{Graph, Store};
 use mnemon_testkit::corpus::{GenConfig, generate_notes};
@@ -388,8 +389,8 @@ fn stats_by_ordinal_follow_recalls_and_other_processes() {
         q.record = false;
         for h in a.recall(&q).expect("recall").results {
             let s = a.stats(&h.id).expect("stats");
-            let want_usage = policy::usage_bonus(s.untied_used, s.wrong_count);
-            let want_importance = policy::importance_bonus(s.importance.unwrap_or(0));
+            let want_usage = ranking::usage_bonus(s.untied_used, s.wrong_count);
+            let want_importance = ranking::importance_bonus(s.importance.unwrap_or(0));
             assert!(
                 (h.explain.usage - want_usage).abs() < 1e-6,
                 "{}: {} vs {}",
@@ -436,8 +437,8 @@ fn segment_probes_give_the_edges_of_token_edges() {
         let mut acc = probes.accumulator();
         for doc in docs.iter().step_by(7) {
             let d = doc_number(&doc.id);
-            let slow = cooccur::token_edges(doc, &lex, &[], policy::CO_OCCURRENCE_CAP);
-            let fast = probes.edges(d, &[], policy::CO_OCCURRENCE_CAP, &mut acc);
+            let slow = cooccur::token_edges(doc, &lex, &[], ranking::CO_OCCURRENCE_CAP);
+            let fast = probes.edges(d, &[], ranking::CO_OCCURRENCE_CAP, &mut acc);
             assert_eq!(fast, slow, "{} in {parts} parts", doc.id);
         }
     }
@@ -461,8 +462,8 @@ fn segment_probes_give_the_edges_of_token_edges() {
         for doc in docs.iter().step_by(5) {
             let d = doc_number(&doc.id);
             assert_eq!(ids[d as usize], doc.id, "doc numbers follow id order");
-            let slow = cooccur::token_edges(doc, &lex, &[], policy::CO_OCCURRENCE_CAP);
-            let fast = probes.edges(d, &[], policy::CO_OCCURRENCE_CAP, &mut acc);
+            let slow = cooccur::token_edges(doc, &lex, &[], ranking::CO_OCCURRENCE_CAP);
+            let fast = probes.edges(d, &[], ranking::CO_OCCURRENCE_CAP, &mut acc);
             assert_eq!(fast, slow, "{} laid out, in {parts} parts", doc.id);
         }
     }
@@ -483,8 +484,8 @@ fn segment_probes_give_the_edges_of_token_edges() {
     let (mut with_edges, mut excluded) = (0, 0);
     for doc in &docs {
         let d = doc_number(&doc.id);
-        let slow = cooccur::token_edges(doc, &lex, &[], policy::CO_OCCURRENCE_CAP);
-        let fast = probes.edges(d, &[], policy::CO_OCCURRENCE_CAP, &mut acc);
+        let slow = cooccur::token_edges(doc, &lex, &[], ranking::CO_OCCURRENCE_CAP);
+        let fast = probes.edges(d, &[], ranking::CO_OCCURRENCE_CAP, &mut acc);
         assert_eq!(fast, slow, "{}", doc.id);
         if let Some(first) = slow.first() {
             with_edges += 1;

@@ -102,13 +102,13 @@ enum Command {
         #[arg(long = "anchor", value_name = "ID")]
         anchors: Vec<String>,
         /// Depth of the walk over typed edges (0..=5).
-        #[arg(long, default_value_t = mnemon::recall::policy::DEFAULT_DEPTH)]
+        #[arg(long, default_value_t = mnemon::ranking::DEFAULT_DEPTH)]
         depth: u8,
         /// Number of results (1..=200).
         #[arg(long, default_value_t = mnemon::recall::query::DEFAULT_LIMIT)]
         limit: usize,
         /// Drop results scoring below this.
-        #[arg(long, default_value_t = mnemon::recall::policy::DEFAULT_MIN_SCORE)]
+        #[arg(long, default_value_t = mnemon::ranking::DEFAULT_MIN_SCORE)]
         min_score: f32,
         /// Show each score taken apart.
         #[arg(long)]
@@ -271,7 +271,7 @@ fn cwd() -> mnemon::Result<PathBuf> {
 fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
     let run = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli, out)));
     let damage = match run() {
-        Ok(Err(e)) if e.is_store_damage() => e.to_string(),
+        Ok(Err(e)) if mnemon::store::is_damage(&e) => e.to_string(),
         Ok(result) => return result,
         Err(panic) => {
             if matches!(cli.command, Command::Serve { .. } | Command::Watch { .. }) {

@@ -291,7 +291,7 @@ impl Out {
                         x.ttl_factor,
                         x.importance,
                         x.recency,
-                        mnemon::recall::policy::PRIOR_CAP
+                        mnemon::ranking::PRIOR_CAP
                     ))
                 );
             }
@@ -328,7 +328,7 @@ impl Out {
             "  {}",
             self.dim(&format!(
                 "floor: a direct hit must cover {:.0}% of the question's terms by idf [{}]",
-                mnemon::recall::policy::MIN_COVERAGE * 100.0,
+                mnemon::ranking::MIN_COVERAGE * 100.0,
                 terms.join(", ")
             ))
         );
@@ -337,8 +337,8 @@ impl Out {
                 "  {}",
                 self.dim(&format!(
                     "weak question: no hit covers {:.0}% of it, so only the best {} are shown, without their neighbours",
-                    mnemon::recall::policy::STRONG_COVERAGE * 100.0,
-                    mnemon::recall::policy::WEAK_QUESTION_RESULTS
+                    mnemon::ranking::STRONG_COVERAGE * 100.0,
+                    mnemon::ranking::WEAK_QUESTION_RESULTS
                 ))
             );
         }

@@ -24,11 +24,7 @@ pub const DEFAULT_ARCHIVE_AFTER_DAYS: u32 = 365;
 pub const ZSTD_LEVEL: i32 = 3;
 /// Name of the lock file in `events/` that makes compaction exclusive.
 pub const LOCK_FILE: &str = ".compact.lock";
-/// Subfolder of `events/` holding archived segments.
-pub const ARCHIVE_DIR: &str = "archive";
-/// Prefix of every temporary name in `events/` (compressions in progress, segments being
-/// created); hidden, so never listed as a segment or an unknown file.
-pub const TEMP_PREFIX: &str = ".tmp-";
+pub use super::segment::{ARCHIVE_DIR, TEMP_PREFIX, compressed_len};
 /// Temp files older than this are leftovers of a crashed run.
 pub const STALE_TEMP_MS: i64 = 3_600_000;
 /// Copy buffer used when streaming a segment into the encoder.
@@ -125,28 +121,6 @@ pub fn holds_nothing(fs: &dyn Fs, path: &Path, compressed: bool) -> bool {
     };
     len.is_some_and(|n| n < super::segment::MAX_HEADER_LEN as u64)
         && super::log::read_segment(fs, path, compressed, 0).empty
-}
-
-/// Bytes a zstd frame header takes at most (magic, descriptor, window, dictionary id, size).
-const ZSTD_FRAME_HEADER_MAX: usize = 18;
-
-/// The uncompressed length of a compressed segment, from its zstd frame header (`None` when the
-/// header does not record it: segments compressed before the length was recorded, or damage).
-pub fn compressed_len(fs: &dyn Fs, path: &Path) -> Option<u64> {
-    let mut head = [0u8; ZSTD_FRAME_HEADER_MAX];
-    let mut input = fs.open_read(path).ok()?;
-    let mut n = 0;
-    while n < head.len() {
-        match input.read(&mut head[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => return None,
-        }
-    }
-    zstd::zstd_safe::get_frame_content_size(&head[..n])
-        .ok()
-        .flatten()
 }
 
 impl EventLog {

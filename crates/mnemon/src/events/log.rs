@@ -4,9 +4,9 @@
 use super::event::{Event, EventKind};
 use super::fold::{RecallStats, Stats, Verdicts, max_opt};
 use super::segment::{self, FrameReader, FrameSeal, Header, HeaderError, Item};
+use super::snapshot::{self, Snapshot};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, FsFile};
-use crate::snapshot::{self, Snapshot};
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -89,7 +89,7 @@ pub struct LocatedSegment {
 /// Every segment file of the log, in `events/` and in `events/archive/` (both are read by every
 /// fold), and the files of either folder that are not segments (relative to `events/`).
 pub fn all_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<LocatedSegment>, Vec<String>)> {
-    let archive_name = super::compact::ARCHIVE_DIR;
+    let archive_name = super::segment::ARCHIVE_DIR;
     let archive = events_dir.join(archive_name);
     let (segs, other) = list_segments(fs, events_dir)?;
     let (archived, archived_other) = list_segments(fs, &archive)?;
@@ -140,7 +140,7 @@ pub struct SegmentRead {
 /// of the same session, process and millisecond as a segment compressed meanwhile).
 pub fn compressed_id_exists(fs: &dyn Fs, events_dir: &Path, id: &str) -> bool {
     let name = format!("{id}{COMPRESSED_EXT}");
-    let archive = events_dir.join(super::compact::ARCHIVE_DIR);
+    let archive = events_dir.join(super::segment::ARCHIVE_DIR);
     fs.len(&events_dir.join(&name)).is_ok() || fs.len(&archive.join(&name)).is_ok()
 }
 
@@ -626,7 +626,7 @@ impl EventLog {
         {
             return len;
         }
-        let len = super::compact::compressed_len(self.fs.as_ref(), path);
+        let len = super::segment::compressed_len(self.fs.as_ref(), path);
         if let Ok(mut m) = self.compressed_lens.lock() {
             m.insert(id.to_string(), len);
         }
@@ -645,7 +645,7 @@ impl EventLog {
             .map(|s| s.id.clone())
             .collect();
         segs.retain(|s| s.compressed || !compressed.contains(&s.id));
-        let archive = self.events_dir.join(super::compact::ARCHIVE_DIR);
+        let archive = self.events_dir.join(super::segment::ARCHIVE_DIR);
         let (archived, _) = list_segments(self.fs.as_ref(), &archive)?;
         let mut located: Vec<(PathBuf, SegmentFile)> = archived
             .into_iter()
@@ -1001,7 +1001,7 @@ impl EventLog {
             .unwrap_or(0);
         let tmp = self.events_dir.join(format!(
             "{}{name}-{}-{nanos}",
-            super::compact::TEMP_PREFIX,
+            super::segment::TEMP_PREFIX,
             std::process::id()
         ));
         let mut file = fs.create_new(&tmp)?;

@@ -10,8 +10,10 @@
 //! (no salt) are still read.
 
 use super::event::Event;
+use crate::fs::Fs;
 use std::io::{self, Read};
 use std::ops::Range;
+use std::path::Path;
 
 /// First 8 bytes of a segment.
 pub const MAGIC: [u8; 8] = *b"\x89MNEV\r\n\x1a";
@@ -463,6 +465,34 @@ pub fn decode_segment(bytes: &[u8]) -> Decoded {
         }
     }
     d
+}
+
+/// Subfolder of `events/` holding archived segments.
+pub const ARCHIVE_DIR: &str = "archive";
+/// Prefix of every temporary name in `events/` (compressions in progress, segments being
+/// created); hidden, so never listed as a segment or an unknown file.
+pub const TEMP_PREFIX: &str = ".tmp-";
+
+/// Bytes a zstd frame header takes at most (magic, descriptor, window, dictionary id, size).
+const ZSTD_FRAME_HEADER_MAX: usize = 18;
+
+/// The uncompressed length of a compressed segment, from its zstd frame header (`None` when the
+/// header does not record it: segments compressed before the length was recorded, or damage).
+pub fn compressed_len(fs: &dyn Fs, path: &Path) -> Option<u64> {
+    let mut head = [0u8; ZSTD_FRAME_HEADER_MAX];
+    let mut input = fs.open_read(path).ok()?;
+    let mut n = 0;
+    while n < head.len() {
+        match input.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        }
+    }
+    zstd::zstd_safe::get_frame_content_size(&head[..n])
+        .ok()
+        .flatten()
 }
 
 #[cfg(test)]

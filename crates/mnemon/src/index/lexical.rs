@@ -8,7 +8,7 @@ use super::segment::{Posting, Segment, SegmentBytes, SegmentWriter, build_segmen
 use super::tokenize::{QueryTerm, QueryTerms};
 use crate::error::{Error, Result};
 use crate::prefetch::prefetch;
-use crate::recall::policy;
+use crate::ranking;
 use fst::{Automaton, IntoStreamer, Streamer};
 use std::collections::HashMap;
 use std::path::Path;
@@ -525,7 +525,7 @@ impl LexicalIndex {
                         .expansions
                         .get_or_find(ExpansionKind::Typo, &t.term, || self.fuzzy(t));
                     for e in typos.iter() {
-                        expansions.push((e.clone(), policy::FUZZY_TERM_WEIGHT));
+                        expansions.push((e.clone(), ranking::FUZZY_TERM_WEIGHT));
                     }
                 }
                 // An unfinished last word: complete it, unless it already is a word here.
@@ -537,7 +537,7 @@ impl LexicalIndex {
                             });
                     for e in completions.iter() {
                         if !expansions.iter().any(|(x, _)| x == e) {
-                            expansions.push((e.clone(), policy::PREFIX_TERM_WEIGHT));
+                            expansions.push((e.clone(), ranking::PREFIX_TERM_WEIGHT));
                         }
                     }
                 }
@@ -578,7 +578,7 @@ impl LexicalIndex {
         }
         // The first characters must match (Lucene's `prefixLength`): typos there are rare, and
         // it confines the DFA to one branch of the dictionary instead of all of it.
-        let fixed: String = t.term.chars().take(policy::FUZZY_PREFIX_CHARS).collect();
+        let fixed: String = t.term.chars().take(ranking::FUZZY_PREFIX_CHARS).collect();
         let aut = fst::automaton::Str::new(&fixed)
             .starts_with()
             .intersection(TypoAutomaton(typo_builder(dist).build_dfa(&t.term)));
@@ -633,7 +633,7 @@ impl LexicalIndex {
             .filter(|(df, _)| *df > 0)
             .collect();
         v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        v.truncate(policy::MAX_EXPANSIONS_PER_TERM);
+        v.truncate(ranking::MAX_EXPANSIONS_PER_TERM);
         v.into_iter().map(|(_, t)| t).collect()
     }
 
@@ -642,9 +642,9 @@ impl LexicalIndex {
         let mut tf = 0.0f32;
         for (f, (&count, &len)) in tfs.iter().zip(lens).enumerate() {
             if count > 0 {
-                let b = policy::FIELD_LENGTH_NORM[f];
+                let b = ranking::FIELD_LENGTH_NORM[f];
                 let norm = 1.0 - b + b * len as f32 / self.avg_field_lens[f];
-                tf += policy::FIELD_WEIGHTS[f] * f32::from(count) / norm;
+                tf += ranking::FIELD_WEIGHTS[f] * f32::from(count) / norm;
             }
         }
         tf
@@ -706,7 +706,7 @@ impl LexicalIndex {
         // rest[j]: the most the lists j.. can add to one document.
         let mut rest = vec![0.0f32; terms.len() + 1];
         for j in (0..terms.len()).rev() {
-            rest[j] = rest[j + 1] + terms[j].w * (policy::BM25_K1 + 1.0);
+            rest[j] = rest[j + 1] + terms[j].w * (ranking::BM25_K1 + 1.0);
         }
         let mut hits = Vec::new();
         SCRATCH.with_borrow_mut(|scratch| {
@@ -765,7 +765,7 @@ impl LexicalIndex {
                     }
                     let add = |p: Posting, a: &mut DocAcc| {
                         let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
-                        a.score += w * tf * (policy::BM25_K1 + 1.0) / (policy::BM25_K1 + tf);
+                        a.score += w * tf * (ranking::BM25_K1 + 1.0) / (ranking::BM25_K1 + tf);
                         a.matched |= 1u32 << (qi % 32);
                         a.exact |= u32::from(*exact) << (qi % 32);
                         a.best_idf = a.best_idf.max(*idf);

@@ -3,11 +3,11 @@
 //! index (no O(n^2) pass: only notes sharing a note's most distinctive terms are candidates), and
 //! `derived_from` from project notes that link user notes.
 
-use super::policy;
 use crate::index::LexicalIndex;
 use crate::index::fields::{DocTerms, FIELD_COUNT};
 use crate::index::segment::{LaidOut, PostingsIter, Segment};
 use crate::notes::{EdgeKind, NoteType, Provenance};
+use crate::ranking;
 use crate::store::EdgeValue;
 use fst::{IntoStreamer, Streamer};
 use rayon::prelude::*;
@@ -21,19 +21,19 @@ pub fn slug_prefix(id: &str) -> Option<String> {
         None => ("", id),
     };
     let words: Vec<&str> = last.split('-').collect();
-    if words.len() <= policy::SLUG_PREFIX_WORDS || words[0].is_empty() {
+    if words.len() <= ranking::SLUG_PREFIX_WORDS || words[0].is_empty() {
         return None;
     }
     Some(format!(
         "{folder}{}-",
-        words[..policy::SLUG_PREFIX_WORDS].join("-")
+        words[..ranking::SLUG_PREFIX_WORDS].join("-")
     ))
 }
 
 /// Slug co-occurrence edges of `id` given its cluster (ids sharing its prefix, itself included).
 /// Clusters larger than `MAX_SLUG_CLUSTER` are too generic and give nothing.
 pub fn slug_edges(id: &str, cluster: &[String]) -> Vec<EdgeValue> {
-    if cluster.len() < 2 || cluster.len() > policy::MAX_SLUG_CLUSTER {
+    if cluster.len() < 2 || cluster.len() > ranking::MAX_SLUG_CLUSTER {
         return Vec::new();
     }
     let confidence = 1.0 / (cluster.len() - 1) as f32;
@@ -57,13 +57,13 @@ pub fn is_probe_term(term: &str) -> bool {
 
 /// The idf of a term in `df` notes, or `None` for a term too rare (one note) or too common to
 /// probe (in more than `max_df` notes: [`probe_max_df`]). It is taken against a fixed number of
-/// notes ([`policy::CO_OCCURRENCE_REFERENCE_NOTES`]), not the corpus size: a note's
+/// notes ([`ranking::CO_OCCURRENCE_REFERENCE_NOTES`]), not the corpus size: a note's
 /// co-occurrence edges then depend only on the notes that share its terms (and, in a memory
 /// small enough that `max_df` follows its size, on that size), so an update recomputes those
 /// notes' edges and no others, and ends where a clean build of the same notes ends.
 fn probe_idf(df: usize, max_df: usize) -> Option<f32> {
     (2..=max_df).contains(&df).then(|| {
-        (policy::CO_OCCURRENCE_REFERENCE_NOTES / df as f32)
+        (ranking::CO_OCCURRENCE_REFERENCE_NOTES / df as f32)
             .ln()
             .max(0.0)
     })
@@ -80,8 +80,8 @@ pub fn can_probe(term: &str, df: u64, max_df: usize) -> bool {
 /// hold tells none of them apart).
 pub fn probe_max_df(live_docs: u64) -> usize {
     let share =
-        usize::try_from(live_docs / policy::CO_OCCURRENCE_MAX_DF_SHARE).unwrap_or(usize::MAX);
-    share.min(policy::CO_OCCURRENCE_MAX_DF)
+        usize::try_from(live_docs / ranking::CO_OCCURRENCE_MAX_DF_SHARE).unwrap_or(usize::MAX);
+    share.min(ranking::CO_OCCURRENCE_MAX_DF)
 }
 
 /// Whether `e` is an edge synthesized at index time (a slug cluster, token co-occurrence,
@@ -138,7 +138,7 @@ pub fn probes_with(doc: &DocTerms, df: impl Fn(&str) -> u64, max_df: usize) -> V
         })
         .collect();
     probes.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    probes.truncate(policy::CO_OCCURRENCE_PROBE_TERMS);
+    probes.truncate(ranking::CO_OCCURRENCE_PROBE_TERMS);
     probes
 }
 
@@ -228,7 +228,7 @@ pub fn edges_of_probes<'a, I: IntoIterator<Item = &'a str>>(
     let sims: Vec<(&str, f32)> = acc
         .into_iter()
         .map(|(id, s)| (id, s / total))
-        .filter(|(id, s)| *s >= policy::MIN_TOKEN_COSINE && !exclude.contains(id))
+        .filter(|(id, s)| *s >= ranking::MIN_TOKEN_COSINE && !exclude.contains(id))
         .collect();
     best_token_edges(sims, cap)
 }
@@ -278,7 +278,7 @@ pub struct SegmentProbes<'a, S: ProbeSource = Segment> {
     term_bounds: Vec<usize>,
 }
 
-const PROBE_TERMS: usize = policy::CO_OCCURRENCE_PROBE_TERMS;
+const PROBE_TERMS: usize = ranking::CO_OCCURRENCE_PROBE_TERMS;
 /// A decoded slot's term when it has none (see [`SegmentProbes::term_docs`]: no documents).
 const NO_TERM: u64 = u64::MAX;
 const _: () = assert!(PROBE_TERMS <= u8::MAX as usize);
@@ -607,7 +607,7 @@ impl<'a, S: ProbeSource> SegmentProbes<'a, S> {
         let mut sims: Vec<(&str, f32)> = Vec::new();
         for &o in &acc.touched {
             let s = std::mem::take(&mut acc.sums[o as usize]) / total;
-            if s >= policy::MIN_TOKEN_COSINE && !exclude.contains(&o) {
+            if s >= ranking::MIN_TOKEN_COSINE && !exclude.contains(&o) {
                 sims.push((self.seg.id(o), s));
             }
         }
@@ -638,7 +638,7 @@ pub fn derived_from_user_edges(
                 other: e.other.clone(),
                 kind: EdgeKind::DerivedFrom,
                 provenance: Provenance::Synthesized,
-                confidence: policy::SYNTH_DERIVED_CONFIDENCE,
+                confidence: ranking::SYNTH_DERIVED_CONFIDENCE,
                 source_out_degree: 0,
             });
         }
@@ -741,7 +741,7 @@ mod tests {
         assert_eq!(e.len(), 2);
         assert_eq!(e[0].confidence, 0.5);
         assert!(e.iter().all(|x| x.other != "a-1"));
-        let big: Vec<String> = (0..=policy::MAX_SLUG_CLUSTER)
+        let big: Vec<String> = (0..=ranking::MAX_SLUG_CLUSTER)
             .map(|i| format!("a-{i}"))
             .collect();
         assert!(slug_edges("a-1", &big).is_empty());

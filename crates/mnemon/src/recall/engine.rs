@@ -7,7 +7,6 @@
 use super::cands::{Cand, Cands, Slot, Via};
 use super::evidence::{DirectInfo, Evidence, title_matches, with_learned};
 use super::learned::Learned;
-use super::policy;
 use super::query::{Explain, FloorReport, Hit, Query, Rejected, Source, TrailEdge};
 use super::shown::ShownCache;
 use super::{MAX_DEPTH_CHECK, NodeStats};
@@ -15,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::index::LexicalIndex;
 use crate::index::tokenize::Tokenizer;
 use crate::notes::EdgeKind;
+use crate::ranking;
 use crate::store::{Graph, LazyReader};
 use std::collections::BinaryHeap;
 
@@ -141,7 +141,7 @@ fn walk<F: Fn(u32, f32) -> bool>(
             continue;
         }
         expanded += 1;
-        if expanded > policy::MAX_EXPANSIONS {
+        if expanded > ranking::MAX_EXPANSIONS {
             break;
         }
         // The next node to expand is usually the heap's top: its edges load meanwhile.
@@ -150,9 +150,9 @@ fn walk<F: Fn(u32, f32) -> bool>(
         }
         let (depth, from_seed, cur_source) = (cur.depth, cur.depth == 0, cur.source);
         let out = graph.out(ord);
-        let out = &out[..out.len().min(policy::MAX_FANOUT)];
+        let out = &out[..out.len().min(ranking::MAX_FANOUT)];
         let inn = graph.inn(ord);
-        let inn = &inn[..inn.len().min(policy::MAX_FANOUT)];
+        let inn = &inn[..inn.len().min(ranking::MAX_FANOUT)];
         // The slots of this node's neighbours, scattered over the table, load together.
         if prefetching {
             for e in out.iter().chain(inn) {
@@ -160,7 +160,7 @@ fn walk<F: Fn(u32, f32) -> bool>(
             }
         }
         let child_depth = depth + 1;
-        let base_hop = base * policy::HOP_DECAY;
+        let base_hop = base * ranking::HOP_DECAY;
         // The floor applies only to leaves: children of this node are leaves or none are.
         let leaf_skip = skip.filter(|_| child_depth >= max_depth);
         let declared_source = if cur_source == Source::CoOccur {
@@ -235,12 +235,12 @@ fn walk<F: Fn(u32, f32) -> bool>(
 /// The best score a candidate without usage stats can reach from `base`: the largest type
 /// weight, no TTL penalty, a full recency bonus.
 fn best_without_stats(base: f32) -> f32 {
-    policy::prior_factor(policy::MAX_TYPE_WEIGHT, 1.0, policy::RECENCY_WEIGHT) * base
+    ranking::prior_factor(ranking::MAX_TYPE_WEIGHT, 1.0, ranking::RECENCY_WEIGHT) * base
 }
 
 /// Lower each superseded note (the target of a `supersedes` edge) in `scored` to just below its
 /// best-scoring successor among them, unless it already ranks below it or its evidence leads the
-/// successor's by more than [`policy::CLEAR_LEAD`] (the question is about the old note itself).
+/// successor's by more than [`ranking::CLEAR_LEAD`] (the question is about the old note itself).
 /// `key` gives an entry's ordinal, score and evidence, `set` lowers a score. Chains resolve step
 /// by step.
 fn step_aside_for_successors<T>(
@@ -270,7 +270,7 @@ fn step_aside_for_successors<T>(
             .map(|(_, s, base)| (s, base))
     };
     // Newest first: a successor that itself steps aside moves before its predecessor does.
-    for _ in 0..policy::MAX_DEPTH {
+    for _ in 0..ranking::MAX_DEPTH {
         let mut moved = false;
         for &i in &olds {
             let (o, score, base) = key(&scored[i]);
@@ -279,7 +279,7 @@ fn step_aside_for_successors<T>(
                 .iter()
                 .filter(|e| e.kind == EdgeKind::Supersedes && e.other != o)
                 .filter_map(|e| score_of(scored, e.other))
-                .filter(|&(_, succ_base)| base <= policy::CLEAR_LEAD * succ_base)
+                .filter(|&(_, succ_base)| base <= ranking::CLEAR_LEAD * succ_base)
                 .map(|(s, _)| s)
                 .fold(f32::NEG_INFINITY, f32::max);
             if succ.is_finite() && score >= succ {
@@ -388,7 +388,7 @@ pub fn run(
         lex.expand(&qt)
     };
     // As many lexical hits as the walk takes seeds (or the caller wants results).
-    let want = q.limit.max(policy::MAX_SEEDS);
+    let want = q.limit.max(ranking::MAX_SEEDS);
     let hits = if matches.is_empty() {
         Vec::new()
     } else {
@@ -426,7 +426,10 @@ pub fn run(
                             .then_some("lexical score under the floor")
                     })
             };
-            let used = o.is_some_and(|o| policy::counts_as_used(&stats(o)));
+            let used = o.is_some_and(|o| {
+                let s = stats(o);
+                ranking::counts_as_used(s.untied_used, s.wrong_count)
+            });
             (o, coverage, lexical_floor(used), used)
         })
         .collect();
@@ -444,9 +447,9 @@ pub fn run(
         };
         let learned = learned_of.remove(&o).unwrap_or(0.0);
         let relative = if used {
-            policy::MIN_RELATIVE_LEXICAL_USED
+            ranking::MIN_RELATIVE_LEXICAL_USED
         } else {
-            policy::MIN_RELATIVE_LEXICAL
+            ranking::MIN_RELATIVE_LEXICAL
         };
         let why_not = why_not.or_else(|| {
             (h.score < relative * top).then_some("far below the best hit's lexical score")
@@ -466,7 +469,7 @@ pub fn run(
             }
             continue;
         };
-        if !anchors.is_empty() && base < policy::MIN_UNANCHORED_RELATIVE && !around.contains(o) {
+        if !anchors.is_empty() && base < ranking::MIN_UNANCHORED_RELATIVE && !around.contains(o) {
             continue;
         }
         cands.add_lexical(o, base, h.score, h.matched);
@@ -525,20 +528,20 @@ pub fn run(
     }
     let score_of = |ord: u32, base: f32, st: NodeStats| -> Option<Scored> {
         let meta = graph.meta(ord)?;
-        let type_weight = policy::note_type_weight(meta.note_type);
-        debug_assert!(type_weight <= policy::MAX_TYPE_WEIGHT);
-        let ttl_factor = policy::ttl_factor(meta.ttl_days, meta.updated_at, now_s);
+        let type_weight = ranking::note_type_weight(meta.note_type);
+        debug_assert!(type_weight <= ranking::MAX_TYPE_WEIGHT);
+        let ttl_factor = ranking::ttl_factor(meta.ttl_days, meta.updated_at, now_s);
         // Being returned is not a use: only a use (or an edit) keeps a note recent.
         let touched = match (st.last_used_at, meta.updated_at) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
-        let usage = policy::usage_bonus(st.untied_used, st.wrong_count);
-        let importance = policy::importance_bonus(st.importance.unwrap_or(0));
-        let recency = policy::recency_bonus(touched, now_s);
+        let usage = ranking::usage_bonus(st.untied_used, st.wrong_count);
+        let importance = ranking::importance_bonus(st.importance.unwrap_or(0));
+        let recency = ranking::recency_bonus(touched, now_s);
         let score = base
             * (1.0 + usage)
-            * policy::prior_factor(type_weight, ttl_factor, importance + recency);
+            * ranking::prior_factor(type_weight, ttl_factor, importance + recency);
         (score >= q.min_score).then_some(Scored {
             ord,
             score,
@@ -581,7 +584,7 @@ pub fn run(
         b.1.total_cmp(&a.1)
             .then_with(|| graph.id(a.0).cmp(graph.id(b.0)))
     });
-    seeds.truncate(policy::MAX_SEEDS + anchors.len());
+    seeds.truncate(ranking::MAX_SEEDS + anchors.len());
     walk(graph, cands, &seeds, q.depth, Some(&skip_leaf));
 
     // 4. Score candidates with the policy (all in memory); dangling targets drop out. Direct hits
@@ -611,7 +614,7 @@ pub fn run(
         };
         let st = stats(ord);
         if c.source == Source::Direct {
-            c.base += policy::GRAPH_SUPPORT_WEIGHT * c.support;
+            c.base += ranking::GRAPH_SUPPORT_WEIGHT * c.support;
         } else if st == NodeStats::default() {
             rest.push((ord, c.base));
             continue;
@@ -658,7 +661,7 @@ pub fn run(
         let mut i = 0usize;
         scored.retain(|s| {
             i += 1;
-            i <= policy::WEAK_QUESTION_RESULTS || used(s.ord)
+            i <= ranking::WEAK_QUESTION_RESULTS || used(s.ord)
         });
     }
 
@@ -679,7 +682,7 @@ pub fn run(
                 provenance: via.provenance,
             });
             cur = via.parent;
-            if t.len() > usize::from(policy::MAX_DEPTH) {
+            if t.len() > usize::from(ranking::MAX_DEPTH) {
                 break;
             }
         }
@@ -915,28 +918,28 @@ mod tests {
                 continue;
             }
             expanded += 1;
-            if expanded > policy::MAX_EXPANSIONS {
+            if expanded > ranking::MAX_EXPANSIONS {
                 break;
             }
             let (depth, from_seed, cur_source) = (cur.depth, cur.depth == 0, cur.source);
             let out = graph.out(ord);
             let inn = graph.inn(ord);
             for (list, forward) in [
-                (&out[..out.len().min(policy::MAX_FANOUT)], true),
-                (&inn[..inn.len().min(policy::MAX_FANOUT)], false),
+                (&out[..out.len().min(ranking::MAX_FANOUT)], true),
+                (&inn[..inn.len().min(ranking::MAX_FANOUT)], false),
             ] {
                 for e in list {
                     if is_co_occurrence(e.kind) && !from_seed {
                         continue;
                     }
-                    let mut w = policy::edge_kind_weight(e.kind)
-                        * policy::provenance_weight(e.provenance)
+                    let mut w = ranking::edge_kind_weight(e.kind)
+                        * ranking::provenance_weight(e.provenance)
                         * e.confidence
-                        * policy::hub_damping(e.source_out_degree);
+                        * ranking::hub_damping(e.source_out_degree);
                     if !forward {
-                        w *= policy::REVERSE_EDGE_FACTOR;
+                        w *= ranking::REVERSE_EDGE_FACTOR;
                     }
-                    let child_base = base * policy::HOP_DECAY * w;
+                    let child_base = base * ranking::HOP_DECAY * w;
                     if let Slot::Cand(existing) = cands.slot_mut(e.other) {
                         if existing.source == Source::Direct {
                             if existing.depth == 0 && e.other != ord {

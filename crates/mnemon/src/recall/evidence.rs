@@ -5,13 +5,13 @@
 
 use super::cands::Cands;
 use super::learned::Learned;
-use super::policy;
 use super::query::TermWeight;
 use super::shown::ShownCache;
 use crate::error::Result;
 use crate::index::LexicalIndex;
 use crate::index::lexical::TermMatch;
 use crate::index::tokenize::{QueryTerms, Tokenizer};
+use crate::ranking;
 use crate::store::{Graph, LazyReader};
 use rustc_hash::FxHashMap;
 
@@ -24,16 +24,16 @@ pub struct DirectInfo {
     pub learned: f32,
     /// The question is the note's title or id.
     pub title_match: bool,
-    /// The note was used before (see [`policy::counts_as_used`]).
+    /// The note was used before (see [`ranking::counts_as_used`]).
     pub used: bool,
 }
 
 impl DirectInfo {
     /// Whether this hit's evidence is strong enough for the notes around it to be worth
-    /// showing: it covers [`policy::STRONG_COVERAGE`] of the question, feedback says as much, or
+    /// showing: it covers [`ranking::STRONG_COVERAGE`] of the question, feedback says as much, or
     /// the question names it.
     pub fn is_strong(&self) -> bool {
-        self.title_match || self.coverage.max(self.learned) >= policy::STRONG_COVERAGE
+        self.title_match || self.coverage.max(self.learned) >= ranking::STRONG_COVERAGE
     }
 }
 
@@ -75,13 +75,13 @@ impl Evidence {
     /// The informativeness of each term of `matches` (the expansions of `qt`'s terms, in query
     /// order) in `lex`: the idf of the term, or of its most frequent expansion when only its
     /// expansions are in the memory; a word found nowhere weighs
-    /// [`policy::UNKNOWN_TERM_IDF_SHARE`] of an unseen word's idf, a common English word
-    /// [`policy::GENERIC_TERM_IDF_SHARE`] of its idf.
+    /// [`ranking::UNKNOWN_TERM_IDF_SHARE`] of an unseen word's idf, a common English word
+    /// [`ranking::GENERIC_TERM_IDF_SHARE`] of its idf.
     pub fn of(lex: &LexicalIndex, qt: &QueryTerms, matches: &[TermMatch]) -> Evidence {
         let docs = lex.live_docs().max(1) as f32;
         // In a memory of a few notes no word can be rare: even one held by a single note has a
         // low idf. The bar is lowered to what such a word reaches.
-        let bar = policy::MIN_MATCH_IDF.min(policy::SMALL_MEMORY_IDF_SHARE * idf(docs, 1));
+        let bar = ranking::MIN_MATCH_IDF.min(ranking::SMALL_MEMORY_IDF_SHARE * idf(docs, 1));
         let mut info = Vec::with_capacity(matches.len());
         let mut partial = Vec::with_capacity(matches.len());
         // Per term: its idf when the memory holds it, and whether it is a common English word.
@@ -90,11 +90,11 @@ impl Evidence {
             let generic = qt.terms.get(i).is_some_and(|t| is_generic(&t.surface));
             let mut w = match m.expansions.first() {
                 Some(_) => idf(docs, m.first_df),
-                None => idf(docs, 0) * policy::UNKNOWN_TERM_IDF_SHARE,
+                None => idf(docs, 0) * ranking::UNKNOWN_TERM_IDF_SHARE,
             };
             held.push((if m.expansions.is_empty() { 0.0 } else { w }, generic));
             if generic {
-                w *= policy::GENERIC_TERM_IDF_SHARE;
+                w *= ranking::GENERIC_TERM_IDF_SHARE;
             }
             info.push(if w >= bar { w } else { 0.0 });
             partial.push(
@@ -171,11 +171,11 @@ impl Evidence {
         (got / self.total).min(1.0)
     }
 
-    /// The BM25F score a direct hit needs: [`policy::MIN_LEXICAL_SCORE`], lower when even the
+    /// The BM25F score a direct hit needs: [`ranking::MIN_LEXICAL_SCORE`], lower when even the
     /// question's rarest word the memory holds has a low idf (a memory of a few notes, or a
     /// question in words most notes hold), since every score is low then.
     pub fn lexical_floor(&self) -> f32 {
-        policy::MIN_LEXICAL_SCORE.min(policy::LEXICAL_FLOOR_IDF_SHARE * self.held_max)
+        ranking::MIN_LEXICAL_SCORE.min(ranking::LEXICAL_FLOOR_IDF_SHARE * self.held_max)
     }
 
     /// How many of the question's terms are informative.
@@ -198,11 +198,11 @@ impl Evidence {
     }
 
     /// Why a hit with these term bits and `coverage` does not pass the floor, or `None` when it
-    /// does: it must cover [`policy::MIN_COVERAGE`] of the question, more
-    /// ([`policy::SINGLE_TERM_MIN_COVERAGE`]) when it matches a single informative term, and a
+    /// does: it must cover [`ranking::MIN_COVERAGE`] of the question, more
+    /// ([`ranking::SINGLE_TERM_MIN_COVERAGE`]) when it matches a single informative term, and a
     /// single term of a longer question matched only through a typo or prefix is never enough
     /// (a one-word question matched through a typo is). A note `used` before
-    /// passes with [`policy::USED_MIN_COVERAGE`] and one informative term as it is.
+    /// passes with [`ranking::USED_MIN_COVERAGE`] and one informative term as it is.
     pub fn floor(
         &self,
         matched: u32,
@@ -211,14 +211,14 @@ impl Evidence {
         used: bool,
     ) -> Option<&'static str> {
         let (exact_n, any_n) = self.counts(matched, exact);
-        if used && exact_n >= 1 && coverage >= policy::USED_MIN_COVERAGE {
+        if used && exact_n >= 1 && coverage >= ranking::USED_MIN_COVERAGE {
             return None;
         }
-        if coverage < policy::MIN_COVERAGE {
+        if coverage < ranking::MIN_COVERAGE {
             Some("matches too little of the question")
         } else if exact_n == 0 && any_n < 2 && self.informative() > 1 {
             Some("matches one term, only through a typo or prefix")
-        } else if any_n < 2 && coverage < policy::SINGLE_TERM_MIN_COVERAGE {
+        } else if any_n < 2 && coverage < ranking::SINGLE_TERM_MIN_COVERAGE {
             Some("shares a single word with a longer question")
         } else {
             None
@@ -256,11 +256,11 @@ impl Evidence {
 /// what feedback says (`learned`, -1..=1); `None` when it has none that passes.
 pub fn with_learned(lexical_base: f32, learned: f32) -> Option<f32> {
     if learned < 0.0 {
-        let keep = 1.0 + (1.0 - policy::WRONG_KEEP) * learned.max(-1.0);
+        let keep = 1.0 + (1.0 - ranking::WRONG_KEEP) * learned.max(-1.0);
         return (lexical_base > 0.0).then_some(lexical_base * keep);
     }
-    let passes = lexical_base > 0.0 || learned >= policy::MIN_COVERAGE;
-    passes.then_some(lexical_base + policy::LEARNED_WEIGHT * learned)
+    let passes = lexical_base > 0.0 || learned >= ranking::MIN_COVERAGE;
+    passes.then_some(lexical_base + ranking::LEARNED_WEIGHT * learned)
 }
 
 /// Whether `title`'s terms are exactly the question's (`matches`), each title term the query
@@ -306,7 +306,7 @@ pub fn title_matches(
     }
     let base = |i: usize| cands.get(direct[i].0).map_or(0.0, |c| c.base);
     best.sort_by(|&a, &b| base(b).total_cmp(&base(a)));
-    best.truncate(policy::TITLE_CHECKS);
+    best.truncate(ranking::TITLE_CHECKS);
     let ords: Vec<u32> = best.iter().map(|&i| direct[i].0).collect();
     let records = shown.read(graph, store, &ords)?;
     for (&i, rec) in best.iter().zip(records) {
@@ -320,7 +320,7 @@ pub fn title_matches(
                 .and_then(|r| r.name.as_deref())
                 .is_some_and(|n| names(tok, matches, n));
         if named && let Some(c) = cands.hot_mut(o) {
-            c.base += policy::EXACT_TITLE_BONUS;
+            c.base += ranking::EXACT_TITLE_BONUS;
             direct[i].1.title_match = true;
         }
     }

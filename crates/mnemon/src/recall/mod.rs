@@ -8,7 +8,6 @@ pub mod engine;
 pub mod evidence;
 pub mod learned;
 pub mod ord_stats;
-pub mod policy;
 pub mod query;
 pub mod shown;
 
@@ -17,7 +16,7 @@ pub use query::{
     Explain, FloorReport, Hit, Query, Recall, Rejected, Source, TermWeight, TrailEdge,
 };
 
-const MAX_DEPTH_CHECK: u8 = policy::MAX_DEPTH;
+const MAX_DEPTH_CHECK: u8 = crate::ranking::MAX_DEPTH;
 
 /// Usage statistics of one node, as recall scores them (folded from the event log).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -1,8 +1,8 @@
 //! What an agent asks and what it gets back: `Query`, `Recall`, `Hit`, trails and score
 //! explanations.
 
-use super::policy;
 use crate::notes::{EdgeKind, Provenance};
+use crate::ranking;
 use serde::Serialize;
 
 /// Most results one recall may return.
@@ -39,9 +39,9 @@ impl Default for Query {
         Query {
             text: String::new(),
             anchors: Vec::new(),
-            depth: policy::DEFAULT_DEPTH,
+            depth: ranking::DEFAULT_DEPTH,
             limit: DEFAULT_LIMIT,
-            min_score: policy::DEFAULT_MIN_SCORE,
+            min_score: ranking::DEFAULT_MIN_SCORE,
             caller: "library".into(),
             record: true,
         }

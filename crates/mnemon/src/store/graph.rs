@@ -14,7 +14,7 @@ use super::{StoreReader, Version};
 use crate::error::Result;
 use crate::notes::{EdgeKind, NoteType, Provenance};
 use crate::prefetch::prefetch;
-use crate::recall::policy;
+use crate::ranking;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 
@@ -40,8 +40,8 @@ pub struct GraphEdge {
     pub confidence: f32,
     /// Distinct targets of the edge's source (hub damping).
     pub source_out_degree: u32,
-    /// The walk's weight of this edge from this end ([`policy::edge_weight`], times
-    /// [`policy::REVERSE_EDGE_FACTOR`] in an in-list): computed once when the edge is loaded, not
+    /// The walk's weight of this edge from this end ([`ranking::edge_weight`], times
+    /// [`ranking::REVERSE_EDGE_FACTOR`] in an in-list): computed once when the edge is loaded, not
     /// on every step of every recall.
     pub walk_weight: f32,
 }
@@ -51,7 +51,7 @@ impl GraphEdge {
     fn mirror(&self, source: u32) -> GraphEdge {
         GraphEdge {
             other: source,
-            walk_weight: self.walk_weight * policy::REVERSE_EDGE_FACTOR,
+            walk_weight: self.walk_weight * ranking::REVERSE_EDGE_FACTOR,
             ..*self
         }
     }
@@ -290,9 +290,9 @@ const EDGES_PREFETCHED: usize = 4 * EDGES_PER_LINE;
 
 /// The walk's weight of `e` from its list's end (`reverse`: an in-list, walked backwards).
 fn edge_weight_of(e: &GraphEdge, reverse: bool) -> f32 {
-    let w = policy::edge_weight(e.kind, e.provenance, e.confidence, e.source_out_degree);
+    let w = ranking::edge_weight(e.kind, e.provenance, e.confidence, e.source_out_degree);
     if reverse {
-        w * policy::REVERSE_EDGE_FACTOR
+        w * ranking::REVERSE_EDGE_FACTOR
     } else {
         w
     }

@@ -763,3 +763,15 @@ impl StoreReader<'_> {
         Ok(out)
     }
 }
+
+/// Whether `e` says the index store's bytes are bad (a rebuild from the notes repairs it), not
+/// that the environment refused.
+pub fn is_damage(e: &Error) -> bool {
+    match e {
+        Error::Corrupt { path, .. } => {
+            path.file_name().and_then(|n| n.to_str()) == Some(STORE_FILE)
+        }
+        Error::Store { message, .. } => message.to_ascii_lowercase().contains("corrupt"),
+        _ => false,
+    }
+}

@@ -5,7 +5,7 @@
 //! are counted), so open = snapshot + fold of the events after the watermarks. rkyv's validation
 //! alone missed some flipped bytes, so the archive also has its own crc32, checked first.
 
-use crate::events::fold::{RecallStats, Stats, Verdicts};
+use super::fold::{RecallStats, Stats, Verdicts};
 use crate::fs::{Fs, Mapped};
 use std::collections::HashMap;
 use std::path::Path;

@@ -62,8 +62,9 @@ pub const USED_MIN_COVERAGE: f32 = 0.1;
 
 /// Whether a note's stats say agents used it, apart from any question (more often than they
 /// found it wrong). Uses tied to a question count through that question's terms only.
-pub fn counts_as_used(st: &super::NodeStats) -> bool {
-    st.untied_used > st.wrong_count
+/// `untied_used`: uses tied to no question; `wrong_count`: times it was said to be wrong.
+pub fn counts_as_used(untied_used: u64, wrong_count: u64) -> bool {
+    untied_used > wrong_count
 }
 
 /// A direct hit seeds the walk (the notes around it are worth showing) only when it covers at

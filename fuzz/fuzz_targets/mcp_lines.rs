@@ -16,7 +16,7 @@
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use mnemon::mcp::lines::{
+use mnemon_cli::mcp::lines::{
     ErrorReply, Line, LineReader, MAX_LINE_BYTES, MAX_NESTING_DEPTH, PARSE_ERROR,
     INVALID_REQUEST, classify,
 };

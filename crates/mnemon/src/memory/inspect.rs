@@ -1,0 +1,370 @@
+//! Read-only views for people and tools: `show`, `edges`, `doctor`, `core`.
+
+use super::*;
+use crate::error::{Error, Result};
+use crate::folder::MemoryDir;
+use crate::notes::{self, ProblemKind};
+use crate::scan::ScanError;
+use crate::store::{Edge, NodeRecord, StoreReader};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// A node with its edges both ways (`mnemon show`).
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeView {
+    pub id: String,
+    pub path: String,
+    pub name: Option<String>,
+    #[serde(rename = "type")]
+    pub note_type: &'static str,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    pub pin: bool,
+    pub created_at: Option<i64>,
+    pub updated_at: Option<i64>,
+    pub ttl_days: Option<u32>,
+    pub excerpt: String,
+    pub edges_out: Vec<EdgeOut>,
+    pub edges_in: Vec<EdgeIn>,
+}
+
+/// An edge leaving the shown node.
+#[derive(Debug, Clone, Serialize)]
+pub struct EdgeOut {
+    pub to: String,
+    pub kind: notes::EdgeKind,
+    pub provenance: notes::Provenance,
+    pub confidence: f32,
+    /// The target is not a note (yet).
+    pub dangling: bool,
+}
+
+/// An edge arriving at the shown node.
+#[derive(Debug, Clone, Serialize)]
+pub struct EdgeIn {
+    pub from: String,
+    pub kind: notes::EdgeKind,
+    pub provenance: notes::Provenance,
+    pub confidence: f32,
+}
+
+/// A link whose target is not a note.
+#[derive(Debug, Clone, Serialize)]
+pub struct Dangling {
+    pub from: String,
+    pub to: String,
+    pub kind: notes::EdgeKind,
+}
+
+/// A problem of one note.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoteError {
+    pub path: String,
+    pub kind: ProblemKind,
+    pub message: String,
+}
+
+/// Health of the derived index.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexHealth {
+    pub path: String,
+    pub schema_version: u32,
+    pub ok: bool,
+    /// Set when the index was rebuilt, could not be read, or has an unusable change count.
+    pub message: Option<String>,
+}
+
+/// What `doctor` found. `healthy` is false when any list is non-empty or the index is not ok.
+#[derive(Debug, Clone, Serialize)]
+pub struct DoctorReport {
+    pub healthy: bool,
+    pub notes: u64,
+    pub edges: u64,
+    pub dangling: Vec<Dangling>,
+    pub note_errors: Vec<NoteError>,
+    pub conflicts: Vec<String>,
+    pub walk_errors: Vec<ScanError>,
+    pub index: IndexHealth,
+    /// Where the index store differs from the notes (bad bytes read back as other notes or
+    /// links, or unreadable): `mnemon doctor --fix` rebuilds it from the notes.
+    pub store_damage: Vec<String>,
+}
+
+impl Memory {
+    /// The core view: pinned and important notes rendered into `budget_tokens` (see
+    /// `core_view`). Never fails because the budget is full.
+    pub fn core(&self, budget_tokens: usize) -> Result<crate::core_view::CoreView> {
+        use crate::core_view::{CoreNote, MAX_BUDGET_TOKENS, estimate_tokens, read_body, render};
+        if budget_tokens == 0 || budget_tokens > MAX_BUDGET_TOKENS {
+            return Err(Error::InvalidArgument {
+                what: "budget",
+                message: format!(
+                    "{budget_tokens} must be between 1 and {MAX_BUDGET_TOKENS} tokens"
+                ),
+            });
+        }
+        self.ensure_indexed()?;
+        let reader = self.store.read()?;
+        let mut wanted: HashMap<String, (bool, u8, u64)> = HashMap::new();
+        for (id, rec) in reader.all_nodes()? {
+            if rec.pin {
+                let st = self.events.stats(&id);
+                wanted.insert(id, (true, st.importance.unwrap_or(0), st.recall_count));
+            }
+        }
+        for (id, importance, count) in self.events.important_nodes() {
+            wanted
+                .entry(id)
+                .and_modify(|w| w.1 = importance)
+                .or_insert((false, importance, count));
+        }
+        let mut records = HashMap::with_capacity(wanted.len());
+        let mut notes = Vec::with_capacity(wanted.len());
+        for (id, (pin, importance, recall_count)) in wanted {
+            let Some(rec) = reader.node(&id)? else {
+                continue; // importance on a note that is gone
+            };
+            records.insert(id.clone(), rec);
+            notes.push(CoreNote {
+                id,
+                pin,
+                importance,
+                recall_count,
+            });
+        }
+        // Notes are read through the checked opener only: a note swapped for a symlink leaving
+        // memory/ since it was indexed shows its indexed excerpt, never the file outside.
+        let root = self.dir.memory().canonicalize().ok();
+        Ok(render(notes, budget_tokens, |n, tokens_left| {
+            let rec = records.get(&n.id)?;
+            let mut block = format!("## {} ({})\n", rec.name.as_deref().unwrap_or(&n.id), n.id);
+            if let Some(d) = &rec.description {
+                block.push_str(d);
+                block.push_str("\n\n");
+            }
+            // Two more tokens than the header leaves: the estimate rounds at each join.
+            let body_tokens = (tokens_left + 2).checked_sub(estimate_tokens(&block))?;
+            let opened = root
+                .as_deref()
+                .and_then(|root| notes::open_inside(root, &rec.path).ok());
+            let body = match opened {
+                Some((file, _)) => match read_body(file, body_tokens) {
+                    Ok(Some(body)) => body,
+                    Ok(None) => return None,
+                    Err(_) => rec.excerpt.clone(),
+                },
+                None => rec.excerpt.clone(),
+            };
+            block.push_str(&body);
+            block.push_str("\n\n");
+            Some(block)
+        }))
+    }
+
+    /// The node `id` with its edges both ways.
+    pub fn show(&self, id: &str) -> Result<NodeView> {
+        check_id(id)?;
+        self.ensure_indexed()?;
+        let r = self.store.read()?;
+        let rec: NodeRecord = r
+            .node(id)?
+            .ok_or_else(|| Error::UnknownNode { id: id.to_string() })?;
+        let mut edges_out = Vec::new();
+        for e in r.edges_out(id)? {
+            edges_out.push(EdgeOut {
+                dangling: !r.has_node(&e.other)?,
+                to: e.other,
+                kind: e.kind,
+                provenance: e.provenance,
+                confidence: e.confidence,
+            });
+        }
+        let edges_in = self.edges_into(&r, id)?;
+        Ok(NodeView {
+            id: id.to_string(),
+            path: rec.path,
+            name: rec.name,
+            note_type: rec.note_type.as_str(),
+            description: rec.description,
+            tags: rec.tags,
+            pin: rec.pin,
+            created_at: rec.created_at,
+            updated_at: rec.updated_at,
+            ttl_days: rec.ttl_days,
+            excerpt: rec.excerpt,
+            edges_out,
+            edges_in,
+        })
+    }
+
+    /// The edges arriving at `id`, in the order an edge list keeps: from this process's graph
+    /// when it is of the store version `r` reads (a `serve` process, or one that recalled), else
+    /// found by `r` in one pass over the out-edges (the store keeps each edge at its source).
+    pub(super) fn edges_into(&self, r: &StoreReader<'_>, id: &str) -> Result<Vec<EdgeIn>> {
+        let v = r.version()?;
+        if let Ok(g) = self.graph.read()
+            && g.version() == v
+            && !g.is_empty()
+        {
+            let Some(o) = g.ord(id) else {
+                return Ok(Vec::new());
+            };
+            return Ok(g
+                .inn(o)
+                .iter()
+                .map(|e| EdgeIn {
+                    from: g.id(e.other).to_string(),
+                    kind: e.kind,
+                    provenance: e.provenance,
+                    confidence: e.confidence,
+                })
+                .collect());
+        }
+        Ok(r.edges_in(id)?
+            .into_iter()
+            .map(|e| EdgeIn {
+                from: e.other,
+                kind: e.kind,
+                provenance: e.provenance,
+                confidence: e.confidence,
+            })
+            .collect())
+    }
+
+    /// Every edge in the graph (for tests and tools).
+    pub fn edges(&self) -> Result<Vec<Edge>> {
+        self.ensure_indexed()?;
+        self.store.read()?.all_edges()
+    }
+
+    /// Check the memory: re-scan, then list dangling links, note problems, conflict markers and
+    /// the index state.
+    pub fn doctor(&self) -> Result<DoctorReport> {
+        let indexed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.index()));
+        let report = match indexed {
+            Ok(Ok(report)) => report,
+            Ok(Err(e)) if crate::store::is_damage(&e) => {
+                return Ok(self.damaged_report(e.to_string()));
+            }
+            Ok(Err(e)) => return Err(e),
+            Err(_) => {
+                return Ok(self.damaged_report(
+                    "indexing panicked inside redb: the store's bytes are damaged".into(),
+                ));
+            }
+        };
+        let store_damage = crate::verify::store_against_notes(&self.store, &self.dir.memory());
+        if !store_damage.is_empty() {
+            let mut damaged = self.damaged_report(String::new());
+            damaged.store_damage = store_damage;
+            damaged.notes = report.notes;
+            damaged.edges = report.edges;
+            return Ok(damaged);
+        }
+        let walk_errors: Vec<ScanError> = {
+            let r = self.store.read()?;
+            let with_problems: std::collections::HashSet<String> =
+                r.problems()?.into_iter().map(|(p, _)| p).collect();
+            report
+                .errors
+                .iter()
+                .filter(|e| !with_problems.contains(&e.path))
+                .cloned()
+                .collect()
+        };
+        let r = self.store.read()?;
+        let mut dangling = Vec::new();
+        for e in r.all_edges()? {
+            if !r.has_node(&e.to)? {
+                dangling.push(Dangling {
+                    from: e.from,
+                    to: e.to,
+                    kind: e.kind,
+                });
+            }
+        }
+        let mut note_errors = Vec::new();
+        let mut conflicts = Vec::new();
+        for (path, problems) in r.problems()? {
+            for p in problems {
+                if p.kind == ProblemKind::Conflict {
+                    conflicts.push(path.clone());
+                }
+                note_errors.push(NoteError {
+                    path: path.clone(),
+                    kind: p.kind,
+                    message: p.message,
+                });
+            }
+        }
+        // An unusable change count loses no data but slows every recall: reported with its fix.
+        let seq_problem = self.store.change_seq_problem().map(str::to_string);
+        let index = IndexHealth {
+            path: self.store.path().display().to_string(),
+            schema_version: crate::store::SCHEMA_VERSION,
+            ok: seq_problem.is_none(),
+            message: seq_problem,
+        };
+        let healthy = dangling.is_empty()
+            && note_errors.is_empty()
+            && conflicts.is_empty()
+            && walk_errors.is_empty()
+            && index.ok;
+        Ok(DoctorReport {
+            healthy,
+            notes: report.notes,
+            edges: report.edges,
+            dangling,
+            note_errors,
+            conflicts,
+            walk_errors,
+            index,
+            store_damage: Vec::new(),
+        })
+    }
+
+    /// A doctor report for a store whose bytes are bad: nothing else read from it is trusted.
+    pub(super) fn damaged_report(&self, reason: String) -> DoctorReport {
+        let mut store_damage = Vec::new();
+        if !reason.is_empty() {
+            store_damage.push(reason);
+        }
+        DoctorReport {
+            healthy: false,
+            notes: 0,
+            edges: 0,
+            dangling: Vec::new(),
+            note_errors: Vec::new(),
+            conflicts: Vec::new(),
+            walk_errors: Vec::new(),
+            index: IndexHealth {
+                path: self.store.path().display().to_string(),
+                schema_version: crate::store::SCHEMA_VERSION,
+                ok: false,
+                message: Some(
+                    "the store differs from the notes: run `mnemon doctor --fix` to rebuild it from \
+                     the notes (events and notes are not touched)"
+                        .into(),
+                ),
+            },
+            store_damage,
+        }
+    }
+
+    /// Move the index store of the memory folder `dir` aside as damaged (to
+    /// `graph.redb.damaged`, replacing an older one) so the next open starts a new one, rebuilt
+    /// from the notes by the next index. No process may have the memory open in this one.
+    pub fn discard_store(dir: &MemoryDir) -> Result<std::path::PathBuf> {
+        let index = dir.index();
+        let aside = crate::store::move_aside(&index)?;
+        // The graph cache mirrors the store; it is rebuilt with it.
+        let cache = index.join(crate::store::graph::file::GRAPH_FILE);
+        match std::fs::remove_file(&cache) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io("remove", &cache, e));
+            }
+            _ => {}
+        }
+        Ok(aside)
+    }
+}

@@ -1,0 +1,502 @@
+//! The `Memory` facade: one handle on a memory folder, used by the CLI, the MCP server and
+//! embedding agents alike.
+
+mod ingest;
+mod inspect;
+mod lexical;
+mod synthesis;
+mod usage;
+
+pub use ingest::{IndexPhases, IndexReport};
+pub use inspect::{Dangling, DoctorReport, EdgeIn, EdgeOut, IndexHealth, NodeView, NoteError};
+use lexical::ManifestStamp;
+pub use usage::{FeedbackReport, MAX_FEEDBACK_IDS, NodeStatsView};
+
+use crate::error::{Error, Result};
+use crate::events::{EventKind, EventLog, HitSource, SyncPolicy};
+use crate::folder::MemoryDir;
+use crate::fs::{Fs, RealFs};
+use crate::index::LexicalIndex;
+use crate::index::tokenize::Tokenizer;
+use crate::notes::{self};
+use crate::recall::learned::Learned;
+use crate::recall::ord_stats::OrdStats;
+use crate::recall::shown::ShownCache;
+use crate::recall::{self, Clock, Query, Recall, SystemClock};
+use crate::store::graph::{self, Refreshed};
+use crate::store::{Graph, LazyReader, Store, Version};
+use rayon::prelude::*;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
+
+/// Before a recall, events written by other live sessions are folded in if the last fold is
+/// older than this (a directory listing and a stat per segment).
+pub const STATS_REFRESH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A recall reuses the store version it read last, without a read transaction, while the store's
+/// change count has not moved (`store::seq`), and for at most this long: a writer that does not
+/// count its commits (a build before the count, another machine on a network file system, which
+/// does not share the mapping) is seen within this time.
+pub const STORE_RECHECK_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Nodes patched into a process's graph after which it writes the graph cache file again (each
+/// process that reads the file patches what happened since it was written). Below this, writing
+/// the file (its whole graph, serialized) costs more than the patches it would save.
+const GRAPH_FILE_REWRITE_PATCHED: usize = 256;
+
+/// Lock file in `index/` held while one process updates the derived index.
+pub use crate::store::WRITE_LOCK_FILE;
+
+/// An open memory folder.
+pub struct Memory {
+    dir: MemoryDir,
+    store: Store,
+    tokenizer: Tokenizer,
+    lexical: RwLock<Arc<LexicalIndex>>,
+    /// Identity (len, mtime) of the manifest file the loaded lexical index came from.
+    lexical_stamp: Mutex<ManifestStamp>,
+    /// The store version at which recall last found the loaded lexical view to be the manifest
+    /// on disk, with that view's stamp.
+    lexical_checked_at: Mutex<Option<(Version, ManifestStamp)>>,
+    /// The store's graph in memory, refreshed to the store's version at each recall.
+    graph: RwLock<Arc<Graph>>,
+    /// Nodes patched into `graph` since it was last read from or written to the graph cache
+    /// file: past [`GRAPH_FILE_REWRITE_PATCHED`] the file is written again.
+    graph_patched: std::sync::atomic::AtomicUsize,
+    /// Folded stats by the graph's ordinals, for scoring.
+    ord_stats: RwLock<Arc<OrdStats>>,
+    /// What feedback taught (query term -> notes), rebuilt when the feedback changes.
+    learned: RwLock<Arc<Learned>>,
+    /// The last recall of this process (qid, question): feedback without a question is about it.
+    last_question: Mutex<Option<(String, String)>>,
+    /// What recall shows of the notes it returned lately, for one store version.
+    shown: RwLock<Arc<ShownCache>>,
+    /// The store version the last recall at the current version read, with the store's change
+    /// count read just before its transaction began and when (`None` when the count was
+    /// unsettled).
+    last_read: Mutex<Option<(u64, Version, Instant)>>,
+    clock: Box<dyn Clock>,
+    events: EventLog,
+    notices: Mutex<Vec<String>>,
+    qid_counter: std::sync::atomic::AtomicU64,
+    /// Set once the store is known to have been indexed (see [`Memory::ensure_indexed`]).
+    indexed: std::sync::atomic::AtomicBool,
+}
+
+/// How to open a memory folder.
+#[derive(Clone)]
+pub struct OpenOptions {
+    /// Session id for this process's events (default: a new one per process).
+    pub session: Option<String>,
+    /// When appended events become durable.
+    pub sync: SyncPolicy,
+    /// File system for the event log and snapshots (tests inject faults here).
+    pub fs: Arc<dyn Fs>,
+    /// Event segment ages for compaction (also run at open when due).
+    pub compact: crate::events::CompactPolicy,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            session: std::env::var("MNEMON_SESSION")
+                .ok()
+                .filter(|s| !s.is_empty()),
+            sync: SyncPolicy::default(),
+            fs: Arc::new(RealFs),
+            compact: crate::events::CompactPolicy::default(),
+        }
+    }
+}
+
+/// A recall's results and floor report.
+type Found = (Vec<recall::Hit>, recall::FloorReport);
+
+/// A user-given id must be a valid id (never a path outside `memory/`).
+fn check_id(id: &str) -> Result<()> {
+    notes::validate_id(id).map_err(|r| Error::InvalidArgument {
+        what: "id",
+        message: format!("`{id}`: {r}"),
+    })
+}
+
+impl Memory {
+    /// Create a memory folder at `root` (idempotent) and open it.
+    pub fn init(root: impl Into<std::path::PathBuf>) -> Result<Memory> {
+        let dir = MemoryDir::init(root)?;
+        Memory::open_dir(dir)
+    }
+
+    /// Open the memory folder at `root` (the folder holding `memory/`).
+    pub fn open(root: impl Into<std::path::PathBuf>) -> Result<Memory> {
+        let dir = MemoryDir::at(root);
+        if !dir.memory().is_dir() {
+            return Err(Error::NotAMemoryFolder {
+                path: dir.root().to_path_buf(),
+            });
+        }
+        Memory::open_dir(dir)
+    }
+
+    /// Open an already located memory folder with default options.
+    pub fn open_dir(dir: MemoryDir) -> Result<Memory> {
+        Memory::open_with(dir, OpenOptions::default())
+    }
+
+    /// Open an already located memory folder.
+    pub fn open_with(dir: MemoryDir, opts: OpenOptions) -> Result<Memory> {
+        let mut notices = Vec::new();
+        dir.check_contained()?;
+        for sub in [dir.events(), dir.index()] {
+            std::fs::create_dir_all(&sub).map_err(|e| Error::io("create folder", &sub, e))?;
+        }
+        if let Err(e) = dir.ensure_gitignore() {
+            notices.push(format!("could not update .gitignore: {e}"));
+        }
+        let (store, rebuilt) = Store::open(&dir.index())?;
+        notices.extend(rebuilt);
+        notices.extend(store.change_seq_problem().map(str::to_string));
+        let events = EventLog::open(opts.fs, dir.events(), dir.index(), opts.session, opts.sync)?;
+        let now_ms = SystemClock.now_s() * 1000;
+        if events.compaction_due(opts.compact, now_ms) {
+            match events.compact(opts.compact, now_ms) {
+                Ok(r) if !r.compressed.is_empty() || !r.archived.is_empty() => {
+                    notices.push(format!(
+                        "compacted the event log: {} compressed, {} archived",
+                        r.compressed.len(),
+                        r.archived.len()
+                    ))
+                }
+                Ok(_) => {}
+                Err(e) => notices.push(format!("event log compaction failed: {e}")),
+            }
+        }
+        notices.extend(events.take_notices());
+        let memory = Memory {
+            dir,
+            store,
+            tokenizer: Tokenizer::new(),
+            lexical: RwLock::new(Arc::new(LexicalIndex::empty())),
+            lexical_stamp: Mutex::new(None),
+            lexical_checked_at: Mutex::new(None),
+            graph: RwLock::new(Arc::new(Graph::default())),
+            graph_patched: std::sync::atomic::AtomicUsize::new(0),
+            ord_stats: RwLock::new(Arc::new(OrdStats::default())),
+            learned: RwLock::new(Arc::new(Learned::default())),
+            last_question: Mutex::new(None),
+            shown: RwLock::new(Arc::new(ShownCache::new(Version::default()))),
+            last_read: Mutex::new(None),
+            clock: Box::new(SystemClock),
+            events,
+            notices: Mutex::new(notices),
+            qid_counter: std::sync::atomic::AtomicU64::new(0),
+            indexed: std::sync::atomic::AtomicBool::new(false),
+        };
+        if let Some(n) = memory.load_lexical()? {
+            memory.notice(n);
+        }
+        Ok(memory)
+    }
+
+    /// Use `clock` for recency and TTL (tests, replays).
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Box::new(clock);
+        self
+    }
+
+    /// The in-memory graph at store version `v` (patched from the store's change log through
+    /// `view`, or loaded whole the first time; `view` begins its transaction only then).
+    fn graph(&self, view: &LazyReader<'_>, v: Version) -> Result<Arc<Graph>> {
+        let poisoned = || Error::InvalidArgument {
+            what: "graph",
+            message: "lock poisoned by a panic in another thread".into(),
+        };
+        // Equal, or another thread already moved it past this reader: good enough.
+        let covers = |g: &Graph| {
+            let have = g.version();
+            have.epoch == v.epoch && have.generation >= v.generation && !g.is_empty()
+        };
+        {
+            let g = self.graph.read().map_err(|_| poisoned())?;
+            if covers(&g) {
+                return Ok(g.clone());
+            }
+        }
+        let mut w = self.graph.write().map_err(|_| poisoned())?;
+        if covers(&w) {
+            return Ok(w.clone());
+        }
+        let g = Arc::make_mut(&mut w);
+        let index_dir = self.dir.index();
+        if g.is_empty() {
+            // A process's first recall: the graph another process kept, if it is of this store.
+            match graph::file::read(&index_dir) {
+                Ok(Some(kept)) if kept.version().epoch == v.epoch => *g = kept,
+                Ok(_) => {}
+                Err(e) => self.notice(format!("{e}; the graph is loaded from the store")),
+            }
+            self.graph_patched.store(0, Ordering::Relaxed);
+            if covers(g) {
+                return Ok(w.clone());
+            }
+        }
+        let patched = match g.refresh(view.get()?.0)? {
+            Refreshed::Unchanged => 0,
+            Refreshed::Patched(n) => self.graph_patched.fetch_add(n, Ordering::Relaxed) + n,
+            Refreshed::Loaded => usize::MAX,
+        };
+        let g = w.clone();
+        drop(w);
+        // An empty graph is never kept: it is as quick to load, and `covers` never holds for
+        // it, so every recall of an empty memory would write the file again.
+        if patched >= GRAPH_FILE_REWRITE_PATCHED && !g.is_empty() {
+            self.graph_patched.store(0, Ordering::Relaxed);
+            // Outside the lock: other recalls need not wait for the file. A cache: a folder that
+            // cannot take it only loses the next process's head start.
+            let _ = graph::file::write(&index_dir, &g);
+        }
+        Ok(g)
+    }
+
+    /// The shown-records cache of store version `v` (a new, empty one when `v` is not the
+    /// version of the one kept).
+    fn shown(&self, v: Version) -> Result<Arc<ShownCache>> {
+        let poisoned = || Error::InvalidArgument {
+            what: "shown records",
+            message: "lock poisoned by a panic in another thread".into(),
+        };
+        {
+            let c = self.shown.read().map_err(|_| poisoned())?;
+            if c.version() == v {
+                return Ok(c.clone());
+            }
+        }
+        let mut w = self.shown.write().map_err(|_| poisoned())?;
+        if w.version() != v {
+            *w = Arc::new(ShownCache::new(v));
+        }
+        Ok(w.clone())
+    }
+
+    /// The folded stats keyed by `graph`'s ordinals (patched from the stats change log), and
+    /// what feedback taught by query term, both current with the folded events (one view).
+    fn stats_tables(&self, graph: &Graph) -> Result<(Arc<OrdStats>, Arc<Learned>)> {
+        let poisoned = || Error::InvalidArgument {
+            what: "stats",
+            message: "lock poisoned by a panic in another thread".into(),
+        };
+        let Some(view) = self.events.view() else {
+            return Err(poisoned());
+        };
+        let by_ord = {
+            let t = self.ord_stats.read().map_err(|_| poisoned())?;
+            t.is_current(graph, &view).then(|| t.clone())
+        };
+        let by_ord = match by_ord {
+            Some(t) => t,
+            None => {
+                let mut w = self.ord_stats.write().map_err(|_| poisoned())?;
+                Arc::make_mut(&mut w).refresh(graph, &view);
+                w.clone()
+            }
+        };
+        let learned = {
+            let t = self.learned.read().map_err(|_| poisoned())?;
+            t.is_current(&view).then(|| t.clone())
+        };
+        let learned = match learned {
+            Some(t) => t,
+            None => {
+                let mut w = self.learned.write().map_err(|_| poisoned())?;
+                Arc::make_mut(&mut w).refresh(&view, &self.tokenizer);
+                w.clone()
+            }
+        };
+        Ok((by_ord, learned))
+    }
+
+    fn write_lock(&self) -> Result<crate::store::WriteLock> {
+        self.store.write_lock()
+    }
+
+    /// The folder this memory lives in.
+    pub fn dir(&self) -> &MemoryDir {
+        &self.dir
+    }
+
+    /// Messages about repairs made while opening or since (rebuilt index, a damaged graph
+    /// cache, ...), for the caller to show.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        self.notices
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn notice(&self, n: String) {
+        if let Ok(mut v) = self.notices.lock() {
+            v.push(n);
+        }
+    }
+
+    /// Index `memory/` when the store was never indexed but notes exist (`index/` deleted, or a
+    /// folder that came with its notes): a command that looks a note up must not answer "no
+    /// note" because nobody ran `index` yet. One atomic load once the store is known indexed.
+    fn ensure_indexed(&self) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        if self.indexed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let unindexed = self.store.read()?.manifest_len()? == 0;
+        let memory = self.dir.memory();
+        let has_notes = std::fs::read_dir(&memory)
+            .map_err(|e| Error::io("read folder", &memory, e))?
+            .next()
+            .is_some();
+        if unindexed && has_notes {
+            let report = self.index()?;
+            self.notice(format!(
+                "the index held no notes: indexed {} from {}",
+                report.notes,
+                memory.display()
+            ));
+        }
+        self.indexed.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Answer a query: lexical hits and anchors, the typed-graph walk, scored by the policy.
+    pub fn recall(&self, q: &Query) -> Result<Recall> {
+        let started = Instant::now();
+        self.ensure_indexed()?;
+        // Other sessions' events become visible within STATS_REFRESH_INTERVAL.
+        self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
+        let (results, floor) = match self.recall_unchanged(q)? {
+            Some(found) => found,
+            None => self.recall_current(q)?,
+        };
+        let n = self
+            .qid_counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let recall = Recall {
+            qid: format!("{}-q{n}", self.events.session()),
+            results,
+            floor,
+            latency_us,
+        };
+        if !q.record {
+            return Ok(recall);
+        }
+        // Feedback that names no question is about this recall.
+        if let Ok(mut last) = self.last_question.lock() {
+            *last = Some((recall.qid.clone(), q.text.clone()));
+        }
+        // One QueryEvent and one RecallHit per returned note, flushed to the OS before returning
+        // (one batch: recorded whole or not at all).
+        let mut events = Vec::with_capacity(recall.results.len() + 1);
+        events.push(EventKind::Query {
+            qid: recall.qid.clone(),
+            query: q.text.clone(),
+            anchors: q.anchors.clone(),
+            result_count: recall.results.len() as u32,
+            latency_us,
+            caller: q.caller.clone(),
+        });
+        // Fetching notes by id and nothing around them (anchors at depth 0, no question) is
+        // reading them: a use, as if the agent had said so. Written before the hits: a batch
+        // ends with its last RecallHit, so readers can tell a complete one.
+        if q.depth == 0 && q.text.trim().is_empty() && !q.anchors.is_empty() {
+            events.push(EventKind::Feedback {
+                qid: recall.qid.clone(),
+                query: String::new(),
+                used: q.anchors.clone(),
+                wrong: Vec::new(),
+            });
+        }
+        for (i, h) in recall.results.iter().enumerate() {
+            events.push(EventKind::RecallHit {
+                qid: recall.qid.clone(),
+                node: h.id.clone(),
+                rank: i as u32 + 1,
+                score: h.score,
+                source: match h.source {
+                    recall::Source::Direct => HitSource::Direct,
+                    recall::Source::Neighbor => HitSource::Neighbor,
+                    recall::Source::CoOccur => HitSource::CoOccur,
+                },
+            });
+        }
+        self.events.append(events)?;
+        Ok(recall)
+    }
+
+    /// A recall at the store version the last recall read, when the store's change count shows
+    /// that no process has written it since (two loads from a mapped page) and that read is
+    /// younger than [`STORE_RECHECK_INTERVAL`]: no read transaction is begun unless a record must
+    /// be read. `None` when the count moved, is unsettled or unusable, the read is older, or a
+    /// record read found the store at another version (the caller then recalls at the current
+    /// version).
+    fn recall_unchanged(&self, q: &Query) -> Result<Option<Found>> {
+        let Some(count) = self.store.settled_change_count() else {
+            return Ok(None);
+        };
+        let last = self.last_read.lock().ok().and_then(|l| *l);
+        let Some((_, version, _)) =
+            last.filter(|(c, _, at)| *c == count && at.elapsed() < STORE_RECHECK_INTERVAL)
+        else {
+            return Ok(None);
+        };
+        let view = LazyReader::deferred(&self.store, version);
+        let results = self.recall_at(q, &view)?;
+        Ok((!view.moved()).then_some(results))
+    }
+
+    /// A recall at the store's current version (one read transaction), remembered with the
+    /// change count read before it began.
+    fn recall_current(&self, q: &Query) -> Result<Found> {
+        let count = self.store.settled_change_count();
+        let at = Instant::now();
+        let reader = self.store.read()?;
+        let version = reader.version()?;
+        if let Ok(mut l) = self.last_read.lock() {
+            *l = count.map(|c| (c, version, at));
+        }
+        self.recall_at(q, &LazyReader::begun(reader, version))
+    }
+
+    /// The recall itself, against the lexical index, graph and records of `view`'s version.
+    fn recall_at(&self, q: &Query, view: &LazyReader<'_>) -> Result<Found> {
+        let version = view.version();
+        let lex = self.lexical_at(version)?;
+        let graph = self.graph(view, version)?;
+        let (by_ord, learned) = self.stats_tables(&graph)?;
+        let stats = |o: u32| by_ord.get(o);
+        // Records read at this reader's version are kept only for the graph of that version.
+        let shown = if graph.version() == version {
+            self.shown(version)?
+        } else {
+            Arc::new(ShownCache::new(version))
+        };
+        recall::engine::run(
+            &lex,
+            &graph,
+            view,
+            &shown,
+            &self.tokenizer,
+            &learned,
+            q,
+            self.clock.now_s(),
+            &stats,
+        )
+    }
+
+    /// The event log (sessions, snapshots, refresh).
+    pub fn events(&self) -> &EventLog {
+        &self.events
+    }
+}
+
+#[cfg(test)]
+mod tests;

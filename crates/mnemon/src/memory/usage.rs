@@ -1,0 +1,181 @@
+//! What agents tell the memory: importance marks and feedback (events in the log), the folded
+//! stats of a note, and compaction of the log.
+
+use super::*;
+use crate::error::{Error, Result};
+use crate::events::{EventKind, RecallStats};
+use serde::Serialize;
+
+/// `mnemon stats ID` output.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeStatsView {
+    pub id: String,
+    pub recall_count: u64,
+    /// Milliseconds since the Unix epoch.
+    pub last_recalled_at: Option<i64>,
+    pub importance: Option<u8>,
+    /// Milliseconds since the Unix epoch.
+    pub importance_ts: Option<i64>,
+    /// Times an agent said it used the note (feedback) or fetched it by id.
+    pub used_count: u64,
+    /// Of those, the uses tied to no question (fetches, feedback naming no question).
+    pub untied_used: u64,
+    /// Times an agent said the note was wrong for its question.
+    pub wrong_count: u64,
+    /// Milliseconds since the Unix epoch.
+    pub last_used_at: Option<i64>,
+}
+
+/// Notes one feedback call may name at most (used and wrong together).
+pub const MAX_FEEDBACK_IDS: usize = 64;
+
+/// What `feedback` recorded.
+#[derive(Debug, Clone, Serialize)]
+pub struct FeedbackReport {
+    /// The recall it is about (empty when the question was given and is not this process's last
+    /// recall).
+    pub qid: String,
+    /// The question the verdicts are for (empty: none known; then only the notes' use counts
+    /// change).
+    pub query: String,
+    pub used: Vec<String>,
+    pub wrong: Vec<String>,
+}
+
+impl Memory {
+    /// Mark a note as important (1..=10): its only effect is one ImportanceTag event. Use it for
+    /// strong user preferences, recurring concerns, incidents that must be remembered.
+    pub fn set_importance(
+        &self,
+        id: &str,
+        importance: u8,
+        tags: &[String],
+        note: &str,
+    ) -> Result<()> {
+        if !(1..=10).contains(&importance) {
+            return Err(Error::InvalidArgument {
+                what: "importance",
+                message: format!("{importance} is outside 1..=10"),
+            });
+        }
+        check_id(id)?;
+        self.ensure_indexed()?;
+        if !self.store.read()?.has_node(id)? {
+            return Err(Error::UnknownNode { id: id.to_string() });
+        }
+        self.events.append(vec![EventKind::ImportanceTag {
+            node: id.to_string(),
+            importance,
+            tags: tags.to_vec(),
+            note: note.to_string(),
+        }])
+    }
+
+    /// Say which recalled notes the agent used for a question, and optionally which were wrong:
+    /// one Feedback event. `query` is the question they were recalled for; `None` means this
+    /// process's last recall (its question and qid). Later questions sharing informative terms
+    /// with it then find the used notes even when their words differ (see `recall::learned`),
+    /// and a used note wins close calls; a note found wrong is pushed down for such questions.
+    /// Nothing else changes rankings: a note returned often and never used does not climb.
+    pub fn feedback(
+        &self,
+        used: &[String],
+        wrong: &[String],
+        query: Option<&str>,
+    ) -> Result<FeedbackReport> {
+        if used.is_empty() && wrong.is_empty() {
+            return Err(Error::InvalidArgument {
+                what: "feedback",
+                message: "name at least one note in `used` or `wrong`".into(),
+            });
+        }
+        if used.len() + wrong.len() > MAX_FEEDBACK_IDS {
+            return Err(Error::InvalidArgument {
+                what: "feedback",
+                message: format!(
+                    "{} notes named; at most {MAX_FEEDBACK_IDS} per call",
+                    used.len() + wrong.len()
+                ),
+            });
+        }
+        if let Some(both) = used.iter().find(|u| wrong.contains(u)) {
+            return Err(Error::InvalidArgument {
+                what: "feedback",
+                message: format!("`{both}` is named as both used and wrong; keep one"),
+            });
+        }
+        self.ensure_indexed()?;
+        {
+            let reader = self.store.read()?;
+            for id in used.iter().chain(wrong) {
+                check_id(id)?;
+                if !reader.has_node(id)? {
+                    return Err(Error::UnknownNode { id: id.clone() });
+                }
+            }
+        }
+        let last = self.last_question.lock().ok().and_then(|l| l.clone());
+        let (qid, query) = match (query, last) {
+            (Some(q), Some((qid, last_q))) if q == last_q => (qid, q.to_string()),
+            (Some(q), _) => (String::new(), q.to_string()),
+            (None, Some((qid, last_q))) => (qid, last_q),
+            (None, None) => (String::new(), String::new()),
+        };
+        let dedup = |ids: &[String]| {
+            let mut v: Vec<String> = Vec::with_capacity(ids.len());
+            for id in ids {
+                if !v.contains(id) {
+                    v.push(id.clone());
+                }
+            }
+            v
+        };
+        let report = FeedbackReport {
+            qid,
+            query,
+            used: dedup(used),
+            wrong: dedup(wrong),
+        };
+        self.events.append(vec![EventKind::Feedback {
+            qid: report.qid.clone(),
+            query: report.query.clone(),
+            used: report.used.clone(),
+            wrong: report.wrong.clone(),
+        }])?;
+        Ok(report)
+    }
+
+    /// Folded stats of a note (`mnemon stats`).
+    pub fn stats(&self, id: &str) -> Result<NodeStatsView> {
+        check_id(id)?;
+        self.ensure_indexed()?;
+        if !self.store.read()?.has_node(id)? {
+            return Err(Error::UnknownNode { id: id.to_string() });
+        }
+        let s: RecallStats = self.events.stats(id);
+        Ok(NodeStatsView {
+            id: id.to_string(),
+            recall_count: s.recall_count,
+            last_recalled_at: s.last_recalled_at,
+            importance: s.importance,
+            importance_ts: s.importance_ts,
+            used_count: s.used_count,
+            untied_used: s.untied_used,
+            wrong_count: s.wrong_count,
+            last_used_at: s.last_used_at,
+        })
+    }
+
+    /// Compress and archive old event segments now (see `events::compact`).
+    pub fn compact(
+        &self,
+        policy: crate::events::CompactPolicy,
+    ) -> Result<crate::events::CompactReport> {
+        self.events.compact(policy, self.clock.now_s() * 1000)
+    }
+
+    /// Snapshot the folded stats so the next open folds only newer events.
+    pub fn write_snapshot(&self) -> Result<()> {
+        self.events.write_snapshot()
+    }
+}

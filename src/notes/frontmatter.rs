@@ -3,7 +3,7 @@
 //! All keys are optional; unknown keys are ignored. Values of the wrong shape become warnings
 //! (the rest of the frontmatter is still used). Relation lists accept a single string too.
 
-use super::bounds::{check_frontmatter_nesting, check_frontmatter_size};
+use super::bounds::{BoundsError, check_frontmatter_nesting, check_frontmatter_size};
 use super::plain_yaml::read_plain;
 use super::{EdgeKind, NoteType, parse_date_unix_s};
 use serde_yaml_ng::Value;
@@ -16,9 +16,9 @@ const FRONTMATTER_FIRST_LINE: usize = 2;
 /// Why a frontmatter block was not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrontmatterError {
-    /// Over a size, nesting or alias limit: not parsed at all. The message names the limit and
-    /// the fix.
-    OverLimit(String),
+    /// Over a size, nesting or alias limit: not parsed at all. Its text names the limit and the
+    /// fix.
+    OverLimit(BoundsError),
     /// Not valid YAML, or not a mapping: the parser's message.
     Invalid(String),
 }

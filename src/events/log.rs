@@ -180,7 +180,7 @@ pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> Se
             return out;
         }
         Err(HeaderError::Invalid(e)) => {
-            out.error = Some(e);
+            out.error = Some(e.to_string());
             return out;
         }
     };

@@ -528,7 +528,8 @@ pub fn run(
         debug_assert!(type_weight <= policy::MAX_TYPE_WEIGHT);
         let ttl_factor = policy::ttl_factor(meta.ttl_days, meta.updated_at, now_s);
         // Being returned is not a use: only a use (or an edit) keeps a note recent.
-        let touched = match (st.last_used_at, meta.updated_at) {
+        let last_used_s = st.last_used_ms.map(|ms| ms.div_euclid(policy::MS_PER_S));
+        let touched = match (last_used_s, meta.updated_at) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };

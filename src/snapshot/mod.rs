@@ -28,15 +28,15 @@ pub const H_RESERVED2: usize = H_LEN + 8;
 #[derive(Debug, Clone, PartialEq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
 pub struct StatsRec {
     pub recall_count: u64,
-    pub last_recalled_at: i64,
+    pub last_recalled_ms: i64,
     pub importance: u8,
-    pub importance_ts: i64,
+    pub importance_tagged_ms: i64,
     pub key_session: String,
     pub key_seq: u64,
     pub used_count: u64,
     pub untied_used: u64,
     pub wrong_count: u64,
-    pub last_used_at: i64,
+    pub last_used_ms: i64,
 }
 
 /// What Feedback events said about one note for one question.
@@ -67,34 +67,34 @@ impl StatsRec {
         let (key_session, key_seq) = s.importance_key.clone().unwrap_or_default();
         StatsRec {
             recall_count: s.recall_count,
-            last_recalled_at: s.last_recalled_at.unwrap_or(i64::MIN),
+            last_recalled_ms: s.last_recalled_ms.unwrap_or(i64::MIN),
             importance: s.importance.unwrap_or(0),
-            importance_ts: s.importance_ts.unwrap_or(i64::MIN),
+            importance_tagged_ms: s.importance_tagged_ms.unwrap_or(i64::MIN),
             key_session,
             key_seq,
             used_count: s.used_count,
             untied_used: s.untied_used,
             wrong_count: s.wrong_count,
-            last_used_at: s.last_used_at.unwrap_or(i64::MIN),
+            last_used_ms: s.last_used_ms.unwrap_or(i64::MIN),
         }
     }
 }
 
 /// Convert an archived record back.
 pub fn to_stats(r: &ArchivedStatsRec) -> RecallStats {
-    let last = r.last_recalled_at.to_native();
-    let ts = r.importance_ts.to_native();
+    let last = r.last_recalled_ms.to_native();
+    let tagged_ms = r.importance_tagged_ms.to_native();
     let has_importance = r.importance > 0;
-    let used = r.last_used_at.to_native();
+    let used = r.last_used_ms.to_native();
     RecallStats {
         used_count: r.used_count.to_native(),
         untied_used: r.untied_used.to_native(),
         wrong_count: r.wrong_count.to_native(),
-        last_used_at: (used != i64::MIN).then_some(used),
+        last_used_ms: (used != i64::MIN).then_some(used),
         recall_count: r.recall_count.to_native(),
-        last_recalled_at: (last != i64::MIN).then_some(last),
+        last_recalled_ms: (last != i64::MIN).then_some(last),
         importance: has_importance.then_some(r.importance),
-        importance_ts: has_importance.then_some(ts),
+        importance_tagged_ms: has_importance.then_some(tagged_ms),
         importance_key: has_importance
             .then(|| (r.key_session.as_str().to_string(), r.key_seq.to_native())),
     }

@@ -526,10 +526,10 @@ pub fn run(
         let meta = graph.meta(ord)?;
         let type_weight = policy::note_type_weight(meta.note_type);
         debug_assert!(type_weight <= policy::MAX_TYPE_WEIGHT);
-        let ttl_factor = policy::ttl_factor(meta.ttl_days, meta.updated_at, now_s);
+        let ttl_factor = policy::ttl_factor(meta.ttl_days, meta.updated_s, now_s);
         // Being returned is not a use: only a use (or an edit) keeps a note recent.
         let last_used_s = st.last_used_ms.map(|ms| ms.div_euclid(policy::MS_PER_S));
-        let touched = match (last_used_s, meta.updated_at) {
+        let touched = match (last_used_s, meta.updated_s) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };

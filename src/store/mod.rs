@@ -567,7 +567,7 @@ impl StoreReader<'_> {
         Ok(Some(out))
     }
 
-    /// Visit every node's scoring fields (type, `updated_at`, `ttl_days`), in id order.
+    /// Visit every node's scoring fields (type, `updated_s`, `ttl_days`), in id order.
     pub fn for_each_node(
         &self,
         mut f: impl FnMut(&str, (NoteType, Option<i64>, Option<u32>)),

@@ -3,10 +3,10 @@
 //! 3 sessions) is folded with `Stats::apply` in the given order, reversed, in a fuzz-chosen
 //! permutation, and as fuzz-chosen parts folded apart and combined with `Stats::merge` (both
 //! ways round, grouped both ways, and with the empty stats). All must be equal, and equal to a
-//! model written here: `recall_count` = number of hits, `last_recalled_at` = latest hit,
+//! model written here: `recall_count` = number of hits, `last_recalled_ms` = latest hit,
 //! the importance (and its ts and (session, seq) key) = the tag with the largest
 //! (ts, session, seq, importance), `used_count` / `untied_used` / `wrong_count` /
-//! `last_used_at` = the Feedback events naming the node (untied: those with no question), the
+//! `last_used_ms` = the Feedback events naming the node (untied: those with no question), the
 //! per-question verdicts = their counts by (question key, node), `events` = number of events.
 #![no_main]
 
@@ -150,14 +150,14 @@ fn model(evs: &[Ev]) -> Stats {
             n.to_string(),
             RecallStats {
                 recall_count: hits.len() as u64,
-                last_recalled_at: hits.iter().copied().max(),
+                last_recalled_ms: hits.iter().copied().max(),
                 importance: best_tag.map(|t| t.3),
-                importance_ts: best_tag.map(|t| t.0),
+                importance_tagged_ms: best_tag.map(|t| t.0),
                 importance_key: best_tag.map(|t| (t.1.to_string(), t.2)),
                 used_count: used().count() as u64,
                 untied_used: used().filter(|v| !v.1).count() as u64,
                 wrong_count: verdicts.iter().filter(|v| !v.2).count() as u64,
-                last_used_at: used().map(|v| v.0).max(),
+                last_used_ms: used().map(|v| v.0).max(),
             },
         );
     }

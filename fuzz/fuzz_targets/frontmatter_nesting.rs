@@ -73,7 +73,8 @@ fuzz_target!(|data: &[u8]| {
     let note = format!("---\n{yaml}\n---\nthe body\n");
     let parsed = parse_note("n", note.as_bytes());
     assert_eq!(parsed.body, "the body\n");
-    if let Err(message) = check_frontmatter_bounds(&format!("{yaml}\n"), 2) {
+    if let Err(over) = check_frontmatter_bounds(&format!("{yaml}\n"), 2) {
+        let message = over.to_string();
         assert!(
             parsed.problems.iter().any(|p| p.message == message),
             "{message} not reported: {:?}",

@@ -253,7 +253,7 @@ impl ServerHandler for MemoryServer {
 }
 
 /// Serve `memory` over stdio until the client disconnects.
-pub async fn serve_stdio(memory: Arc<Memory>) -> Result<(), String> {
+pub async fn serve_stdio(memory: Arc<Memory>) -> mnemon::Result<()> {
     let (read, write) = rmcp::transport::stdio_pipes();
     serve_on(memory, read, write).await
 }
@@ -261,7 +261,7 @@ pub async fn serve_stdio(memory: Arc<Memory>) -> Result<(), String> {
 /// Serve `memory` over a byte stream pair until `read` ends. Every line is checked by
 /// [`lines::LineReader`] first: malformed input is answered with a JSON-RPC error and the server
 /// keeps serving.
-pub async fn serve_on<R, W>(memory: Arc<Memory>, read: R, write: W) -> Result<(), String>
+pub async fn serve_on<R, W>(memory: Arc<Memory>, read: R, write: W) -> mnemon::Result<()>
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -271,11 +271,17 @@ where
         let service = MemoryServer::new(memory)
             .serve(transport)
             .await
-            .map_err(|e| format!("MCP initialisation failed: {e}"))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| format!("MCP server stopped: {e}"))?;
+            .map_err(|e| mnemon::Error::Mcp {
+                what: "initialisation failed",
+                source: Box::new(e),
+                fix: "start mnemon serve from an MCP client, which speaks JSON-RPC on its stdin \
+                      and stdout (the MCP stdio transport)",
+            })?;
+        service.waiting().await.map_err(|e| mnemon::Error::Mcp {
+            what: "server stopped",
+            source: Box::new(e),
+            fix: "restart the MCP client (or mnemon serve); the memory folder is unharmed",
+        })?;
         Ok(())
     }
     .await;

@@ -60,6 +60,15 @@ pub enum Error {
     /// A user-supplied argument is out of range or malformed.
     #[error("invalid {what}: {message}")]
     InvalidArgument { what: &'static str, message: String },
+    /// The MCP server could not start, or stopped on an error (not a client that disconnected).
+    #[error("MCP {what}: {source}; {fix}")]
+    Mcp {
+        /// What failed: "initialisation failed", "server stopped".
+        what: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+        fix: &'static str,
+    },
 }
 
 /// The fix for an I/O error whose cause is the environment, not mnemon's data.

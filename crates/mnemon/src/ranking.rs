@@ -269,6 +269,9 @@ pub const TTL_WARN_FRACTION: f32 = 0.2;
 
 /// Seconds per day.
 pub const DAY_S: i64 = 86_400;
+/// Milliseconds per second: usage times are kept in milliseconds (as the events record them),
+/// the ranking formulas take seconds.
+pub const MS_PER_S: i64 = 1_000;
 
 /// Usage bonus for a note used `used` times and found wrong `wrong` times (0..=USAGE_CAP).
 pub fn usage_bonus(used: u64, wrong: u64) -> f32 {

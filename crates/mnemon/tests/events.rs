@@ -410,9 +410,9 @@ fn version_1_segment_folds_to_the_same_stats() {
             let s = m.stats(id).unwrap();
             (
                 s.recall_count,
-                s.last_recalled_at,
+                s.last_recalled_ms,
                 s.importance,
-                s.importance_ts,
+                s.importance_tagged_ms,
             )
         };
         let (a, b) = (stats("a"), stats("b"));
@@ -596,7 +596,7 @@ proptest! {
             let want = model.nodes.get(n).cloned().unwrap_or_default();
             prop_assert_eq!(got.recall_count, want.recall_count);
             prop_assert_eq!(got.importance, want.importance);
-            prop_assert_eq!(got.last_recalled_at, want.last_recalled_at);
+            prop_assert_eq!(got.last_recalled_ms, want.last_recalled_ms);
         }
     }
 }

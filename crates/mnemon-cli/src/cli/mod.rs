@@ -448,7 +448,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                     "{}: recalled {} times (last {}), used {} times ({} apart from a question), wrong {} times, importance {}",
                     s.id,
                     s.recall_count,
-                    s.last_recalled_at
+                    s.last_recalled_ms
                         .map_or("never".into(), |t| format!("{t} ms")),
                     s.used_count,
                     s.untied_used,

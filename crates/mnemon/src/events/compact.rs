@@ -132,16 +132,17 @@ impl EventLog {
         let Ok((segs, _)) = list_segments(fs, dir) else {
             return false;
         };
-        let compress_before = now_ms - i64::from(policy.compress_after_days) * DAY_MS;
-        let archive_before = now_ms - i64::from(policy.archive_after_days) * DAY_MS;
+        let compress_before_ms = now_ms - i64::from(policy.compress_after_days) * DAY_MS;
+        let archive_before_ms = now_ms - i64::from(policy.archive_after_days) * DAY_MS;
         let own = self.own_segment_id();
         segs.iter().any(|s| {
-            let age = fs.modified_ms(&dir.join(&s.name)).unwrap_or(i64::MAX);
+            let modified_ms = fs.modified_ms(&dir.join(&s.name)).unwrap_or(i64::MAX);
             if s.compressed {
-                age < archive_before
+                modified_ms < archive_before_ms
             } else {
                 Some(&s.id) != own.as_ref()
-                    && (age < compress_before || segs.iter().any(|o| o.compressed && o.id == s.id))
+                    && (modified_ms < compress_before_ms
+                        || segs.iter().any(|o| o.compressed && o.id == s.id))
             }
         })
     }
@@ -221,8 +222,8 @@ impl EventLog {
         }
 
         // 2. Which segments are due.
-        let compress_before = now_ms - i64::from(policy.compress_after_days) * DAY_MS;
-        let archive_before = now_ms - i64::from(policy.archive_after_days) * DAY_MS;
+        let compress_before_ms = now_ms - i64::from(policy.compress_after_days) * DAY_MS;
+        let archive_before_ms = now_ms - i64::from(policy.archive_after_days) * DAY_MS;
         let mut due = Vec::new();
         for s in segs.iter().filter(|s| {
             !s.compressed && !compressed.contains(s.id.as_str()) && !gone.contains(&s.name)
@@ -231,7 +232,7 @@ impl EventLog {
                 continue;
             }
             let p = dir.join(&s.name);
-            if fs.modified_ms(&p).map_err(io("stat", &p))? < compress_before {
+            if fs.modified_ms(&p).map_err(io("stat", &p))? < compress_before_ms {
                 due.push(s.clone());
             }
         }
@@ -279,7 +280,7 @@ impl EventLog {
         let mut archived_any = false;
         for s in segs.iter().filter(|s| s.compressed) {
             let p = dir.join(&s.name);
-            if fs.modified_ms(&p).map_err(io("stat", &p))? < archive_before {
+            if fs.modified_ms(&p).map_err(io("stat", &p))? < archive_before_ms {
                 if !archived_any {
                     fs.create_dir_all(&archive)
                         .map_err(io("create folder", &archive))?;

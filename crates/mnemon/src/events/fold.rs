@@ -12,11 +12,11 @@ pub struct RecallStats {
     /// RecallHit events for this node.
     pub recall_count: u64,
     /// Latest RecallHit time, ms since the epoch.
-    pub last_recalled_at: Option<i64>,
+    pub last_recalled_ms: Option<i64>,
     /// Importance from the winning ImportanceTag.
     pub importance: Option<u8>,
     /// Time of the winning ImportanceTag, ms.
-    pub importance_ts: Option<i64>,
+    pub importance_tagged_ms: Option<i64>,
     /// Tie-break key of the winning ImportanceTag: (session, seq). Equal timestamps are
     /// resolved by the larger key, so the winner never depends on reading order.
     pub importance_key: Option<(String, u64)>,
@@ -30,34 +30,35 @@ pub struct RecallStats {
     /// Times an agent said this note was wrong for its question (Feedback `wrong`).
     pub wrong_count: u64,
     /// Latest use, ms since the epoch.
-    pub last_used_at: Option<i64>,
+    pub last_used_ms: Option<i64>,
 }
 
 impl RecallStats {
     /// Combine two partial folds (commutative, associative; the empty stats are neutral).
     pub fn merge(&mut self, other: &RecallStats) {
         self.recall_count += other.recall_count;
-        self.last_recalled_at = max_opt(self.last_recalled_at, other.last_recalled_at);
+        self.last_recalled_ms = max_opt(self.last_recalled_ms, other.last_recalled_ms);
         self.used_count += other.used_count;
         self.untied_used += other.untied_used;
         self.wrong_count += other.wrong_count;
-        self.last_used_at = max_opt(self.last_used_at, other.last_used_at);
-        if let (Some(imp), Some(ts)) = (other.importance, other.importance_ts) {
+        self.last_used_ms = max_opt(self.last_used_ms, other.last_used_ms);
+        if let (Some(imp), Some(tagged_ms)) = (other.importance, other.importance_tagged_ms) {
             let key = other.importance_key.clone().unwrap_or_default();
-            self.offer_importance(imp, ts, key);
+            self.offer_importance(imp, tagged_ms, key);
         }
     }
 
-    fn offer_importance(&mut self, importance: u8, ts: i64, key: (String, u64)) {
-        let wins = match (self.importance_ts, &self.importance_key) {
+    fn offer_importance(&mut self, importance: u8, tagged_ms: i64, key: (String, u64)) {
+        let wins = match (self.importance_tagged_ms, &self.importance_key) {
             (None, _) => true,
             (Some(cur), cur_key) => {
-                (ts, Some(&key), importance) > (cur, cur_key.as_ref(), self.importance.unwrap_or(0))
+                (tagged_ms, Some(&key), importance)
+                    > (cur, cur_key.as_ref(), self.importance.unwrap_or(0))
             }
         };
         if wins {
             self.importance = Some(importance);
-            self.importance_ts = Some(ts);
+            self.importance_tagged_ms = Some(tagged_ms);
             self.importance_key = Some(key);
         }
     }
@@ -119,7 +120,7 @@ impl Stats {
             EventKind::RecallHit { node, .. } => {
                 let s = self.node_mut(node);
                 s.recall_count += 1;
-                s.last_recalled_at = max_opt(s.last_recalled_at, Some(e.ts_ms));
+                s.last_recalled_ms = max_opt(s.last_recalled_ms, Some(e.ts_ms));
             }
             EventKind::Feedback {
                 query, used, wrong, ..
@@ -131,7 +132,7 @@ impl Stats {
                         if is_used {
                             s.used_count += 1;
                             s.untied_used += u64::from(key.is_empty());
-                            s.last_used_at = max_opt(s.last_used_at, Some(e.ts_ms));
+                            s.last_used_ms = max_opt(s.last_used_ms, Some(e.ts_ms));
                         } else {
                             s.wrong_count += 1;
                         }
@@ -178,9 +179,9 @@ impl Stats {
 mod tests {
     use super::*;
 
-    fn tag(ts: i64, seq: u64, imp: u8) -> Event {
+    fn tag(tagged_ms: i64, seq: u64, imp: u8) -> Event {
         Event {
-            ts_ms: ts,
+            ts_ms: tagged_ms,
             seq,
             kind: EventKind::ImportanceTag {
                 node: "a".into(),

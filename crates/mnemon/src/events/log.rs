@@ -180,7 +180,7 @@ pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> Se
             return out;
         }
         Err(HeaderError::Invalid(e)) => {
-            out.error = Some(e);
+            out.error = Some(e.to_string());
             return out;
         }
     };
@@ -403,7 +403,7 @@ impl StatsView<'_> {
     /// A node's folded stats as recall scores them, without allocating.
     pub fn node(&self, id: &str) -> NodeFold {
         let mut f = NodeFold::default();
-        // (ts, session, seq, importance): the fold's last-writer-wins order.
+        // (tagged_ms, session, seq, importance): the fold's last-writer-wins order.
         let mut imp: Option<(i64, &str, u64, u8)> = None;
         let some = |ms: i64| (ms != i64::MIN).then_some(ms);
         if let Some(r) = self
@@ -413,14 +413,14 @@ impl StatsView<'_> {
             .and_then(|s| s.data().nodes.get(id))
         {
             f.recall_count += r.recall_count.to_native();
-            f.last_recalled_ms = some(r.last_recalled_at.to_native());
+            f.last_recalled_ms = some(r.last_recalled_ms.to_native());
             f.used_count += r.used_count.to_native();
             f.untied_used += r.untied_used.to_native();
             f.wrong_count += r.wrong_count.to_native();
-            f.last_used_ms = some(r.last_used_at.to_native());
+            f.last_used_ms = some(r.last_used_ms.to_native());
             if r.importance > 0 {
                 imp = Some((
-                    r.importance_ts.to_native(),
+                    r.importance_tagged_ms.to_native(),
                     r.key_session.as_str(),
                     r.key_seq.to_native(),
                     r.importance,
@@ -429,15 +429,17 @@ impl StatsView<'_> {
         }
         if let Some(d) = self.st.delta.nodes.get(id) {
             f.recall_count += d.recall_count;
-            f.last_recalled_ms = max_opt(f.last_recalled_ms, d.last_recalled_at);
+            f.last_recalled_ms = max_opt(f.last_recalled_ms, d.last_recalled_ms);
             f.used_count += d.used_count;
             f.untied_used += d.untied_used;
             f.wrong_count += d.wrong_count;
-            f.last_used_ms = max_opt(f.last_used_ms, d.last_used_at);
-            if let (Some(i), Some(ts), Some((sess, seq))) =
-                (d.importance, d.importance_ts, d.importance_key.as_ref())
-            {
-                let cand = (ts, sess.as_str(), *seq, i);
+            f.last_used_ms = max_opt(f.last_used_ms, d.last_used_ms);
+            if let (Some(i), Some(tagged_ms), Some((sess, seq))) = (
+                d.importance,
+                d.importance_tagged_ms,
+                d.importance_key.as_ref(),
+            ) {
+                let cand = (tagged_ms, sess.as_str(), *seq, i);
                 if imp.is_none_or(|cur| cand > cur) {
                     imp = Some(cand);
                 }
@@ -874,12 +876,12 @@ impl EventLog {
         let Some(w) = slot.current.as_mut() else {
             return Ok(());
         };
-        let ts = now_ms();
+        let ts_ms = now_ms();
         w.buf.clear();
         let mut batch = Vec::with_capacity(kinds.len());
         for kind in kinds {
             let e = Event {
-                ts_ms: ts,
+                ts_ms,
                 seq: slot.seq,
                 kind,
             };

@@ -104,19 +104,53 @@ pub fn valid_session(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
 }
 
+/// Why bytes are not a segment header this build reads (its events cannot be counted).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BadHeader {
+    /// Fewer bytes than the shortest header.
+    #[error("{len} bytes, too short for a segment header")]
+    TooShort { len: usize },
+    #[error("bad magic: not a mnemon event segment")]
+    Magic,
+    /// A format version this build does not read.
+    #[error(
+        "format version {found}, this build reads {MIN_READ_VERSION}..={VERSION}: a newer mnemon \
+         wrote it; upgrade mnemon to count its events"
+    )]
+    Version { found: u16 },
+    /// The session id's length points past the end of the bytes.
+    #[error("header truncated: its session id ends past the end of the bytes")]
+    Truncated,
+    #[error("header checksum mismatch (stored {stored:08x}, computed {computed:08x})")]
+    Checksum { stored: u32, computed: u32 },
+    #[error("session id is not UTF-8")]
+    SessionNotUtf8,
+    #[error("invalid session id {session:?}")]
+    Session { session: String },
+    /// A stream that ended after `read` bytes that do not start a header.
+    #[error("no header: {read} bytes that do not start a segment header")]
+    NotAHeader { read: usize },
+    /// Reading the header failed (the I/O error's kind and text).
+    #[error("no header: reading it failed ({detail})")]
+    Unreadable { kind: io::ErrorKind, detail: String },
+}
+
 /// Checks the magic and version at the start of `b` (at least `H_VERSION + 2` bytes); returns
 /// the version and the offset of its session length byte.
-fn magic_and_version(b: &[u8]) -> Result<(u16, usize), String> {
-    if b[..MAGIC.len()] != MAGIC {
-        return Err("bad magic: not a mnemon event segment".into());
+fn magic_and_version(b: &[u8]) -> Result<(u16, usize), BadHeader> {
+    let (Some(magic), Some(&[v0, v1])) = (b.get(..MAGIC.len()), b.get(H_VERSION..H_VERSION + 2))
+    else {
+        return Err(BadHeader::TooShort { len: b.len() });
+    };
+    if magic != MAGIC {
+        return Err(BadHeader::Magic);
     }
-    let version = u16::from_le_bytes([b[H_VERSION], b[H_VERSION + 1]]);
+    let version = u16::from_le_bytes([v0, v1]);
     match version {
         1 => Ok((version, V1_H_SESSION_LEN)),
         2 => Ok((version, H_SESSION_LEN)),
-        _ => Err(format!(
-            "format version {version}, this build reads {MIN_READ_VERSION}..={VERSION}"
-        )),
+        _ => Err(BadHeader::Version { found: version }),
     }
 }
 
@@ -149,28 +183,29 @@ impl Header {
     }
 
     /// Decode a header from the start of `b`; returns it and its length.
-    pub fn decode(b: &[u8]) -> Result<(Header, usize), String> {
+    pub fn decode(b: &[u8]) -> Result<(Header, usize), BadHeader> {
         if b.len() < V1_H_SESSION + 4 {
-            return Err("too short for a segment header".into());
+            return Err(BadHeader::TooShort { len: b.len() });
         }
         let (version, n_at) = magic_and_version(b)?;
         if b.len() < n_at + 1 {
-            return Err("header truncated".into());
+            return Err(BadHeader::Truncated);
         }
         let n = usize::from(b[n_at]);
         let end = n_at + 1 + n;
         if b.len() < end + 4 {
-            return Err("header truncated".into());
+            return Err(BadHeader::Truncated);
         }
         let stored = u32::from_le_bytes([b[end], b[end + 1], b[end + 2], b[end + 3]]);
-        if crc32fast::hash(&b[..end]) != stored {
-            return Err("header checksum mismatch".into());
+        let computed = crc32fast::hash(&b[..end]);
+        if computed != stored {
+            return Err(BadHeader::Checksum { stored, computed });
         }
         let session = std::str::from_utf8(&b[n_at + 1..end])
-            .map_err(|_| "session id not UTF-8".to_string())?
+            .map_err(|_| BadHeader::SessionNotUtf8)?
             .to_string();
         if !valid_session(&session) {
-            return Err(format!("invalid session id {session:?}"));
+            return Err(BadHeader::Session { session });
         }
         let mut c = [0u8; 8];
         c.copy_from_slice(&b[H_CREATED..H_CREATED + 8]);
@@ -200,7 +235,7 @@ impl Header {
         // Magic and version, then the rest of the fixed part for that version.
         let mut head = vec![0u8; H_VERSION + 2];
         read_part(src, &mut head, 0)?;
-        let (_, n_at) = magic_and_version(&head).map_err(HeaderError::Invalid)?;
+        let (_, n_at) = magic_and_version(&head)?;
         let fixed = head.len();
         head.resize(n_at + 1, 0);
         read_part(src, &mut head, fixed)?;
@@ -208,28 +243,21 @@ impl Header {
         let fixed = head.len();
         head.resize(fixed + n + 4, 0);
         read_part(src, &mut head, fixed)?;
-        Header::decode(&head).map_err(HeaderError::Invalid)
+        Ok(Header::decode(&head)?)
     }
 }
 
 /// Why a segment has no usable header.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HeaderError {
     /// The bytes end inside a header and are right as far as they go (none at all, or a header
     /// cut short): a segment whose creation never completed. It holds no events and is not
     /// damage.
+    #[error("no complete header (holds no events)")]
     Incomplete,
     /// Bytes that are not a header of this build (damage, another format, an I/O error).
-    Invalid(String),
-}
-
-impl std::fmt::Display for HeaderError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            HeaderError::Incomplete => f.write_str("no complete header (holds no events)"),
-            HeaderError::Invalid(e) => f.write_str(e),
-        }
-    }
+    #[error(transparent)]
+    Invalid(#[from] BadHeader),
 }
 
 /// Fill `head[from..]` from `src`; a stream that ends first is an incomplete header when what it
@@ -239,14 +267,16 @@ fn read_part(src: &mut impl Read, head: &mut [u8], from: usize) -> Result<(), He
     while n < head.len() {
         match src.read(&mut head[n..]) {
             Ok(0) if is_header_prefix(&head[..n]) => return Err(HeaderError::Incomplete),
-            Ok(0) => {
-                return Err(HeaderError::Invalid(format!(
-                    "no header: {n} bytes that do not start a segment header"
-                )));
-            }
+            Ok(0) => return Err(BadHeader::NotAHeader { read: n }.into()),
             Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(HeaderError::Invalid(format!("no header ({e})"))),
+            Err(e) => {
+                return Err(BadHeader::Unreadable {
+                    kind: e.kind(),
+                    detail: e.to_string(),
+                }
+                .into());
+            }
         }
     }
     Ok(())
@@ -435,7 +465,7 @@ impl<R: Read> Iterator for FrameReader<R> {
 #[derive(Debug, Default)]
 pub struct Decoded {
     pub header: Option<Header>,
-    pub header_error: Option<String>,
+    pub header_error: Option<BadHeader>,
     /// No complete header, and the bytes are the start of one ([`HeaderError::Incomplete`]):
     /// a segment whose creation never completed, holding nothing (not damage).
     pub empty: bool,
@@ -565,12 +595,20 @@ mod tests {
         ));
         b[8] = 3;
         let e = Header::decode(&b).unwrap_err();
-        assert_eq!(e, "format version 3, this build reads 1..=2");
+        assert_eq!(e, BadHeader::Version { found: 3 });
+        assert!(
+            e.to_string()
+                .starts_with("format version 3, this build reads 1..=2: "),
+            "{e}"
+        );
         assert_eq!(Header::read(&mut &b[..]), Err(HeaderError::Invalid(e)));
         // The salt is covered by the header crc.
         let mut b = segment(0);
         b[H_SALT] ^= 1;
-        assert_eq!(Header::decode(&b).unwrap_err(), "header checksum mismatch");
+        assert!(matches!(
+            Header::decode(&b),
+            Err(BadHeader::Checksum { stored, computed }) if stored != computed
+        ));
     }
 
     /// A segment cut short anywhere inside its header (creation interrupted by a crash or a full

@@ -28,15 +28,15 @@ pub const H_RESERVED2: usize = H_LEN + 8;
 #[derive(Debug, Clone, PartialEq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
 pub struct StatsRec {
     pub recall_count: u64,
-    pub last_recalled_at: i64,
+    pub last_recalled_ms: i64,
     pub importance: u8,
-    pub importance_ts: i64,
+    pub importance_tagged_ms: i64,
     pub key_session: String,
     pub key_seq: u64,
     pub used_count: u64,
     pub untied_used: u64,
     pub wrong_count: u64,
-    pub last_used_at: i64,
+    pub last_used_ms: i64,
 }
 
 /// What Feedback events said about one note for one question.
@@ -67,37 +67,61 @@ impl StatsRec {
         let (key_session, key_seq) = s.importance_key.clone().unwrap_or_default();
         StatsRec {
             recall_count: s.recall_count,
-            last_recalled_at: s.last_recalled_at.unwrap_or(i64::MIN),
+            last_recalled_ms: s.last_recalled_ms.unwrap_or(i64::MIN),
             importance: s.importance.unwrap_or(0),
-            importance_ts: s.importance_ts.unwrap_or(i64::MIN),
+            importance_tagged_ms: s.importance_tagged_ms.unwrap_or(i64::MIN),
             key_session,
             key_seq,
             used_count: s.used_count,
             untied_used: s.untied_used,
             wrong_count: s.wrong_count,
-            last_used_at: s.last_used_at.unwrap_or(i64::MIN),
+            last_used_ms: s.last_used_ms.unwrap_or(i64::MIN),
         }
     }
 }
 
 /// Convert an archived record back.
 pub fn to_stats(r: &ArchivedStatsRec) -> RecallStats {
-    let last = r.last_recalled_at.to_native();
-    let ts = r.importance_ts.to_native();
+    let last = r.last_recalled_ms.to_native();
+    let tagged_ms = r.importance_tagged_ms.to_native();
     let has_importance = r.importance > 0;
-    let used = r.last_used_at.to_native();
+    let used = r.last_used_ms.to_native();
     RecallStats {
         used_count: r.used_count.to_native(),
         untied_used: r.untied_used.to_native(),
         wrong_count: r.wrong_count.to_native(),
-        last_used_at: (used != i64::MIN).then_some(used),
+        last_used_ms: (used != i64::MIN).then_some(used),
         recall_count: r.recall_count.to_native(),
-        last_recalled_at: (last != i64::MIN).then_some(last),
+        last_recalled_ms: (last != i64::MIN).then_some(last),
         importance: has_importance.then_some(r.importance),
-        importance_ts: has_importance.then_some(ts),
+        importance_tagged_ms: has_importance.then_some(tagged_ms),
         importance_key: has_importance
             .then(|| (r.key_session.as_str().to_string(), r.key_seq.to_native())),
     }
+}
+
+/// Why a snapshot cannot be used. The caller then folds every event again (the same stats,
+/// slower) and writes a new snapshot: nothing needs fixing by hand.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SnapshotError {
+    #[error("cannot read it: {0}")]
+    Read(#[source] std::io::Error),
+    #[error("{len} bytes is too short for a snapshot")]
+    TooShort { len: usize },
+    #[error("bad magic: not a mnemon stats snapshot")]
+    Magic,
+    /// Another format version (an older or newer mnemon wrote it).
+    #[error("format version {found}, this build reads {VERSION}")]
+    Version { found: u16 },
+    /// The header's archive length is not the file's.
+    #[error("archive length {stored} does not match the file ({actual} bytes after the header)")]
+    Length { stored: u64, actual: u64 },
+    #[error("checksum mismatch (stored {stored:08x}, computed {computed:08x})")]
+    Checksum { stored: u32, computed: u32 },
+    /// The bytes pass the checksum but are not a valid archive of this build's types.
+    #[error("archive does not validate: {0}")]
+    Archive(#[source] rkyv::rancor::BoxedError),
 }
 
 /// An open, verified snapshot.
@@ -184,44 +208,44 @@ impl Snapshot {
         (stats, marks)
     }
 
-    /// Open and verify the snapshot in `index_dir`. `Ok(None)` when there is none; `Err(reason)`
-    /// when it cannot be used (the caller re-folds from the events and says why).
-    pub fn open(fs: &dyn Fs, index_dir: &Path) -> Result<Option<Snapshot>, String> {
+    /// Open and verify the snapshot in `index_dir`. `Ok(None)` when there is none; `Err` when
+    /// it cannot be used (the caller re-folds from the events and says why).
+    pub fn open(fs: &dyn Fs, index_dir: &Path) -> Result<Option<Snapshot>, SnapshotError> {
         let path = index_dir.join(SNAPSHOT_FILE);
         let map = match fs.map(&path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read: {e}")),
+            Err(e) => return Err(SnapshotError::Read(e)),
         };
         let b: &[u8] = map.as_ref().as_ref();
         if b.len() < HEADER_LEN {
-            return Err(format!("{} bytes is too short for a snapshot", b.len()));
+            return Err(SnapshotError::TooShort { len: b.len() });
         }
         if b[..MAGIC.len()] != MAGIC {
-            return Err("bad magic: not a mnemon stats snapshot".into());
+            return Err(SnapshotError::Magic);
         }
         let version = u16::from_le_bytes([b[H_VERSION], b[H_VERSION + 1]]);
         if version != VERSION {
-            return Err(format!(
-                "format version {version}, this build reads {VERSION}"
-            ));
+            return Err(SnapshotError::Version { found: version });
         }
         let crc = u32::from_le_bytes([b[H_CRC], b[H_CRC + 1], b[H_CRC + 2], b[H_CRC + 3]]);
         let mut l = [0u8; 8];
         l.copy_from_slice(&b[H_LEN..H_LEN + 8]);
         let len = u64::from_le_bytes(l);
-        if len != (b.len() - HEADER_LEN) as u64 {
-            return Err(format!(
-                "archive length {len} does not match the file ({} bytes after the header)",
-                b.len() - HEADER_LEN
-            ));
+        let after_header = (b.len() - HEADER_LEN) as u64;
+        if len != after_header {
+            return Err(SnapshotError::Length {
+                stored: len,
+                actual: after_header,
+            });
         }
         let archive = &b[HEADER_LEN..];
         let actual = crc32fast::hash(archive);
         if actual != crc {
-            return Err(format!(
-                "checksum mismatch (stored {crc:08x}, computed {actual:08x})"
-            ));
+            return Err(SnapshotError::Checksum {
+                stored: crc,
+                computed: actual,
+            });
         }
         let bytes = if (archive.as_ptr() as usize).is_multiple_of(16) {
             SnapshotBytes::Mapped(map.clone())
@@ -232,7 +256,7 @@ impl Snapshot {
         };
         let snap = Snapshot { bytes };
         rkyv::access::<ArchivedSnapshotData, rkyv::rancor::BoxedError>(snap.archive())
-            .map_err(|e| format!("archive does not validate: {e}"))?;
+            .map_err(SnapshotError::Archive)?;
         Ok(Some(snap))
     }
 }

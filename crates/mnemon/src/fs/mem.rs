@@ -221,14 +221,14 @@ impl FsFile for MemFile {
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         let mut st = self.fs.lock();
         st.tick()?;
-        let now = st.clock_ms;
+        let now_ms = st.clock_ms;
         let fits = match st.space {
             Some(space) => usize::try_from(space.saturating_sub(st.used())).unwrap_or(usize::MAX),
             None => usize::MAX,
         };
         let node = &mut st.inodes[self.ino];
         node.live.extend_from_slice(&buf[..buf.len().min(fits)]);
-        node.mtime_ms = now;
+        node.mtime_ms = now_ms;
         if fits < buf.len() {
             return Err(io::Error::new(
                 io::ErrorKind::StorageFull,
@@ -261,9 +261,9 @@ impl Fs for MemFs {
         if st.live.contains_key(path) {
             return Err(io::Error::new(io::ErrorKind::AlreadyExists, "exists"));
         }
-        let now = st.clock_ms;
+        let now_ms = st.clock_ms;
         st.inodes.push(Inode {
-            mtime_ms: now,
+            mtime_ms: now_ms,
             ..Inode::default()
         });
         let ino = st.inodes.len() - 1;

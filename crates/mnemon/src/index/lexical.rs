@@ -4,6 +4,7 @@
 
 use super::fields::{DocTerms, FIELD_COUNT};
 use super::manifest::{Manifest, SegmentEntry};
+use super::segment::writer::WriteError;
 use super::segment::{Posting, Segment, SegmentBytes, SegmentWriter, build_segment};
 use super::tokenize::{QueryTerm, QueryTerms};
 use crate::error::{Error, Result};
@@ -297,9 +298,9 @@ impl LexicalIndex {
                 segments.push(Live::new(entry, seg));
                 continue;
             }
-            let seg = Segment::open(&path).map_err(|reason| Error::Corrupt {
+            let seg = Segment::open(&path).map_err(|e| Error::Corrupt {
                 path: path.clone(),
-                reason,
+                reason: e.to_string(),
             })?;
             if seg.body_crc() != entry.body_crc || seg.doc_count() != entry.doc_count {
                 return Err(Error::Corrupt {
@@ -496,7 +497,7 @@ impl LexicalIndex {
         let generation = self.generation + 1;
         let bytes = merge_segments(&segments).map_err(|e| Error::Corrupt {
             path: index_dir.to_path_buf(),
-            reason: e,
+            reason: e.to_string(),
         })?;
         let live = write_segment(index_dir, generation, 0, &bytes)?;
         let segments: Vec<Live> = if live.live_count() > 0 {
@@ -1000,9 +1001,9 @@ fn write_segment(index_dir: &Path, generation: u64, n: u32, bytes: &SegmentBytes
     let file = segment_file_name(generation, n);
     let path = index_dir.join(&file);
     super::manifest::replace_file(index_dir, &path, &bytes.parts())?;
-    let seg = Segment::open(&path).map_err(|reason| Error::Corrupt {
+    let seg = Segment::open(&path).map_err(|e| Error::Corrupt {
         path: path.clone(),
-        reason: format!("just written and unreadable: {reason}"),
+        reason: format!("just written and unreadable: {e}"),
     })?;
     let entry = SegmentEntry {
         file,
@@ -1044,7 +1045,7 @@ fn merge_if_needed(
     }
     let bytes = merge_segments(&merge).map_err(|e| Error::Corrupt {
         path: index_dir.to_path_buf(),
-        reason: e,
+        reason: e.to_string(),
     })?;
     let live = write_segment(index_dir, generation, 1 + written.len() as u32, &bytes)?;
     written.push(live.entry.file.clone());
@@ -1055,8 +1056,18 @@ fn merge_if_needed(
     Ok(out)
 }
 
+/// Why segments could not be merged.
+#[derive(Debug, thiserror::Error)]
+enum MergeError {
+    /// The dictionary of segment `file` names postings outside it (the segment is damaged).
+    #[error("segment {file}: its dictionary names postings at offset {offset}, outside it")]
+    PostingsOffset { file: String, offset: u64 },
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
 /// Merge segments into one, dropping deleted docs (docs renumbered in segment order).
-fn merge_segments(segs: &[Live]) -> std::result::Result<SegmentBytes, String> {
+fn merge_segments(segs: &[Live]) -> std::result::Result<SegmentBytes, MergeError> {
     let mut w = SegmentWriter::new();
     let mut remap: Vec<Vec<Option<u32>>> = Vec::with_capacity(segs.len());
     for l in segs {
@@ -1065,9 +1076,7 @@ fn merge_segments(segs: &[Live]) -> std::result::Result<SegmentBytes, String> {
             if l.deleted[doc as usize] {
                 m.push(None);
             } else {
-                let n = w
-                    .add_doc(l.seg.id(doc), l.seg.field_lens(doc))
-                    .map_err(|e| e.to_string())?;
+                let n = w.add_doc(l.seg.id(doc), l.seg.field_lens(doc))?;
                 m.push(Some(n));
             }
         }
@@ -1086,7 +1095,10 @@ fn merge_segments(segs: &[Live]) -> std::result::Result<SegmentBytes, String> {
         for v in vals {
             let l = &segs[v.index];
             let Some(postings) = l.seg.postings_at(v.value) else {
-                return Err("postings offset outside the segment".into());
+                return Err(MergeError::PostingsOffset {
+                    file: l.entry.file.clone(),
+                    offset: v.value,
+                });
             };
             for p in postings {
                 if let Some(Some(n)) = remap[v.index].get(p.doc as usize) {
@@ -1094,9 +1106,9 @@ fn merge_segments(segs: &[Live]) -> std::result::Result<SegmentBytes, String> {
                 }
             }
         }
-        w.add_term(term, &buf).map_err(|e| e.to_string())?;
+        w.add_term(term, &buf)?;
     }
-    w.finish().map_err(|e| e.to_string())
+    Ok(w.finish()?)
 }
 
 /// Delete segment files (and stale temp files) of `index_dir` that the manifest does not list.

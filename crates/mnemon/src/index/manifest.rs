@@ -36,6 +36,65 @@ pub struct Manifest {
     pub segments: Vec<SegmentEntry>,
 }
 
+/// Why manifest bytes cannot be used. The caller reports a damaged index file, and the lexical
+/// index is rebuilt from the notes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManifestError {
+    #[error("{len} bytes is too short for a lexical manifest")]
+    TooShort { len: usize },
+    #[error("checksum mismatch (stored {stored:08x}, computed {computed:08x})")]
+    Checksum { stored: u32, computed: u32 },
+    #[error("bad magic: not a mnemon lexical manifest")]
+    Magic,
+    /// Another format version (an older or newer mnemon wrote it).
+    #[error("format version {found}, this build reads {VERSION}")]
+    Version { found: u16 },
+    /// A field runs past the end of the bytes.
+    #[error("truncated: a field at byte {at} runs past the end")]
+    Truncated { at: usize },
+    #[error("{count} segments is over the limit of {MAX_SEGMENTS}")]
+    TooManySegments { count: u32 },
+    #[error("a segment file name is not UTF-8")]
+    FileNameNotUtf8,
+    #[error("invalid segment file name {file:?}")]
+    FileName { file: String },
+    #[error("{file}: {deleted} deletions, more than its {docs} docs")]
+    MoreDeletionsThanDocs {
+        file: String,
+        deleted: u32,
+        docs: u32,
+    },
+    /// A deleted doc number not above the one before it, or not below the doc count.
+    #[error("{file}: deleted doc {doc} out of order or range")]
+    Deletion { file: String, doc: u32 },
+    #[error("{bytes} trailing bytes")]
+    Trailing { bytes: usize },
+}
+
+/// Reads the manifest body front to back.
+struct Cursor<'a> {
+    body: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], ManifestError> {
+        let truncated = ManifestError::Truncated { at: self.pos };
+        let end = self.pos.checked_add(n).ok_or(truncated.clone())?;
+        let s = self.body.get(self.pos..end).ok_or(truncated)?;
+        self.pos = end;
+        Ok(s)
+    }
+
+    fn array<const N: usize>(&mut self) -> std::result::Result<[u8; N], ManifestError> {
+        let at = self.pos;
+        self.take(N)?
+            .try_into()
+            .map_err(|_| ManifestError::Truncated { at })
+    }
+}
+
 fn valid_file_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 64
@@ -72,56 +131,54 @@ impl Manifest {
     }
 
     /// Decode and check everything; the error says what is wrong.
-    pub fn decode(b: &[u8]) -> std::result::Result<Manifest, String> {
+    pub fn decode(b: &[u8]) -> std::result::Result<Manifest, ManifestError> {
         if b.len() < 32 {
-            return Err(format!("{} bytes is too short", b.len()));
+            return Err(ManifestError::TooShort { len: b.len() });
         }
         let (body, crc) = b.split_at(b.len() - 4);
         let stored = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
-        if crc32fast::hash(body) != stored {
-            return Err("checksum mismatch".into());
+        let computed = crc32fast::hash(body);
+        if computed != stored {
+            return Err(ManifestError::Checksum { stored, computed });
         }
         if body[..8] != MAGIC {
-            return Err("bad magic: not a mnemon lexical manifest".into());
+            return Err(ManifestError::Magic);
         }
-        let mut pos = 8;
-        let mut take = |n: usize| -> std::result::Result<&[u8], String> {
-            let s = body.get(pos..pos + n).ok_or("truncated")?;
-            pos += n;
-            Ok(s)
-        };
-        let version = u16::from_le_bytes(take(2)?.try_into().map_err(|_| "truncated")?);
+        let mut r = Cursor { body, pos: 8 };
+        let version = u16::from_le_bytes(r.array()?);
         if version != VERSION {
-            return Err(format!(
-                "format version {version}, this build reads {VERSION}"
-            ));
+            return Err(ManifestError::Version { found: version });
         }
-        take(6)?;
-        let generation = u64::from_le_bytes(take(8)?.try_into().map_err(|_| "truncated")?);
-        let count = u32::from_le_bytes(take(4)?.try_into().map_err(|_| "truncated")?) as usize;
-        if count > MAX_SEGMENTS {
-            return Err(format!("{count} segments is over the limit"));
+        r.take(6)?;
+        let generation = u64::from_le_bytes(r.array()?);
+        let count = u32::from_le_bytes(r.array()?);
+        if count as usize > MAX_SEGMENTS {
+            return Err(ManifestError::TooManySegments { count });
         }
-        let mut segments = Vec::with_capacity(count);
+        let mut segments = Vec::with_capacity(count as usize);
         for _ in 0..count {
-            let len = u16::from_le_bytes(take(2)?.try_into().map_err(|_| "truncated")?) as usize;
-            let file = std::str::from_utf8(take(len)?)
-                .map_err(|_| "file name not UTF-8")?
+            let len = u16::from_le_bytes(r.array()?);
+            let file = std::str::from_utf8(r.take(usize::from(len))?)
+                .map_err(|_| ManifestError::FileNameNotUtf8)?
                 .to_string();
             if !valid_file_name(&file) {
-                return Err(format!("invalid segment file name {file:?}"));
+                return Err(ManifestError::FileName { file });
             }
-            let body_crc = u32::from_le_bytes(take(4)?.try_into().map_err(|_| "truncated")?);
-            let doc_count = u32::from_le_bytes(take(4)?.try_into().map_err(|_| "truncated")?);
-            let n_del = u32::from_le_bytes(take(4)?.try_into().map_err(|_| "truncated")?);
+            let body_crc = u32::from_le_bytes(r.array()?);
+            let doc_count = u32::from_le_bytes(r.array()?);
+            let n_del = u32::from_le_bytes(r.array()?);
             if n_del > doc_count {
-                return Err(format!("{file}: more deletions than docs"));
+                return Err(ManifestError::MoreDeletionsThanDocs {
+                    file,
+                    deleted: n_del,
+                    docs: doc_count,
+                });
             }
             let mut deleted = Vec::with_capacity(n_del as usize);
             for _ in 0..n_del {
-                let d = u32::from_le_bytes(take(4)?.try_into().map_err(|_| "truncated")?);
+                let d = u32::from_le_bytes(r.array()?);
                 if d >= doc_count || deleted.last().is_some_and(|&p| p >= d) {
-                    return Err(format!("{file}: deleted doc {d} out of order or range"));
+                    return Err(ManifestError::Deletion { file, doc: d });
                 }
                 deleted.push(d);
             }
@@ -132,8 +189,10 @@ impl Manifest {
                 deleted,
             });
         }
-        if pos != body.len() {
-            return Err(format!("{} trailing bytes", body.len() - pos));
+        if r.pos != body.len() {
+            return Err(ManifestError::Trailing {
+                bytes: body.len() - r.pos,
+            });
         }
         Ok(Manifest {
             generation,
@@ -151,7 +210,10 @@ impl Manifest {
         };
         Manifest::decode(&bytes)
             .map(Some)
-            .map_err(|reason| Error::Corrupt { path, reason })
+            .map_err(|e| Error::Corrupt {
+                path,
+                reason: e.to_string(),
+            })
     }
 
     /// Replace the manifest in `index_dir` atomically (not durably: see [`replace_file`]).

@@ -20,8 +20,12 @@ pub struct NodeView {
     pub description: Option<String>,
     pub tags: Vec<String>,
     pub pin: bool,
-    pub created_at: Option<i64>,
-    pub updated_at: Option<i64>,
+    /// The frontmatter's `created_at`, Unix seconds (JSON key `created_at`).
+    #[serde(rename = "created_at")]
+    pub created_s: Option<i64>,
+    /// The frontmatter's `updated_at`, Unix seconds (JSON key `updated_at`).
+    #[serde(rename = "updated_at")]
+    pub updated_s: Option<i64>,
     pub ttl_days: Option<u32>,
     pub excerpt: String,
     pub edges_out: Vec<EdgeOut>,
@@ -188,8 +192,8 @@ impl Memory {
             description: rec.description,
             tags: rec.tags,
             pin: rec.pin,
-            created_at: rec.created_at,
-            updated_at: rec.updated_at,
+            created_s: rec.created_s,
+            updated_s: rec.updated_s,
             ttl_days: rec.ttl_days,
             excerpt: rec.excerpt,
             edges_out,
@@ -298,7 +302,7 @@ impl Memory {
             }
         }
         // An unusable change count loses no data but slows every recall: reported with its fix.
-        let seq_problem = self.store.change_seq_problem().map(str::to_string);
+        let seq_problem = self.store.change_seq_problem().map(ToString::to_string);
         let index = IndexHealth {
             path: self.store.path().display().to_string(),
             schema_version: crate::store::SCHEMA_VERSION,

@@ -156,7 +156,7 @@ impl Memory {
         }
         let (store, rebuilt) = Store::open(&dir.index())?;
         notices.extend(rebuilt);
-        notices.extend(store.change_seq_problem().map(str::to_string));
+        notices.extend(store.change_seq_problem().map(ToString::to_string));
         let events = EventLog::open(opts.fs, dir.events(), dir.index(), opts.session, opts.sync)?;
         let now_ms = SystemClock.now_s() * 1000;
         if events.compaction_due(opts.compact, now_ms) {

@@ -11,19 +11,23 @@ use serde::Serialize;
 pub struct NodeStatsView {
     pub id: String,
     pub recall_count: u64,
-    /// Milliseconds since the Unix epoch.
-    pub last_recalled_at: Option<i64>,
+    /// Milliseconds since the Unix epoch (JSON key `last_recalled_at`).
+    #[serde(rename = "last_recalled_at")]
+    pub last_recalled_ms: Option<i64>,
     pub importance: Option<u8>,
-    /// Milliseconds since the Unix epoch.
-    pub importance_ts: Option<i64>,
+    /// When the winning importance was tagged, milliseconds since the Unix epoch (JSON key
+    /// `importance_ts`).
+    #[serde(rename = "importance_ts")]
+    pub importance_tagged_ms: Option<i64>,
     /// Times an agent said it used the note (feedback) or fetched it by id.
     pub used_count: u64,
     /// Of those, the uses tied to no question (fetches, feedback naming no question).
     pub untied_used: u64,
     /// Times an agent said the note was wrong for its question.
     pub wrong_count: u64,
-    /// Milliseconds since the Unix epoch.
-    pub last_used_at: Option<i64>,
+    /// Milliseconds since the Unix epoch (JSON key `last_used_at`).
+    #[serde(rename = "last_used_at")]
+    pub last_used_ms: Option<i64>,
 }
 
 /// Notes one feedback call may name at most (used and wrong together).
@@ -156,13 +160,13 @@ impl Memory {
         Ok(NodeStatsView {
             id: id.to_string(),
             recall_count: s.recall_count,
-            last_recalled_at: s.last_recalled_at,
+            last_recalled_ms: s.last_recalled_ms,
             importance: s.importance,
-            importance_ts: s.importance_ts,
+            importance_tagged_ms: s.importance_tagged_ms,
             used_count: s.used_count,
             untied_used: s.untied_used,
             wrong_count: s.wrong_count,
-            last_used_at: s.last_used_at,
+            last_used_ms: s.last_used_ms,
         })
     }
 

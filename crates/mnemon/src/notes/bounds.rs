@@ -26,48 +26,63 @@ pub const MAX_FRONTMATTER_DEPTH: usize = 32;
 /// frontmatter stays within a few times what its size alone costs.
 pub const MAX_FRONTMATTER_ALIASES: usize = 4;
 
+/// A frontmatter over a limit: it is not parsed, and the note is indexed from its body only.
+/// The text is the problem reported on the note: the limit, where, and the fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BoundsError {
+    /// Over [`MAX_FRONTMATTER_BYTES`].
+    #[error(
+        "frontmatter is {bytes} bytes, over the limit of {} KiB: it was not read and the note is \
+         indexed from its body only; keep the frontmatter to short metadata and move long text \
+         into the body",
+        MAX_FRONTMATTER_BYTES >> 10
+    )]
+    TooLarge { bytes: usize },
+    /// Nests deeper than [`MAX_FRONTMATTER_DEPTH`], found at the note's line `line`.
+    #[error(
+        "frontmatter may nest deeper than {MAX_FRONTMATTER_DEPTH} levels (line {line}): it was \
+         not read and the note is indexed from its body only; flatten the YAML between the --- \
+         lines"
+    )]
+    TooDeep { line: usize },
+    /// Holds more than [`MAX_FRONTMATTER_ALIASES`] aliases, the one over the limit at the note's
+    /// line `line`.
+    #[error(
+        "frontmatter uses more than {MAX_FRONTMATTER_ALIASES} YAML aliases (`*name`, line {line}): \
+         it was not read and the note is indexed from its body only; write the values out \
+         instead of aliasing them"
+    )]
+    TooManyAliases { line: usize },
+}
+
 /// What the frontmatter's text must not exceed: [`check_frontmatter_size`], then
 /// [`check_frontmatter_nesting`].
-pub fn check_frontmatter_bounds(yaml: &str, first_line: usize) -> Result<(), String> {
+pub fn check_frontmatter_bounds(yaml: &str, first_line: usize) -> Result<(), BoundsError> {
     check_frontmatter_size(yaml)?;
     check_frontmatter_nesting(yaml, first_line)
 }
 
-/// `Err` with the problem's message (the limit and the fix) when the frontmatter is over
-/// [`MAX_FRONTMATTER_BYTES`].
-pub fn check_frontmatter_size(yaml: &str) -> Result<(), String> {
+/// [`BoundsError::TooLarge`] when the frontmatter is over [`MAX_FRONTMATTER_BYTES`].
+pub fn check_frontmatter_size(yaml: &str) -> Result<(), BoundsError> {
     if yaml.len() > MAX_FRONTMATTER_BYTES {
-        return Err(format!(
-            "frontmatter is {} bytes, over the limit of {} KiB: it was not read and the note is \
-             indexed from its body only; keep the frontmatter to short metadata and move long \
-             text into the body",
-            yaml.len(),
-            MAX_FRONTMATTER_BYTES >> 10
-        ));
+        return Err(BoundsError::TooLarge { bytes: yaml.len() });
     }
     Ok(())
 }
 
-/// `Err` with the problem's message (the limit, the line and the fix) when the frontmatter
-/// nests deeper than [`MAX_FRONTMATTER_DEPTH`] or holds more than [`MAX_FRONTMATTER_ALIASES`]
-/// aliases. `first_line` is the note's line number of the frontmatter's first line. Linear in
-/// the text.
-pub fn check_frontmatter_nesting(yaml: &str, first_line: usize) -> Result<(), String> {
+/// [`BoundsError::TooDeep`] or [`BoundsError::TooManyAliases`] (with the line) when the
+/// frontmatter nests deeper than [`MAX_FRONTMATTER_DEPTH`] or holds more than
+/// [`MAX_FRONTMATTER_ALIASES`] aliases. `first_line` is the note's line number of the
+/// frontmatter's first line. Linear in the text.
+pub fn check_frontmatter_nesting(yaml: &str, first_line: usize) -> Result<(), BoundsError> {
     let mut lexer = Lexer::default();
     for (n, line) in yaml.as_bytes().split(|&b| b == b'\n').enumerate() {
         if let Err(over) = lexer.line(line) {
             let line = first_line + n;
             return Err(match over {
-                Over::Depth => format!(
-                    "frontmatter may nest deeper than {MAX_FRONTMATTER_DEPTH} levels (line {line}): \
-                     it was not read and the note is indexed from its body only; flatten the \
-                     YAML between the --- lines"
-                ),
-                Over::Aliases => format!(
-                    "frontmatter uses more than {MAX_FRONTMATTER_ALIASES} YAML aliases (`*name`, \
-                     line {line}): it was not read and the note is indexed from its body only; \
-                     write the values out instead of aliasing them"
-                ),
+                Over::Depth => BoundsError::TooDeep { line },
+                Over::Aliases => BoundsError::TooManyAliases { line },
             });
         }
     }
@@ -354,7 +369,7 @@ impl Lexer {
 mod tests {
     use super::*;
 
-    fn check(yaml: &str) -> Result<(), String> {
+    fn check(yaml: &str) -> Result<(), BoundsError> {
         check_frontmatter_bounds(yaml, 2)
     }
 
@@ -402,6 +417,8 @@ mod tests {
         assert!(check(&key(most + 1)).is_err());
         assert_eq!(check(&deep(most)), Ok(()));
         let e = check(&deep(most + 1)).expect_err("one level over");
+        assert_eq!(e, BoundsError::TooDeep { line: 2 });
+        let e = e.to_string();
         assert!(e.contains("deeper than 32 levels (line 2)"), "{e}");
         let pairs = format!("a: {}x{}\n", "[k: ".repeat(most + 1), "]".repeat(most + 1));
         assert!(check(&pairs).is_err(), "pairs in flow lists");
@@ -420,7 +437,8 @@ mod tests {
             indented.push_str(&format!("{}k{i}:\n", " ".repeat(i)));
         }
         let e = check(&indented).expect_err("40 levels of indentation");
-        assert!(e.contains("(line 34)"), "{e}");
+        assert_eq!(e, BoundsError::TooDeep { line: 34 });
+        assert!(e.to_string().contains("(line 34)"), "{e}");
         let compact = format!("a:\n  {}x\n", "- ".repeat(40));
         assert!(check(&compact).is_err());
         let mixed = (0..20)
@@ -437,7 +455,8 @@ mod tests {
             laughs.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
         }
         let e = check(&laughs).expect_err("billion laughs");
-        assert!(e.contains("more than 4 YAML aliases"), "{e}");
+        assert!(matches!(e, BoundsError::TooManyAliases { .. }), "{e}");
+        assert!(e.to_string().contains("more than 4 YAML aliases"), "{e}");
         let block = (0..=MAX_FRONTMATTER_ALIASES)
             .map(|i| format!("k{i}: *a\n"))
             .collect::<String>();
@@ -452,7 +471,8 @@ mod tests {
     fn frontmatter_over_the_size_limit_is_refused_naming_it() {
         let big = format!("description: {}\n", "x".repeat(MAX_FRONTMATTER_BYTES));
         let e = check(&big).expect_err("too big");
-        assert!(e.contains("over the limit of 64 KiB"), "{e}");
+        assert!(matches!(e, BoundsError::TooLarge { .. }), "{e}");
+        assert!(e.to_string().contains("over the limit of 64 KiB"), "{e}");
     }
 
     /// Pieces that nest, quote, comment and alias, for the comparison with the parser.

@@ -3,7 +3,7 @@
 //! All keys are optional; unknown keys are ignored. Values of the wrong shape become warnings
 //! (the rest of the frontmatter is still used). Relation lists accept a single string too.
 
-use super::bounds::{check_frontmatter_nesting, check_frontmatter_size};
+use super::bounds::{BoundsError, check_frontmatter_nesting, check_frontmatter_size};
 use super::plain_yaml::read_plain;
 use super::{EdgeKind, NoteType, parse_date_unix_s};
 use serde_yaml_ng::Value;
@@ -16,9 +16,9 @@ const FRONTMATTER_FIRST_LINE: usize = 2;
 /// Why a frontmatter block was not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrontmatterError {
-    /// Over a size, nesting or alias limit: not parsed at all. The message names the limit and
-    /// the fix.
-    OverLimit(String),
+    /// Over a size, nesting or alias limit: not parsed at all. Its text names the limit and the
+    /// fix.
+    OverLimit(BoundsError),
     /// Not valid YAML, or not a mapping: the parser's message.
     Invalid(String),
 }
@@ -29,8 +29,10 @@ pub struct NoteMeta {
     pub name: Option<String>,
     pub description: Option<String>,
     pub note_type: NoteType,
-    pub created_at: Option<i64>,
-    pub updated_at: Option<i64>,
+    /// `created_at`, Unix seconds (a date is its midnight UTC).
+    pub created_s: Option<i64>,
+    /// `updated_at`, Unix seconds (a date is its midnight UTC).
+    pub updated_s: Option<i64>,
     pub ttl_days: Option<u32>,
     pub tags: Vec<String>,
     pub pin: bool,
@@ -123,9 +125,9 @@ impl NoteMeta {
                     warnings.push(format!("`{key}` is not a YYYY-MM-DD date; it was ignored"));
                 }
                 if key == "created_at" {
-                    meta.created_at = parsed;
+                    meta.created_s = parsed;
                 } else {
-                    meta.updated_at = parsed;
+                    meta.updated_s = parsed;
                 }
             }
             "ttl_days" => match &v {
@@ -237,8 +239,8 @@ mod tests {
         .unwrap();
         assert_eq!(m.name.as_deref(), Some("N"));
         assert_eq!(m.note_type, NoteType::Feedback);
-        assert_eq!(m.created_at, Some(1_768_867_200));
-        assert_eq!(m.updated_at, None);
+        assert_eq!(m.created_s, Some(1_768_867_200));
+        assert_eq!(m.updated_s, None);
         assert_eq!(m.ttl_days, Some(30));
         assert_eq!(m.tags, vec!["a", "b"]);
         assert!(m.pin);

@@ -8,30 +8,66 @@ use std::path::{Component, Path};
 /// Longest id accepted, in bytes.
 pub const MAX_ID_BYTES: usize = 512;
 
+/// Why a string is not a usable id. Each text says what is wrong and how to write it instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum IdError {
+    #[error("empty id: give the note's path below memory/ without .md")]
+    Empty,
+    #[error("{bytes} bytes, longer than {MAX_ID_BYTES}: use a shorter path")]
+    TooLong { bytes: usize },
+    #[error("absolute path: ids are relative to memory/")]
+    Absolute,
+    #[error("contains a backslash: use / between folders")]
+    Backslash,
+    #[error("contains a control character: remove it")]
+    ControlCharacter,
+    #[error("starts with a drive prefix: ids are relative to memory/")]
+    DrivePrefix,
+    #[error("has an empty path component (`//` or a trailing `/`): remove it")]
+    EmptyComponent,
+    #[error("contains a `.` or `..` component: ids cannot leave memory/")]
+    DotComponent,
+}
+
+/// Why a file below `memory/` has no id (it is then skipped by the scan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotePathError {
+    #[error("file name is not valid UTF-8: rename the file")]
+    NotUtf8,
+    #[error("path leaves memory/: keep notes inside it")]
+    LeavesMemory,
+    #[error("not a .md file: notes end in .md")]
+    NotMarkdown,
+    #[error("file name gives an invalid id ({0}): rename the file")]
+    InvalidId(#[from] IdError),
+}
+
 /// Check that `id` is a safe, relative, `/`-separated id. The error says why not.
-pub fn validate_id(id: &str) -> Result<(), &'static str> {
+pub fn validate_id(id: &str) -> Result<(), IdError> {
     if id.is_empty() {
-        return Err("empty id");
+        return Err(IdError::Empty);
     }
     if id.len() > MAX_ID_BYTES {
-        return Err("longer than 512 bytes");
+        return Err(IdError::TooLong { bytes: id.len() });
     }
     if id.starts_with('/') {
-        return Err("absolute path: ids are relative to memory/");
+        return Err(IdError::Absolute);
     }
     if id.contains('\\') {
-        return Err("contains a backslash: use / between folders");
+        return Err(IdError::Backslash);
     }
     if id.chars().any(char::is_control) {
-        return Err("contains a control character");
+        return Err(IdError::ControlCharacter);
     }
-    if id.len() >= 2 && id.as_bytes()[1] == b':' {
-        return Err("starts with a drive prefix");
+    if id.as_bytes().get(1) == Some(&b':') {
+        return Err(IdError::DrivePrefix);
     }
     for part in id.split('/') {
         match part {
-            "" => return Err("has an empty path component (`//` or a trailing `/`)"),
-            "." | ".." => return Err("contains a `.` or `..` component: ids cannot leave memory/"),
+            "" => return Err(IdError::EmptyComponent),
+            "." | ".." => return Err(IdError::DotComponent),
             _ => {}
         }
     }
@@ -39,15 +75,15 @@ pub fn validate_id(id: &str) -> Result<(), &'static str> {
 }
 
 /// The id of a note file at `rel` (relative to `memory/`), or why it has none.
-pub fn id_from_relative_path(rel: &Path) -> Result<String, String> {
+pub fn id_from_relative_path(rel: &Path) -> Result<String, NotePathError> {
     let mut parts = Vec::new();
     for c in rel.components() {
         match c {
             Component::Normal(os) => match os.to_str() {
                 Some(s) => parts.push(s),
-                None => return Err("file name is not valid UTF-8: rename the file".into()),
+                None => return Err(NotePathError::NotUtf8),
             },
-            _ => return Err("path leaves memory/".into()),
+            _ => return Err(NotePathError::LeavesMemory),
         }
     }
     id_of_note_path(&parts.join("/")).map(str::to_string)
@@ -55,11 +91,11 @@ pub fn id_from_relative_path(rel: &Path) -> Result<String, String> {
 
 /// The id of the note file at `rel`, a `/`-separated path relative to `memory/` (`rel` less its
 /// `.md`), or why it has none. [`id_from_relative_path`] for a path already joined into a string.
-pub fn id_of_note_path(rel: &str) -> Result<&str, String> {
+pub fn id_of_note_path(rel: &str) -> Result<&str, NotePathError> {
     let Some(id) = rel.strip_suffix(".md") else {
-        return Err("not a .md file".into());
+        return Err(NotePathError::NotMarkdown);
     };
-    validate_id(id).map_err(|r| format!("file name gives an invalid id: {r}"))?;
+    validate_id(id)?;
     Ok(id)
 }
 

@@ -13,11 +13,14 @@ mod open;
 mod plain_yaml;
 
 pub use bounds::{
-    MAX_FRONTMATTER_ALIASES, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, check_frontmatter_bounds,
+    BoundsError, MAX_FRONTMATTER_ALIASES, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH,
+    check_frontmatter_bounds,
 };
 pub use date::parse_date_unix_s;
 pub use frontmatter::{FrontmatterError, NoteMeta, split_frontmatter};
-pub use id::{MAX_ID_BYTES, id_from_relative_path, id_of_note_path, validate_id};
+pub use id::{
+    IdError, MAX_ID_BYTES, NotePathError, id_from_relative_path, id_of_note_path, validate_id,
+};
 pub use links::{Link, extract_links};
 pub use open::{
     OpenNoteError, file_kind, not_regular_message, open_inside, outside_message, read_bounded,
@@ -347,8 +350,8 @@ pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
                 );
                 meta
             }
-            Err(FrontmatterError::OverLimit(message)) => {
-                problems.push(Problem::new(ProblemKind::Frontmatter, message));
+            Err(FrontmatterError::OverLimit(over)) => {
+                problems.push(Problem::new(ProblemKind::Frontmatter, over.to_string()));
                 NoteMeta::default()
             }
             Err(FrontmatterError::Invalid(message)) => {

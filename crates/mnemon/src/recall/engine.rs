@@ -530,9 +530,10 @@ pub fn run(
         let meta = graph.meta(ord)?;
         let type_weight = ranking::note_type_weight(meta.note_type);
         debug_assert!(type_weight <= ranking::MAX_TYPE_WEIGHT);
-        let ttl_factor = ranking::ttl_factor(meta.ttl_days, meta.updated_at, now_s);
+        let ttl_factor = ranking::ttl_factor(meta.ttl_days, meta.updated_s, now_s);
         // Being returned is not a use: only a use (or an edit) keeps a note recent.
-        let touched = match (st.last_used_at, meta.updated_at) {
+        let last_used_s = st.last_used_ms.map(|ms| ms.div_euclid(ranking::MS_PER_S));
+        let touched = match (last_used_s, meta.updated_s) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };

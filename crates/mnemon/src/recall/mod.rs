@@ -23,8 +23,8 @@ const MAX_DEPTH_CHECK: u8 = crate::ranking::MAX_DEPTH;
 pub struct NodeStats {
     /// Times the note was returned by a recall (shown; not a ranking signal on its own).
     pub recall_count: u64,
-    /// Unix seconds of the last time it was returned.
-    pub last_recalled_at: Option<i64>,
+    /// When it was last returned, milliseconds since the Unix epoch.
+    pub last_recalled_ms: Option<i64>,
     pub importance: Option<u8>,
     /// Times an agent said it used the note, or fetched it by id.
     pub used_count: u64,
@@ -32,6 +32,6 @@ pub struct NodeStats {
     pub untied_used: u64,
     /// Times an agent said the note was wrong for its question.
     pub wrong_count: u64,
-    /// Unix seconds of the last use.
-    pub last_used_at: Option<i64>,
+    /// When it was last used, milliseconds since the Unix epoch.
+    pub last_used_ms: Option<i64>,
 }

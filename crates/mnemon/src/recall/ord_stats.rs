@@ -18,12 +18,12 @@ pub fn node_stats(view: &StatsView<'_>, id: &str) -> NodeStats {
     let f = view.node(id);
     NodeStats {
         recall_count: f.recall_count,
-        last_recalled_at: f.last_recalled_ms.map(|ms| ms.div_euclid(1000)),
+        last_recalled_ms: f.last_recalled_ms,
         importance: f.importance,
         used_count: f.used_count,
         untied_used: f.untied_used,
         wrong_count: f.wrong_count,
-        last_used_at: f.last_used_ms.map(|ms| ms.div_euclid(1000)),
+        last_used_ms: f.last_used_ms,
     }
 }
 

@@ -43,8 +43,10 @@ pub struct NodeRecord {
     pub name: Option<String>,
     pub description: Option<String>,
     pub note_type: NoteType,
-    pub created_at: Option<i64>,
-    pub updated_at: Option<i64>,
+    /// The frontmatter's `created_at`, Unix seconds.
+    pub created_s: Option<i64>,
+    /// The frontmatter's `updated_at`, Unix seconds.
+    pub updated_s: Option<i64>,
     pub ttl_days: Option<u32>,
     pub pin: bool,
     pub tags: Vec<String>,
@@ -162,8 +164,8 @@ impl NodeRecord {
         let mut flags = 0;
         for (set, bit) in [
             (self.pin, FLAG_PIN),
-            (self.created_at.is_some(), FLAG_CREATED),
-            (self.updated_at.is_some(), FLAG_UPDATED),
+            (self.created_s.is_some(), FLAG_CREATED),
+            (self.updated_s.is_some(), FLAG_UPDATED),
             (self.ttl_days.is_some(), FLAG_TTL),
             (self.name.is_some(), FLAG_NAME),
             (self.description.is_some(), FLAG_DESCRIPTION),
@@ -175,8 +177,8 @@ impl NodeRecord {
         w.u8(NODE_RECORD_VERSION);
         w.u8(self.note_type.code());
         w.u8(flags);
-        w.i64(self.created_at.unwrap_or(0));
-        w.i64(self.updated_at.unwrap_or(0));
+        w.i64(self.created_s.unwrap_or(0));
+        w.i64(self.updated_s.unwrap_or(0));
         w.u32(self.ttl_days.unwrap_or(0));
         w.str(&self.path);
         w.str(self.name.as_deref().unwrap_or(""));
@@ -198,8 +200,8 @@ impl NodeRecord {
             name: r.name.map(str::to_string),
             description: r.description.map(str::to_string),
             note_type: r.note_type,
-            created_at: r.created_at,
-            updated_at: r.updated_at,
+            created_s: r.created_s,
+            updated_s: r.updated_s,
             ttl_days: r.ttl_days,
             pin: r.pin,
             tags,
@@ -216,8 +218,8 @@ pub struct NodeRecordRef<'a> {
     pub name: Option<&'a str>,
     pub description: Option<&'a str>,
     pub note_type: NoteType,
-    pub created_at: Option<i64>,
-    pub updated_at: Option<i64>,
+    pub created_s: Option<i64>,
+    pub updated_s: Option<i64>,
     pub ttl_days: Option<u32>,
     pub pin: bool,
     pub excerpt: &'a str,
@@ -230,7 +232,7 @@ impl<'a> NodeRecordRef<'a> {
         Self::decode_with_tags(bytes, |_| {})
     }
 
-    /// The fields recall scores by (type, `updated_at`, `ttl_days`), read from the record's fixed
+    /// The fields recall scores by (type, `updated_s`, `ttl_days`), read from the record's fixed
     /// head: its version, type code and length are checked, its strings are not read (the graph
     /// load needs these three of every node; [`NodeRecordRef::decode`] checks the rest when a
     /// note is shown).
@@ -244,8 +246,8 @@ impl<'a> NodeRecordRef<'a> {
         let h = RecordHead::read(&mut r)?;
         Ok((
             h.note_type,
-            h.has(FLAG_UPDATED).then_some(h.updated),
-            h.has(FLAG_TTL).then_some(h.ttl),
+            h.has(FLAG_UPDATED).then_some(h.updated_s),
+            h.has(FLAG_TTL).then_some(h.ttl_days),
         ))
     }
 
@@ -278,9 +280,9 @@ impl<'a> NodeRecordRef<'a> {
             name: h.has(FLAG_NAME).then_some(name),
             description: h.has(FLAG_DESCRIPTION).then_some(description),
             note_type: h.note_type,
-            created_at: h.has(FLAG_CREATED).then_some(h.created),
-            updated_at: h.has(FLAG_UPDATED).then_some(h.updated),
-            ttl_days: h.has(FLAG_TTL).then_some(h.ttl),
+            created_s: h.has(FLAG_CREATED).then_some(h.created_s),
+            updated_s: h.has(FLAG_UPDATED).then_some(h.updated_s),
+            ttl_days: h.has(FLAG_TTL).then_some(h.ttl_days),
             pin: h.has(FLAG_PIN),
             excerpt,
         })
@@ -291,9 +293,9 @@ impl<'a> NodeRecordRef<'a> {
 struct RecordHead {
     note_type: NoteType,
     flags: u8,
-    created: i64,
-    updated: i64,
-    ttl: u32,
+    created_s: i64,
+    updated_s: i64,
+    ttl_days: u32,
 }
 
 impl RecordHead {
@@ -312,9 +314,9 @@ impl RecordHead {
         Ok(RecordHead {
             note_type,
             flags: r.u8()?,
-            created: r.i64()?,
-            updated: r.i64()?,
-            ttl: r.u32()?,
+            created_s: r.i64()?,
+            updated_s: r.i64()?,
+            ttl_days: r.u32()?,
         })
     }
 
@@ -667,8 +669,8 @@ mod tests {
             name: Some("Name".into()),
             description: None,
             note_type: NoteType::Feedback,
-            created_at: Some(1),
-            updated_at: None,
+            created_s: Some(1),
+            updated_s: None,
             ttl_days: Some(30),
             pin: true,
             tags: vec!["x".into(), "y".into()],
@@ -684,7 +686,7 @@ mod tests {
             ("a/b.md", Some("Name"), None, NoteType::Feedback, "body")
         );
         assert_eq!(
-            (r.created_at, r.updated_at, r.ttl_days, r.pin),
+            (r.created_s, r.updated_s, r.ttl_days, r.pin),
             (Some(1), None, Some(30), true)
         );
         assert!(NodeRecordRef::decode(&bytes[..bytes.len() - 1]).is_err());

@@ -1,6 +1,6 @@
 //! What does recall walk? The store's nodes and edges as a dense in-memory adjacency: node ids
 //! become `u32` ordinals, each node keeps its out- and in-edges in the store's order, and the
-//! few fields scoring needs (type, TTL, updated_at). A recall then walks and scores without a
+//! few fields scoring needs (type, TTL, updated_s). A recall then walks and scores without a
 //! single redb lookup or allocation per edge; only the returned notes' records are read.
 //!
 //! The graph is a cache of one store [`Version`]. [`Graph::refresh`] brings it to a reader's
@@ -62,7 +62,8 @@ impl GraphEdge {
 pub struct NodeMeta {
     pub note_type: NoteType,
     pub ttl_days: Option<u32>,
-    pub updated_at: Option<i64>,
+    /// The note's `updated_at`, Unix seconds.
+    pub updated_s: Option<i64>,
 }
 
 impl NodeMeta {
@@ -70,7 +71,7 @@ impl NodeMeta {
         NodeMeta {
             note_type: rec.note_type,
             ttl_days: rec.ttl_days,
-            updated_at: rec.updated_at,
+            updated_s: rec.updated_s,
         }
     }
 }
@@ -94,12 +95,12 @@ impl Graph {
             version: reader.version()?,
             ..Graph::default()
         };
-        reader.for_each_node(|id, (note_type, updated_at, ttl_days)| {
+        reader.for_each_node(|id, (note_type, updated_s, ttl_days)| {
             let o = g.intern(id);
             g.meta[o as usize] = Some(NodeMeta {
                 note_type,
                 ttl_days,
-                updated_at,
+                updated_s,
             });
         })?;
         let mut last: Option<u32> = None;

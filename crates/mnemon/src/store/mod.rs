@@ -135,7 +135,7 @@ pub struct Store {
     path: PathBuf,
     /// The change count shared with the other processes (`seq.rs`), or why it cannot be used
     /// (then every reader takes the exact path: a read transaction per look).
-    seq: std::result::Result<ChangeSeq, String>,
+    seq: std::result::Result<ChangeSeq, seq::UnusableSeq>,
     /// Read transactions begun by this handle (diagnostics and tests).
     reads_begun: std::sync::atomic::AtomicU64,
 }
@@ -179,13 +179,9 @@ impl Store {
                 })?
             }
         };
-        let seq = seq::ChangeSeq::open(index_dir).map_err(|e| {
-            format!(
-                "index change count {} is unusable ({e}); every recall reads the store to see \
-                 other processes' updates (exact, a few microseconds slower). Delete the index \
-                 folder when no process has this memory open: it is rebuilt from the notes",
-                index_dir.join(seq::SEQ_FILE).display()
-            )
+        let seq = seq::ChangeSeq::open(index_dir).map_err(|source| seq::UnusableSeq {
+            path: index_dir.join(seq::SEQ_FILE),
+            source,
         });
         let store = Store {
             db,
@@ -205,8 +201,8 @@ impl Store {
     }
 
     /// Why the change count cannot be used, if it cannot (for the caller to print once).
-    pub fn change_seq_problem(&self) -> Option<&str> {
-        self.seq.as_ref().err().map(String::as_str)
+    pub fn change_seq_problem(&self) -> Option<&seq::UnusableSeq> {
+        self.seq.as_ref().err()
     }
 
     /// The change count when no write transaction is in flight in any process (see `seq.rs`):
@@ -244,7 +240,10 @@ impl Store {
     /// one that died between its two counts leaves it).
     #[cfg(test)]
     pub(crate) fn stop_counting_writes(&mut self) {
-        self.seq = Err("not counted (test)".into());
+        self.seq = Err(seq::UnusableSeq {
+            path: self.path.with_file_name(seq::SEQ_FILE),
+            source: seq::SeqError::Io("not counted (test)".into()),
+        });
     }
 
     /// Make sure the tables exist at [`SCHEMA_VERSION`]; wipe them if another version wrote them.
@@ -568,7 +567,7 @@ impl StoreReader<'_> {
         Ok(Some(out))
     }
 
-    /// Visit every node's scoring fields (type, `updated_at`, `ttl_days`), in id order.
+    /// Visit every node's scoring fields (type, `updated_s`, `ttl_days`), in id order.
     pub fn for_each_node(
         &self,
         mut f: impl FnMut(&str, (NoteType, Option<i64>, Option<u32>)),

@@ -68,6 +68,21 @@ pub enum SeqError {
     BigEndian,
 }
 
+/// The change count of an index folder cannot be used. No data is lost: every reader takes the
+/// exact path (a read transaction per look) instead. The text says what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "index change count {} is unusable ({source}); every recall reads the store to see other \
+     processes' updates (exact, a few microseconds slower). Delete the index folder when no \
+     process has this memory open: it is rebuilt from the notes",
+    path.display()
+)]
+pub struct UnusableSeq {
+    /// The counter file.
+    pub path: PathBuf,
+    pub source: SeqError,
+}
+
 /// The bytes of a new file: magic, version, zero counters.
 fn fresh_file() -> [u8; SEQ_FILE_LEN] {
     let mut b = [0u8; SEQ_FILE_LEN];

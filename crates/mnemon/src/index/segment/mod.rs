@@ -8,8 +8,8 @@
 pub mod reader;
 pub mod writer;
 
-pub use reader::{Posting, PostingsIter, Segment};
-pub use writer::{LaidOut, SegmentBytes, SegmentWriter, build_segment};
+pub use reader::{Posting, PostingsIter, Segment, SegmentError};
+pub use writer::{LaidOut, PostingError, SegmentBytes, SegmentWriter, WriteError, build_segment};
 
 /// First 8 bytes of every segment (PNG-style: high bit, name, CR LF, ^Z).
 pub const MAGIC: [u8; 8] = *b"\x89MNLX\r\n\x1a";

@@ -71,73 +71,130 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
 }
 
+/// Why a segment file cannot be used. The caller reports it as a damaged index file, and the
+/// lexical index is rebuilt from the notes.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SegmentError {
+    #[error("cannot open: {0}")]
+    Open(#[source] std::io::Error),
+    #[error("cannot map: {0}")]
+    Map(#[source] std::io::Error),
+    #[error("{len} bytes is too short for a segment")]
+    TooShort { len: usize },
+    #[error("bad magic: not a mnemon lexical segment")]
+    Magic,
+    /// Written for readers this build is not (a newer mnemon, or an older format).
+    #[error(
+        "format version {version} (needs a reader of version {min_reader}); this build reads \
+         {MIN_READ_VERSION}..={VERSION}"
+    )]
+    Version { version: u16, min_reader: u16 },
+    #[error("bad end magic: truncated or not a segment")]
+    EndMagic,
+    #[error("footer checksum mismatch (stored {stored:08x}, computed {computed:08x})")]
+    FooterChecksum { stored: u32, computed: u32 },
+    #[error("checksum mismatch (stored {stored:08x}, computed {computed:08x})")]
+    Checksum { stored: u32, computed: u32 },
+    /// A section the footer places (`offset`, `len`) outside the body.
+    #[error("{section} section at offset {offset}, {len} bytes long, is outside the body")]
+    Section {
+        section: &'static str,
+        offset: u64,
+        len: u64,
+    },
+    #[error("{count} docs is over the limit of {MAX_DOCS}")]
+    TooManyDocs { count: u64 },
+    #[error("doc table truncated at doc {doc}")]
+    DocTableTruncated { doc: usize },
+    #[error("doc {doc}: id is not UTF-8")]
+    IdNotUtf8 { doc: usize },
+    #[error("doc table has {bytes} trailing bytes")]
+    DocTableTrailing { bytes: usize },
+    #[error("term dictionary: {0}")]
+    Dictionary(#[source] fst::Error),
+}
+
 impl Segment {
     /// Open and verify the segment file at `path`. The error says what is wrong with it.
-    pub fn open(path: &Path) -> Result<Segment, String> {
-        let file = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    pub fn open(path: &Path) -> Result<Segment, SegmentError> {
+        let file = std::fs::File::open(path).map_err(SegmentError::Open)?;
         // SAFETY: segment files are immutable once renamed into place; writers never modify or
         // truncate them (a replaced segment is a new file), so the mapping does not change under us.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| format!("cannot map: {e}"))?;
+        let map = unsafe { Mmap::map(&file) }.map_err(SegmentError::Map)?;
         Segment::from_map(Arc::new(map))
     }
 
-    fn from_map(map: Arc<Mmap>) -> Result<Segment, String> {
+    fn from_map(map: Arc<Mmap>) -> Result<Segment, SegmentError> {
         let b: &[u8] = &map;
         if b.len() < HEADER_LEN + FOOTER_LEN {
-            return Err(format!("{} bytes is too short for a segment", b.len()));
+            return Err(SegmentError::TooShort { len: b.len() });
         }
         if b[..MAGIC.len()] != MAGIC {
-            return Err("bad magic: not a mnemon lexical segment".into());
+            return Err(SegmentError::Magic);
         }
         let version = u16_at(b, HEADER_VERSION_OFFSET);
         let min_reader = u16_at(b, HEADER_MIN_READER_OFFSET);
         if min_reader > VERSION || version < MIN_READ_VERSION {
-            return Err(format!(
-                "format version {version} (needs a reader of version {min_reader}); this build reads {MIN_READ_VERSION}..={VERSION}"
-            ));
+            return Err(SegmentError::Version {
+                version,
+                min_reader,
+            });
         }
         let fstart = b.len() - FOOTER_LEN;
         let footer = &b[fstart..];
         if footer[F_END_MAGIC..] != END_MAGIC {
-            return Err("bad end magic: truncated or not a segment".into());
+            return Err(SegmentError::EndMagic);
         }
         let footer_crc = u32_at(footer, F_FOOTER_CRC);
-        if crc32fast::hash(&footer[..F_FOOTER_CRC]) != footer_crc {
-            return Err("footer checksum mismatch".into());
+        let computed = crc32fast::hash(&footer[..F_FOOTER_CRC]);
+        if computed != footer_crc {
+            return Err(SegmentError::FooterChecksum {
+                stored: footer_crc,
+                computed,
+            });
         }
         let body_crc = u32_at(footer, F_BODY_CRC);
         let actual = crc32fast::hash(&b[..fstart]);
         if actual != body_crc {
-            return Err(format!(
-                "checksum mismatch (stored {body_crc:08x}, computed {actual:08x})"
-            ));
+            return Err(SegmentError::Checksum {
+                stored: body_crc,
+                computed: actual,
+            });
         }
-        let doc_count = u32_at(footer, F_DOC_COUNT) as usize;
-        let section = |off_at: usize, len_at: usize| -> Result<std::ops::Range<usize>, String> {
-            let off = usize::try_from(u64_at(footer, off_at)).map_err(|_| "offset overflow")?;
-            let len = usize::try_from(u64_at(footer, len_at)).map_err(|_| "length overflow")?;
-            let end = off.checked_add(len).ok_or("section overflow")?;
-            if off < HEADER_LEN || end > fstart {
-                return Err(format!("section {off}..{end} outside the body"));
-            }
-            Ok(off..end)
+        let doc_count = u32_at(footer, F_DOC_COUNT);
+        let section = |section: &'static str, off_at: usize, len_at: usize| {
+            let (offset, len) = (u64_at(footer, off_at), u64_at(footer, len_at));
+            let range = usize::try_from(offset)
+                .ok()
+                .zip(usize::try_from(len).ok())
+                .and_then(|(off, len)| Some(off..off.checked_add(len)?))
+                .filter(|r| r.start >= HEADER_LEN && r.end <= fstart);
+            range.ok_or(SegmentError::Section {
+                section,
+                offset,
+                len,
+            })
         };
-        let docs = section(F_DOCS_OFF, F_DOCS_LEN)?;
-        let postings = section(F_POSTINGS_OFF, F_POSTINGS_LEN)?;
-        let fst_range = section(F_FST_OFF, F_FST_LEN)?;
+        let docs = section("doc table", F_DOCS_OFF, F_DOCS_LEN)?;
+        let postings = section("postings", F_POSTINGS_OFF, F_POSTINGS_LEN)?;
+        let fst_range = section("term dictionary", F_FST_OFF, F_FST_LEN)?;
         let mut field_len_sums = [0u64; FIELD_COUNT];
         for (f, s) in field_len_sums.iter_mut().enumerate() {
             *s = u64_at(footer, F_FIELD_LEN_SUMS + 8 * f);
         }
-        if doc_count > MAX_DOCS {
-            return Err(format!("{doc_count} docs is over the limit"));
-        }
+        let doc_count = usize::try_from(doc_count)
+            .ok()
+            .filter(|&n| n <= MAX_DOCS)
+            .ok_or(SegmentError::TooManyDocs {
+                count: u64::from(doc_count),
+            })?;
         let mut ids = Vec::with_capacity(doc_count);
         let mut field_lens = Vec::with_capacity(doc_count);
         let d = &b[docs.clone()];
         let mut pos = 0usize;
         for n in 0..doc_count {
-            let bad = || format!("doc table truncated at doc {n}");
+            let bad = || SegmentError::DocTableTruncated { doc: n };
             let len = usize::from(u16::from_le_bytes(
                 d.get(pos..pos + 2)
                     .ok_or_else(bad)?
@@ -146,7 +203,7 @@ impl Segment {
             ));
             pos += 2;
             let id = std::str::from_utf8(d.get(pos..pos + len).ok_or_else(bad)?)
-                .map_err(|_| format!("doc {n}: id is not UTF-8"))?;
+                .map_err(|_| SegmentError::IdNotUtf8 { doc: n })?;
             pos += len;
             let mut lens = [0u32; FIELD_COUNT];
             for l in lens.iter_mut() {
@@ -158,14 +215,16 @@ impl Segment {
             field_lens.push(lens);
         }
         if pos != d.len() {
-            return Err(format!("doc table has {} trailing bytes", d.len() - pos));
+            return Err(SegmentError::DocTableTrailing {
+                bytes: d.len() - pos,
+            });
         }
         let slice = MmapSlice {
             map: map.clone(),
             start: fst_range.start,
             end: fst_range.end,
         };
-        let fst = fst::Map::new(slice).map_err(|e| format!("term dictionary: {e}"))?;
+        let fst = fst::Map::new(slice).map_err(SegmentError::Dictionary)?;
         Ok(Segment {
             map,
             fst,

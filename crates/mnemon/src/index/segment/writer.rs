@@ -18,10 +18,60 @@ pub struct SegmentWriter {
     term_count: u32,
 }
 
-/// Writing failed (a term out of order, or a limit exceeded): a bug in the caller.
+/// Writing failed (a term out of order, or a limit exceeded): a bug in the caller, never a
+/// property of the notes. Each text ends with what to do: report it.
 #[derive(Debug, thiserror::Error)]
-#[error("segment writer: {0}")]
-pub struct WriteError(pub String);
+#[non_exhaustive]
+pub enum WriteError {
+    #[error("segment writer: more than {MAX_DOCS} docs{BUG}")]
+    TooManyDocs,
+    #[error("segment writer: id of {bytes} bytes is too long (at most {MAX_ID_BYTES}){BUG}")]
+    IdTooLong { bytes: usize },
+    /// A posting whose doc number is not above the previous one, or not a doc added.
+    #[error("segment writer: posting for doc {doc} out of order or unknown (docs: {docs}){BUG}")]
+    PostingOutOfOrder { doc: u32, docs: u32 },
+    /// A posting that cannot be encoded, in `term`'s list (of note `note`, when known).
+    #[error("segment writer: term {term:?}{}: {source}{BUG}", of_note(note.as_deref()))]
+    Posting {
+        term: String,
+        note: Option<String>,
+        source: PostingError,
+    },
+    /// The dictionary refused a term (not in strictly increasing byte order).
+    #[error("segment writer: term order: {0}{BUG}")]
+    TermOrder(#[source] fst::Error),
+    #[error("segment writer: fst: {0}{BUG}")]
+    Dictionary(#[source] fst::Error),
+    /// A batch note whose postings end outside the batch's postings.
+    #[error("segment writer: batch entries of {note} out of range{BUG}")]
+    BatchRange { note: String },
+    #[error("segment writer: {terms} terms, more than a segment numbers{BUG}")]
+    TooManyTerms { terms: usize },
+    #[error("segment writer: more than 4 GiB of distinct terms{BUG}")]
+    TermBytes,
+    /// A batch posting naming a term number the batch does not have.
+    #[error("segment writer: unknown term number {local} in {note}{BUG}")]
+    UnknownTermNumber { local: u32, note: String },
+    /// The postings area written is not the length it was laid out with.
+    #[error("segment writer: postings area of {written} bytes, laid out as {laid_out}{BUG}")]
+    AreaLength { written: usize, laid_out: u64 },
+}
+
+/// Why one posting cannot be added to its term's list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PostingError {
+    #[error("listed twice in doc {doc}")]
+    ListedTwice { doc: u32 },
+    #[error("posting with all counts zero")]
+    NoCounts,
+}
+
+/// What a [`WriteError`] asks of whoever sees it.
+const BUG: &str = "; this is a bug in mnemon: please report it (with the command that failed)";
+
+fn of_note(note: Option<&str>) -> String {
+    note.map_or(String::new(), |n| format!(" of {n}"))
+}
 
 impl Default for SegmentWriter {
     fn default() -> Self {
@@ -44,10 +94,9 @@ impl SegmentWriter {
     /// Add a document; returns its doc number (0, 1, 2, ... in call order).
     pub fn add_doc(&mut self, id: &str, field_lens: [u32; FIELD_COUNT]) -> Result<u32, WriteError> {
         if self.doc_count as usize >= MAX_DOCS {
-            return Err(WriteError(format!("more than {MAX_DOCS} docs")));
+            return Err(WriteError::TooManyDocs);
         }
-        let len = u16::try_from(id.len())
-            .map_err(|_| WriteError(format!("id of {} bytes is too long", id.len())))?;
+        let len = u16::try_from(id.len()).map_err(|_| WriteError::IdTooLong { bytes: id.len() })?;
         self.docs.extend_from_slice(&len.to_le_bytes());
         self.docs.extend_from_slice(id.as_bytes());
         for (f, l) in field_lens.iter().enumerate() {
@@ -70,14 +119,18 @@ impl SegmentWriter {
         let mut prev: Option<u32> = None;
         for (doc, tfs) in postings {
             if *doc >= self.doc_count || prev.is_some_and(|p| p >= *doc) {
-                return Err(WriteError(format!(
-                    "posting for doc {doc} out of order or unknown (docs: {})",
-                    self.doc_count
-                )));
+                return Err(WriteError::PostingOutOfOrder {
+                    doc: *doc,
+                    docs: self.doc_count,
+                });
             }
             let delta = doc - prev.map_or(0, |p| p + 1);
             prev = Some(*doc);
-            put_posting(&mut self.postings, delta, tfs).map_err(|e| WriteError(e.into()))?;
+            put_posting(&mut self.postings, delta, tfs).map_err(|source| WriteError::Posting {
+                term: String::from_utf8_lossy(term).into_owned(),
+                note: None,
+                source,
+            })?;
         }
         self.index_term(term, offset)
     }
@@ -86,7 +139,7 @@ impl SegmentWriter {
     fn index_term(&mut self, term: &[u8], offset: u64) -> Result<(), WriteError> {
         self.fst
             .insert(term, offset)
-            .map_err(|e| WriteError(format!("term order: {e}")))?;
+            .map_err(WriteError::TermOrder)?;
         self.term_count += 1;
         Ok(())
     }
@@ -94,9 +147,7 @@ impl SegmentWriter {
     /// Lay out the segment bytes (format-spec/lexical.md), in the parts they are made of.
     pub fn finish(mut self) -> Result<SegmentBytes, WriteError> {
         let fst = std::mem::replace(&mut self.fst, fst::MapBuilder::memory());
-        let fst_bytes = fst
-            .into_inner()
-            .map_err(|e| WriteError(format!("fst: {e}")))?;
+        let fst_bytes = fst.into_inner().map_err(WriteError::Dictionary)?;
         let postings = std::mem::take(&mut self.postings);
         self.finish_with(postings, fst_bytes, self.term_count)
     }
@@ -195,7 +246,7 @@ fn put_posting(
     out: &mut Vec<u8>,
     delta: u32,
     tfs: &[u16; FIELD_COUNT],
-) -> Result<(), &'static str> {
+) -> Result<(), PostingError> {
     let mut mask = 0u8;
     for (f, tf) in tfs.iter().enumerate() {
         if *tf > 0 {
@@ -203,7 +254,7 @@ fn put_posting(
         }
     }
     if mask == 0 {
-        return Err("posting with all counts zero");
+        return Err(PostingError::NoCounts);
     }
     put_varint(out, u64::from(delta));
     out.push(mask);
@@ -306,7 +357,11 @@ impl SegmentBuilder {
             let t = shard.term_number(term)?;
             shard
                 .push_posting(t, doc, tfs)
-                .map_err(|e| WriteError(format!("term {term:?} of {}: {e}", d.id)))?;
+                .map_err(|source| WriteError::Posting {
+                    term: term.clone(),
+                    note: Some(d.id.clone()),
+                    source,
+                })?;
         }
         Ok(())
     }
@@ -325,10 +380,9 @@ impl SegmentBuilder {
         let mut start = 0;
         for d in &docs {
             if start > d.end || d.end > postings.len() {
-                return Err(WriteError(format!(
-                    "batch entries of {} out of range",
-                    d.id
-                )));
+                return Err(WriteError::BatchRange {
+                    note: d.id.to_string(),
+                });
             }
             self.w.add_doc(d.id, d.field_lens)?;
             start = d.end;
@@ -366,7 +420,7 @@ impl SegmentBuilder {
             "the builder writes no postings area before"
         );
         let terms: usize = shards.iter().map(|s| s.ids.len()).sum();
-        u32::try_from(terms).map_err(|_| WriteError(format!("{terms} terms")))?;
+        u32::try_from(terms).map_err(|_| WriteError::TooManyTerms { terms })?;
         let mut order = Vec::with_capacity(terms);
         let mut end = 0u64;
         for (shard, t) in sorted_terms(&shards) {
@@ -409,16 +463,20 @@ impl Shard {
         for (doc, d) in (first..).zip(docs) {
             for (local, tfs) in &postings[start..d.end] {
                 let Some(&t) = mine.get(*local as usize) else {
-                    return Err(WriteError(format!(
-                        "unknown term number {local} in {}",
-                        d.id
-                    )));
+                    return Err(WriteError::UnknownTermNumber {
+                        local: *local,
+                        note: d.id.to_string(),
+                    });
                 };
                 if t == NOT_MINE {
                     continue;
                 }
                 self.push_posting(t, doc, tfs)
-                    .map_err(|e| WriteError(format!("term number {local} of {}: {e}", d.id)))?;
+                    .map_err(|source| WriteError::Posting {
+                        term: terms.get(*local).to_string(),
+                        note: Some(d.id.to_string()),
+                        source,
+                    })?;
             }
             start = d.end;
         }
@@ -431,7 +489,7 @@ impl Shard {
             .ids
             .intern(term)
             .filter(|&t| t != NOT_MINE)
-            .ok_or_else(|| WriteError("more than 4 GiB of distinct terms".into()))?;
+            .ok_or(WriteError::TermBytes)?;
         if t as usize == self.postings.len() {
             self.postings.push(TermPostings::default());
         }
@@ -439,10 +497,15 @@ impl Shard {
     }
 
     /// Append `doc`'s posting to term `t`'s list, encoded as `SegmentWriter::add_term` would.
-    fn push_posting(&mut self, t: u32, doc: u32, tfs: &[u16; FIELD_COUNT]) -> Result<(), String> {
+    fn push_posting(
+        &mut self,
+        t: u32,
+        doc: u32,
+        tfs: &[u16; FIELD_COUNT],
+    ) -> Result<(), PostingError> {
         let p = &mut self.postings[t as usize];
         if doc < p.next_doc {
-            return Err(format!("listed twice in doc {doc}"));
+            return Err(PostingError::ListedTwice { doc });
         }
         put_posting(&mut p.bytes, doc - p.next_doc, tfs)?;
         p.next_doc = doc + 1;
@@ -517,11 +580,10 @@ impl LaidOut {
         let (fst, area) = rayon::join(|| self.dictionary(), || self.postings_area());
         let fst = fst?;
         if area.len() as u64 != self.area_len {
-            return Err(WriteError(format!(
-                "postings area of {} bytes, laid out as {}",
-                area.len(),
-                self.area_len
-            )));
+            return Err(WriteError::AreaLength {
+                written: area.len(),
+                laid_out: self.area_len,
+            });
         }
         // `lay_out` checked that the count fits.
         self.w.finish_with(area, fst, self.order.len() as u32)
@@ -532,10 +594,9 @@ impl LaidOut {
         let mut fst = fst::MapBuilder::memory();
         for &p in &self.order {
             fst.insert(self.term_of(p).as_bytes(), p.offset)
-                .map_err(|e| WriteError(format!("term order: {e}")))?;
+                .map_err(WriteError::TermOrder)?;
         }
-        fst.into_inner()
-            .map_err(|e| WriteError(format!("fst: {e}")))
+        fst.into_inner().map_err(WriteError::Dictionary)
     }
 
     /// The postings area: each term's count and postings, in term order.
@@ -734,10 +795,26 @@ mod tests {
         let mut b = SegmentBuilder::new();
         let mut d = doc("a", &[("x", 1)]);
         d.terms.push(d.terms[0].clone());
-        assert!(b.add_doc(&d).unwrap_err().0.contains("twice"));
+        let e = b.add_doc(&d).unwrap_err();
+        assert!(
+            matches!(&e, WriteError::Posting { term, note: Some(note), source: PostingError::ListedTwice { doc: 0 } } if term == "x" && note == "a"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("twice"), "{e}");
         let mut b = SegmentBuilder::new();
         let mut d = doc("a", &[("x", 1)]);
         d.terms[0].1 = [0; FIELD_COUNT];
-        assert!(b.add_doc(&d).unwrap_err().0.contains("zero"));
+        let e = b.add_doc(&d).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                WriteError::Posting {
+                    source: PostingError::NoCounts,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("zero"), "{e}");
     }
 }

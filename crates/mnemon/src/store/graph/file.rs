@@ -76,14 +76,14 @@ pub fn encode(g: &Graph) -> Vec<u8> {
         if let Some(m) = m {
             rec[0] = META_RECORD
                 | if m.ttl_days.is_some() { META_TTL } else { 0 }
-                | if m.updated_at.is_some() {
+                | if m.updated_s.is_some() {
                     META_UPDATED
                 } else {
                     0
                 };
             rec[1] = m.note_type.code();
             rec[4..8].copy_from_slice(&m.ttl_days.unwrap_or(0).to_le_bytes());
-            rec[8..16].copy_from_slice(&m.updated_at.unwrap_or(0).to_le_bytes());
+            rec[8..16].copy_from_slice(&m.updated_s.unwrap_or(0).to_le_bytes());
         }
         body.extend_from_slice(&rec);
     }
@@ -243,7 +243,7 @@ pub fn decode(bytes: &[u8]) -> Result<Graph, GraphFileError> {
             Ok(Some(NodeMeta {
                 note_type,
                 ttl_days: (m[0] & META_TTL != 0).then(|| le_u32(m, 4)),
-                updated_at: (m[0] & META_UPDATED != 0).then(|| le_u64(m, 8) as i64),
+                updated_s: (m[0] & META_UPDATED != 0).then(|| le_u64(m, 8) as i64),
             }))
         })
         .collect::<Result<_, GraphFileError>>()?;

@@ -60,6 +60,16 @@ pub enum Error {
     /// A user-supplied argument is out of range or malformed.
     #[error("invalid {what}: {message}")]
     InvalidArgument { what: &'static str, message: String },
+    /// An argument is outside the values it may take (the ranges are in [`crate::args`]).
+    #[error("{what} {value} is out of range: use {allowed}")]
+    OutOfRange {
+        /// The argument, as the facade and the MCP tools name it (`depth`, `limit`, ...).
+        what: &'static str,
+        /// The value given.
+        value: String,
+        /// What may be given instead (`an integer from 0 to 5`).
+        allowed: String,
+    },
 }
 
 /// The fix for an I/O error whose cause is the environment, not mnemon's data.

@@ -1434,6 +1434,7 @@ impl Memory {
     /// Answer a query: lexical hits and anchors, the typed-graph walk, scored by the policy.
     pub fn recall(&self, q: &Query) -> Result<Recall> {
         let started = Instant::now();
+        crate::args::query(q)?;
         self.ensure_indexed()?;
         // Other sessions' events become visible within STATS_REFRESH_INTERVAL.
         self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
@@ -1557,7 +1558,7 @@ impl Memory {
         )
     }
 
-    /// Mark a note as important (1..=10): its only effect is one ImportanceTag event. Use it for
+    /// Mark a note as important (1..=10, [`crate::args::IMPORTANCE`]): its only effect is one ImportanceTag event. Use it for
     /// strong user preferences, recurring concerns, incidents that must be remembered.
     pub fn set_importance(
         &self,
@@ -1566,12 +1567,7 @@ impl Memory {
         tags: &[String],
         note: &str,
     ) -> Result<()> {
-        if !(1..=10).contains(&importance) {
-            return Err(Error::InvalidArgument {
-                what: "importance",
-                message: format!("{importance} is outside 1..=10"),
-            });
-        }
+        crate::args::IMPORTANCE.check(importance)?;
         check_id(id)?;
         self.ensure_indexed()?;
         if !self.store.read()?.has_node(id)? {
@@ -1597,27 +1593,7 @@ impl Memory {
         wrong: &[String],
         query: Option<&str>,
     ) -> Result<FeedbackReport> {
-        if used.is_empty() && wrong.is_empty() {
-            return Err(Error::InvalidArgument {
-                what: "feedback",
-                message: "name at least one note in `used` or `wrong`".into(),
-            });
-        }
-        if used.len() + wrong.len() > MAX_FEEDBACK_IDS {
-            return Err(Error::InvalidArgument {
-                what: "feedback",
-                message: format!(
-                    "{} notes named; at most {MAX_FEEDBACK_IDS} per call",
-                    used.len() + wrong.len()
-                ),
-            });
-        }
-        if let Some(both) = used.iter().find(|u| wrong.contains(u)) {
-            return Err(Error::InvalidArgument {
-                what: "feedback",
-                message: format!("`{both}` is named as both used and wrong; keep one"),
-            });
-        }
+        crate::args::feedback(used, wrong)?;
         self.ensure_indexed()?;
         {
             let reader = self.store.read()?;
@@ -1696,15 +1672,8 @@ impl Memory {
     /// The core view: pinned and important notes rendered into `budget_tokens` (see
     /// `core_view`). Never fails because the budget is full.
     pub fn core(&self, budget_tokens: usize) -> Result<crate::core_view::CoreView> {
-        use crate::core_view::{CoreNote, MAX_BUDGET_TOKENS, estimate_tokens, read_body, render};
-        if budget_tokens == 0 || budget_tokens > MAX_BUDGET_TOKENS {
-            return Err(Error::InvalidArgument {
-                what: "budget",
-                message: format!(
-                    "{budget_tokens} must be between 1 and {MAX_BUDGET_TOKENS} tokens"
-                ),
-            });
-        }
+        use crate::core_view::{CoreNote, estimate_tokens, read_body, render};
+        crate::args::BUDGET_TOKENS.check(budget_tokens)?;
         self.ensure_indexed()?;
         let reader = self.store.read()?;
         let mut wanted: HashMap<String, (bool, u8, u64)> = HashMap::new();

@@ -94,7 +94,10 @@ fn importance_raises_the_score_and_the_latest_tag_wins() {
     m.set_importance("a", 2, &[], "").unwrap();
     assert_eq!(m.stats("a").unwrap().importance, Some(2));
     let e = m.set_importance("a", 11, &[], "").unwrap_err().to_string();
-    assert!(e.contains("outside 1..=10"), "{e}");
+    assert!(
+        e.contains("importance 11 is out of range: use an integer from 1 to 10"),
+        "{e}"
+    );
     let e = m.set_importance("zzz", 3, &[], "").unwrap_err().to_string();
     assert!(e.contains("no note with id `zzz`"), "{e}");
 }
@@ -658,7 +661,10 @@ fn cli_importance_stats_and_events() {
     assert_eq!(v["importance"], 7);
     let (code, _, err) = run(&["importance", "a", "0"]);
     assert_eq!(code, 2);
-    assert!(err.contains("outside 1..=10"), "{err}");
+    assert!(
+        err.contains("importance 0 is out of range: use an integer from 1 to 10"),
+        "{err}"
+    );
     let (code, v, _) = run(&["events", "dump", "--json"]);
     assert_eq!(code, 0);
     let types: Vec<&str> = v["events"]

@@ -17,8 +17,6 @@ pub use query::{
     Explain, FloorReport, Hit, Query, Recall, Rejected, Source, TermWeight, TrailEdge,
 };
 
-const MAX_DEPTH_CHECK: u8 = policy::MAX_DEPTH;
-
 /// Usage statistics of one node, as recall scores them (folded from the event log).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct NodeStats {

@@ -21,11 +21,11 @@ pub struct Query {
     pub text: String,
     /// Node ids to start from; each is a direct hit of this recall.
     pub anchors: Vec<String>,
-    /// BFS depth over typed edges (0..=5).
+    /// BFS depth over typed edges (allowed: [`crate::args::DEPTH`]).
     pub depth: u8,
-    /// Results wanted (1..=200).
+    /// Results wanted (allowed: [`crate::args::LIMIT`]).
     pub limit: usize,
-    /// Results scoring below this are dropped.
+    /// Results scoring below this are dropped (any finite number: [`crate::args::min_score`]).
     pub min_score: f32,
     /// Who asked (recorded in the event log).
     pub caller: String,

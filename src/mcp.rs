@@ -8,7 +8,7 @@
 
 use crate::args;
 use crate::memory::Memory;
-use crate::recall::Query;
+use crate::recall::{Query, RecallLayout};
 use rmcp::handler::server::{tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
@@ -148,19 +148,9 @@ impl MemoryServer {
     )]
     async fn memory_recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
         match recall_query(a).and_then(|q| self.memory.recall(&q)) {
-            Ok(r) => json_result(&serde_json::json!({
-                "qid": r.qid,
-                "latency_us": r.latency_us,
-                "results": r.results.iter().map(|h| serde_json::json!({
-                    "id": h.id,
-                    "name": h.name,
-                    "description": h.description,
-                    "score": h.score,
-                    "source": h.source,
-                    "trail": h.trail,
-                    "excerpt": h.excerpt,
-                })).collect::<Vec<_>>(),
-            })),
+            Ok(r) => {
+                json_result(&serde_json::to_value(r.json(RecallLayout::Mcp)).unwrap_or_default())
+            }
             Err(e) => tool_error(e.to_string()),
         }
     }

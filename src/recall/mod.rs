@@ -14,7 +14,8 @@ pub mod shown;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use query::{
-    Explain, FloorReport, Hit, Query, Recall, Rejected, Source, TermWeight, TrailEdge,
+    Explain, FloorReport, Hit, HitFields, HitJson, Query, Recall, RecallJson, RecallLayout,
+    Rejected, Source, TermWeight, TrailEdge,
 };
 
 /// Usage statistics of one node, as recall scores them (folded from the event log).

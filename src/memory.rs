@@ -610,7 +610,7 @@ impl Memory {
         // Above both the store's record and whatever manifest is on disk (an index ahead of
         // the store, or with a damaged segment, still names its generation): a rebuilt segment's
         // file name then never reuses one another process may still be reading.
-        let on_disk = crate::index::manifest::Manifest::load(&index_dir)
+        let on_disk = crate::index::manifest::Manifest::load(&RealFs, &index_dir)
             .ok()
             .flatten()
             .map_or(0, |m| m.generation);
@@ -835,7 +835,7 @@ impl Memory {
             self.graph_patched.store(0, Ordering::Relaxed);
             // Outside the lock: other recalls need not wait for the file. A cache: a folder that
             // cannot take it only loses the next process's head start.
-            let _ = graph::file::write(&index_dir, &g);
+            let _ = graph::file::write(&RealFs, &index_dir, &g);
         }
         Ok(g)
     }

@@ -82,7 +82,8 @@ enum Command {
         #[arg(long = "anchor", value_name = "ID")]
         anchors: Vec<String>,
         #[arg(long, default_value_t = args::DEFAULT_DEPTH.into(), allow_negative_numbers = true,
-              help = format!("Depth of the walk over typed edges ({}..={})", args::DEPTH.min, args::DEPTH.max))]
+              help = format!("Depth of the walk over typed edges ({}..={})",
+                             args::DEPTH.min, args::DEPTH.max))]
         depth: i64,
         #[arg(long, default_value_t = args::DEFAULT_LIMIT as i64, allow_negative_numbers = true,
               help = format!("Number of results ({}..={})", args::LIMIT.min, args::LIMIT.max))]
@@ -148,7 +149,8 @@ enum Command {
     /// Render the always-in-context notes (pinned, then important) into a token budget.
     Core {
         /// Token budget (tokens estimated as characters / 4, CJK characters as 1 each).
-        #[arg(long, default_value_t = args::DEFAULT_BUDGET_TOKENS as i64, allow_negative_numbers = true)]
+        #[arg(long, default_value_t = args::DEFAULT_BUDGET_TOKENS as i64,
+              allow_negative_numbers = true)]
         budget: i64,
     },
     /// Compress event segments older than --compress-after days, archive those older than

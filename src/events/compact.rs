@@ -6,9 +6,9 @@
 //! Order of a compression, and why a crash anywhere is safe (format-spec/events.md):
 //! snapshot covering the segment -> write `.tmp-<id>.seg.zst-*` -> fsync -> rename to
 //! `<id>.seg.zst` -> fsync folder (these four: `crate::fs::write_atomic_with`) -> remove `<id>.seg`
-//! -> fsync folder. If both `<id>.seg` and `<id>.seg.zst` exist
-//! (a crash between rename and remove, failure mode 1), readers use the compressed copy and the
-//! next compaction removes the orphan.
+//! -> fsync folder. If both `<id>.seg` and `<id>.seg.zst` exist (a crash between rename and
+//! remove, failure mode 1), readers use the compressed copy and the next compaction removes the
+//! orphan.
 
 use super::log::{COMPRESSED_EXT, EventLog, list_segments};
 use crate::error::{Error, Result};

@@ -6,10 +6,9 @@
 //! come back as tool errors (`isError: true`) whose text says what to fix. Malformed lines are
 //! answered with JSON-RPC errors before the MCP service sees them ([`lines`]).
 
-use mnemon::core_view::DEFAULT_BUDGET_TOKENS;
+use mnemon::args;
 use mnemon::memory::Memory;
-use mnemon::ranking;
-use mnemon::recall::{Query, query::DEFAULT_LIMIT};
+use mnemon::recall::{Query, RecallLayout};
 use rmcp::handler::server::{tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
@@ -28,11 +27,19 @@ pub struct RecallArgs {
     /// Note ids to start from; their neighbourhood is returned.
     #[serde(default)]
     pub anchors: Option<Vec<String>>,
-    /// Hops over links from the direct hits (0..5, default 2).
+    /// Hops over links from the direct hits ([`args::DEPTH`]).
     #[serde(default)]
+    #[schemars(description = format!(
+        "Hops over links from the direct hits ({}..{}, default {}).",
+        args::DEPTH.min, args::DEPTH.max, args::DEFAULT_DEPTH
+    ))]
     pub depth: Option<i64>,
-    /// Results wanted (1..200, default 10).
+    /// Results wanted ([`args::LIMIT`]).
     #[serde(default)]
+    #[schemars(description = format!(
+        "Results wanted ({}..{}, default {}).",
+        args::LIMIT.min, args::LIMIT.max, args::DEFAULT_LIMIT
+    ))]
     pub limit: Option<i64>,
     /// Drop results scoring below this.
     #[serde(default)]
@@ -44,7 +51,11 @@ pub struct RecallArgs {
 pub struct ImportanceArgs {
     /// The note id.
     pub node: String,
-    /// 1 (a little) to 10 (always relevant).
+    /// From a little to always relevant ([`args::IMPORTANCE`]).
+    #[schemars(description = format!(
+        "{} (a little) to {} (always relevant).",
+        args::IMPORTANCE.min, args::IMPORTANCE.max
+    ))]
     pub importance: i64,
     /// Free-form tags.
     #[serde(default)]
@@ -70,8 +81,12 @@ pub struct FeedbackArgs {
 /// Arguments of `memory_core`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct CoreArgs {
-    /// Token budget for the rendered view (default 2000).
+    /// Token budget for the rendered view ([`args::BUDGET_TOKENS`]).
     #[serde(default)]
+    #[schemars(description = format!(
+        "Token budget for the rendered view (default {}).",
+        args::DEFAULT_BUDGET_TOKENS
+    ))]
     pub budget_tokens: Option<i64>,
 }
 
@@ -97,12 +112,24 @@ fn json_result(v: &serde_json::Value) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(v.to_string())])
 }
 
-fn in_range(what: &str, v: Option<i64>, lo: i64, hi: i64, default: i64) -> Result<i64, String> {
-    match v {
-        None => Ok(default),
-        Some(x) if (lo..=hi).contains(&x) => Ok(x),
-        Some(x) => Err(format!("{what} {x} is out of range: use {lo}..{hi}")),
-    }
+/// An argument the agent may leave out: `default` then, else `range`'s check of it.
+fn optional<T: TryFrom<i64>>(v: Option<i64>, range: args::Range, default: T) -> mnemon::Result<T> {
+    v.map_or(Ok(default), |v| range.parse(v))
+}
+
+/// The query `memory_recall`'s arguments ask (left-out arguments take the library's defaults).
+fn recall_query(a: RecallArgs) -> mnemon::Result<Query> {
+    Ok(Query {
+        text: a.query.unwrap_or_default(),
+        anchors: a.anchors.unwrap_or_default(),
+        depth: optional(a.depth, args::DEPTH, args::DEFAULT_DEPTH)?,
+        limit: optional(a.limit, args::LIMIT, args::DEFAULT_LIMIT)?,
+        min_score: a
+            .min_score
+            .map_or(Ok(args::DEFAULT_MIN_SCORE), args::min_score)?,
+        caller: "mcp".into(),
+        record: true,
+    })
 }
 
 #[tool_router]
@@ -120,49 +147,10 @@ impl MemoryServer {
         description = "Recall what this project's memory knows about a question: call it at the start of a task and whenever the user mentions a topic, system, incident or preference that may have history. Give `query` (natural language or keywords), or `anchors` (note ids you already have) to explore around them, or both. Returns the most relevant notes with id, name, description, score, source (direct / neighbor / co_occur), the trail of links that reached each note, and a short excerpt; an empty list means nothing relevant is remembered. After using the results, call memory_feedback with the ids that helped."
     )]
     async fn memory_recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
-        let text = a.query.unwrap_or_default();
-        let anchors = a.anchors.unwrap_or_default();
-        if text.trim().is_empty() && anchors.is_empty() {
-            return tool_error(
-                "give `query` (what you want to know) or `anchors` (note ids to start from), or both",
-            );
-        }
-        let depth = match in_range("depth", a.depth, 0, i64::from(ranking::MAX_DEPTH), 2) {
-            Ok(d) => d as u8,
-            Err(e) => return tool_error(e),
-        };
-        let limit = match in_range("limit", a.limit, 1, 200, DEFAULT_LIMIT as i64) {
-            Ok(l) => l as usize,
-            Err(e) => return tool_error(e),
-        };
-        let min_score = match a.min_score {
-            Some(m) if !m.is_finite() => return tool_error("min_score must be a finite number"),
-            Some(m) => m as f32,
-            None => ranking::DEFAULT_MIN_SCORE,
-        };
-        let q = Query {
-            text,
-            anchors,
-            depth,
-            limit,
-            min_score,
-            caller: "mcp".into(),
-            record: true,
-        };
-        match self.memory.recall(&q) {
-            Ok(r) => json_result(&serde_json::json!({
-                "qid": r.qid,
-                "latency_us": r.latency_us,
-                "results": r.results.iter().map(|h| serde_json::json!({
-                    "id": h.id,
-                    "name": h.name,
-                    "description": h.description,
-                    "score": h.score,
-                    "source": h.source,
-                    "trail": h.trail,
-                    "excerpt": h.excerpt,
-                })).collect::<Vec<_>>(),
-            })),
+        match recall_query(a).and_then(|q| self.memory.recall(&q)) {
+            Ok(r) => {
+                json_result(&serde_json::to_value(r.json(RecallLayout::Mcp)).unwrap_or_default())
+            }
             Err(e) => tool_error(e.to_string()),
         }
     }
@@ -181,23 +169,20 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_set_importance",
-        description = "Mark a note as important (1..10) so it ranks higher in every later recall. Use it for strong user preferences, recurring concerns, and incidents that must be remembered; not for routine notes. Its only effect is one recorded ImportanceTag event (the latest mark wins)."
+        description = format!("Mark a note as important ({}..{}) so it ranks higher in every later recall. Use it for strong user preferences, recurring concerns, and incidents that must be remembered; not for routine notes. Its only effect is one recorded ImportanceTag event (the latest mark wins).", args::IMPORTANCE.min, args::IMPORTANCE.max)
     )]
     async fn memory_set_importance(
         &self,
         Parameters(a): Parameters<ImportanceArgs>,
     ) -> CallToolResult {
-        if !(1..=10).contains(&a.importance) {
-            return tool_error(format!(
-                "importance {} is out of range: use an integer from 1 to 10",
-                a.importance
-            ));
-        }
         let tags = a.tags.unwrap_or_default();
         let note = a.note.unwrap_or_default();
-        match self
-            .memory
-            .set_importance(&a.node, a.importance as u8, &tags, &note)
+        match args::IMPORTANCE
+            .parse(a.importance)
+            .and_then(|importance| {
+                self.memory
+                    .set_importance(&a.node, importance, &tags, &note)
+            })
             .and_then(|_| self.memory.stats(&a.node))
         {
             Ok(s) => json_result(&serde_json::to_value(&s).unwrap_or_default()),
@@ -207,20 +192,16 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_core",
-        description = "The core memory to keep in context: pinned notes and notes marked important, rendered as text into a token budget (default 2000). Call it once at the start of a session. Returns the text, the tokens used, and the ids that did not fit (recall them when needed)."
+        description = format!("The core memory to keep in context: pinned notes and notes marked important, rendered as text into a token budget (default {}). Call it once at the start of a session. Returns the text, the tokens used, and the ids that did not fit (recall them when needed).", args::DEFAULT_BUDGET_TOKENS)
     )]
     async fn memory_core(&self, Parameters(a): Parameters<CoreArgs>) -> CallToolResult {
-        let budget = match in_range(
-            "budget_tokens",
+        match optional(
             a.budget_tokens,
-            1,
-            mnemon::core_view::MAX_BUDGET_TOKENS as i64,
-            DEFAULT_BUDGET_TOKENS as i64,
-        ) {
-            Ok(b) => b as usize,
-            Err(e) => return tool_error(e),
-        };
-        match self.memory.core(budget) {
+            args::BUDGET_TOKENS,
+            args::DEFAULT_BUDGET_TOKENS,
+        )
+        .and_then(|budget| self.memory.core(budget))
+        {
             Ok(v) => json_result(&serde_json::to_value(&v).unwrap_or_default()),
             Err(e) => tool_error(e.to_string()),
         }

@@ -252,6 +252,102 @@ fn eval_replay_mode_json_and_the_demo_question_set() {
     assert!(v["modes"]["cold"]["by_kind"]["paraphrase"]["mrr"].is_number());
 }
 
+/// Keys, in order, of a JSON object, each with its JSON type.
+fn keys_and_types(v: &Value) -> Vec<(String, &'static str)> {
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    v.as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .iter()
+        .map(|(k, v)| (k.clone(), kind(v)))
+        .collect()
+}
+
+/// The JSON of a recall hit is a contract of `mnemon recall --json` and of MCP `memory_recall`
+/// (scripts and agents parse it); both are rendered by the library (`Recall::json`). Pins the
+/// keys, their order and their types, as each front end prints them.
+#[test]
+fn recall_hit_json_shapes_of_the_cli_and_the_mcp_tool() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert_eq!(run(tmp.path(), &["init", "--json"]).0, 0);
+    let root = tmp.path().join(".mnemon");
+    std::fs::write(
+        root.join("memory/alpha.md"),
+        "---\nname: Alpha\n---\nAlpha links [[beta]].\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("memory/beta.md"),
+        "---\nname: Beta\ndescription: the second\n---\nbeta body\n",
+    )
+    .unwrap();
+    let typed = |list: &[(&str, &'static str)]| -> Vec<(String, &'static str)> {
+        list.iter().map(|(k, t)| (k.to_string(), *t)).collect()
+    };
+    let hit_keys = |with: &[(&str, &'static str)], extra: &[(&str, &'static str)]| {
+        let mut keys = typed(&[
+            ("id", "string"),
+            ("name", "string"),
+            ("description", "null"),
+        ]);
+        keys.extend(typed(with));
+        keys.extend(typed(&[
+            ("score", "number"),
+            ("source", "string"),
+            ("trail", "array"),
+        ]));
+        keys.extend(typed(extra));
+        keys
+    };
+
+    let (code, v, err) = run(tmp.path(), &["recall", "--anchor", "alpha", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        keys_and_types(&v),
+        typed(&[
+            ("qid", "string"),
+            ("results", "array"),
+            ("latency_us", "number")
+        ])
+    );
+    assert_eq!(v["results"][0]["id"], "alpha");
+    assert_eq!(
+        keys_and_types(&v["results"][0]),
+        hit_keys(&[("type", "string")], &[])
+    );
+
+    let mut server = common::mcp::Server::start(&root);
+    let reply = server.rpc(
+        2,
+        "tools/call",
+        serde_json::json!({"name": "memory_recall", "arguments": {"anchors": ["alpha"]}}),
+    );
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {reply}"));
+    let v: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(
+        keys_and_types(&v),
+        typed(&[
+            ("qid", "string"),
+            ("latency_us", "number"),
+            ("results", "array")
+        ])
+    );
+    assert_eq!(v["results"][0]["id"], "alpha");
+    assert_eq!(
+        keys_and_types(&v["results"][0]),
+        hit_keys(&[], &[("excerpt", "string")])
+    );
+    assert!(server.finish());
+}
+
 /// The store is shared between processes: another `mnemon index` commits while this process
 /// holds the memory open, and this one sees the commit at its next read.
 #[test]
@@ -345,7 +441,10 @@ fn cli_importance_stats_and_events() {
     assert_eq!(v["importance"], 7);
     let (code, _, err) = run(&["importance", "a", "0"]);
     assert_eq!(code, 2);
-    assert!(err.contains("outside 1..=10"), "{err}");
+    assert!(
+        err.contains("importance 0 is out of range: use an integer from 1 to 10"),
+        "{err}"
+    );
     let (code, v, _) = run(&["events", "dump", "--json"]);
     assert_eq!(code, 0);
     let types: Vec<&str> = v["events"]

@@ -69,6 +69,16 @@ pub enum Error {
         source: Box<dyn std::error::Error + Send + Sync>,
         fix: &'static str,
     },
+    /// An argument is outside the values it may take (the ranges are in [`crate::args`]).
+    #[error("{what} {value} is out of range: use {allowed}")]
+    OutOfRange {
+        /// The argument, as the facade and the MCP tools name it (`depth`, `limit`, ...).
+        what: &'static str,
+        /// The value given.
+        value: String,
+        /// What may be given instead (`an integer from 0 to 5`).
+        allowed: String,
+    },
 }
 
 /// The fix for an I/O error whose cause is the environment, not mnemon's data.

@@ -1,10 +1,14 @@
 //! The file-system seam: every byte of the event log, the snapshot and compaction goes through
-//! [`Fs`], so tests can swap in an implementation that fails or "crashes" at a chosen call
-//! (the crash-point tests crash at every call in turn). [`RealFs`] is the one used in production.
+//! [`Fs`], and so does every file mnemon replaces ([`write_atomic`]), so tests can swap in an
+//! implementation that fails or "crashes" at a chosen call (the crash-point tests crash at every
+//! call in turn).
+//! [`RealFs`] is the one used in production.
 
+use crate::error::{Error, Result};
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A file opened for appending.
 pub trait FsFile: Send {
@@ -171,5 +175,194 @@ impl Fs for RealFs {
     }
 }
 
+/// How durable a replacement by [`write_atomic`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// The new file is fsynced before the rename and its folder after it: once the call
+    /// returns, the new file survives a power loss. For state that is not derived from anything
+    /// else (the snapshot, compressed event segments).
+    Durable,
+    /// Rename only: readers (other processes included) see the old file or the new one, whole,
+    /// but after a power loss the file may be the old one, or torn. For derived files that are
+    /// checked when read and rebuilt when bad (the lexical index, the graph cache): an update
+    /// then costs no fsync of its own.
+    RenameOnly,
+}
+
+/// A name for a temporary file beside `path`, unique across processes and threads:
+/// `.tmp-<name>-<pid>-<nanos>-<n>`. Hidden, so no folder listing takes it for a real file; the
+/// `.tmp-` prefix is what the cleanups of `index/` and `events/` remove once it is old.
+pub fn temp_path(path: &Path) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    path.with_file_name(format!(
+        "{TEMP_PREFIX}{name}-{}-{nanos}-{n}",
+        std::process::id()
+    ))
+}
+
+/// Prefix of every temporary file name mnemon makes ([`temp_path`]).
+pub const TEMP_PREFIX: &str = ".tmp-";
+
+/// Replace `path` by the concatenation of `parts`, atomically (see [`write_atomic_with`]).
+pub fn write_atomic(
+    fs: &dyn Fs,
+    path: &Path,
+    durability: Durability,
+    parts: &[&[u8]],
+) -> Result<()> {
+    write_atomic_with(fs, path, durability, |file| {
+        for bytes in parts {
+            file.write_all(bytes)
+                .map_err(|e| Error::io("write", path, e))?;
+        }
+        Ok(())
+    })
+}
+
+/// Replace `path` by the file `write` fills, atomically: every file mnemon replaces goes
+/// through here. A new temp file beside `path` ([`temp_path`], so the rename stays within one
+/// folder); `write`; with [`Durability::Durable`] an fsync of it; a rename over `path`; with
+/// [`Durability::Durable`] an fsync of the folder. A crash at any step leaves `path` as it was or
+/// the new file whole (after a power loss, for [`Durability::RenameOnly`], possibly torn). On an
+/// error before the rename the temp file is removed and `path` is untouched.
+pub fn write_atomic_with(
+    fs: &dyn Fs,
+    path: &Path,
+    durability: Durability,
+    write: impl FnOnce(&mut dyn FsFile) -> Result<()>,
+) -> Result<()> {
+    let tmp = temp_path(path);
+    let mut file = fs
+        .create_new(&tmp)
+        .map_err(|e| Error::io("create temp file", &tmp, e))?;
+    let written = write(file.as_mut()).and_then(|()| match durability {
+        Durability::Durable => file.sync().map_err(|e| Error::io("fsync", &tmp, e)),
+        Durability::RenameOnly => Ok(()),
+    });
+    drop(file);
+    let renamed = written.and_then(|()| {
+        fs.rename(&tmp, path)
+            .map_err(|e| Error::io("rename into place", path, e))
+    });
+    if let Err(e) = renamed {
+        let _ = fs.remove(&tmp);
+        return Err(e);
+    }
+    if durability == Durability::Durable {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        fs.sync_dir(dir)
+            .map_err(|e| Error::io("fsync folder", dir, e))?;
+    }
+    Ok(())
+}
+
 pub use mem::MemFs;
 mod mem;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OLD: &[u8] = b"the old file";
+    const NEW: &[u8] = b"the new file, longer than the old one";
+
+    fn setup() -> (MemFs, PathBuf) {
+        let fs = MemFs::new();
+        let path = PathBuf::from("/d/f");
+        fs.put(&path, OLD, 0);
+        (fs, path)
+    }
+
+    /// Calls one clean replacement makes.
+    fn calls(durability: Durability) -> u64 {
+        let (fs, path) = setup();
+        let base = fs.calls();
+        write_atomic(&fs, &path, durability, &[&NEW[..5], &NEW[5..]]).unwrap();
+        let total = fs.calls() - base;
+        assert_eq!(fs.get(&path).unwrap(), NEW);
+        assert_eq!(
+            fs.list(Path::new("/d")).unwrap(),
+            vec!["f"],
+            "no temp file left"
+        );
+        total
+    }
+
+    /// A power loss at every call of a replacement (and just after it) leaves the old file or
+    /// the new one, whole; once a durable replacement returned, the new one.
+    #[test]
+    fn a_crash_at_any_call_of_a_replacement_leaves_the_old_file_or_the_new_one() {
+        for durability in [Durability::Durable, Durability::RenameOnly] {
+            let total = calls(durability);
+            assert!(total >= 3, "{durability:?}: {total} calls");
+            for k in 1..=total + 1 {
+                for tear in [false, true] {
+                    let (fs, path) = setup();
+                    fs.crash_at(fs.calls() + k);
+                    let result = write_atomic(&fs, &path, durability, &[&NEW[..5], &NEW[5..]]);
+                    assert_eq!(result.is_ok(), k > total, "{durability:?} crash at {k}");
+                    let image = fs.crash_image(tear);
+                    let bytes = image.get(&path);
+                    assert!(
+                        bytes.as_deref() == Some(OLD) || bytes.as_deref() == Some(NEW),
+                        "{durability:?}, crash at {k}, tear {tear}: {bytes:?}"
+                    );
+                    if result.is_ok() && durability == Durability::Durable {
+                        assert_eq!(bytes.as_deref(), Some(NEW), "durable once returned");
+                    }
+                    // The temp file never comes back under the final name or its own.
+                    for name in image.list(Path::new("/d")).unwrap() {
+                        assert_eq!(name, "f", "{durability:?}, crash at {k}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// An I/O error at any call leaves the old file or the new one, and no temp file.
+    #[test]
+    fn an_io_error_at_any_call_of_a_replacement_leaves_no_temp_file() {
+        for durability in [Durability::Durable, Durability::RenameOnly] {
+            for k in 1..=calls(durability) {
+                let (fs, path) = setup();
+                fs.fail_at(fs.calls() + k);
+                let err =
+                    write_atomic(&fs, &path, durability, &[&NEW[..5], &NEW[5..]]).unwrap_err();
+                assert!(matches!(err, Error::Io { .. }), "{err}");
+                let bytes = fs.get(&path);
+                assert!(
+                    bytes.as_deref() == Some(OLD) || bytes.as_deref() == Some(NEW),
+                    "{durability:?}, error at {k}: {bytes:?}"
+                );
+                assert_eq!(fs.list(Path::new("/d")).unwrap(), vec!["f"], "error at {k}");
+            }
+        }
+    }
+
+    /// What `RenameOnly` gives up: a later fsync of the folder (by anything) makes the new name
+    /// durable before its bytes are, so a power loss can leave the file empty. Readers of such
+    /// files check them and rebuild.
+    #[test]
+    fn a_rename_only_replacement_can_come_back_empty_after_a_power_loss() {
+        let (fs, path) = setup();
+        write_atomic(&fs, &path, Durability::RenameOnly, &[NEW]).unwrap();
+        assert_eq!(fs.crash_image(false).get(&path).as_deref(), Some(OLD));
+        fs.sync_dir(Path::new("/d")).unwrap();
+        assert_eq!(fs.crash_image(false).get(&path).as_deref(), Some(&b""[..]));
+    }
+
+    #[test]
+    fn temp_names_are_hidden_unique_and_beside_the_file() {
+        let a = temp_path(Path::new("/d/lexical.manifest"));
+        let b = temp_path(Path::new("/d/lexical.manifest"));
+        assert_ne!(a, b);
+        assert_eq!(a.parent(), Some(Path::new("/d")));
+        let name = a.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with(".tmp-lexical.manifest-"), "{name}");
+    }
+}

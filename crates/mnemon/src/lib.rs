@@ -5,6 +5,7 @@
 //! [`notes`] (parse one note) -> [`scan`] (what changed) -> [`store`] (the graph) -> the
 //! [`Memory`] facade used by the CLI.
 
+pub mod args;
 mod background;
 pub mod core_view;
 pub mod error;

@@ -94,7 +94,10 @@ fn importance_raises_the_score_and_the_latest_tag_wins() {
     m.set_importance("a", 2, &[], "").unwrap();
     assert_eq!(m.stats("a").unwrap().importance, Some(2));
     let e = m.set_importance("a", 11, &[], "").unwrap_err().to_string();
-    assert!(e.contains("outside 1..=10"), "{e}");
+    assert!(
+        e.contains("importance 11 is out of range: use an integer from 1 to 10"),
+        "{e}"
+    );
     let e = m.set_importance("zzz", 3, &[], "").unwrap_err().to_string();
     assert!(e.contains("no note with id `zzz`"), "{e}");
 }

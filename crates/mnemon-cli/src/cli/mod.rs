@@ -10,7 +10,7 @@ mod progress;
 mod serve;
 
 use clap::{Parser, Subcommand};
-use mnemon::{Error, Memory, MemoryDir};
+use mnemon::{Error, Memory, MemoryDir, args};
 use output::Out;
 use std::path::PathBuf;
 
@@ -101,25 +101,32 @@ enum Command {
         /// Start from this note id (repeatable); an anchor is a direct hit.
         #[arg(long = "anchor", value_name = "ID")]
         anchors: Vec<String>,
-        /// Depth of the walk over typed edges (0..=5).
-        #[arg(long, default_value_t = mnemon::ranking::DEFAULT_DEPTH)]
-        depth: u8,
-        /// Number of results (1..=200).
-        #[arg(long, default_value_t = mnemon::recall::query::DEFAULT_LIMIT)]
-        limit: usize,
+        #[arg(long, default_value_t = args::DEFAULT_DEPTH.into(), allow_negative_numbers = true,
+              help = format!("Depth of the walk over typed edges ({}..={})",
+                             args::DEPTH.min, args::DEPTH.max))]
+        depth: i64,
+        #[arg(long, default_value_t = args::DEFAULT_LIMIT as i64, allow_negative_numbers = true,
+              help = format!("Number of results ({}..={})", args::LIMIT.min, args::LIMIT.max))]
+        limit: i64,
         /// Drop results scoring below this.
-        #[arg(long, default_value_t = mnemon::ranking::DEFAULT_MIN_SCORE)]
+        #[arg(long, default_value_t = args::DEFAULT_MIN_SCORE, allow_negative_numbers = true)]
         min_score: f32,
         /// Show each score taken apart.
         #[arg(long)]
         explain: bool,
     },
-    /// Mark a note as important (1..10): strong preferences, recurring concerns, incidents.
+    #[command(about = format!(
+        "Mark a note as important ({}..{}): strong preferences, recurring concerns, incidents",
+        args::IMPORTANCE.min, args::IMPORTANCE.max
+    ))]
     Importance {
         /// Node id.
         id: String,
-        /// Importance, 1 (a little) to 10 (always relevant).
-        importance: u8,
+        #[arg(allow_negative_numbers = true, help = format!(
+            "Importance, {} (a little) to {} (always relevant)",
+            args::IMPORTANCE.min, args::IMPORTANCE.max
+        ))]
+        importance: i64,
         /// Tag (repeatable).
         #[arg(long = "tag", value_name = "T")]
         tags: Vec<String>,
@@ -162,8 +169,9 @@ enum Command {
     /// Render the always-in-context notes (pinned, then important) into a token budget.
     Core {
         /// Token budget (tokens estimated as characters / 4, CJK characters as 1 each).
-        #[arg(long, default_value_t = mnemon::core_view::DEFAULT_BUDGET_TOKENS)]
-        budget: usize,
+        #[arg(long, default_value_t = args::DEFAULT_BUDGET_TOKENS as i64,
+              allow_negative_numbers = true)]
+        budget: i64,
     },
     /// Compress event segments older than --compress-after days, archive those older than
     /// --archive-after, remove leftovers of interrupted runs.
@@ -253,7 +261,9 @@ pub fn run() -> i32 {
         Err(e) => {
             out.error(&e);
             match e {
-                Error::InvalidArgument { .. } | Error::UnknownNode { .. } => EXIT_USAGE,
+                Error::InvalidArgument { .. }
+                | Error::OutOfRange { .. }
+                | Error::UnknownNode { .. } => EXIT_USAGE,
                 Error::NoMemoryFolder { .. } | Error::NotAMemoryFolder { .. } => EXIT_USAGE,
                 _ => EXIT_FAILURE,
             }
@@ -384,17 +394,18 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             min_score,
             explain,
         } => {
-            let mut memory = open(cli, out)?;
-            memory.index()?;
             let q = mnemon::recall::Query {
                 text: query.clone().unwrap_or_default(),
                 anchors: anchors.clone(),
-                depth: *depth,
-                limit: *limit,
-                min_score: *min_score,
+                depth: args::DEPTH.parse(*depth)?,
+                limit: args::LIMIT.parse(*limit)?,
+                min_score: args::min_score(f64::from(*min_score))?,
                 caller: "cli".into(),
                 record: true,
             };
+            args::query(&q)?;
+            let mut memory = open(cli, out)?;
+            memory.index()?;
             let r = memory.recall(&q)?;
             for n in memory.take_notices() {
                 out.notice(&n);
@@ -408,8 +419,9 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             tags,
             note,
         } => {
+            let importance: u8 = args::IMPORTANCE.parse(*importance)?;
             let memory = open(cli, out)?;
-            memory.set_importance(id, *importance, tags, note)?;
+            memory.set_importance(id, importance, tags, note)?;
             let stats = memory.stats(id)?;
             if out.json {
                 out.json(&stats);
@@ -419,6 +431,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             Ok(EXIT_OK)
         }
         Command::Feedback { used, wrong, query } => {
+            args::feedback(used, wrong)?;
             let memory = open(cli, out)?;
             let r = memory.feedback(used, wrong, query.as_deref())?;
             if out.json {
@@ -514,9 +527,10 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             Ok(EXIT_OK)
         }
         Command::Core { budget } => {
+            let budget = args::BUDGET_TOKENS.parse(*budget)?;
             let memory = open(cli, out)?;
             memory.index()?;
-            let v = memory.core(*budget)?;
+            let v = memory.core(budget)?;
             if out.json {
                 out.json(&v);
             } else {

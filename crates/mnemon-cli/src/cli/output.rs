@@ -217,34 +217,9 @@ impl Out {
 
     pub fn recall(&self, r: &Recall, explain: bool) {
         if self.json {
-            let results: Vec<serde_json::Value> = r
-                .results
-                .iter()
-                .map(|h| {
-                    let mut v = serde_json::json!({
-                        "id": h.id,
-                        "name": h.name,
-                        "description": h.description,
-                        "type": h.note_type,
-                        "score": h.score,
-                        "source": h.source,
-                        "trail": h.trail,
-                    });
-                    if explain {
-                        v["explain"] = serde_json::to_value(&h.explain).unwrap_or_default();
-                    }
-                    v
-                })
-                .collect();
-            let mut v = serde_json::json!({
-                "qid": r.qid,
-                "results": results,
-                "latency_us": r.latency_us,
-            });
-            if explain {
-                v["floor"] = serde_json::to_value(&r.floor).unwrap_or_default();
-            }
-            self.json(&v);
+            // Through a Value, as the contract always printed its floats (widened to f64).
+            let layout = mnemon::recall::RecallLayout::Cli { explain };
+            self.json(&serde_json::to_value(r.json(layout)).unwrap_or_default());
             return;
         }
         if r.results.is_empty() {

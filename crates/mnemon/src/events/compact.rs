@@ -4,14 +4,15 @@
 //! is unique (pid + nanos), so two compactions never collide (failure mode 2).
 //!
 //! Order of a compression, and why a crash anywhere is safe (format-spec/events.md):
-//! snapshot covering the segment -> write `.tmp-*.zst` -> fsync -> rename to `<id>.seg.zst` ->
-//! fsync folder -> remove `<id>.seg` -> fsync folder. If both `<id>.seg` and `<id>.seg.zst` exist
-//! (a crash between rename and remove, failure mode 1), readers use the compressed copy and the
-//! next compaction removes the orphan.
+//! snapshot covering the segment -> write `.tmp-<id>.seg.zst-*` -> fsync -> rename to
+//! `<id>.seg.zst` -> fsync folder (these four: `crate::fs::write_atomic_with`) -> remove `<id>.seg`
+//! -> fsync folder. If both `<id>.seg` and `<id>.seg.zst` exist (a crash between rename and
+//! remove, failure mode 1), readers use the compressed copy and the next compaction removes the
+//! orphan.
 
 use super::log::{COMPRESSED_EXT, EventLog, list_segments};
 use crate::error::{Error, Result};
-use crate::fs::{Fs, FsFile};
+use crate::fs::{Durability, Fs, FsFile, write_atomic_with};
 use serde::Serialize;
 use std::io::{self, Read, Write};
 use std::path::Path;
@@ -61,9 +62,9 @@ pub struct CompactReport {
 }
 
 /// Adapts an [`FsFile`] to `io::Write`.
-struct FileWriter(Box<dyn FsFile>);
+struct FileWriter<'a>(&'a mut dyn FsFile);
 
-impl Write for FileWriter {
+impl Write for FileWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0.write_all(buf)?;
         Ok(buf.len())
@@ -73,23 +74,23 @@ impl Write for FileWriter {
     }
 }
 
-fn unique_suffix() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("{}-{nanos}", std::process::id())
+/// Stream `src` through a zstd encoder into `dst` (created new), finish the frame and fsync.
+pub fn compress_file(fs: &dyn Fs, src: &Path, dst: &Path) -> io::Result<u64> {
+    let mut file = fs.create_new(dst)?;
+    let total = compress_into(fs, src, file.as_mut())?;
+    file.sync()?;
+    Ok(total)
 }
 
-/// Stream `src` through a zstd encoder into `dst` (created new), finish the frame and fsync.
-/// Memory: one copy buffer plus the encoder's window, whatever the size of `src`.
-pub fn compress_file(fs: &dyn Fs, src: &Path, dst: &Path) -> io::Result<u64> {
+/// Stream `src` through a zstd encoder into `out` and finish the frame (not fsynced). Memory:
+/// one copy buffer plus the encoder's window, whatever the size of `src`.
+pub fn compress_into(fs: &dyn Fs, src: &Path, out: &mut dyn FsFile) -> io::Result<u64> {
     // The frame header records the segment's length, so a reader can tell from the first bytes
     // whether its watermark covers the whole segment (see `compressed_len`). The segment is
     // locked by the caller: its length cannot change while it is compressed.
     let len = fs.len(src)?;
     let mut input = fs.open_read(src)?;
-    let out = FileWriter(fs.create_new(dst)?);
+    let out = FileWriter(out);
     let mut enc = zstd::stream::write::Encoder::new(out, ZSTD_LEVEL)?;
     enc.set_pledged_src_size(Some(len))?;
     enc.include_contentsize(true)?;
@@ -106,8 +107,7 @@ pub fn compress_file(fs: &dyn Fs, src: &Path, dst: &Path) -> io::Result<u64> {
         total += n as u64;
     }
     // Without finish() the stream ends in an incomplete frame.
-    let FileWriter(mut file) = enc.finish()?;
-    file.sync()?;
+    enc.finish()?;
     Ok(total)
 }
 
@@ -257,17 +257,12 @@ impl EventLog {
             self.write_snapshot()?;
             for (s, _guard) in &locked {
                 let src = dir.join(&s.name);
-                let tmp = dir.join(format!("{TEMP_PREFIX}{}-{}.zst", s.id, unique_suffix()));
                 let dst = dir.join(format!("{}{COMPRESSED_EXT}", s.id));
-                if let Err(e) = compress_file(fs, &src, &tmp) {
-                    let _ = fs.remove(&tmp);
-                    return Err(Error::io("compress", &src, e));
-                }
-                if let Err(e) = fs.rename(&tmp, &dst) {
-                    let _ = fs.remove(&tmp);
-                    return Err(Error::io("rename", &tmp, e));
-                }
-                fs.sync_dir(&dir).map_err(io("fsync folder", &dir))?;
+                write_atomic_with(fs, &dst, Durability::Durable, |out| {
+                    compress_into(fs, &src, out)
+                        .map(drop)
+                        .map_err(|e| Error::io("compress", &src, e))
+                })?;
                 fs.remove(&src).map_err(io("remove", &src))?;
                 fs.sync_dir(&dir).map_err(io("fsync folder", &dir))?;
                 report.compressed.push(s.name.clone());

@@ -984,7 +984,7 @@ impl EventLog {
     }
 
     /// Create the segment `path` holding `header` (format-spec/events.md, "Creating a
-    /// segment"): written and locked under `.tmp-<name>-<pid>-<nanos>`, then linked as `path`
+    /// segment"): written and locked under a temporary name (`crate::fs::temp_path`), then linked as `path`
     /// (`AlreadyExists` when it is taken), then the temporary name removed. Nothing is left
     /// behind on failure.
     fn publish_segment(
@@ -993,19 +993,7 @@ impl EventLog {
         header: &[u8],
     ) -> std::io::Result<(Box<dyn FsFile>, Option<crate::fs::LockGuard>)> {
         let fs = self.fs.as_ref();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("segment");
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let tmp = self.events_dir.join(format!(
-            "{}{name}-{}-{nanos}",
-            super::segment::TEMP_PREFIX,
-            std::process::id()
-        ));
+        let tmp = crate::fs::temp_path(path);
         let mut file = fs.create_new(&tmp)?;
         // The lock belongs to the file, so it holds under the final name too.
         let staged = fs.try_lock(&tmp).and_then(|live| {
@@ -1126,7 +1114,6 @@ impl EventLog {
         };
         all.merge(&st.delta);
         snapshot::write(self.fs.as_ref(), &self.index_dir, &all, &st.marks)
-            .map_err(|e| Error::io("write snapshot in", &self.index_dir, e))
     }
 
     /// The events folder.

@@ -501,7 +501,7 @@ pub fn decode_segment(bytes: &[u8]) -> Decoded {
 pub const ARCHIVE_DIR: &str = "archive";
 /// Prefix of every temporary name in `events/` (compressions in progress, segments being
 /// created); hidden, so never listed as a segment or an unknown file.
-pub const TEMP_PREFIX: &str = ".tmp-";
+pub const TEMP_PREFIX: &str = crate::fs::TEMP_PREFIX;
 
 /// Bytes a zstd frame header takes at most (magic, descriptor, window, dictionary id, size).
 const ZSTD_FRAME_HEADER_MAX: usize = 18;

@@ -261,14 +261,15 @@ impl Snapshot {
     }
 }
 
-/// Write a snapshot of `stats` with `watermarks` to `index_dir`, atomically: a uniquely named temp
-/// file, fsync, rename over the old one, fsync of the folder.
+/// Write a snapshot of `stats` with `watermarks` to `index_dir`, atomically and durably
+/// ([`crate::fs::write_atomic`]: a uniquely named temp file, fsync, rename over the old one, fsync
+/// of the folder).
 pub fn write(
     fs: &dyn Fs,
     index_dir: &Path,
     stats: &Stats,
     watermarks: &HashMap<String, u64>,
-) -> std::io::Result<()> {
+) -> crate::Result<()> {
     let data = SnapshotData {
         nodes: stats
             .nodes
@@ -292,8 +293,9 @@ pub fn write(
             f
         },
     };
+    let path = index_dir.join(SNAPSHOT_FILE);
     let archive = rkyv::to_bytes::<rkyv::rancor::BoxedError>(&data)
-        .map_err(|e| std::io::Error::other(format!("archive: {e}")))?;
+        .map_err(|e| crate::Error::io("archive", &path, std::io::Error::other(e.to_string())))?;
     let mut out = Vec::with_capacity(HEADER_LEN + archive.len());
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
@@ -303,20 +305,5 @@ pub fn write(
     out.extend_from_slice(&0u64.to_le_bytes());
     debug_assert_eq!(out.len(), HEADER_LEN);
     out.extend_from_slice(&archive);
-    let tmp = index_dir.join(format!(
-        ".tmp-snapshot-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    let mut f = fs.create_new(&tmp)?;
-    let written = f.write_all(&out).and_then(|_| f.sync());
-    drop(f);
-    if let Err(e) = written.and_then(|_| fs.rename(&tmp, &index_dir.join(SNAPSHOT_FILE))) {
-        let _ = fs.remove(&tmp);
-        return Err(e);
-    }
-    fs.sync_dir(index_dir)
+    crate::fs::write_atomic(fs, &path, crate::fs::Durability::Durable, &[&out])
 }

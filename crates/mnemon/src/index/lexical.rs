@@ -282,7 +282,7 @@ impl LexicalIndex {
         current: Option<&LexicalIndex>,
     ) -> Result<Option<LexicalIndex>> {
         warm_typo_builders();
-        let Some(manifest) = Manifest::load(index_dir)? else {
+        let Some(manifest) = Manifest::load(FS, index_dir)? else {
             return Ok(None);
         };
         let mut segments = Vec::with_capacity(manifest.segments.len());
@@ -397,7 +397,7 @@ impl LexicalIndex {
     }
 
     /// A new index with `added` (new or changed notes) indexed and `removed` ids gone, written
-    /// (segment files, then the manifest; not fsynced: see `manifest::replace_file`).
+    /// (segment files, then the manifest; not fsynced: see `manifest::DURABILITY`).
     /// `replace_all` drops every old segment.
     pub fn update(
         &self,
@@ -979,7 +979,7 @@ fn publish(index_dir: &Path, generation: u64, segments: Vec<Live>) -> Result<Lex
         generation,
         segments: segments.iter().map(|l| l.entry.clone()).collect(),
     };
-    manifest.store(index_dir)?;
+    manifest.store(FS, index_dir)?;
     remove_unlisted_segments(index_dir, &manifest);
     Ok(LexicalIndex::from_parts(generation, segments))
 }
@@ -993,6 +993,10 @@ fn deleted_list(deleted: &[bool]) -> Vec<u32> {
         .collect()
 }
 
+/// The file system the index's files are written to and read from: the real one, since segments
+/// are read through memory maps of real files.
+const FS: &dyn crate::fs::Fs = &crate::fs::RealFs;
+
 fn segment_file_name(generation: u64, n: u32) -> String {
     format!("lex-{generation:016x}-{n}.seg")
 }
@@ -1000,7 +1004,7 @@ fn segment_file_name(generation: u64, n: u32) -> String {
 fn write_segment(index_dir: &Path, generation: u64, n: u32, bytes: &SegmentBytes) -> Result<Live> {
     let file = segment_file_name(generation, n);
     let path = index_dir.join(&file);
-    super::manifest::replace_file(index_dir, &path, &bytes.parts())?;
+    crate::fs::write_atomic(FS, &path, super::manifest::DURABILITY, &bytes.parts())?;
     let seg = Segment::open(&path).map_err(|e| Error::Corrupt {
         path: path.clone(),
         reason: format!("just written and unreadable: {e}"),
@@ -1124,7 +1128,7 @@ fn remove_unlisted_segments(index_dir: &Path, manifest: &Manifest) {
             && name.ends_with(".seg")
             && !manifest.segments.iter().any(|s| s.file == name);
         // Temp files of a crashed writer; an old age keeps a live writer's temp file safe.
-        let stale_temp = name.starts_with(".tmp-")
+        let stale_temp = name.starts_with(crate::fs::TEMP_PREFIX)
             && e.metadata()
                 .ok()
                 .and_then(|m| m.modified().ok())

@@ -1,10 +1,11 @@
 //! Which segments are live? The lexical manifest: a small checksummed file naming the live
 //! segment files and, per segment, its deleted doc numbers. It is replaced atomically (temp file,
-//! fsync, rename, fsync of the folder), so a reader sees the old or the new set, never a mix.
+//! rename: [`crate::fs::write_atomic`]), so a reader sees the old or the new set, never a mix.
 //! Byte layout: `format-spec/lexical.md`.
 
 use crate::error::{Error, Result};
-use std::io::Write;
+use crate::fs::{Durability, Fs};
+use std::io::Read;
 use std::path::Path;
 
 /// File name of the manifest inside `index/`.
@@ -201,13 +202,17 @@ impl Manifest {
     }
 
     /// Read the manifest in `index_dir`; `Ok(None)` when there is none yet.
-    pub fn load(index_dir: &Path) -> Result<Option<Manifest>> {
+    pub fn load(fs: &dyn Fs, index_dir: &Path) -> Result<Option<Manifest>> {
         let path = index_dir.join(MANIFEST_FILE);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
+        let mut bytes = Vec::new();
+        match fs
+            .open_read(&path)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+        {
+            Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io("read", &path, e)),
-        };
+        }
         Manifest::decode(&bytes)
             .map(Some)
             .map_err(|e| Error::Corrupt {
@@ -216,35 +221,22 @@ impl Manifest {
             })
     }
 
-    /// Replace the manifest in `index_dir` atomically (not durably: see [`replace_file`]).
-    pub fn store(&self, index_dir: &Path) -> Result<()> {
+    /// Replace the manifest in `index_dir` atomically, not durably ([`DURABILITY`]).
+    pub fn store(&self, fs: &dyn Fs, index_dir: &Path) -> Result<()> {
         let path = index_dir.join(MANIFEST_FILE);
-        replace_file(index_dir, &path, &[&self.encode()])
+        crate::fs::write_atomic(fs, &path, DURABILITY, &[&self.encode()])
     }
 }
 
-/// Write `parts`, one after the other, to `path` through a uniquely named temp file in `dir`:
-/// write, then rename into place. Readers (other processes included) see the old file or the new
-/// one, never a partial one.
+/// How the lexical index's files (segments and the manifest) are replaced: atomically, so readers
+/// (other processes included) see the old file or the new one, never a partial one; not fsynced.
 ///
-/// Nothing is fsynced: the lexical index is derived, and the store records the generation each
-/// update published (in the same durable commit as the notes' new state). After a power loss
-/// the files may be older than that generation, or torn; `Memory::open` then finds the index
-/// behind the store, or failing verification, and rebuilds it from the notes. This keeps a
-/// one-note update at one fsync (the store's) instead of five.
-pub fn replace_file(dir: &Path, path: &Path, parts: &[&[u8]]) -> Result<()> {
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io("create temp file in", dir, e))?;
-    for bytes in parts {
-        tmp.write_all(bytes)
-            .map_err(|e| Error::io("write", tmp.path(), e))?;
-    }
-    tmp.persist(path)
-        .map_err(|e| Error::io("rename into place", path, e.error))?;
-    Ok(())
-}
+/// The lexical index is derived, and the store records the generation each update published (in
+/// the same durable commit as the notes' new state). After a power loss the files may be older
+/// than that generation, or torn; `Memory::open` then finds the index behind the store, or failing
+/// verification, and rebuilds it from the notes. This keeps a one-note update at one fsync (the
+/// store's) instead of five.
+pub const DURABILITY: Durability = Durability::RenameOnly;
 
 #[cfg(test)]
 mod tests {
@@ -269,5 +261,60 @@ mod tests {
             assert!(Manifest::decode(&bad).is_err(), "flip at {i}");
         }
         assert!(Manifest::decode(&b[..b.len() - 1]).is_err());
+    }
+
+    fn manifest(generation: u64) -> Manifest {
+        Manifest {
+            generation,
+            segments: (0..generation)
+                .map(|n| SegmentEntry {
+                    file: format!("lex-{generation:016x}-{n}.seg"),
+                    body_crc: n as u32,
+                    doc_count: 3,
+                    deleted: vec![n as u32],
+                })
+                .collect(),
+        }
+    }
+
+    /// The manifest is replaced through the `Fs` seam (`crate::fs::write_atomic`; it used to be
+    /// written with the real file system only). A crash at any call of a replacement leaves the
+    /// old manifest or the new one; a power loss after something else fsynced `index/` (the
+    /// snapshot does) can keep the new name without its bytes, and `load` then refuses the file
+    /// as damaged (the index is rebuilt from the notes), never reading another set of segments.
+    #[test]
+    fn a_crash_while_replacing_the_manifest_leaves_a_whole_one_or_a_refused_one() {
+        use crate::fs::MemFs;
+        let dir = Path::new("/index");
+        let (old, new) = (manifest(1), manifest(2));
+        let setup = || {
+            let fs = MemFs::new();
+            fs.put(&dir.join(MANIFEST_FILE), &old.encode(), 0);
+            fs
+        };
+        let fs = setup();
+        let base = fs.calls();
+        new.store(&fs, dir).unwrap();
+        let total = fs.calls() - base;
+        assert_eq!(Manifest::load(&fs, dir).unwrap(), Some(new.clone()));
+        for k in 1..=total + 1 {
+            for tear in [false, true] {
+                let fs = setup();
+                fs.crash_at(fs.calls() + k);
+                let stored = new.store(&fs, dir).is_ok();
+                assert_eq!(stored, k > total, "crash at {k}");
+                let found = Manifest::load(&fs.crash_image(tear), dir)
+                    .unwrap_or_else(|e| panic!("crash at {k}: {e}"))
+                    .expect("a manifest");
+                assert!(found == old || found == new, "crash at {k}: {found:?}");
+            }
+        }
+        let fs = setup();
+        new.store(&fs, dir).unwrap();
+        fs.sync_dir(dir).unwrap();
+        match Manifest::load(&fs.crash_image(true), dir) {
+            Err(Error::Corrupt { path, .. }) => assert_eq!(path, dir.join(MANIFEST_FILE)),
+            other => panic!("an empty manifest must be refused: {other:?}"),
+        }
     }
 }

@@ -98,15 +98,8 @@ impl Memory {
     /// The core view: pinned and important notes rendered into `budget_tokens` (see
     /// `core_view`). Never fails because the budget is full.
     pub fn core(&self, budget_tokens: usize) -> Result<crate::core_view::CoreView> {
-        use crate::core_view::{CoreNote, MAX_BUDGET_TOKENS, estimate_tokens, read_body, render};
-        if budget_tokens == 0 || budget_tokens > MAX_BUDGET_TOKENS {
-            return Err(Error::InvalidArgument {
-                what: "budget",
-                message: format!(
-                    "{budget_tokens} must be between 1 and {MAX_BUDGET_TOKENS} tokens"
-                ),
-            });
-        }
+        use crate::core_view::{CoreNote, estimate_tokens, read_body, render};
+        crate::args::BUDGET_TOKENS.check(budget_tokens)?;
         self.ensure_indexed()?;
         let reader = self.store.read()?;
         let mut wanted: HashMap<String, (bool, u8, u64)> = HashMap::new();

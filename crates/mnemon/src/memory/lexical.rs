@@ -87,7 +87,7 @@ impl Memory {
         // Above both the store's record and whatever manifest is on disk (an index ahead of
         // the store, or with a damaged segment, still names its generation): a rebuilt segment's
         // file name then never reuses one another process may still be reading.
-        let on_disk = crate::index::manifest::Manifest::load(&index_dir)
+        let on_disk = crate::index::manifest::Manifest::load(&RealFs, &index_dir)
             .ok()
             .flatten()
             .map_or(0, |m| m.generation);

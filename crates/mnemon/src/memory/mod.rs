@@ -254,7 +254,7 @@ impl Memory {
             self.graph_patched.store(0, Ordering::Relaxed);
             // Outside the lock: other recalls need not wait for the file. A cache: a folder that
             // cannot take it only loses the next process's head start.
-            let _ = graph::file::write(&index_dir, &g);
+            let _ = graph::file::write(&RealFs, &index_dir, &g);
         }
         Ok(g)
     }
@@ -369,6 +369,7 @@ impl Memory {
     /// Answer a query: lexical hits and anchors, the typed-graph walk, scored by the policy.
     pub fn recall(&self, q: &Query) -> Result<Recall> {
         let started = Instant::now();
+        crate::args::query(q)?;
         self.ensure_indexed()?;
         // Other sessions' events become visible within STATS_REFRESH_INTERVAL.
         self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;

@@ -47,7 +47,7 @@ pub struct FeedbackReport {
 }
 
 impl Memory {
-    /// Mark a note as important (1..=10): its only effect is one ImportanceTag event. Use it for
+    /// Mark a note as important (1..=10, [`crate::args::IMPORTANCE`]): its only effect is one ImportanceTag event. Use it for
     /// strong user preferences, recurring concerns, incidents that must be remembered.
     pub fn set_importance(
         &self,
@@ -56,12 +56,7 @@ impl Memory {
         tags: &[String],
         note: &str,
     ) -> Result<()> {
-        if !(1..=10).contains(&importance) {
-            return Err(Error::InvalidArgument {
-                what: "importance",
-                message: format!("{importance} is outside 1..=10"),
-            });
-        }
+        crate::args::IMPORTANCE.check(importance)?;
         check_id(id)?;
         self.ensure_indexed()?;
         if !self.store.read()?.has_node(id)? {
@@ -87,27 +82,7 @@ impl Memory {
         wrong: &[String],
         query: Option<&str>,
     ) -> Result<FeedbackReport> {
-        if used.is_empty() && wrong.is_empty() {
-            return Err(Error::InvalidArgument {
-                what: "feedback",
-                message: "name at least one note in `used` or `wrong`".into(),
-            });
-        }
-        if used.len() + wrong.len() > MAX_FEEDBACK_IDS {
-            return Err(Error::InvalidArgument {
-                what: "feedback",
-                message: format!(
-                    "{} notes named; at most {MAX_FEEDBACK_IDS} per call",
-                    used.len() + wrong.len()
-                ),
-            });
-        }
-        if let Some(both) = used.iter().find(|u| wrong.contains(u)) {
-            return Err(Error::InvalidArgument {
-                what: "feedback",
-                message: format!("`{both}` is named as both used and wrong; keep one"),
-            });
-        }
+        crate::args::feedback(used, wrong)?;
         self.ensure_indexed()?;
         {
             let reader = self.store.read()?;

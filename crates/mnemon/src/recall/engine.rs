@@ -4,12 +4,12 @@
 //! The walk and the scoring run on the in-memory [`Graph`] (node ordinals, no allocation per
 //! edge); only the returned notes' records are read from the store.
 
+use super::NodeStats;
 use super::cands::{Cand, Cands, Slot, Via};
 use super::evidence::{DirectInfo, Evidence, title_matches, with_learned};
 use super::learned::Learned;
 use super::query::{Explain, FloorReport, Hit, Query, Rejected, Source, TrailEdge};
 use super::shown::ShownCache;
-use super::{MAX_DEPTH_CHECK, NodeStats};
 use crate::error::{Error, Result};
 use crate::index::LexicalIndex;
 use crate::index::tokenize::Tokenizer;
@@ -302,45 +302,6 @@ fn next_below(x: f32) -> f32 {
     }
 }
 
-/// Check a query's ranges; the error says what to fix.
-pub fn validate(q: &Query) -> Result<()> {
-    if q.text.trim().is_empty() && q.anchors.is_empty() {
-        return Err(Error::InvalidArgument {
-            what: "query",
-            message: "give query text, at least one anchor id, or both".into(),
-        });
-    }
-    if q.depth > MAX_DEPTH_CHECK {
-        return Err(Error::InvalidArgument {
-            what: "depth",
-            message: format!("{} is over the maximum of {MAX_DEPTH_CHECK}", q.depth),
-        });
-    }
-    if q.limit == 0 || q.limit > super::query::MAX_LIMIT {
-        return Err(Error::InvalidArgument {
-            what: "limit",
-            message: format!(
-                "{} must be between 1 and {}",
-                q.limit,
-                super::query::MAX_LIMIT
-            ),
-        });
-    }
-    if !q.min_score.is_finite() {
-        return Err(Error::InvalidArgument {
-            what: "min-score",
-            message: "must be a finite number".into(),
-        });
-    }
-    if q.anchors.len() > super::query::MAX_ANCHORS {
-        return Err(Error::InvalidArgument {
-            what: "anchors",
-            message: format!("at most {} anchors", super::query::MAX_ANCHORS),
-        });
-    }
-    Ok(())
-}
-
 /// Run `q` against the lexical index and the graph; `store` (at the graph's version) gives the
 /// returned notes' records, through `shown`. `stats` gives each node's usage statistics.
 #[allow(clippy::too_many_arguments)]
@@ -355,7 +316,7 @@ pub fn run(
     now_s: i64,
     stats: &impl Fn(u32) -> NodeStats,
 ) -> Result<(Vec<Hit>, FloorReport)> {
-    validate(q)?;
+    crate::args::query(q)?;
     let mut text = q.text.as_str();
     if text.len() > super::query::MAX_QUERY_BYTES {
         let mut cut = super::query::MAX_QUERY_BYTES;

@@ -13,10 +13,9 @@ pub mod shown;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use query::{
-    Explain, FloorReport, Hit, Query, Recall, Rejected, Source, TermWeight, TrailEdge,
+    Explain, FloorReport, Hit, HitFields, HitJson, Query, Recall, RecallJson, RecallLayout,
+    Rejected, Source, TermWeight, TrailEdge,
 };
-
-const MAX_DEPTH_CHECK: u8 = crate::ranking::MAX_DEPTH;
 
 /// Usage statistics of one node, as recall scores them (folded from the event log).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

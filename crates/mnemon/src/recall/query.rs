@@ -21,11 +21,11 @@ pub struct Query {
     pub text: String,
     /// Node ids to start from; each is a direct hit of this recall.
     pub anchors: Vec<String>,
-    /// BFS depth over typed edges (0..=5).
+    /// BFS depth over typed edges (allowed: [`crate::args::DEPTH`]).
     pub depth: u8,
-    /// Results wanted (1..=200).
+    /// Results wanted (allowed: [`crate::args::LIMIT`]).
     pub limit: usize,
-    /// Results scoring below this are dropped.
+    /// Results scoring below this are dropped (any finite number: [`crate::args::min_score`]).
     pub min_score: f32,
     /// Who asked (recorded in the event log).
     pub caller: String,
@@ -184,4 +184,241 @@ pub struct Recall {
     pub floor: FloorReport,
     /// Time spent inside recall, microseconds.
     pub latency_us: u64,
+}
+
+// ---- The JSON of a recall ---------------------------------------------------------------------
+//
+// `mnemon recall --json` and the MCP tool `memory_recall` print a recall as JSON that scripts and
+// agents parse: both shapes are contracts. They are rendered here, once. The two front ends turn
+// these views into a `serde_json::Value` before printing (as they always have), which writes each
+// `f32` widened to `f64`; serialized directly, the same numbers print shorter.
+
+/// The fields of a hit's JSON besides `id`, `name`, `description`, `score`, `source` and `trail`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HitFields {
+    /// `type`, the note type (`mnemon recall --json`).
+    pub note_type: bool,
+    /// `excerpt`, the body's first characters (MCP `memory_recall`).
+    pub excerpt: bool,
+    /// `explain`, the score taken apart (`mnemon recall --json --explain`).
+    pub explain: bool,
+}
+
+/// The JSON view of one hit. Keys in this order, the optional ones as [`HitFields`] asks: `id`,
+/// `name`, `description`, `type`, `score`, `source`, `trail`, `excerpt`, `explain`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HitJson<'a> {
+    id: &'a str,
+    name: &'a Option<String>,
+    description: &'a Option<String>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    note_type: Option<&'static str>,
+    score: f32,
+    source: Source,
+    trail: &'a [TrailEdge],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    excerpt: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    explain: Option<&'a Explain>,
+}
+
+impl Hit {
+    /// This hit's JSON view with `fields`.
+    pub fn json(&self, fields: HitFields) -> HitJson<'_> {
+        HitJson {
+            id: &self.id,
+            name: &self.name,
+            description: &self.description,
+            note_type: fields.note_type.then_some(self.note_type),
+            score: self.score,
+            source: self.source,
+            trail: &self.trail,
+            excerpt: fields.excerpt.then_some(self.excerpt.as_str()),
+            explain: fields.explain.then_some(&self.explain),
+        }
+    }
+}
+
+/// Which of the two JSON contracts of a recall to render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecallLayout {
+    /// `mnemon recall --json`: `qid`, `results` (hits with `type`), `latency_us`; with `explain`,
+    /// each hit's `explain` and then the recall's `floor`.
+    Cli {
+        /// Include the score explanations (`--explain`).
+        explain: bool,
+    },
+    /// MCP `memory_recall`: `qid`, `latency_us`, `results` (hits with `excerpt`).
+    Mcp,
+}
+
+/// The JSON view of a recall in one of its layouts ([`Recall::json`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RecallJson<'a> {
+    recall: &'a Recall,
+    layout: RecallLayout,
+}
+
+impl Recall {
+    /// This recall's JSON view in `layout`.
+    pub fn json(&self, layout: RecallLayout) -> RecallJson<'_> {
+        RecallJson {
+            recall: self,
+            layout,
+        }
+    }
+}
+
+impl Serialize for RecallJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let r = self.recall;
+        let fields = match self.layout {
+            RecallLayout::Cli { explain } => HitFields {
+                note_type: true,
+                excerpt: false,
+                explain,
+            },
+            RecallLayout::Mcp => HitFields {
+                excerpt: true,
+                ..HitFields::default()
+            },
+        };
+        let hits: Vec<HitJson<'_>> = r.results.iter().map(|h| h.json(fields)).collect();
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("qid", &r.qid)?;
+        match self.layout {
+            RecallLayout::Cli { explain } => {
+                m.serialize_entry("results", &hits)?;
+                m.serialize_entry("latency_us", &r.latency_us)?;
+                if explain {
+                    m.serialize_entry("floor", &r.floor)?;
+                }
+            }
+            RecallLayout::Mcp => {
+                m.serialize_entry("latency_us", &r.latency_us)?;
+                m.serialize_entry("results", &hits)?;
+            }
+        }
+        m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recall() -> Recall {
+        Recall {
+            qid: "s-q0".into(),
+            results: vec![Hit {
+                id: "b".into(),
+                name: Some("B".into()),
+                description: None,
+                note_type: "project",
+                score: 0.5,
+                source: Source::Neighbor,
+                trail: vec![TrailEdge {
+                    from: "a".into(),
+                    to: "b".into(),
+                    kind: EdgeKind::References,
+                    provenance: Provenance::Frontmatter,
+                }],
+                excerpt: "the body".into(),
+                explain: Explain::default(),
+            }],
+            floor: FloorReport::default(),
+            latency_us: 7,
+        }
+    }
+
+    /// Keys (in order) and JSON types of an object.
+    fn shape(v: &serde_json::Value) -> Vec<(String, &'static str)> {
+        let kind = |v: &serde_json::Value| match v {
+            serde_json::Value::Null => "null",
+            serde_json::Value::Bool(_) => "bool",
+            serde_json::Value::Number(_) => "number",
+            serde_json::Value::String(_) => "string",
+            serde_json::Value::Array(_) => "array",
+            serde_json::Value::Object(_) => "object",
+        };
+        v.as_object()
+            .expect("an object")
+            .iter()
+            .map(|(k, v)| (k.clone(), kind(v)))
+            .collect()
+    }
+
+    fn keys(list: &[(&str, &'static str)]) -> Vec<(String, &'static str)> {
+        list.iter().map(|(k, t)| (k.to_string(), *t)).collect()
+    }
+
+    /// The two contracts: key order and types of the recall and of one hit, per layout.
+    #[test]
+    fn recall_json_shapes_are_the_cli_and_mcp_contracts() {
+        let r = recall();
+        let cli = serde_json::to_value(r.json(RecallLayout::Cli { explain: false })).unwrap();
+        assert_eq!(
+            shape(&cli),
+            keys(&[
+                ("qid", "string"),
+                ("results", "array"),
+                ("latency_us", "number")
+            ])
+        );
+        let hit = &cli["results"][0];
+        let common = [
+            ("id", "string"),
+            ("name", "string"),
+            ("description", "null"),
+        ];
+        let tail = [
+            ("score", "number"),
+            ("source", "string"),
+            ("trail", "array"),
+        ];
+        let mut want = keys(&common);
+        want.push(("type".into(), "string"));
+        want.extend(keys(&tail));
+        assert_eq!(shape(hit), want);
+        assert_eq!(hit["source"], "neighbor");
+        assert_eq!(
+            shape(&hit["trail"][0]),
+            keys(&[
+                ("from", "string"),
+                ("to", "string"),
+                ("kind", "string"),
+                ("provenance", "string")
+            ])
+        );
+
+        let explained = serde_json::to_value(r.json(RecallLayout::Cli { explain: true })).unwrap();
+        assert_eq!(
+            shape(&explained).last(),
+            Some(&("floor".to_string(), "object"))
+        );
+        assert_eq!(
+            shape(&explained["results"][0]).last(),
+            Some(&("explain".to_string(), "object"))
+        );
+
+        let mcp = serde_json::to_value(r.json(RecallLayout::Mcp)).unwrap();
+        assert_eq!(
+            shape(&mcp),
+            keys(&[
+                ("qid", "string"),
+                ("latency_us", "number"),
+                ("results", "array")
+            ])
+        );
+        let mut want = keys(&common);
+        want.extend(keys(&tail));
+        want.push(("excerpt".into(), "string"));
+        assert_eq!(shape(&mcp["results"][0]), want);
+        // Floats print widened to f64 through a Value, as they always have.
+        assert_eq!(
+            mcp.to_string(),
+            r#"{"qid":"s-q0","latency_us":7,"results":[{"id":"b","name":"B","description":null,"score":0.5,"source":"neighbor","trail":[{"from":"a","to":"b","kind":"references","provenance":"frontmatter"}],"excerpt":"the body"}]}"#
+        );
+    }
 }

@@ -327,20 +327,12 @@ pub fn read(index_dir: &Path) -> Result<Option<Graph>, GraphFileError> {
     }
 }
 
-/// Write `g` to `index_dir` for the next process: a temporary file renamed over the old one, so
-/// a reader sees one whole file or the other; not fsynced (a cache: a torn file after a power
-/// loss fails its length or CRC check and is written again).
-pub fn write(index_dir: &Path, g: &Graph) -> std::io::Result<()> {
-    use std::io::Write;
-    // Named like the lexical index's temporary files, whose cleanup removes a crashed
-    // writer's leftovers once they are old.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-graph-")
-        .tempfile_in(index_dir)?;
-    tmp.write_all(&encode(g))?;
-    tmp.persist(index_dir.join(GRAPH_FILE))
-        .map(|_| ())
-        .map_err(|e| e.error)
+/// Write `g` to `index_dir` for the next process: a temporary file renamed over the old one
+/// ([`crate::fs::write_atomic`]), so a reader sees one whole file or the other; not fsynced (a
+/// cache: a torn file after a power loss fails its length or CRC check and is written again).
+pub fn write(fs: &dyn crate::fs::Fs, index_dir: &Path, g: &Graph) -> crate::Result<()> {
+    let path = index_dir.join(GRAPH_FILE);
+    crate::fs::write_atomic(fs, &path, crate::fs::Durability::RenameOnly, &[&encode(g)])
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@
 //! come back as tool errors (`isError: true`) whose text says what to fix. Malformed lines are
 //! answered with JSON-RPC errors before the MCP service sees them ([`lines`]).
 
+use mnemon::Memory;
 use mnemon::args;
-use mnemon::memory::Memory;
 use mnemon::recall::{Query, RecallLayout};
 use rmcp::handler::server::{tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};

@@ -8,8 +8,8 @@
 //! the new index, never a half-built one (one redb transaction, a lexical manifest renamed into
 //! place, an `Arc` swap in memory).
 
+use mnemon::Memory;
 use mnemon::error::{Error, Result};
-use mnemon::memory::Memory;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;

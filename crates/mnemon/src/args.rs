@@ -12,7 +12,7 @@ use crate::recall::Query;
 pub use crate::core_view::{DEFAULT_BUDGET_TOKENS, MAX_BUDGET_TOKENS};
 pub use crate::memory::MAX_FEEDBACK_IDS;
 pub use crate::ranking::{DEFAULT_DEPTH, DEFAULT_MIN_SCORE, MAX_DEPTH};
-pub use crate::recall::query::{DEFAULT_LIMIT, MAX_ANCHORS, MAX_LIMIT, MAX_QUERY_BYTES};
+pub use crate::recall::{DEFAULT_LIMIT, MAX_ANCHORS, MAX_LIMIT, MAX_QUERY_BYTES};
 
 /// Shallowest walk: 0 returns the direct hits only.
 pub const MIN_DEPTH: u8 = 0;

@@ -20,19 +20,28 @@ pub const MAX_BUDGET_TOKENS: usize = 200_000;
 /// The rendered core view.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CoreView {
+    /// The rendered Markdown, ready for a system prompt.
     pub text: String,
+    /// Estimated tokens of `text`.
     pub tokens_used: usize,
+    /// The budget it was rendered into.
     pub budget_tokens: usize,
+    /// Ids of the notes in `text`, in order.
     pub included: Vec<String>,
+    /// Ids of the notes that qualified but did not fit.
     pub left_out: Vec<String>,
 }
 
 /// A note offered to the core view.
 #[derive(Debug, Clone)]
 pub struct CoreNote {
+    /// The note's id.
     pub id: String,
+    /// Pinned notes come first.
     pub pin: bool,
+    /// Its latest importance mark (0: none).
     pub importance: u8,
+    /// Times it was returned by a recall (orders notes of equal importance).
     pub recall_count: u64,
 }
 

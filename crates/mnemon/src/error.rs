@@ -14,8 +14,11 @@ pub enum Error {
     /// An I/O call failed on a file or folder.
     #[error("{op} {path}: {source}{}", io_fix(source))]
     Io {
+        /// What was being done ("open", "write snapshot in", ...).
         op: &'static str,
+        /// The file or folder.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
@@ -23,50 +26,89 @@ pub enum Error {
     #[error(
         "no memory folder found: looked for .mnemon/ in {start} and every parent; run `mnemon init` here, or pass --dir DIR / set MNEMON_DIR"
     )]
-    NoMemoryFolder { start: PathBuf },
+    NoMemoryFolder {
+        /// Where the search began.
+        start: PathBuf,
+    },
     /// The given folder is not a memory folder (it has no `memory/` subfolder).
     #[error(
         "{path} is not a mnemon memory folder (no memory/ inside); run `mnemon init --dir {path}`"
     )]
-    NotAMemoryFolder { path: PathBuf },
+    NotAMemoryFolder {
+        /// The folder given.
+        path: PathBuf,
+    },
     /// The redb store failed.
     #[error("index store {path}: {message}; delete {path} to rebuild it from the notes")]
-    Store { path: PathBuf, message: String },
+    Store {
+        /// The store file.
+        path: PathBuf,
+        /// redb's message.
+        message: String,
+    },
     /// A derived index file is damaged (it is rebuilt from the notes by the caller).
     #[error("index file {path} is damaged: {reason}")]
-    Corrupt { path: PathBuf, reason: String },
+    Corrupt {
+        /// The damaged file.
+        path: PathBuf,
+        /// What check failed.
+        reason: String,
+    },
     /// A node id that does not exist.
     #[error(
         "no note with id `{id}`; run `mnemon index` if you just added it, or check the spelling"
     )]
-    UnknownNode { id: String },
+    UnknownNode {
+        /// The id given.
+        id: String,
+    },
     /// A thread panicked while it held the event log; the log refuses further use.
     #[error("event log {path} refuses writes: {reason}; restart the process to open a new segment")]
-    Poisoned { path: PathBuf, reason: String },
+    Poisoned {
+        /// The events folder.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
     /// A part of the memory folder mnemon writes to is a symbolic link: following it would
     /// write outside the folder.
     #[error(
         "{path} is a symbolic link (to {target}); mnemon writes only inside the memory folder, so it refuses to follow it. {fix}"
     )]
     Symlinked {
+        /// The link.
         path: PathBuf,
+        /// Where it points.
         target: PathBuf,
+        /// What to do instead.
         fix: String,
     },
     /// Events could not be written or made durable (a full disk, an I/O error). `message` says
     /// what was kept and what to do; the next write retries by itself, in a new segment.
     #[error("event log {path}: {message}")]
-    EventLog { path: PathBuf, message: String },
+    EventLog {
+        /// The segment or folder.
+        path: PathBuf,
+        /// What was kept and what to do.
+        message: String,
+    },
     /// A user-supplied argument is out of range or malformed.
     #[error("invalid {what}: {message}")]
-    InvalidArgument { what: &'static str, message: String },
+    InvalidArgument {
+        /// The argument.
+        what: &'static str,
+        /// What is wrong with it and what to give instead.
+        message: String,
+    },
     /// The MCP server could not start, or stopped on an error (not a client that disconnected).
     #[error("MCP {what}: {source}; {fix}")]
     Mcp {
         /// What failed: "initialisation failed", "server stopped".
         what: &'static str,
+        /// The transport's or protocol library's error.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
+        /// What to do.
         fix: &'static str,
     },
     /// An argument is outside the values it may take (the ranges are in [`crate::args`]).

@@ -1,30 +1,76 @@
 //! mnemon: an embedded associative-memory engine for AI agents.
 //!
-//! Agents keep what they learn as Markdown notes in `memory/`; mnemon folds them into a typed
-//! graph (redb) and answers recall from it. The data flows through the modules in this order:
-//! [`notes`] (parse one note) -> [`scan`] (what changed) -> [`store`] (the graph) -> the
-//! [`Memory`] facade used by the CLI.
+//! Agents keep what they learn as Markdown notes in a `memory/` folder; mnemon folds them into a
+//! typed graph and a lexical index, answers [`Memory::recall`] in well under a millisecond, and
+//! records every recall, use and importance mark as an event that later recalls learn from.
+//!
+//! Everything goes through one handle, [`Memory`]:
+//!
+//! ```no_run
+//! use mnemon::recall::Query;
+//! use mnemon::Memory;
+//!
+//! let memory = Memory::open(".mnemon")?; // the folder holding memory/, events/ and index/
+//! memory.index()?; // incremental: reads only notes whose size, mtime and hash changed
+//! let found = memory.recall(&Query::text("why did the pool time out").with_limit(5))?;
+//! for hit in &found.results {
+//!     println!("{} {:.2} {:?} via {:?}", hit.id, hit.score, hit.source, hit.trail);
+//! }
+//! if let Some(hit) = found.results.first() {
+//!     // The agent used it: later questions worded like this one find it first.
+//!     memory.feedback(&[hit.id.clone()], &[], None)?;
+//! }
+//! # Ok::<(), mnemon::Error>(())
+//! ```
+//!
+//! The public modules are what an embedder uses: [`recall`] (the query and its answer),
+//! [`args`] (the range of every argument), [`events`] (durability and compaction policies, the
+//! events themselves), [`core_view`], [`folder`] and [`ranking`] (every ranking constant). The
+//! engine inside follows the data: notes (parse one note) -> scan (what changed) -> store (the
+//! graph, redb) and index (the lexical index, fst) -> co-occurrence synthesis -> recall; events
+//! -> fold -> snapshot. Those modules are private; the `internals` feature makes them public,
+//! undocumented and unstable, for mnemon's own tests, benches and fuzz targets.
+#![deny(missing_docs)]
+// Without `internals`, the engine's test seams (the in-memory file system, the decoders the fuzz
+// targets drive, builders the benches call) have no caller in the library itself.
+#![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
+
+/// Declares the engine's inner modules: crate-private, or public but hidden (no stability
+/// promise) with the `internals` feature.
+macro_rules! inner_modules {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        pub(crate) mod $name;
+    )*};
+}
 
 pub mod args;
-mod background;
 pub mod core_view;
 pub mod error;
 pub mod events;
 pub mod folder;
-pub mod fs;
-pub mod index;
-pub mod memory;
-pub mod notes;
-mod prefetch;
+mod memory;
 pub mod ranking;
 pub mod recall;
-pub mod scan;
-pub mod store;
-pub mod verify;
+
+inner_modules!(
+    background, cooccur, fs, index, notes, prefetch, scan, store, verify
+);
 
 pub use error::{Error, Result};
 pub use folder::MemoryDir;
-pub use memory::{DoctorReport, IndexPhases, IndexReport, Memory, NodeView, OpenOptions};
+pub use memory::{
+    Dangling, DoctorReport, EdgeIn, EdgeOut, EventSegments, FeedbackReport, IndexHealth,
+    IndexPhases, IndexReport, Memory, NodeStatsView, NodeView, NoteError, OpenOptions,
+    SegmentContents,
+};
+pub use notes::{EdgeKind, NoteType, ProblemKind, Provenance};
+pub use scan::ScanError;
+pub use store::Edge;
+pub use store::is_damage as is_store_damage;
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]

@@ -7,13 +7,13 @@
 mod common;
 
 use common::{fresh, write_note};
+use mnemon::cooccur::{self, LaidOutDocs, SegmentProbes};
 use mnemon::index::LexicalIndex;
 use mnemon::index::fields::DocTerms;
 use mnemon::index::segment::writer::SegmentBuilder;
 use mnemon::index::tokenize::Tokenizer;
 use mnemon::ranking;
 use mnemon::recall::Query;
-use mnemon::recall::cooccur::{self, LaidOutDocs, SegmentProbes};
 use mnemon::store::graph::Refreshed;
 use mnemon::store::{Graph, Store};
 use mnemon_testkit::corpus::{GenConfig, generate_notes};

@@ -3,27 +3,21 @@
 use super::EventsAction;
 use super::output::Out;
 use mnemon::Memory;
-use mnemon::events::log::{all_segments, read_segment};
 
 pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<i32> {
-    let log = memory.events();
-    let fs = log.fs();
-    let (segs, other) = all_segments(fs, log.events_dir())?;
+    let read = memory.event_segments()?;
+    let segs = &read.segments;
+    let other = &read.unknown_files;
     match action {
         EventsAction::Dump => {
             let mut all = Vec::new();
-            for seg in &segs {
-                let r = read_segment(fs, &seg.path, seg.file.compressed, 0);
-                let session = r
-                    .header
-                    .as_ref()
-                    .map(|h| h.session.clone())
-                    .unwrap_or_default();
-                for (offset, e) in r.events {
+            for seg in segs {
+                let session = seg.session.clone().unwrap_or_default();
+                for (offset, e) in &seg.events {
                     if out.json {
-                        let mut v = serde_json::to_value(&e).unwrap_or_default();
+                        let mut v = serde_json::to_value(e).unwrap_or_default();
                         v["session"] = serde_json::json!(session);
-                        v["segment"] = serde_json::json!(seg.shown);
+                        v["segment"] = serde_json::json!(seg.name);
                         v["offset"] = serde_json::json!(offset);
                         all.push(v);
                     } else {
@@ -45,19 +39,18 @@ pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<
         EventsAction::Verify => {
             let mut report = Vec::new();
             let mut bad = 0usize;
-            for seg in &segs {
-                let r = read_segment(fs, &seg.path, seg.file.compressed, 0);
-                let damaged: Vec<[u64; 2]> = r.damaged.iter().map(|d| [d.start, d.end]).collect();
-                if !damaged.is_empty() || r.error.is_some() {
+            for seg in segs {
+                let damaged: Vec<[u64; 2]> = seg.damaged.iter().map(|d| [d.start, d.end]).collect();
+                if !seg.healthy() {
                     bad += 1;
                 }
                 report.push(serde_json::json!({
-                    "segment": seg.shown,
-                    "session": r.header.as_ref().map(|h| h.session.clone()),
-                    "events": r.events.len(),
+                    "segment": seg.name,
+                    "session": seg.session,
+                    "events": seg.events.len(),
                     "damaged": damaged,
-                    "empty": r.empty,
-                    "error": r.error,
+                    "empty": seg.empty,
+                    "error": seg.error,
                 }));
             }
             // Files that are not segments are never read nor removed by mnemon: listed, they
@@ -88,7 +81,7 @@ pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<
                         r["damaged"].as_array().map_or(0, |a| a.len()),
                     );
                 }
-                for o in &other {
+                for o in other {
                     outln!("{o}: not a segment; mnemon neither reads nor removes it");
                 }
                 outln!(

@@ -177,10 +177,10 @@ enum Command {
     /// --archive-after, remove leftovers of interrupted runs.
     Compact {
         /// Days after its last write before a segment is zstd-compressed.
-        #[arg(long, default_value_t = mnemon::events::compact::DEFAULT_COMPRESS_AFTER_DAYS)]
+        #[arg(long, default_value_t = mnemon::events::DEFAULT_COMPRESS_AFTER_DAYS)]
         compress_after: u32,
         /// Days after its last write before a compressed segment moves to events/archive/.
-        #[arg(long, default_value_t = mnemon::events::compact::DEFAULT_ARCHIVE_AFTER_DAYS)]
+        #[arg(long, default_value_t = mnemon::events::DEFAULT_ARCHIVE_AFTER_DAYS)]
         archive_after: u32,
     },
     /// Inspect the event log.
@@ -281,7 +281,7 @@ fn cwd() -> mnemon::Result<PathBuf> {
 fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
     let run = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli, out)));
     let damage = match run() {
-        Ok(Err(e)) if mnemon::store::is_damage(&e) => e.to_string(),
+        Ok(Err(e)) if mnemon::is_store_damage(&e) => e.to_string(),
         Ok(result) => return result,
         Err(panic) => {
             if matches!(cli.command, Command::Serve { .. } | Command::Watch { .. }) {
@@ -330,10 +330,10 @@ fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
 }
 
 fn options(cli: &Cli) -> mnemon::OpenOptions {
-    mnemon::OpenOptions {
-        session: cli.session.clone(),
-        sync: cli.sync.into(),
-        ..mnemon::OpenOptions::default()
+    let opts = mnemon::OpenOptions::default().with_sync(cli.sync.into());
+    match &cli.session {
+        Some(s) => opts.with_session(s.clone()),
+        None => opts,
     }
 }
 

@@ -9,8 +9,8 @@
 
 use super::metrics::{Scores, macro_average, percentile_u64, score_query};
 use super::truth::{Mode, Truth, TruthQuery};
+use mnemon::Memory;
 use mnemon::error::{Error, Result};
-use mnemon::memory::Memory;
 use mnemon::recall::{Query, Recall, Source};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -35,7 +35,9 @@ const DAY_MS: i64 = 86_400_000;
 /// Ages (days since a segment's last write) that trigger compression and archiving.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompactPolicy {
+    /// Segments not written for this many days are compressed (zstd).
     pub compress_after_days: u32,
+    /// Compressed segments not written for this many days move to `events/archive/`.
     pub archive_after_days: u32,
 }
 

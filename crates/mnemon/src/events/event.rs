@@ -11,8 +11,11 @@ pub const MAX_EVENT_LIST: usize = 256;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HitSource {
+    /// The question's words matched the note, or it was an anchor.
     Direct,
+    /// Reached over a typed edge from a direct hit.
     Neighbor,
+    /// Reached over a synthesized co-occurrence edge.
     CoOccur,
 }
 
@@ -22,34 +25,53 @@ pub enum HitSource {
 pub enum EventKind {
     /// One recall call.
     Query {
+        /// The recall's id (links its hits and any feedback to it).
         qid: String,
+        /// The question's text.
         query: String,
+        /// The anchor ids it started from.
         anchors: Vec<String>,
+        /// Results returned.
         result_count: u32,
+        /// Time the recall took.
         latency_us: u64,
+        /// Who asked (`cli`, `mcp`, `lib`, ...).
         caller: String,
     },
     /// One note returned by a recall.
     RecallHit {
+        /// The recall's id.
         qid: String,
+        /// The note returned.
         node: String,
+        /// Its rank, from 1.
         rank: u32,
+        /// Its score.
         score: f32,
+        /// How it was reached.
         source: HitSource,
     },
     /// "This matters": importance 1..=10 for a note.
     ImportanceTag {
+        /// The note marked.
         node: String,
+        /// 1..=10; the latest mark wins.
         importance: u8,
+        /// Free-form tags (`incident`, ...).
         tags: Vec<String>,
+        /// Why it matters, in words.
         note: String,
     },
     /// What the agent did with a recall's results: the notes it `used` and the ones that were
     /// `wrong` for `query` (the question they were recalled for; may be empty).
     Feedback {
+        /// The recall it is about (may be empty).
         qid: String,
+        /// The question the verdicts are for.
         query: String,
+        /// The notes the agent used.
         used: Vec<String>,
+        /// The notes that were wrong for the question.
         wrong: Vec<String>,
     },
 }
@@ -87,6 +109,7 @@ pub struct Event {
     pub ts_ms: i64,
     /// 0, 1, 2, ... per segment writer.
     pub seq: u64,
+    /// What happened.
     #[serde(flatten)]
     pub kind: EventKind,
 }

@@ -2,14 +2,12 @@
 //! per-session segments, the fold into per-node stats, its snapshot on disk, and the log that ties
 //! them together.
 
-pub mod compact;
-pub mod event;
-pub mod fold;
-pub mod log;
-pub mod segment;
-pub mod snapshot;
+inner_modules!(compact, event, fold, log, segment, snapshot);
 
-pub use compact::{CompactPolicy, CompactReport};
-pub use event::{Event, EventKind, HitSource};
-pub use fold::{RecallStats, Stats};
-pub use log::{EventLog, SyncPolicy};
+pub use compact::{
+    CompactPolicy, CompactReport, DEFAULT_ARCHIVE_AFTER_DAYS, DEFAULT_COMPRESS_AFTER_DAYS,
+};
+pub use event::{Event, EventKind, HitSource, PayloadError};
+pub(crate) use fold::RecallStats;
+pub(crate) use log::EventLog;
+pub use log::SyncPolicy;

@@ -860,7 +860,7 @@ impl LexicalIndex {
         hits
     }
 
-    /// Every live document's terms with tf-idf weights, for co-occurrence (see `recall::cooccur`):
+    /// Every live document's terms with tf-idf weights, for co-occurrence (see `cooccur`):
     /// for each of `terms`, the postings as (id, per-field counts).
     pub fn postings_of(&self, term: &str) -> Vec<(&str, [u16; FIELD_COUNT])> {
         let mut out = Vec::new();

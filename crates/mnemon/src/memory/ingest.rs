@@ -21,7 +21,9 @@ pub(super) const OVERLAP_STORE_MIN_NOTES: usize = 512;
 /// What `index` did. An empty `changed` list means nothing changed.
 #[derive(Debug, Clone, Serialize)]
 pub struct IndexReport {
+    /// Notes in the index after this scan.
     pub notes: u64,
+    /// Edges in the index after this scan, explicit and synthesized.
     pub edges: u64,
     /// Ids added or changed by this scan.
     pub changed: Vec<String>,
@@ -29,6 +31,7 @@ pub struct IndexReport {
     pub removed: Vec<String>,
     /// Every current problem: walk errors, then per-note problems.
     pub errors: Vec<ScanError>,
+    /// Wall time of the whole scan.
     pub elapsed_ms: u64,
     /// Where the time went (human output and benches; not in the `--json` shape).
     #[serde(skip)]

@@ -12,13 +12,20 @@ use std::collections::HashMap;
 /// A node with its edges both ways (`mnemon show`).
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeView {
+    /// The note's id (its path below `memory/` without `.md`).
     pub id: String,
+    /// The note file, relative to `memory/`.
     pub path: String,
+    /// The frontmatter's `name`.
     pub name: Option<String>,
+    /// The note's type (`user`, `feedback`, `project`, `reference`, ...; JSON key `type`).
     #[serde(rename = "type")]
     pub note_type: &'static str,
+    /// The frontmatter's `description`.
     pub description: Option<String>,
+    /// The frontmatter's `tags`.
     pub tags: Vec<String>,
+    /// Whether the note is pinned into the core view.
     pub pin: bool,
     /// The frontmatter's `created_at`, Unix seconds (JSON key `created_at`).
     #[serde(rename = "created_at")]
@@ -26,18 +33,26 @@ pub struct NodeView {
     /// The frontmatter's `updated_at`, Unix seconds (JSON key `updated_at`).
     #[serde(rename = "updated_at")]
     pub updated_s: Option<i64>,
+    /// Days after `updated_at` (or `created_at`) when the note stops ranking as fresh.
     pub ttl_days: Option<u32>,
+    /// The start of the body, as recall shows it.
     pub excerpt: String,
+    /// Edges leaving the note (explicit links and synthesized ones).
     pub edges_out: Vec<EdgeOut>,
+    /// Edges arriving at the note.
     pub edges_in: Vec<EdgeIn>,
 }
 
 /// An edge leaving the shown node.
 #[derive(Debug, Clone, Serialize)]
 pub struct EdgeOut {
+    /// The target's id.
     pub to: String,
+    /// What the edge says (`relates_to`, `supersedes`, ...).
     pub kind: notes::EdgeKind,
+    /// Who made it: a link in the note, a frontmatter field, or synthesis.
     pub provenance: notes::Provenance,
+    /// How sure the edge is, 0..=1 (1 for explicit links).
     pub confidence: f32,
     /// The target is not a note (yet).
     pub dangling: bool,
@@ -46,33 +61,46 @@ pub struct EdgeOut {
 /// An edge arriving at the shown node.
 #[derive(Debug, Clone, Serialize)]
 pub struct EdgeIn {
+    /// The source's id.
     pub from: String,
+    /// What the edge says.
     pub kind: notes::EdgeKind,
+    /// Who made it.
     pub provenance: notes::Provenance,
+    /// How sure the edge is, 0..=1.
     pub confidence: f32,
 }
 
 /// A link whose target is not a note.
 #[derive(Debug, Clone, Serialize)]
 pub struct Dangling {
+    /// The note holding the link.
     pub from: String,
+    /// The id it names, which no note has.
     pub to: String,
+    /// What the link says.
     pub kind: notes::EdgeKind,
 }
 
 /// A problem of one note.
 #[derive(Debug, Clone, Serialize)]
 pub struct NoteError {
+    /// The note file, relative to `memory/`.
     pub path: String,
+    /// What kind of problem.
     pub kind: ProblemKind,
+    /// What is wrong and how to fix it.
     pub message: String,
 }
 
 /// Health of the derived index.
 #[derive(Debug, Clone, Serialize)]
 pub struct IndexHealth {
+    /// The index store's file.
     pub path: String,
+    /// The store schema this build reads and writes.
     pub schema_version: u32,
+    /// Whether the store opened cleanly and its change count is usable.
     pub ok: bool,
     /// Set when the index was rebuilt, could not be read, or has an unusable change count.
     pub message: Option<String>,
@@ -81,13 +109,21 @@ pub struct IndexHealth {
 /// What `doctor` found. `healthy` is false when any list is non-empty or the index is not ok.
 #[derive(Debug, Clone, Serialize)]
 pub struct DoctorReport {
+    /// Nothing below needs attention.
     pub healthy: bool,
+    /// Notes in the index.
     pub notes: u64,
+    /// Edges in the index, explicit and synthesized.
     pub edges: u64,
+    /// Links to ids no note has.
     pub dangling: Vec<Dangling>,
+    /// Notes with problems (bad frontmatter, over a limit, ...), each with its fix.
     pub note_errors: Vec<NoteError>,
+    /// Ids claimed by more than one file.
     pub conflicts: Vec<String>,
+    /// What the walk of `memory/` could not read or refused (links leaving the folder, ...).
     pub walk_errors: Vec<ScanError>,
+    /// The derived index's health.
     pub index: IndexHealth,
     /// Where the index store differs from the notes (bad bytes read back as other notes or
     /// links, or unreadable): `mnemon doctor --fix` rebuilds it from the notes.

@@ -4,12 +4,14 @@
 mod ingest;
 mod inspect;
 mod lexical;
+mod log_view;
 mod synthesis;
 mod usage;
 
 pub use ingest::{IndexPhases, IndexReport};
 pub use inspect::{Dangling, DoctorReport, EdgeIn, EdgeOut, IndexHealth, NodeView, NoteError};
 use lexical::ManifestStamp;
+pub use log_view::{EventSegments, SegmentContents};
 pub use usage::{FeedbackReport, MAX_FEEDBACK_IDS, NodeStatsView};
 
 use crate::error::{Error, Result};
@@ -44,9 +46,6 @@ pub const STORE_RECHECK_INTERVAL: std::time::Duration = std::time::Duration::fro
 /// process that reads the file patches what happened since it was written). Below this, writing
 /// the file (its whole graph, serialized) costs more than the patches it would save.
 const GRAPH_FILE_REWRITE_PATCHED: usize = 256;
-
-/// Lock file in `index/` held while one process updates the derived index.
-pub use crate::store::WRITE_LOCK_FILE;
 
 /// An open memory folder.
 pub struct Memory {
@@ -91,8 +90,13 @@ pub struct OpenOptions {
     pub session: Option<String>,
     /// When appended events become durable.
     pub sync: SyncPolicy,
-    /// File system for the event log and snapshots (tests inject faults here).
+    /// File system for the event log and snapshots (mnemon's own tests inject faults here).
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
     pub fs: Arc<dyn Fs>,
+    /// File system for the event log and snapshots.
+    #[cfg(not(feature = "internals"))]
+    pub(crate) fs: Arc<dyn Fs>,
     /// Event segment ages for compaction (also run at open when due).
     pub compact: crate::events::CompactPolicy,
 }
@@ -107,6 +111,36 @@ impl Default for OpenOptions {
             fs: Arc::new(RealFs),
             compact: crate::events::CompactPolicy::default(),
         }
+    }
+}
+
+impl OpenOptions {
+    /// Record this process's events under `session` (several processes may share one; default:
+    /// `MNEMON_SESSION`, or a new id per process).
+    ///
+    /// ```no_run
+    /// use mnemon::events::SyncPolicy;
+    /// use mnemon::{Memory, MemoryDir, OpenOptions};
+    ///
+    /// let opts = OpenOptions::default().with_session("agent-7").with_sync(SyncPolicy::Always);
+    /// let memory = Memory::open_with(MemoryDir::at(".mnemon"), opts)?;
+    /// # Ok::<(), mnemon::Error>(())
+    /// ```
+    pub fn with_session(mut self, session: impl Into<String>) -> Self {
+        self.session = Some(session.into());
+        self
+    }
+
+    /// When appended events become durable.
+    pub fn with_sync(mut self, sync: SyncPolicy) -> Self {
+        self.sync = sync;
+        self
+    }
+
+    /// Segment ages for compaction (run at open when due, and by [`Memory::compact`]).
+    pub fn with_compact(mut self, compact: crate::events::CompactPolicy) -> Self {
+        self.compact = compact;
+        self
     }
 }
 
@@ -493,8 +527,17 @@ impl Memory {
         )
     }
 
-    /// The event log (sessions, snapshots, refresh).
+    /// The event log (sessions, snapshots, refresh): inside the engine, and for mnemon's own
+    /// tests with the `internals` feature.
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
     pub fn events(&self) -> &EventLog {
+        &self.events
+    }
+
+    /// The event log (sessions, snapshots, refresh).
+    #[cfg(not(feature = "internals"))]
+    pub(crate) fn events(&self) -> &EventLog {
         &self.events
     }
 }

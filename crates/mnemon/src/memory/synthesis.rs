@@ -3,13 +3,13 @@
 //! recompute so that an incremental index equals a clean rebuild.
 
 use super::*;
+use crate::cooccur;
 use crate::error::Result;
 use crate::index::LexicalIndex;
 use crate::index::fields::DocTerms;
 use crate::index::segment::LaidOut;
 use crate::notes::{self, NoteType};
 use crate::ranking;
-use crate::recall::cooccur;
 use crate::store::{Batch, EdgeValue, StoreReader};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;

@@ -9,11 +9,14 @@ use serde::Serialize;
 /// `mnemon stats ID` output.
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeStatsView {
+    /// The note's id.
     pub id: String,
+    /// Times the note was returned by a recall.
     pub recall_count: u64,
     /// Milliseconds since the Unix epoch (JSON key `last_recalled_at`).
     #[serde(rename = "last_recalled_at")]
     pub last_recalled_ms: Option<i64>,
+    /// The latest importance mark, 1..=10.
     pub importance: Option<u8>,
     /// When the winning importance was tagged, milliseconds since the Unix epoch (JSON key
     /// `importance_ts`).
@@ -42,12 +45,15 @@ pub struct FeedbackReport {
     /// The question the verdicts are for (empty: none known; then only the notes' use counts
     /// change).
     pub query: String,
+    /// The notes recorded as used.
     pub used: Vec<String>,
+    /// The notes recorded as wrong for the question.
     pub wrong: Vec<String>,
 }
 
 impl Memory {
-    /// Mark a note as important (1..=10, [`crate::args::IMPORTANCE`]): its only effect is one ImportanceTag event. Use it for
+    /// Mark a note as important (1..=10, [`crate::args::IMPORTANCE`]): its only effect is one
+    /// ImportanceTag event. Use it for
     /// strong user preferences, recurring concerns, incidents that must be remembered.
     pub fn set_importance(
         &self,

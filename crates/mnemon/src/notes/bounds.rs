@@ -38,14 +38,14 @@ pub enum BoundsError {
          into the body",
         MAX_FRONTMATTER_BYTES >> 10
     )]
-    TooLarge { bytes: usize },
+    Size { bytes: usize },
     /// Nests deeper than [`MAX_FRONTMATTER_DEPTH`], found at the note's line `line`.
     #[error(
         "frontmatter may nest deeper than {MAX_FRONTMATTER_DEPTH} levels (line {line}): it was \
          not read and the note is indexed from its body only; flatten the YAML between the --- \
          lines"
     )]
-    TooDeep { line: usize },
+    Depth { line: usize },
     /// Holds more than [`MAX_FRONTMATTER_ALIASES`] aliases, the one over the limit at the note's
     /// line `line`.
     #[error(
@@ -53,7 +53,7 @@ pub enum BoundsError {
          it was not read and the note is indexed from its body only; write the values out \
          instead of aliasing them"
     )]
-    TooManyAliases { line: usize },
+    Aliases { line: usize },
 }
 
 /// What the frontmatter's text must not exceed: [`check_frontmatter_size`], then
@@ -63,15 +63,15 @@ pub fn check_frontmatter_bounds(yaml: &str, first_line: usize) -> Result<(), Bou
     check_frontmatter_nesting(yaml, first_line)
 }
 
-/// [`BoundsError::TooLarge`] when the frontmatter is over [`MAX_FRONTMATTER_BYTES`].
+/// [`BoundsError::Size`] when the frontmatter is over [`MAX_FRONTMATTER_BYTES`].
 pub fn check_frontmatter_size(yaml: &str) -> Result<(), BoundsError> {
     if yaml.len() > MAX_FRONTMATTER_BYTES {
-        return Err(BoundsError::TooLarge { bytes: yaml.len() });
+        return Err(BoundsError::Size { bytes: yaml.len() });
     }
     Ok(())
 }
 
-/// [`BoundsError::TooDeep`] or [`BoundsError::TooManyAliases`] (with the line) when the
+/// [`BoundsError::Depth`] or [`BoundsError::Aliases`] (with the line) when the
 /// frontmatter nests deeper than [`MAX_FRONTMATTER_DEPTH`] or holds more than
 /// [`MAX_FRONTMATTER_ALIASES`] aliases. `first_line` is the note's line number of the
 /// frontmatter's first line. Linear in the text.
@@ -81,8 +81,8 @@ pub fn check_frontmatter_nesting(yaml: &str, first_line: usize) -> Result<(), Bo
         if let Err(over) = lexer.line(line) {
             let line = first_line + n;
             return Err(match over {
-                Over::Depth => BoundsError::TooDeep { line },
-                Over::Aliases => BoundsError::TooManyAliases { line },
+                Over::Depth => BoundsError::Depth { line },
+                Over::Aliases => BoundsError::Aliases { line },
             });
         }
     }
@@ -417,7 +417,7 @@ mod tests {
         assert!(check(&key(most + 1)).is_err());
         assert_eq!(check(&deep(most)), Ok(()));
         let e = check(&deep(most + 1)).expect_err("one level over");
-        assert_eq!(e, BoundsError::TooDeep { line: 2 });
+        assert_eq!(e, BoundsError::Depth { line: 2 });
         let e = e.to_string();
         assert!(e.contains("deeper than 32 levels (line 2)"), "{e}");
         let pairs = format!("a: {}x{}\n", "[k: ".repeat(most + 1), "]".repeat(most + 1));
@@ -437,7 +437,7 @@ mod tests {
             indented.push_str(&format!("{}k{i}:\n", " ".repeat(i)));
         }
         let e = check(&indented).expect_err("40 levels of indentation");
-        assert_eq!(e, BoundsError::TooDeep { line: 34 });
+        assert_eq!(e, BoundsError::Depth { line: 34 });
         assert!(e.to_string().contains("(line 34)"), "{e}");
         let compact = format!("a:\n  {}x\n", "- ".repeat(40));
         assert!(check(&compact).is_err());
@@ -455,7 +455,7 @@ mod tests {
             laughs.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
         }
         let e = check(&laughs).expect_err("billion laughs");
-        assert!(matches!(e, BoundsError::TooManyAliases { .. }), "{e}");
+        assert!(matches!(e, BoundsError::Aliases { .. }), "{e}");
         assert!(e.to_string().contains("more than 4 YAML aliases"), "{e}");
         let block = (0..=MAX_FRONTMATTER_ALIASES)
             .map(|i| format!("k{i}: *a\n"))
@@ -471,7 +471,7 @@ mod tests {
     fn frontmatter_over_the_size_limit_is_refused_naming_it() {
         let big = format!("description: {}\n", "x".repeat(MAX_FRONTMATTER_BYTES));
         let e = check(&big).expect_err("too big");
-        assert!(matches!(e, BoundsError::TooLarge { .. }), "{e}");
+        assert!(matches!(e, BoundsError::Size { .. }), "{e}");
         assert!(e.to_string().contains("over the limit of 64 KiB"), "{e}");
     }
 

@@ -39,10 +39,15 @@ pub const MAX_EDGES_PER_NOTE: usize = 4096;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum NoteType {
+    /// Facts about the project: decisions, incidents, how things work.
     Project,
+    /// What the user corrected or asked for.
     Feedback,
+    /// Who the user is and what they prefer.
     User,
+    /// Pointers to outside material.
     Reference,
+    /// A note that mostly lists other notes.
     Index,
     /// No `type:` (or one mnemon does not know).
     #[default]

@@ -316,7 +316,8 @@ pub fn run(
     now_s: i64,
     stats: &impl Fn(u32) -> NodeStats,
 ) -> Result<(Vec<Hit>, FloorReport)> {
-    crate::args::query(q)?;
+    // The caller (`Memory::recall`) has checked `q` against `args::query`.
+    debug_assert!(q.depth <= crate::ranking::MAX_DEPTH, "unchecked query");
     let mut text = q.text.as_str();
     if text.len() > super::query::MAX_QUERY_BYTES {
         let mut cut = super::query::MAX_QUERY_BYTES;

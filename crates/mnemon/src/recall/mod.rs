@@ -2,16 +2,12 @@
 //! co-occurrence and the scoring policy, merged into one ranked list with trails.
 
 mod cands;
-pub mod clock;
-pub mod cooccur;
-pub mod engine;
-pub mod evidence;
-pub mod learned;
-pub mod ord_stats;
-pub mod query;
-pub mod shown;
+mod clock;
+mod query;
+inner_modules!(engine, evidence, learned, ord_stats, shown);
 
 pub use clock::{Clock, FixedClock, SystemClock};
+pub use query::{DEFAULT_LIMIT, MAX_ANCHORS, MAX_LIMIT, MAX_QUERY_BYTES};
 pub use query::{
     Explain, FloorReport, Hit, HitFields, HitJson, Query, Recall, RecallJson, RecallLayout,
     Rejected, Source, TermWeight, TrailEdge,
@@ -24,6 +20,7 @@ pub struct NodeStats {
     pub recall_count: u64,
     /// When it was last returned, milliseconds since the Unix epoch.
     pub last_recalled_ms: Option<i64>,
+    /// The latest importance mark, 1..=10.
     pub importance: Option<u8>,
     /// Times an agent said it used the note, or fetched it by id.
     pub used_count: u64,

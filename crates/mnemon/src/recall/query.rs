@@ -90,9 +90,13 @@ pub enum Source {
 /// One edge of a trail.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrailEdge {
+    /// The note the edge leaves.
     pub from: String,
+    /// The note it reaches.
     pub to: String,
+    /// What the edge says.
     pub kind: EdgeKind,
+    /// Who made it: a link in a note, a frontmatter field, or synthesis.
     pub provenance: Provenance,
 }
 
@@ -130,23 +134,31 @@ pub struct Explain {
 /// One result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
+    /// The note's id.
     pub id: String,
+    /// The frontmatter's `name`.
     pub name: Option<String>,
+    /// The frontmatter's `description`.
     pub description: Option<String>,
+    /// The note's type (JSON key `type`).
     #[serde(rename = "type")]
     pub note_type: &'static str,
+    /// The ranking score (higher first); comparable within one recall only.
     pub score: f32,
+    /// How the note was reached.
     pub source: Source,
     /// Edges from a direct hit to this note (empty for direct hits).
     pub trail: Vec<TrailEdge>,
     /// The body's first characters.
     pub excerpt: String,
+    /// The score taken apart (filled with `Query::explain`).
     pub explain: Explain,
 }
 
 /// A query term as evidence (`--explain`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TermWeight {
+    /// The term, as the tokenizer made it (folded, stemmed).
     pub term: String,
     /// The idf it weighs in coverage; 0 when too common to say anything.
     pub idf: f32,
@@ -157,8 +169,11 @@ pub struct TermWeight {
 /// A lexical hit the score floor turned away, and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Rejected {
+    /// The note turned away.
     pub id: String,
+    /// The share of the question's informative weight it covered, 0..=1.
     pub coverage: f32,
+    /// Which rule of the floor turned it away.
     pub reason: &'static str,
 }
 
@@ -179,6 +194,7 @@ pub struct FloorReport {
 pub struct Recall {
     /// Query id (also the `qid` of its events).
     pub qid: String,
+    /// The results, best first.
     pub results: Vec<Hit>,
     /// Why lexical hits passed the floor or not.
     pub floor: FloorReport,

@@ -55,6 +55,7 @@ fn too_deep_note_message(parts: usize) -> String {
 pub struct ScanError {
     /// Path relative to `memory/` (or the absolute path when it is outside).
     pub path: String,
+    /// What is wrong, and the fix.
     pub message: String,
 }
 

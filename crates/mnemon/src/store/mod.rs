@@ -81,10 +81,15 @@ pub struct Version {
 /// An edge with both ends, as the store returns it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Edge {
+    /// The note the edge leaves.
     pub from: String,
+    /// The note (or missing id) it reaches.
     pub to: String,
+    /// What the edge says.
     pub kind: EdgeKind,
+    /// Who made it.
     pub provenance: Provenance,
+    /// How sure it is, 0..=1.
     pub confidence: f32,
 }
 

@@ -1,0 +1,253 @@
+//! Which indexed terms does a query word stand for? Typo (Levenshtein DFA) and prefix expansion
+//! over the segments' dictionaries, remembered per index so that repeated words cost one lookup.
+
+use super::*;
+use crate::index::tokenize::{QueryTerm, QueryTerms};
+use crate::ranking;
+use fst::{Automaton, IntoStreamer, Streamer};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Longest query term (chars) given typo tolerance: Levenshtein automata grow with length.
+pub const MAX_FUZZY_TERM_CHARS: usize = 24;
+
+/// Dictionary terms an expansion found, with their document frequency summed over the segments
+/// whose streams listed them (from the dictionary value at hand, not a second lookup). Each
+/// segment's stream lists every term of the expansion it holds, so the sums are the terms' full
+/// document frequencies unless a stream was cut short (`complete` false): then they are looked
+/// up again.
+pub(super) struct Found {
+    df: HashMap<String, u64>,
+    complete: bool,
+}
+
+impl Default for Found {
+    fn default() -> Self {
+        Found {
+            df: HashMap::new(),
+            complete: true,
+        }
+    }
+}
+
+impl Found {
+    fn add(&mut self, l: &Live, term: &str, off: u64) {
+        *self.df.entry(term.to_string()).or_default() += l.live_df_at(off);
+    }
+}
+
+/// The Levenshtein DFA builders (distance 1 and 2, transposition costs 1), built once: building
+/// a builder is costly, building a DFA from one is cheap (fst's own Levenshtein type builds its
+/// whole DFA eagerly, for every query term).
+pub(super) fn typo_builder(dist: u8) -> &'static levenshtein_automata::LevenshteinAutomatonBuilder {
+    static ONE: std::sync::OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> =
+        std::sync::OnceLock::new();
+    static TWO: std::sync::OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> =
+        std::sync::OnceLock::new();
+    let cell = if dist <= 1 { &ONE } else { &TWO };
+    cell.get_or_init(|| levenshtein_automata::LevenshteinAutomatonBuilder::new(dist.min(2), true))
+}
+
+/// Build the typo DFA builders on a background thread, so the first query that needs one does
+/// not pay for it (called when an index is opened).
+pub fn warm_typo_builders() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        std::thread::spawn(|| {
+            typo_builder(1);
+            typo_builder(2);
+        });
+    });
+}
+
+/// A Levenshtein DFA as an fst automaton.
+pub(super) struct TypoAutomaton(levenshtein_automata::DFA);
+
+impl fst::Automaton for TypoAutomaton {
+    type State = u32;
+    fn start(&self) -> u32 {
+        self.0.initial_state()
+    }
+    fn is_match(&self, state: &u32) -> bool {
+        matches!(
+            self.0.distance(*state),
+            levenshtein_automata::Distance::Exact(_)
+        )
+    }
+    fn can_match(&self, state: &u32) -> bool {
+        *state != levenshtein_automata::SINK_STATE
+    }
+    fn accept(&self, state: &u32, byte: u8) -> u32 {
+        self.0.transition(*state, byte)
+    }
+}
+
+/// At most this many expansions (typo or prefix, per query term) are remembered per index.
+pub const EXPANSION_CACHE_TERMS: usize = 4096;
+
+/// Typo and prefix expansions of query terms, remembered for the life of one index (they depend
+/// only on its dictionary, which never changes; an update opens a new index). Finding one walks
+/// the dictionary with a Levenshtein automaton built for the term, work that grows with the
+/// dictionary and the distance, and an agent's queries repeat their words.
+pub(super) struct ExpansionCache(pub(super) quick_cache::sync::Cache<(ExpansionKind, String), Arc<[String]>>);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum ExpansionKind {
+    Typo,
+    Prefix,
+}
+
+impl Default for ExpansionCache {
+    fn default() -> Self {
+        ExpansionCache(quick_cache::sync::Cache::new(EXPANSION_CACHE_TERMS))
+    }
+}
+
+impl ExpansionCache {
+    fn get_or_find(
+        &self,
+        kind: ExpansionKind,
+        term: &str,
+        find: impl FnOnce() -> Vec<String>,
+    ) -> Arc<[String]> {
+        let key = (kind, term.to_string());
+        if let Some(found) = self.0.get(&key) {
+            return found;
+        }
+        let found: Arc<[String]> = find().into();
+        self.0.insert(key, found.clone());
+        found
+    }
+}
+
+impl LexicalIndex {
+    /// How each query term matches the dictionary: exact, else typo-tolerant (Levenshtein
+    /// distance 1 for 5+ chars, 2 for 9+, same first character), plus prefix expansions of an unfinished last term.
+    pub fn expand(&self, q: &QueryTerms) -> Vec<TermMatch> {
+        let n = q.terms.len();
+        q.terms
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut expansions = Vec::new();
+                let term_df = self.df(t.term.as_bytes());
+                let exact = term_df > 0;
+                if exact {
+                    expansions.push((t.term.clone(), 1.0));
+                } else if !t.cjk {
+                    let typos = self
+                        .expansions
+                        .get_or_find(ExpansionKind::Typo, &t.term, || self.fuzzy(t));
+                    for e in typos.iter() {
+                        expansions.push((e.clone(), ranking::FUZZY_TERM_WEIGHT));
+                    }
+                }
+                // An unfinished last word: complete it, unless it already is a word here.
+                if i + 1 == n && q.last_is_prefix && !t.cjk && !exact {
+                    let completions =
+                        self.expansions
+                            .get_or_find(ExpansionKind::Prefix, &t.surface, || {
+                                self.prefixed(&t.surface)
+                            });
+                    for e in completions.iter() {
+                        if !expansions.iter().any(|(x, _)| x == e) {
+                            expansions.push((e.clone(), ranking::PREFIX_TERM_WEIGHT));
+                        }
+                    }
+                }
+                let first_df = match expansions.first() {
+                    _ if exact => term_df,
+                    Some((first, _)) => self.df(first.as_bytes()),
+                    None => 0,
+                };
+                TermMatch {
+                    term: t.term.clone(),
+                    expansions,
+                    first_df,
+                }
+            })
+            .collect()
+    }
+
+    /// Live documents holding `term`.
+    pub(super) fn df(&self, term: &[u8]) -> u64 {
+        self.segments
+            .iter()
+            .filter_map(|l| l.seg.term_offset(term).map(|o| l.live_df_at(o)))
+            .sum()
+    }
+
+    /// Dictionary terms within the allowed edit distance of `t`, most frequent first.
+    pub(super) fn fuzzy(&self, t: &QueryTerm) -> Vec<String> {
+        let chars = t.term.chars().count();
+        let dist = if chars >= 9 {
+            2
+        } else if chars >= 5 {
+            1
+        } else {
+            return Vec::new();
+        };
+        if chars > MAX_FUZZY_TERM_CHARS {
+            return Vec::new();
+        }
+        // The first characters must match (Lucene's `prefixLength`): typos there are rare, and
+        // it confines the DFA to one branch of the dictionary instead of all of it.
+        let fixed: String = t.term.chars().take(ranking::FUZZY_PREFIX_CHARS).collect();
+        let aut = fst::automaton::Str::new(&fixed)
+            .starts_with()
+            .intersection(TypoAutomaton(typo_builder(dist).build_dfa(&t.term)));
+        let mut found = Found::default();
+        for l in &self.segments {
+            let mut s = l.seg.terms().search(&aut).into_stream();
+            while let Some((k, off)) = s.next() {
+                if let Ok(k) = std::str::from_utf8(k) {
+                    found.add(l, k, off);
+                }
+                if found.df.len() > 64 {
+                    found.complete = false;
+                    break;
+                }
+            }
+        }
+        self.top_by_df(found)
+    }
+
+    /// Dictionary terms starting with `prefix` (other than `prefix` itself), most frequent first.
+    pub(super) fn prefixed(&self, prefix: &str) -> Vec<String> {
+        if prefix.chars().count() < 2 {
+            return Vec::new();
+        }
+        let aut = fst::automaton::Str::new(prefix).starts_with();
+        let mut found = Found::default();
+        for l in &self.segments {
+            let mut s = l.seg.terms().search(aut.clone()).into_stream();
+            while let Some((k, off)) = s.next() {
+                if k != prefix.as_bytes()
+                    && let Ok(k) = std::str::from_utf8(k)
+                {
+                    found.add(l, k, off);
+                }
+                if found.df.len() > 256 {
+                    found.complete = false;
+                    break;
+                }
+            }
+        }
+        self.top_by_df(found)
+    }
+
+    /// The most frequent of the `found` terms.
+    pub(super) fn top_by_df(&self, found: Found) -> Vec<String> {
+        let complete = found.complete;
+        let mut v: Vec<(u64, String)> = found
+            .df
+            .into_iter()
+            .map(|(t, df)| (if complete { df } else { self.df(t.as_bytes()) }, t))
+            // A term only deleted documents hold is not in a clean build's dictionary.
+            .filter(|(df, _)| *df > 0)
+            .collect();
+        v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        v.truncate(ranking::MAX_EXPANSIONS_PER_TERM);
+        v.into_iter().map(|(_, t)| t).collect()
+    }
+}

@@ -1,0 +1,360 @@
+//! BM25F search over the live segments with OR semantics, MaxScore-pruned: the exact top k
+//! without scoring every document a common word matches; and the term statistics synthesis reads.
+
+use super::*;
+use crate::index::fields::FIELD_COUNT;
+use crate::index::segment::Posting;
+use crate::prefetch::prefetch;
+use crate::ranking;
+use fst::Streamer;
+use std::collections::HashMap;
+
+/// One document's running BM25F state during a search.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct DocAcc {
+    score: f32,
+    matched: u32,
+    exact: u32,
+    best_idf: f32,
+}
+
+/// Postings decoded ahead of scoring, and seek targets looked ahead, for [`prefetch`].
+pub(super) const PREFETCH_BATCH: usize = 16;
+
+thread_local! {
+    /// Per-thread search scratch, one slot per document of the largest segment seen, all zero
+    /// between searches (a search resets only the slots it touched): no per-query allocation or
+    /// clearing proportional to the corpus.
+    static SCRATCH: std::cell::RefCell<Scratch> = const {
+        std::cell::RefCell::new(Scratch {
+            acc: Vec::new(),
+            touched: Vec::new(),
+            kth: Vec::new(),
+            sorted: Vec::new(),
+            done_scores: Vec::new(),
+        })
+    };
+}
+
+/// A search's working memory, kept per thread so that a search allocates only its hits.
+pub(super) struct Scratch {
+    /// Score slots by document number (see `SCRATCH`).
+    acc: Vec<DocAcc>,
+    /// Documents of the current segment with a score, in the order they got one.
+    touched: Vec<u32>,
+    /// Scores, to select the `limit`-th best.
+    kth: Vec<f32>,
+    /// Documents to seek to, in doc order.
+    sorted: Vec<u32>,
+    /// The best scores of the segments already searched.
+    done_scores: Vec<f32>,
+}
+
+impl LexicalIndex {
+    /// BM25F pseudo term frequency: field counts weighted and length-normalised per field.
+    pub(super) fn field_tf(&self, tfs: &[u16; FIELD_COUNT], lens: &[u32; FIELD_COUNT]) -> f32 {
+        let mut tf = 0.0f32;
+        for (f, (&count, &len)) in tfs.iter().zip(lens).enumerate() {
+            if count > 0 {
+                let b = ranking::FIELD_LENGTH_NORM[f];
+                let norm = 1.0 - b + b * len as f32 / self.avg_field_lens[f];
+                tf += ranking::FIELD_WEIGHTS[f] * f32::from(count) / norm;
+            }
+        }
+        tf
+    }
+
+    /// BM25F search with OR semantics over expanded terms; the best `limit` hits.
+    ///
+    /// Exact top-`limit` with MaxScore pruning: term lists are read rarest first (highest upper
+    /// bound of their BM25 contribution, `weight * idf * (k1 + 1)`); once `limit` documents are
+    /// scored, a document first met in a later list is skipped when even the sum of the remaining
+    /// lists' bounds cannot lift it to the current `limit`-th score. Common words then only add to
+    /// documents already found instead of scoring most of the corpus.
+    pub fn search(&self, matches: &[TermMatch], limit: usize) -> Vec<LexHit<'_>> {
+        let n = self.live_docs.max(1) as f32;
+        /// One dictionary term of the query, as the search reads it.
+        struct SearchTerm<'t> {
+            /// Which query term it expands (its bit in `matched`).
+            qi: usize,
+            term: &'t str,
+            /// Expansion weight x idf.
+            w: f32,
+            idf: f32,
+            /// The query term itself, not an expansion of it.
+            exact: bool,
+            /// Where its per-segment postings offsets start in `offsets`.
+            at: usize,
+        }
+        // idf once per dictionary term (document frequency summed over segments), and where
+        // each segment keeps the term's postings: one dictionary lookup per term and segment.
+        let mut terms: Vec<SearchTerm<'_>> = Vec::new();
+        let mut offsets: Vec<Option<u64>> = Vec::new();
+        for (qi, m) in matches.iter().enumerate() {
+            for (term, weight) in &m.expansions {
+                let at = offsets.len();
+                offsets.extend(
+                    self.segments
+                        .iter()
+                        .map(|l| l.seg.term_offset(term.as_bytes())),
+                );
+                let df: u64 = self
+                    .segments
+                    .iter()
+                    .zip(&offsets[at..])
+                    .filter_map(|(l, off)| off.map(|o| l.live_df_at(o)))
+                    .sum();
+                let df = df as f32;
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                terms.push(SearchTerm {
+                    qi,
+                    term: term.as_str(),
+                    w: weight * idf,
+                    idf,
+                    exact: *term == m.term,
+                    at,
+                });
+            }
+        }
+        terms.sort_by(|a, b| b.w.total_cmp(&a.w).then_with(|| a.term.cmp(b.term)));
+        // rest[j]: the most the lists j.. can add to one document.
+        let mut rest = vec![0.0f32; terms.len() + 1];
+        for j in (0..terms.len()).rev() {
+            rest[j] = rest[j + 1] + terms[j].w * (ranking::BM25_K1 + 1.0);
+        }
+        let mut hits = Vec::new();
+        SCRATCH.with_borrow_mut(|scratch| {
+            let Scratch {
+                acc,
+                touched,
+                kth,
+                sorted,
+                done_scores,
+            } = scratch;
+            done_scores.clear();
+            // The `limit`-th best score of the segments already searched: a floor for the rest
+            // (a note lives in one segment, so the floors of disjoint doc sets combine).
+            let mut done_kth = f32::NEG_INFINITY;
+            // Largest segment first: its floor prunes the small ones.
+            let mut order: Vec<(usize, &Live)> = self.segments.iter().enumerate().collect();
+            order.sort_by_key(|(_, l)| std::cmp::Reverse(l.live_count()));
+            debug_assert_eq!(offsets.len(), terms.len() * self.segments.len());
+            for (si, l) in order {
+                let docs = l.seg.doc_count() as usize;
+                if acc.len() < docs {
+                    acc.resize(docs, DocAcc::default());
+                }
+                touched.clear();
+                for (
+                    j,
+                    SearchTerm {
+                        qi,
+                        w,
+                        idf,
+                        exact,
+                        at,
+                        ..
+                    },
+                ) in terms.iter().enumerate()
+                {
+                    let Some(off) = offsets[at + si] else {
+                        continue;
+                    };
+                    let Some(postings) = l.seg.postings_at(off) else {
+                        continue;
+                    };
+                    // The `limit`-th best score so far is a lower bound of the final one.
+                    let threshold = if touched.len() < limit.max(1) {
+                        done_kth
+                    } else {
+                        kth.clear();
+                        kth.extend(touched.iter().map(|&d| acc[d as usize].score));
+                        let at = limit.max(1) - 1;
+                        let (_, t, _) = kth.select_nth_unstable_by(at, |a, b| b.total_cmp(a));
+                        t.max(done_kth)
+                    };
+                    let admit_new = rest[j] >= threshold;
+                    if !admit_new && touched.is_empty() {
+                        break;
+                    }
+                    let add = |p: Posting, a: &mut DocAcc| {
+                        let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
+                        a.score += w * tf * (ranking::BM25_K1 + 1.0) / (ranking::BM25_K1 + tf);
+                        a.matched |= 1u32 << (qi % 32);
+                        a.exact |= u32::from(*exact) << (qi % 32);
+                        a.best_idf = a.best_idf.max(*idf);
+                    };
+                    if admit_new {
+                        // Decoded a batch at a time, the batch's score slots and field lengths
+                        // requested ahead, so their cache misses overlap.
+                        let mut batch = [Posting::default(); PREFETCH_BATCH];
+                        let mut postings = postings.peekable();
+                        while postings.peek().is_some() {
+                            let mut n = 0;
+                            for (slot, p) in batch.iter_mut().zip(postings.by_ref()) {
+                                prefetch(acc, p.doc as usize);
+                                l.seg.prefetch_field_lens(p.doc);
+                                *slot = p;
+                                n += 1;
+                            }
+                            for &p in &batch[..n] {
+                                let d = p.doc as usize;
+                                if l.deleted.get(d).copied().unwrap_or(true) {
+                                    continue;
+                                }
+                                let Some(a) = acc.get_mut(d) else { continue };
+                                if a.matched == 0 {
+                                    touched.push(p.doc);
+                                }
+                                add(p, a);
+                            }
+                        }
+                    } else {
+                        // Only documents already found can still change, and only those whose
+                        // score plus what the lists left can add still reaches the threshold
+                        // can end in the top `limit`: seek to each of them (in doc order)
+                        // instead of decoding the whole list.
+                        let Some(mut postings) = l.seg.seekable_postings_at(off) else {
+                            continue;
+                        };
+                        sorted.clear();
+                        sorted.extend(
+                            touched
+                                .iter()
+                                .filter(|&&d| acc[d as usize].score + rest[j] >= threshold),
+                        );
+                        sorted.sort_unstable();
+                        for (i, &d) in sorted.iter().enumerate() {
+                            if let Some(&ahead) = sorted.get(i + PREFETCH_BATCH) {
+                                l.seg.prefetch_field_lens(ahead);
+                            }
+                            if let Some(p) = postings.seek(d)
+                                && let Some(a) = acc.get_mut(d as usize)
+                            {
+                                add(p, a);
+                            }
+                        }
+                    }
+                }
+                if touched.len() > limit {
+                    // Equal scores are ordered by id, as the final list is: which of them makes
+                    // the cut must not depend on where a note sits in which segment.
+                    touched.select_nth_unstable_by(limit, |a, b| {
+                        acc[*b as usize]
+                            .score
+                            .total_cmp(&acc[*a as usize].score)
+                            .then_with(|| l.seg.id(*a).cmp(l.seg.id(*b)))
+                    });
+                }
+                for (i, &doc) in touched.iter().enumerate() {
+                    let a = std::mem::take(&mut acc[doc as usize]);
+                    if i < limit && a.score >= done_kth {
+                        done_scores.push(a.score);
+                        hits.push(LexHit {
+                            id: l.seg.id(doc),
+                            score: a.score,
+                            matched: a.matched,
+                            exact: a.exact,
+                            max_idf: a.best_idf,
+                        });
+                    }
+                }
+                if done_scores.len() >= limit.max(1) {
+                    let at = limit.max(1) - 1;
+                    let (_, t, _) = done_scores.select_nth_unstable_by(at, |a, b| b.total_cmp(a));
+                    done_kth = *t;
+                    done_scores.sort_unstable_by(|a, b| b.total_cmp(a));
+                    done_scores.truncate(limit.max(1));
+                }
+            }
+        });
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(b.id)));
+        hits.truncate(limit);
+        hits
+    }
+
+    /// Every live document's terms with tf-idf weights, for co-occurrence (see `cooccur`):
+    /// for each of `terms`, the postings as (id, per-field counts).
+    pub fn postings_of(&self, term: &str) -> Vec<(&str, [u16; FIELD_COUNT])> {
+        let mut out = Vec::new();
+        for l in &self.segments {
+            if let Some(p) = l.seg.postings(term.as_bytes()) {
+                for p in p {
+                    if !l.deleted.get(p.doc as usize).copied().unwrap_or(true) {
+                        out.push((l.seg.id(p.doc), p.tfs));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Live documents holding `term`.
+    pub fn doc_freq(&self, term: &str) -> u64 {
+        self.df(term.as_bytes())
+    }
+
+    /// The terms the live documents `ids` hold, each with those of `ids` that hold it (their
+    /// places in `ids`, ascending); a term more than `max_df` live documents hold may be left
+    /// out. What an update
+    /// needs to know of the notes it replaces or removes, whose old text is gone: found by
+    /// reading the dictionary of each segment holding one of them (no per-document term list is
+    /// kept).
+    pub fn terms_of(&self, ids: &[&str], max_df: u64) -> HashMap<String, Vec<usize>> {
+        let mut out: HashMap<String, Vec<usize>> = HashMap::new();
+        if ids.is_empty() {
+            return out;
+        }
+        let wanted: HashMap<&str, usize> = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        for l in &self.segments {
+            // (doc, index in `ids`), in doc order.
+            let docs: Vec<(u32, usize)> = l
+                .seg
+                .ids()
+                .iter()
+                .enumerate()
+                .filter(|(d, _)| !l.deleted.get(*d).copied().unwrap_or(true))
+                .filter_map(|(d, id)| wanted.get(&**id).map(|&i| (d as u32, i)))
+                .collect();
+            let (Some(&(first, _)), Some(&(last, _))) = (docs.first(), docs.last()) else {
+                continue;
+            };
+            // A list longer than this holds more than `max_df` live documents.
+            let longest = max_df.saturating_add(l.entry.deleted.len() as u64);
+            let mut stream = l.seg.terms().stream();
+            while let Some((term, off)) = stream.next() {
+                let Some(postings) = l.seg.postings_at(off) else {
+                    continue;
+                };
+                if postings.len() > longest {
+                    continue;
+                }
+                let mut holders: Vec<usize> = Vec::new();
+                for p in postings {
+                    if p.doc > last {
+                        break;
+                    }
+                    if p.doc >= first
+                        && let Ok(k) = docs.binary_search_by_key(&p.doc, |&(d, _)| d)
+                    {
+                        holders.push(docs[k].1);
+                    }
+                }
+                if holders.is_empty() {
+                    continue;
+                }
+                let Ok(term) = std::str::from_utf8(term) else {
+                    continue;
+                };
+                if l.live_df_at(off) > max_df {
+                    continue;
+                }
+                out.entry(term.to_string()).or_default().extend(holders);
+            }
+        }
+        for holders in out.values_mut() {
+            holders.sort_unstable();
+        }
+        out
+    }
+}

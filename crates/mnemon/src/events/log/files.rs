@@ -1,0 +1,199 @@
+//! Which segment files the log has (in `events/` and `events/archive/`), and reading one back,
+//! compressed or not, from a watermark.
+
+use super::*;
+use crate::events::event::Event;
+use crate::events::segment::{FrameReader, Header, HeaderError, Item};
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// A segment file found in `events/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentFile {
+    /// File name.
+    pub name: String,
+    /// File name without `.seg` / `.seg.zst`: the key of its watermark.
+    pub id: String,
+    pub compressed: bool,
+}
+
+/// The segment files of `events/`, sorted by name (= by creation time), and the other files.
+pub fn list_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<SegmentFile>, Vec<String>)> {
+    let names = match fs.list(events_dir) {
+        Ok(n) => n,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io("list", events_dir, e)),
+    };
+    let mut segs = Vec::new();
+    let mut other = Vec::new();
+    for name in names {
+        // Hidden names are mnemon's own: locks, and temporaries never read as segments.
+        if name.starts_with('.') {
+            continue;
+        }
+        if let Some(id) = name.strip_suffix(COMPRESSED_EXT) {
+            segs.push(SegmentFile {
+                id: id.to_string(),
+                name,
+                compressed: true,
+            });
+        } else if let Some(id) = name.strip_suffix(SEGMENT_EXT) {
+            segs.push(SegmentFile {
+                id: id.to_string(),
+                name,
+                compressed: false,
+            });
+        } else {
+            other.push(name);
+        }
+    }
+    segs.sort_by(|a, b| a.name.cmp(&b.name));
+    other.sort();
+    Ok((segs, other))
+}
+
+/// A segment file of the log, wherever it is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocatedSegment {
+    pub path: PathBuf,
+    /// Its name relative to `events/` (`archive/<name>` for an archived one).
+    pub shown: String,
+    pub file: SegmentFile,
+}
+
+/// Every segment file of the log, in `events/` and in `events/archive/` (both are read by every
+/// fold), and the files of either folder that are not segments (relative to `events/`).
+pub fn all_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<LocatedSegment>, Vec<String>)> {
+    let archive_name = super::segment::ARCHIVE_DIR;
+    let archive = events_dir.join(archive_name);
+    let (segs, other) = list_segments(fs, events_dir)?;
+    let (archived, archived_other) = list_segments(fs, &archive)?;
+    let mut out: Vec<LocatedSegment> = segs
+        .into_iter()
+        .map(|file| LocatedSegment {
+            path: events_dir.join(&file.name),
+            shown: file.name.clone(),
+            file,
+        })
+        .collect();
+    out.extend(archived.into_iter().map(|file| LocatedSegment {
+        path: archive.join(&file.name),
+        shown: format!("{archive_name}/{}", file.name),
+        file,
+    }));
+    // By creation time, wherever kept.
+    out.sort_by(|a, b| a.file.name.cmp(&b.file.name));
+    let mut unknown: Vec<String> = other.into_iter().filter(|n| n != archive_name).collect();
+    unknown.extend(
+        archived_other
+            .into_iter()
+            .map(|n| format!("{archive_name}/{n}")),
+    );
+    Ok((out, unknown))
+}
+
+/// What reading one segment found.
+#[derive(Debug, Default)]
+pub struct SegmentRead {
+    pub header: Option<Header>,
+    /// Events with their frame offsets.
+    pub events: Vec<(u64, Event)>,
+    pub damaged: Vec<std::ops::Range<u64>>,
+    /// Offset just past the last good frame (the next watermark).
+    pub end: u64,
+    /// No complete header, and the bytes are the start of one: a segment whose creation never
+    /// completed (0 bytes, a header cut short by a crash or a full disk). It holds no events and
+    /// is not damage.
+    pub empty: bool,
+    /// Why reading stopped early, if it did (what was read is kept).
+    pub error: Option<String>,
+}
+
+/// Whether a compressed segment (in `events/` or its archive) already has this id. A new
+/// segment must not reuse it: readers take the compressed copy of an id as authoritative, so the
+/// new segment's events would never be read (found by the `compaction_ops` fuzz target: a writer
+/// of the same session, process and millisecond as a segment compressed meanwhile).
+pub fn compressed_id_exists(fs: &dyn Fs, events_dir: &Path, id: &str) -> bool {
+    let name = format!("{id}{COMPRESSED_EXT}");
+    let archive = events_dir.join(super::segment::ARCHIVE_DIR);
+    fs.len(&events_dir.join(&name)).is_ok() || fs.len(&archive.join(&name)).is_ok()
+}
+
+/// Open a segment's byte stream (decompressing `.seg.zst`).
+pub fn open_stream(
+    fs: &dyn Fs,
+    path: &Path,
+    compressed: bool,
+) -> std::io::Result<Box<dyn Read + Send>> {
+    let raw = fs.open_read(path)?;
+    if compressed {
+        Ok(Box::new(zstd::stream::read::Decoder::new(raw)?))
+    } else {
+        Ok(raw)
+    }
+}
+
+/// Read the events of a segment at or after `from` (an offset in its uncompressed stream).
+pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> SegmentRead {
+    let mut out = SegmentRead::default();
+    let mut stream = match open_stream(fs, path, compressed) {
+        Ok(s) => s,
+        Err(e) => {
+            out.error = Some(format!("cannot open: {e}"));
+            return out;
+        }
+    };
+    // The header (its version says where the session id is and how frames are sealed).
+    let (seal, header_len) = match Header::read(&mut stream) {
+        Ok((h, len)) => {
+            let seal = h.seal;
+            out.header = Some(h);
+            (seal, len as u64)
+        }
+        Err(HeaderError::Incomplete) => {
+            out.empty = true;
+            return out;
+        }
+        Err(HeaderError::Invalid(e)) => {
+            out.error = Some(e.to_string());
+            return out;
+        }
+    };
+    let start = from.max(header_len);
+    let stream: Box<dyn Read + Send> = if compressed || start == header_len {
+        // Skip forward in the stream we have (compressed streams cannot seek).
+        let skip = start - header_len;
+        if skip > 0
+            && let Err(e) = std::io::copy(&mut (&mut stream).take(skip), &mut std::io::sink())
+        {
+            out.error = Some(format!("cannot skip to the watermark ({e})"));
+            return out;
+        }
+        stream
+    } else {
+        match fs.open_read_at(path, start) {
+            Ok(s) => s,
+            Err(e) => {
+                out.error = Some(format!("cannot seek to the watermark ({e})"));
+                return out;
+            }
+        }
+    };
+    out.end = start;
+    let mut reader = FrameReader::new(stream, seal, start);
+    for item in reader.by_ref() {
+        match item {
+            Item::Event { offset, end, event } => {
+                out.events.push((offset, event));
+                out.end = end;
+            }
+            Item::Damaged(r) => out.damaged.push(r),
+        }
+    }
+    if let Some(e) = reader.io_error {
+        out.error = Some(format!(
+            "read failed midway ({e}); kept the events before it"
+        ));
+    }
+    out
+}

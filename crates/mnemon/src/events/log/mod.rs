@@ -1,0 +1,353 @@
+//! The event log of a memory folder: this process's segment writer, the folded stats (snapshot +
+//! tail), and reading every segment.
+
+mod files;
+mod stats;
+mod writer;
+
+pub use files::*;
+pub use stats::{NodeFold, StatsView};
+use writer::*;
+
+use super::event::Event;
+use super::fold::{RecallStats, Stats};
+use super::segment::{self};
+use super::snapshot::{self, Snapshot};
+use crate::error::{Error, Result};
+use crate::fs::{Fs, FsFile};
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+/// Extension of a live segment.
+pub const SEGMENT_EXT: &str = ".seg";
+/// Extension of a compressed segment.
+pub const COMPRESSED_EXT: &str = ".seg.zst";
+/// A snapshot is written at open when more events than this were folded from the tail.
+pub const SNAPSHOT_AFTER_EVENTS: u64 = 10_000;
+
+/// When appends become durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncPolicy {
+    /// Handed to the OS after every recall (survives a process crash); fsynced when the
+    /// memory is closed.
+    #[default]
+    Close,
+    /// Fsynced after every recall and importance tag (survives a power loss; slower).
+    Always,
+    /// Handed to the OS after every recall; never fsynced by mnemon.
+    Never,
+}
+
+/// Change-log entries kept (a reader further behind rebuilds whatever it derived from the stats).
+pub const MAX_STATS_CHANGES: usize = 64;
+
+/// Folded stats: a snapshot (zero-copy) plus what was folded after its watermarks.
+struct State {
+    snapshot: Option<Snapshot>,
+    delta: Stats,
+    /// Current watermark of every segment seen (snapshot's, advanced by folding).
+    marks: HashMap<String, u64>,
+    /// Bumped by every change of the folded stats.
+    version: u64,
+    /// What each recent version changed, oldest first.
+    changes: std::collections::VecDeque<(u64, Change)>,
+    /// Bumped when the per-question feedback may have changed.
+    feedback_version: u64,
+}
+
+/// What one version of the folded stats changed.
+enum Change {
+    /// Possibly any node (a new snapshot).
+    All,
+    /// These nodes (another process's events, folded).
+    Nodes(Vec<String>),
+    /// The nodes of these events (this process's append: kept as they are, no copies).
+    Events(Vec<Event>),
+}
+
+impl State {
+    /// Record a new version with its change.
+    fn bump(&mut self, change: Change) {
+        self.version += 1;
+        if self.changes.len() == MAX_STATS_CHANGES {
+            self.changes.pop_front();
+        }
+        self.changes.push_back((self.version, change));
+    }
+}
+
+/// The event log.
+pub struct EventLog {
+    fs: Arc<dyn Fs>,
+    events_dir: PathBuf,
+    index_dir: PathBuf,
+    session: String,
+    sync: SyncPolicy,
+    writer: Mutex<Slot>,
+    state: RwLock<State>,
+    notices: Mutex<Vec<String>>,
+    last_refresh: Mutex<Option<std::time::Instant>>,
+    /// Uncompressed length of each compressed segment seen, from its zstd frame header (`None`:
+    /// not recorded). Compressed segments never change, so each is read once per process.
+    compressed_lens: Mutex<HashMap<String, Option<u64>>>,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A new session id for this process.
+pub fn new_session_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("p{}-{:08x}", std::process::id(), nanos)
+}
+
+impl EventLog {
+    /// Open the log: read the snapshot (or re-fold everything if it is unusable), fold the tail.
+    pub fn open(
+        fs: Arc<dyn Fs>,
+        events_dir: PathBuf,
+        index_dir: PathBuf,
+        session: Option<String>,
+        sync: SyncPolicy,
+    ) -> Result<EventLog> {
+        let session = match session {
+            Some(s) if segment::valid_session(&s) => s,
+            Some(s) => {
+                return Err(Error::InvalidArgument {
+                    what: "session",
+                    message: format!("{s:?}: use 1 to 64 characters from A-Z a-z 0-9 . _ -"),
+                });
+            }
+            None => new_session_id(),
+        };
+        fs.create_dir_all(&events_dir)
+            .map_err(|e| Error::io("create folder", &events_dir, e))?;
+        let log = EventLog {
+            fs,
+            events_dir,
+            index_dir,
+            session,
+            sync,
+            writer: Mutex::new(Slot::default()),
+            state: RwLock::new(State {
+                snapshot: None,
+                delta: Stats::default(),
+                marks: HashMap::new(),
+                version: 0,
+                changes: std::collections::VecDeque::new(),
+                feedback_version: 0,
+            }),
+            notices: Mutex::new(Vec::new()),
+            last_refresh: Mutex::new(Some(std::time::Instant::now())),
+            compressed_lens: Mutex::new(HashMap::new()),
+        };
+        let snapshot = match Snapshot::open(log.fs.as_ref(), &log.index_dir) {
+            Ok(s) => s,
+            Err(reason) => {
+                log.notice(format!(
+                    "stats snapshot {} is unusable ({reason}): re-folding every event",
+                    log.index_dir.join(snapshot::SNAPSHOT_FILE).display()
+                ));
+                None
+            }
+        };
+        if let Ok(mut st) = log.state.write() {
+            if let Some(s) = &snapshot {
+                st.marks = s.watermarks();
+            }
+            st.snapshot = snapshot;
+            st.bump(Change::All);
+            st.feedback_version += 1;
+        }
+        let folded = log.refresh()?;
+        if folded > SNAPSHOT_AFTER_EVENTS
+            && let Err(e) = log.write_snapshot()
+        {
+            log.notice(format!("could not write the stats snapshot: {e}"));
+        }
+        Ok(log)
+    }
+
+    pub(super) fn notice(&self, n: String) {
+        if let Ok(mut v) = self.notices.lock() {
+            v.push(n);
+        }
+    }
+
+    /// Messages about repairs (unusable snapshot, damaged frames), for the caller to show.
+    pub fn take_notices(&self) -> Vec<String> {
+        self.notices
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default()
+    }
+
+    /// This process's session id.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// The id of this process's segment, once it has one.
+    pub fn own_segment_id(&self) -> Option<String> {
+        self.writer
+            .lock()
+            .ok()
+            .and_then(|w| w.current.as_ref().map(|w| w.id.clone()))
+    }
+
+    /// Stats of one node (snapshot + tail).
+    pub fn stats(&self, id: &str) -> RecallStats {
+        let Ok(st) = self.state.read() else {
+            return RecallStats::default();
+        };
+        let mut s = st
+            .snapshot
+            .as_ref()
+            .and_then(|snap| snap.get(id))
+            .unwrap_or_default();
+        if let Some(d) = st.delta.nodes.get(id) {
+            s.merge(d);
+        }
+        s
+    }
+
+    /// A read view of the stats for many lookups (one lock for a whole recall).
+    pub fn view(&self) -> Option<StatsView<'_>> {
+        self.state.read().ok().map(|g| StatsView { st: g })
+    }
+
+    /// Every node with an importance mark: (id, importance, recall_count).
+    pub fn important_nodes(&self) -> Vec<(String, u8, u64)> {
+        let Ok(st) = self.state.read() else {
+            return Vec::new();
+        };
+        let mut ids: std::collections::BTreeSet<String> = st
+            .delta
+            .nodes
+            .iter()
+            .filter(|(_, s)| s.importance.is_some())
+            .map(|(k, _)| k.clone())
+            .collect();
+        if let Some(snap) = &st.snapshot {
+            for (k, v) in snap.data().nodes.iter() {
+                if v.importance > 0 {
+                    ids.insert(k.as_str().to_string());
+                }
+            }
+        }
+        drop(st);
+        ids.into_iter()
+            .filter_map(|id| {
+                let s = self.stats(&id);
+                s.importance.map(|i| (id, i, s.recall_count))
+            })
+            .collect()
+    }
+
+    /// Events counted so far.
+    pub fn event_count(&self) -> u64 {
+        self.state
+            .read()
+            .map(|st| st.snapshot.as_ref().map_or(0, |s| s.events()) + st.delta.events)
+            .unwrap_or(0)
+    }
+
+    /// The events folder.
+    pub fn events_dir(&self) -> &Path {
+        &self.events_dir
+    }
+
+    /// The file system this log uses.
+    pub fn fs(&self) -> &dyn Fs {
+        self.fs.as_ref()
+    }
+}
+
+impl Drop for EventLog {
+    fn drop(&mut self) {
+        if self.sync != SyncPolicy::Never {
+            let _ = self.sync();
+        }
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::event::{Event, EventKind};
+    use crate::events::event::HitSource;
+
+    fn at(kinds: Vec<EventKind>) -> Vec<(u64, Event)> {
+        kinds
+            .into_iter()
+            .enumerate()
+            .map(|(i, kind)| {
+                let e = Event {
+                    ts_ms: 1,
+                    seq: i as u64,
+                    kind,
+                };
+                (i as u64 * 100, e)
+            })
+            .collect()
+    }
+
+    fn query(qid: &str, n: u32) -> EventKind {
+        EventKind::Query {
+            qid: qid.into(),
+            query: "q".into(),
+            anchors: Vec::new(),
+            result_count: n,
+            latency_us: 0,
+            caller: String::new(),
+        }
+    }
+
+    fn hit(qid: &str) -> EventKind {
+        EventKind::RecallHit {
+            qid: qid.into(),
+            node: "n".into(),
+            rank: 1,
+            score: 1.0,
+            source: HitSource::Direct,
+        }
+    }
+
+    fn fetch(qid: &str) -> EventKind {
+        EventKind::Feedback {
+            qid: qid.into(),
+            query: String::new(),
+            used: vec!["n".into()],
+            wrong: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_recall_is_unfinished_until_its_last_announced_hit() {
+        assert_eq!(unfinished_recall(&at(vec![])), None);
+        assert_eq!(unfinished_recall(&at(vec![hit("x")])), None, "no query");
+        assert_eq!(unfinished_recall(&at(vec![query("a", 2)])), Some(0));
+        assert_eq!(
+            unfinished_recall(&at(vec![hit("z"), query("a", 2), fetch("a"), hit("a")])),
+            Some(1)
+        );
+        assert_eq!(
+            unfinished_recall(&at(vec![query("a", 2), fetch("a"), hit("a"), hit("a")])),
+            None
+        );
+        assert_eq!(unfinished_recall(&at(vec![query("a", 0)])), None);
+        // Anything else after the QueryEvent: not the tail of that recall (damage in between,
+        // an older layout): counted as read.
+        assert_eq!(unfinished_recall(&at(vec![query("a", 2), hit("b")])), None);
+    }
+}

@@ -13,7 +13,8 @@
 use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use mnemon::events::fold::{Verdicts, question_key};
-use mnemon::events::{Event, EventKind, HitSource, RecallStats, Stats};
+use mnemon::events::fold::{RecallStats, Stats};
+use mnemon::events::{Event, EventKind, HitSource};
 
 /// Questions of Feedback events: empty (tied to none), and two that differ only in case and
 /// spacing (one question key).

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mnemon::store::graph::file::{decode, encode};
+use mnemon::graph::file::{decode, encode};
 
 const HEADER_BYTES: usize = 64;
 

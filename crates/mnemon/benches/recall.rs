@@ -7,7 +7,7 @@
 mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mnemon::store::graph::file::GRAPH_FILE;
+use mnemon::graph::file::GRAPH_FILE;
 use mnemon_testkit::eval::run::query_of;
 use mnemon_testkit::eval::truth::{Mode, load_truth};
 use std::time::{Duration, Instant};

@@ -57,7 +57,7 @@ pub mod ranking;
 pub mod recall;
 
 inner_modules!(
-    background, cooccur, fs, index, notes, prefetch, scan, store, verify
+    background, cooccur, fs, graph, index, notes, prefetch, scan, store, verify
 );
 
 pub use error::{Error, Result};

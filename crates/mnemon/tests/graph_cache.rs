@@ -6,9 +6,10 @@ mod common;
 
 use common::{fresh, write_note};
 use mnemon::Memory;
+use mnemon::graph::Graph;
+use mnemon::graph::file::{GRAPH_FILE, decode, encode};
 use mnemon::recall::{FixedClock, Query};
-use mnemon::store::graph::file::{GRAPH_FILE, decode, encode};
-use mnemon::store::{Graph, Store};
+use mnemon::store::Store;
 use mnemon_testkit::corpus::{GenConfig, generate_notes};
 
 fn generated(n: usize, seed: u64) -> (tempfile::TempDir, Memory) {
@@ -25,7 +26,7 @@ fn generated(n: usize, seed: u64) -> (tempfile::TempDir, Memory) {
 fn view(g: &Graph) -> Vec<String> {
     (0..g.len() as u32)
         .map(|o| {
-            let edges = |l: &[mnemon::store::graph::GraphEdge]| {
+            let edges = |l: &[mnemon::graph::GraphEdge]| {
                 l.iter()
                     .map(|e| {
                         format!(

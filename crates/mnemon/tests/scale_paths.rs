@@ -8,14 +8,15 @@ mod common;
 
 use common::{fresh, write_note};
 use mnemon::cooccur::{self, LaidOutDocs, SegmentProbes};
+use mnemon::graph::Graph;
+use mnemon::graph::Refreshed;
 use mnemon::index::LexicalIndex;
 use mnemon::index::fields::DocTerms;
 use mnemon::index::segment::writer::SegmentBuilder;
 use mnemon::index::tokenize::Tokenizer;
 use mnemon::ranking;
 use mnemon::recall::Query;
-use mnemon::store::graph::Refreshed;
-use mnemon::store::{Graph, Store};
+use mnemon::store::Store;
 use mnemon_testkit::corpus::{GenConfig, generate_notes};
 
 /// A memory holding a generated corpus of `n` notes, indexed.

@@ -5,6 +5,7 @@ pub mod fields;
 pub mod interner;
 pub mod lexical;
 pub mod manifest;
+pub mod scoring;
 pub mod segment;
 pub mod tokenize;
 

@@ -391,7 +391,7 @@ impl Memory {
         let index = dir.index();
         let aside = crate::store::move_aside(&index)?;
         // The graph cache mirrors the store; it is rebuilt with it.
-        let cache = index.join(crate::store::graph::file::GRAPH_FILE);
+        let cache = index.join(crate::graph::file::GRAPH_FILE);
         match std::fs::remove_file(&cache) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(Error::io("remove", &cache, e));

@@ -15,7 +15,8 @@ use crate::index::LexicalIndex;
 use crate::index::tokenize::Tokenizer;
 use crate::notes::EdgeKind;
 use crate::ranking;
-use crate::store::{Graph, LazyReader};
+use crate::graph::Graph;
+use crate::store::LazyReader;
 use std::collections::BinaryHeap;
 
 thread_local! {

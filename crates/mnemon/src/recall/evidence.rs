@@ -12,7 +12,8 @@ use crate::index::LexicalIndex;
 use crate::index::lexical::TermMatch;
 use crate::index::tokenize::{QueryTerms, Tokenizer};
 use crate::ranking;
-use crate::store::{Graph, LazyReader};
+use crate::graph::Graph;
+use crate::store::LazyReader;
 use rustc_hash::FxHashMap;
 
 /// What made a direct hit, for `--explain`.

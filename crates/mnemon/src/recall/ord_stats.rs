@@ -10,7 +10,7 @@
 use super::NodeStats;
 use crate::events::log::StatsView;
 use crate::store::Version;
-use crate::store::graph::Graph;
+use crate::graph::Graph;
 use rustc_hash::FxHashMap;
 
 /// The stats of one note as recall scores them.

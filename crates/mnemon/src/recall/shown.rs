@@ -9,7 +9,8 @@
 
 use crate::error::Result;
 use crate::notes::NoteType;
-use crate::store::{Graph, LazyReader, Version};
+use crate::graph::Graph;
+use crate::store::{LazyReader, Version};
 use std::sync::Arc;
 
 /// Records kept per store version (about 0.5 KiB each).

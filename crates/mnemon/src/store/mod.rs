@@ -9,12 +9,10 @@
 //! transactions are short and batched (one per scan). Byte layouts: `format-spec/store.md`.
 
 pub mod codec;
-pub mod graph;
 pub mod seq;
 mod write;
 
 pub use codec::{CodecError, EdgeRef, EdgeValue, FileEntry, NodeRecord, NodeRecordRef};
-pub use graph::Graph;
 pub use seq::ChangeSeq;
 pub use write::BatchWriter;
 pub(crate) use write::out_degree;

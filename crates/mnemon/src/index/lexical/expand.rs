@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::index::tokenize::{QueryTerm, QueryTerms};
-use crate::ranking;
 use fst::{Automaton, IntoStreamer, Streamer};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -139,7 +138,7 @@ impl LexicalIndex {
                         .expansions
                         .get_or_find(ExpansionKind::Typo, &t.term, || self.fuzzy(t));
                     for e in typos.iter() {
-                        expansions.push((e.clone(), ranking::FUZZY_TERM_WEIGHT));
+                        expansions.push((e.clone(), crate::index::scoring::FUZZY_TERM_WEIGHT));
                     }
                 }
                 // An unfinished last word: complete it, unless it already is a word here.
@@ -151,7 +150,7 @@ impl LexicalIndex {
                             });
                     for e in completions.iter() {
                         if !expansions.iter().any(|(x, _)| x == e) {
-                            expansions.push((e.clone(), ranking::PREFIX_TERM_WEIGHT));
+                            expansions.push((e.clone(), crate::index::scoring::PREFIX_TERM_WEIGHT));
                         }
                     }
                 }
@@ -192,7 +191,7 @@ impl LexicalIndex {
         }
         // The first characters must match (Lucene's `prefixLength`): typos there are rare, and
         // it confines the DFA to one branch of the dictionary instead of all of it.
-        let fixed: String = t.term.chars().take(ranking::FUZZY_PREFIX_CHARS).collect();
+        let fixed: String = t.term.chars().take(crate::index::scoring::FUZZY_PREFIX_CHARS).collect();
         let aut = fst::automaton::Str::new(&fixed)
             .starts_with()
             .intersection(TypoAutomaton(typo_builder(dist).build_dfa(&t.term)));
@@ -247,7 +246,7 @@ impl LexicalIndex {
             .filter(|(df, _)| *df > 0)
             .collect();
         v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        v.truncate(ranking::MAX_EXPANSIONS_PER_TERM);
+        v.truncate(crate::index::scoring::MAX_EXPANSIONS_PER_TERM);
         v.into_iter().map(|(_, t)| t).collect()
     }
 }

@@ -5,7 +5,6 @@ use super::*;
 use crate::index::fields::FIELD_COUNT;
 use crate::index::segment::Posting;
 use crate::prefetch::prefetch;
-use crate::ranking;
 use fst::Streamer;
 use std::collections::HashMap;
 
@@ -56,9 +55,9 @@ impl LexicalIndex {
         let mut tf = 0.0f32;
         for (f, (&count, &len)) in tfs.iter().zip(lens).enumerate() {
             if count > 0 {
-                let b = ranking::FIELD_LENGTH_NORM[f];
+                let b = crate::index::scoring::FIELD_LENGTH_NORM[f];
                 let norm = 1.0 - b + b * len as f32 / self.avg_field_lens[f];
-                tf += ranking::FIELD_WEIGHTS[f] * f32::from(count) / norm;
+                tf += crate::index::scoring::FIELD_WEIGHTS[f] * f32::from(count) / norm;
             }
         }
         tf
@@ -120,7 +119,7 @@ impl LexicalIndex {
         // rest[j]: the most the lists j.. can add to one document.
         let mut rest = vec![0.0f32; terms.len() + 1];
         for j in (0..terms.len()).rev() {
-            rest[j] = rest[j + 1] + terms[j].w * (ranking::BM25_K1 + 1.0);
+            rest[j] = rest[j + 1] + terms[j].w * (crate::index::scoring::BM25_K1 + 1.0);
         }
         let mut hits = Vec::new();
         SCRATCH.with_borrow_mut(|scratch| {
@@ -179,7 +178,7 @@ impl LexicalIndex {
                     }
                     let add = |p: Posting, a: &mut DocAcc| {
                         let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
-                        a.score += w * tf * (ranking::BM25_K1 + 1.0) / (ranking::BM25_K1 + tf);
+                        a.score += w * tf * (crate::index::scoring::BM25_K1 + 1.0) / (crate::index::scoring::BM25_K1 + tf);
                         a.matched |= 1u32 << (qi % 32);
                         a.exact |= u32::from(*exact) << (qi % 32);
                         a.best_idf = a.best_idf.max(*idf);

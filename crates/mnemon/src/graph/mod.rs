@@ -9,8 +9,8 @@
 //! not reach back far enough or the store was recreated. Ordinals of removed nodes stay allocated
 //! (without a record) until the next full load.
 
-use super::codec::{EdgeRef, NodeRecord};
-use super::{StoreReader, Version};
+use crate::store::codec::{EdgeRef, NodeRecord};
+use crate::store::{StoreReader, Version};
 use crate::error::Result;
 use crate::notes::{EdgeKind, NoteType, Provenance};
 use crate::prefetch::prefetch;

@@ -48,7 +48,31 @@ pub const STORE_RECHECK_INTERVAL: std::time::Duration = std::time::Duration::fro
 /// the file (its whole graph, serialized) costs more than the patches it would save.
 const GRAPH_FILE_REWRITE_PATCHED: usize = 256;
 
-/// An open memory folder.
+/// An open memory folder: the one handle an application, the CLI and the MCP server use.
+///
+/// One `Memory` may be shared between threads (`&self` everywhere); several processes may open
+/// the same folder at once. A new folder, indexed, asked, and told what helped:
+///
+/// ```
+/// use mnemon::recall::Query;
+/// use mnemon::Memory;
+///
+/// let tmp = tempfile::tempdir().unwrap();
+/// let memory = Memory::init(tmp.path().join(".mnemon"))?;
+/// std::fs::write(
+///     memory.dir().memory().join("pool-sizing.md"),
+///     "---\nname: Pool sizing\ntype: project\n---\nThe connection pool times out at 20 connections.\n",
+/// )
+/// .unwrap();
+/// let report = memory.index()?;
+/// assert_eq!(report.notes, 1);
+///
+/// let found = memory.recall(&Query::text("why does the connection pool time out"))?;
+/// assert_eq!(found.results[0].id, "pool-sizing");
+/// memory.feedback(&["pool-sizing".to_string()], &[], None)?;
+/// assert_eq!(memory.stats("pool-sizing")?.used_count, 1);
+/// # Ok::<(), mnemon::Error>(())
+/// ```
 pub struct Memory {
     dir: MemoryDir,
     store: Store,

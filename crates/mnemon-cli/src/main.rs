@@ -2,12 +2,12 @@
 
 use mnemon_cli::cli;
 
-/// mimalloc instead of the system allocator: on glibc's malloc a cold build of 1k notes made
-/// 1 134 `mprotect` calls growing the arenas of its threads; on mimalloc it makes 14, and builds
-/// of 1k to 100k notes run 5-10 % faster. Built not to ask for transparent huge pages (the
-/// crate's `no_thp`: no `madvise(MADV_HUGEPAGE)`): asking for them made a build on a machine
-/// with fragmented memory 2-3x slower, compacting memory in the kernel (BENCHMARKS.md,
-/// "Indexing", session 14). A system whose THP setting is `always` still hands them out.
+/// mimalloc instead of the system allocator: glibc's malloc grows each thread's arena with many
+/// small `mprotect` calls during a parallel build, mimalloc maps memory in large pieces (the
+/// figures are in BENCHMARKS.md, "Indexing"). Built not to ask for transparent huge pages (the
+/// crate's `no_thp`: no `madvise(MADV_HUGEPAGE)`): on a machine with fragmented memory, asking
+/// makes the kernel compact memory in the middle of a build. A system whose THP setting is
+/// `always` still hands them out.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -30,6 +30,9 @@ pub struct CoreView {
     pub included: Vec<String>,
     /// Ids of the notes that qualified but did not fit.
     pub left_out: Vec<String>,
+    /// Ids of pinned or important notes left out because a newer note replaces them (a
+    /// `supersedes` edge into them; notes on a cycle of such edges are kept).
+    pub superseded: Vec<String>,
 }
 
 /// A note offered to the core view.
@@ -137,6 +140,7 @@ pub fn render(
         budget_tokens: budget,
         included,
         left_out,
+        superseded: Vec::new(),
     }
 }
 

@@ -63,8 +63,8 @@ inner_modules!(
 pub use error::{Error, Result};
 pub use folder::MemoryDir;
 pub use memory::{
-    Dangling, DoctorReport, EdgeIn, EdgeOut, EventSegments, FeedbackReport, IndexHealth,
-    IndexPhases, IndexReport, Memory, NodeStatsView, NodeView, NoteError, OpenOptions,
+    Contradiction, Dangling, DoctorReport, EdgeIn, EdgeOut, EventSegments, FeedbackReport,
+    IndexHealth, IndexPhases, IndexReport, Memory, NodeStatsView, NodeView, NoteError, OpenOptions,
     SegmentContents,
 };
 pub use notes::{EdgeKind, NoteType, ProblemKind, Provenance};

@@ -547,6 +547,12 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                         format!(": {}", v.left_out.join(", "))
                     }
                 );
+                if !v.superseded.is_empty() {
+                    eprintln!(
+                        "left out as superseded by newer notes: {}",
+                        v.superseded.join(", ")
+                    );
+                }
             }
             Ok(EXIT_OK)
         }

@@ -196,6 +196,23 @@ impl Out {
         for e in &r.walk_errors {
             outln!("{} {}: {}", self.red("file"), e.path, e.message);
         }
+        for c in &r.supersede_cycles {
+            outln!(
+                "{} {}: these notes replace each other in a circle (supersedes); recall ignores \
+                 it until one of them stops declaring it",
+                self.red("cycle"),
+                c.join(" -> ")
+            );
+        }
+        for c in &r.contradictions {
+            outln!(
+                "{} {} and {} disagree (contradicts): settle it, then mark the old one as \
+                 superseded",
+                self.dim("contradiction"),
+                c.a,
+                c.b
+            );
+        }
         if r.healthy {
             outln!("{}", self.green("healthy"));
         } else if !r.store_damage.is_empty() {
@@ -205,9 +222,11 @@ impl Out {
             );
         } else {
             outln!(
-                "{}: {} dangling links, {} note problems ({} merge conflicts), {} file problems",
+                "{}: {} dangling links, {} supersede cycles, {} note problems ({} merge conflicts), \
+                 {} file problems",
                 self.red("problems found"),
                 r.dangling.len(),
+                r.supersede_cycles.len(),
                 r.note_errors.len(),
                 r.conflicts.len(),
                 r.walk_errors.len()
@@ -244,6 +263,12 @@ impl Out {
             );
             if !h.trail.is_empty() {
                 outln!("      {}", self.dim(&trail_line(&h.id, &h.trail)));
+            }
+            if !h.superseded_by.is_empty() {
+                outln!("      superseded by {}", h.superseded_by.join(", "));
+            }
+            if !h.contradicts.is_empty() {
+                outln!("      contradicts {}", h.contradicts.join(", "));
             }
             if explain {
                 let x = &h.explain;

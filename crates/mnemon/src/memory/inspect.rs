@@ -41,6 +41,12 @@ pub struct NodeView {
     pub edges_out: Vec<EdgeOut>,
     /// Edges arriving at the note.
     pub edges_in: Vec<EdgeIn>,
+    /// Its successors: the notes that declare they replace it.
+    pub superseded_by: Vec<String>,
+    /// Its predecessors: the notes it declares it replaces.
+    pub supersedes: Vec<String>,
+    /// The notes it contradicts or that contradict it.
+    pub contradicts: Vec<String>,
 }
 
 /// An edge leaving the shown node.
@@ -125,9 +131,64 @@ pub struct DoctorReport {
     pub walk_errors: Vec<ScanError>,
     /// The derived index's health.
     pub index: IndexHealth,
+    /// Notes that replace each other in a circle (`supersedes` edges from each to the next, back
+    /// to the first), each cycle's notes sorted: recall ignores these edges for ranking until one
+    /// of the notes stops declaring it.
+    pub supersede_cycles: Vec<Vec<String>>,
+    /// Pairs of notes that say they contradict each other (`contradicts`): not errors, for a
+    /// person to settle.
+    pub contradictions: Vec<Contradiction>,
     /// Where the index store differs from the notes (bad bytes read back as other notes or
     /// links, or unreadable): `mnemon doctor --fix` rebuilds it from the notes.
     pub store_damage: Vec<String>,
+}
+
+/// Two notes that disagree (a `contradicts` edge between them, either way), `a` < `b`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Contradiction {
+    /// One note.
+    pub a: String,
+    /// The other.
+    pub b: String,
+}
+
+/// The cycles of `later` (old note -> the notes replacing it): each group of notes that can reach
+/// each other through it, sorted, the groups sorted.
+fn supersede_cycles(later: &HashMap<String, Vec<String>>) -> Vec<Vec<String>> {
+    let reach = |from: &str| -> std::collections::HashSet<String> {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack: Vec<&str> = later
+            .get(from)
+            .map_or(Vec::new(), |v| v.iter().map(String::as_str).collect());
+        while let Some(x) = stack.pop() {
+            if seen.insert(x.to_string())
+                && let Some(next) = later.get(x)
+            {
+                stack.extend(next.iter().map(String::as_str));
+            }
+        }
+        seen
+    };
+    let mut on_cycle: Vec<(String, std::collections::HashSet<String>)> = later
+        .keys()
+        .map(|k| (k.clone(), reach(k)))
+        .filter(|(k, r)| r.contains(k))
+        .collect();
+    on_cycle.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut cycles: Vec<Vec<String>> = Vec::new();
+    for (k, r) in &on_cycle {
+        if cycles.iter().any(|c| c.contains(k)) {
+            continue;
+        }
+        let mut group: Vec<String> = on_cycle
+            .iter()
+            .filter(|(o, ro)| r.contains(o) && ro.contains(k))
+            .map(|(o, _)| o.clone())
+            .collect();
+        group.sort();
+        cycles.push(group);
+    }
+    cycles
 }
 
 impl Memory {
@@ -153,10 +214,15 @@ impl Memory {
         }
         let mut records = HashMap::with_capacity(wanted.len());
         let mut notes = Vec::with_capacity(wanted.len());
+        let mut superseded = Vec::new();
         for (id, (pin, importance, recall_count)) in wanted {
             let Some(rec) = reader.node(&id)? else {
                 continue; // importance on a note that is gone
             };
+            if self.replaced(&reader, &id)? {
+                superseded.push(id);
+                continue;
+            }
             records.insert(id.clone(), rec);
             notes.push(CoreNote {
                 id,
@@ -168,7 +234,8 @@ impl Memory {
         // Notes are read through the checked opener only: a note swapped for a symlink leaving
         // memory/ since it was indexed shows its indexed excerpt, never the file outside.
         let root = self.dir.memory().canonicalize().ok();
-        Ok(render(notes, budget_tokens, |n, tokens_left| {
+        superseded.sort();
+        let mut view = render(notes, budget_tokens, |n, tokens_left| {
             let rec = records.get(&n.id)?;
             let mut block = format!("## {} ({})\n", rec.name.as_deref().unwrap_or(&n.id), n.id);
             if let Some(d) = &rec.description {
@@ -191,7 +258,45 @@ impl Memory {
             block.push_str(&body);
             block.push_str("\n\n");
             Some(block)
-        }))
+        });
+        view.superseded = superseded;
+        Ok(view)
+    }
+
+    /// Whether a note replaces `id` (a `supersedes` edge from an existing note), and `id` is not
+    /// on a cycle of such edges.
+    fn replaced(&self, r: &StoreReader<'_>, id: &str) -> Result<bool> {
+        let successors = |x: &str| -> Result<Vec<String>> {
+            let mut v = Vec::new();
+            for e in self.edges_into(r, x)? {
+                if e.kind == notes::EdgeKind::Supersedes && e.from != x && r.has_node(&e.from)? {
+                    v.push(e.from);
+                }
+            }
+            Ok(v)
+        };
+        let mut frontier = successors(id)?;
+        if frontier.is_empty() {
+            return Ok(false);
+        }
+        let mut seen: Vec<String> = Vec::new();
+        for _ in 0..crate::recall::supersession::MAX_CHAIN {
+            let mut next = Vec::new();
+            for s in frontier {
+                if s == id {
+                    return Ok(false);
+                }
+                if !seen.contains(&s) {
+                    next.extend(successors(&s)?);
+                    seen.push(s);
+                }
+            }
+            if next.is_empty() {
+                return Ok(true);
+            }
+            frontier = next;
+        }
+        Ok(false)
     }
 
     /// The node `id` with its edges both ways.
@@ -213,6 +318,23 @@ impl Memory {
             });
         }
         let edges_in = self.edges_into(&r, id)?;
+        let of_kind = |kind: notes::EdgeKind| -> (Vec<String>, Vec<String>) {
+            let out = edges_out.iter().filter(|e| e.kind == kind && e.to != id);
+            let inn = edges_in.iter().filter(|e| e.kind == kind && e.from != id);
+            let mut o: Vec<String> = out.map(|e| e.to.clone()).collect();
+            let mut i: Vec<String> = inn.map(|e| e.from.clone()).collect();
+            o.sort();
+            o.dedup();
+            i.sort();
+            i.dedup();
+            (o, i)
+        };
+        let (supersedes, superseded_by) = of_kind(notes::EdgeKind::Supersedes);
+        let (contradicts_out, contradicts_in) = of_kind(notes::EdgeKind::Contradicts);
+        let mut contradicts = contradicts_out;
+        contradicts.extend(contradicts_in);
+        contradicts.sort();
+        contradicts.dedup();
         Ok(NodeView {
             id: id.to_string(),
             path: rec.path,
@@ -227,6 +349,9 @@ impl Memory {
             excerpt: rec.excerpt,
             edges_out,
             edges_in,
+            superseded_by,
+            supersedes,
+            contradicts,
         })
     }
 
@@ -307,7 +432,24 @@ impl Memory {
         };
         let r = self.store.read()?;
         let mut dangling = Vec::new();
+        // later[old] = the notes declaring they replace it.
+        let mut later: HashMap<String, Vec<String>> = HashMap::new();
+        let mut contradictions: Vec<Contradiction> = Vec::new();
         for e in r.all_edges()? {
+            match e.kind {
+                notes::EdgeKind::Supersedes => {
+                    later.entry(e.to.clone()).or_default().push(e.from.clone());
+                }
+                notes::EdgeKind::Contradicts if e.from != e.to => {
+                    let (a, b) = if e.from < e.to {
+                        (e.from.clone(), e.to.clone())
+                    } else {
+                        (e.to.clone(), e.from.clone())
+                    };
+                    contradictions.push(Contradiction { a, b });
+                }
+                _ => {}
+            }
             if !r.has_node(&e.to)? {
                 dangling.push(Dangling {
                     from: e.from,
@@ -338,7 +480,11 @@ impl Memory {
             ok: seq_problem.is_none(),
             message: seq_problem,
         };
+        contradictions.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
+        contradictions.dedup_by(|x, y| x.a == y.a && x.b == y.b);
+        let supersede_cycles = supersede_cycles(&later);
         let healthy = dangling.is_empty()
+            && supersede_cycles.is_empty()
             && note_errors.is_empty()
             && conflicts.is_empty()
             && walk_errors.is_empty()
@@ -353,6 +499,8 @@ impl Memory {
             walk_errors,
             index,
             store_damage: Vec::new(),
+            supersede_cycles,
+            contradictions,
         })
     }
 
@@ -370,6 +518,8 @@ impl Memory {
             note_errors: Vec::new(),
             conflicts: Vec::new(),
             walk_errors: Vec::new(),
+            supersede_cycles: Vec::new(),
+            contradictions: Vec::new(),
             index: IndexHealth {
                 path: self.store.path().display().to_string(),
                 schema_version: crate::store::SCHEMA_VERSION,

@@ -9,7 +9,9 @@ mod synthesis;
 mod usage;
 
 pub use ingest::{IndexPhases, IndexReport};
-pub use inspect::{Dangling, DoctorReport, EdgeIn, EdgeOut, IndexHealth, NodeView, NoteError};
+pub use inspect::{
+    Contradiction, Dangling, DoctorReport, EdgeIn, EdgeOut, IndexHealth, NodeView, NoteError,
+};
 use lexical::ManifestStamp;
 pub use log_view::{EventSegments, SegmentContents};
 pub use usage::{FeedbackReport, MAX_FEEDBACK_IDS, NodeStatsView};

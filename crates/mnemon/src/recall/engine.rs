@@ -10,6 +10,7 @@ use super::evidence::{DirectInfo, Evidence, title_matches, with_learned};
 use super::learned::Learned;
 use super::query::{Explain, FloorReport, Hit, Query, Rejected, Source, TrailEdge};
 use super::shown::ShownCache;
+use super::supersession;
 use crate::error::{Error, Result};
 use crate::index::LexicalIndex;
 use crate::index::tokenize::Tokenizer;
@@ -237,70 +238,6 @@ fn walk<F: Fn(u32, f32) -> bool>(
 /// weight, no TTL penalty, a full recency bonus.
 fn best_without_stats(base: f32) -> f32 {
     ranking::prior_factor(ranking::MAX_TYPE_WEIGHT, 1.0, ranking::RECENCY_WEIGHT) * base
-}
-
-/// Lower each superseded note (the target of a `supersedes` edge) in `scored` to just below its
-/// best-scoring successor among them, unless it already ranks below it or its evidence leads the
-/// successor's by more than [`ranking::CLEAR_LEAD`] (the question is about the old note itself).
-/// `key` gives an entry's ordinal, score and evidence, `set` lowers a score. Chains resolve step
-/// by step.
-fn step_aside_for_successors<T>(
-    graph: &Graph,
-    scored: &mut [T],
-    key: impl Fn(&T) -> (u32, f32, f32),
-    set: impl Fn(&mut T, f32),
-) {
-    // Few notes are superseded: find them first, then their successors' scores.
-    let olds: Vec<usize> = (0..scored.len())
-        .filter(|&i| {
-            let (o, _, _) = key(&scored[i]);
-            graph
-                .inn(o)
-                .iter()
-                .any(|e| e.kind == EdgeKind::Supersedes && e.other != o)
-        })
-        .collect();
-    if olds.is_empty() {
-        return;
-    }
-    let score_of = |scored: &[T], o: u32| {
-        scored
-            .iter()
-            .map(&key)
-            .find(|(x, _, _)| *x == o)
-            .map(|(_, s, base)| (s, base))
-    };
-    // Newest first: a successor that itself steps aside moves before its predecessor does.
-    for _ in 0..ranking::MAX_DEPTH {
-        let mut moved = false;
-        for &i in &olds {
-            let (o, score, base) = key(&scored[i]);
-            let succ = graph
-                .inn(o)
-                .iter()
-                .filter(|e| e.kind == EdgeKind::Supersedes && e.other != o)
-                .filter_map(|e| score_of(scored, e.other))
-                .filter(|&(_, succ_base)| base <= ranking::CLEAR_LEAD * succ_base)
-                .map(|(s, _)| s)
-                .fold(f32::NEG_INFINITY, f32::max);
-            if succ.is_finite() && score >= succ {
-                set(&mut scored[i], next_below(succ));
-                moved = true;
-            }
-        }
-        if !moved {
-            break;
-        }
-    }
-}
-
-/// The largest f32 below `x` (for positive finite `x`), or a hair under it.
-fn next_below(x: f32) -> f32 {
-    if x > 0.0 && x.is_finite() {
-        f32::from_bits(x.to_bits() - 1)
-    } else {
-        x - f32::EPSILON
-    }
 }
 
 /// Run `q` against the lexical index and the graph; `store` (at the graph's version) gives the
@@ -609,16 +546,58 @@ pub fn run(
         scored.select_nth_unstable_by(q.limit, by_rank);
         scored.truncate(q.limit);
     }
-    // A note another note declares it replaces steps aside for its successor when both are
-    // returned and its evidence does not clearly lead: it ranks right below it. (Only lowered,
-    // to just under a returned note's score: it stays above everything left out.)
-    step_aside_for_successors(
-        graph,
-        &mut scored,
-        |s| (s.ord, s.score, cands.get(s.ord).map_or(0.0, |c| c.base)),
-        |s, v| s.score = v,
-    );
+    // A note another note declares it replaces brings its newest successor along when the
+    // question did not (right above it, reached over the `supersedes` edge), and steps aside for
+    // its successors: it ranks right below them.
+    let mut brought: Vec<Scored> = Vec::new();
+    for s in &scored {
+        if !supersession::is_superseded(graph, s.ord) {
+            continue;
+        }
+        let Some(newest) = supersession::newest_successors(graph, s.ord) else {
+            continue;
+        };
+        let Some(c) = cands.get(s.ord) else {
+            continue;
+        };
+        for n in newest {
+            if scored.iter().chain(&brought).any(|x| x.ord == n) || graph.meta(n).is_none() {
+                continue;
+            }
+            if cands.get(n).is_none() {
+                let provenance = graph
+                    .inn(s.ord)
+                    .iter()
+                    .find(|e| e.kind == EdgeKind::Supersedes)
+                    .map_or(crate::notes::Provenance::Frontmatter, |e| e.provenance);
+                cands.insert(
+                    n,
+                    Cand {
+                        base: c.base,
+                        depth: c.depth.saturating_add(1),
+                        source: Source::Neighbor,
+                        via: Some(Via {
+                            parent: s.ord,
+                            kind: EdgeKind::Supersedes,
+                            provenance,
+                            forward: false,
+                        }),
+                        lexical: 0.0,
+                        matched: 0,
+                        support: 0.0,
+                    },
+                );
+            }
+            if let Some(mut b) = score_of(n, c.base, stats(n)) {
+                b.score = b.score.max(s.score);
+                brought.push(b);
+            }
+        }
+    }
+    scored.extend(brought);
+    supersession::step_aside(graph, &mut scored, |s| (s.ord, s.score), |s, v| s.score = v);
     scored.sort_by(by_rank);
+    scored.truncate(q.limit);
     if floor.weak {
         // The best notes, and notes agents used before that this question also matches.
         let used = |o: u32| direct_info.iter().any(|(d, i)| *d == o && i.used);
@@ -694,6 +673,13 @@ pub fn run(
             trail: trail_of(s.ord),
             excerpt: rec.excerpt.clone(),
             explain,
+            superseded_by: supersession::successors(graph, s.ord)
+                .map(|o| graph.id(o).to_string())
+                .collect(),
+            contradicts: supersession::contradicting(graph, s.ord)
+                .into_iter()
+                .map(|o| graph.id(o).to_string())
+                .collect(),
         });
     }
     Ok((out, floor))

@@ -4,6 +4,7 @@
 mod cands;
 mod clock;
 mod query;
+pub(crate) mod supersession;
 inner_modules!(engine, evidence, learned, ord_stats, shown);
 
 pub use clock::{Clock, FixedClock, SystemClock};

@@ -153,6 +153,12 @@ pub struct Hit {
     pub excerpt: String,
     /// The score taken apart (filled with `Query::explain`).
     pub explain: Explain,
+    /// Notes that declare they replace this one (`supersedes` edges into it); empty for a note
+    /// nothing replaces. A superseded note ranks below its successor when both are returned.
+    pub superseded_by: Vec<String>,
+    /// Notes this one contradicts or that contradict it (`contradicts` edges, both directions):
+    /// the two disagree, and an agent should weigh them together.
+    pub contradicts: Vec<String>,
 }
 
 /// A query term as evidence (`--explain`).
@@ -209,7 +215,8 @@ pub struct Recall {
 // these views into a `serde_json::Value` before printing (as they always have), which writes each
 // `f32` widened to `f64`; serialized directly, the same numbers print shorter.
 
-/// The fields of a hit's JSON besides `id`, `name`, `description`, `score`, `source` and `trail`.
+/// The fields of a hit's JSON besides `id`, `name`, `description`, `score`, `source` and `trail`
+/// (and `superseded_by` and `contradicts`, in both layouts, when not empty).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HitFields {
     /// `type`, the note type (`mnemon recall --json`).
@@ -236,6 +243,10 @@ pub struct HitJson<'a> {
     excerpt: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     explain: Option<&'a Explain>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    superseded_by: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    contradicts: &'a [String],
 }
 
 impl Hit {
@@ -251,6 +262,8 @@ impl Hit {
             trail: &self.trail,
             excerpt: fields.excerpt.then_some(self.excerpt.as_str()),
             explain: fields.explain.then_some(&self.explain),
+            superseded_by: &self.superseded_by,
+            contradicts: &self.contradicts,
         }
     }
 }
@@ -342,6 +355,8 @@ mod tests {
                 }],
                 excerpt: "the body".into(),
                 explain: Explain::default(),
+                superseded_by: Vec::new(),
+                contradicts: Vec::new(),
             }],
             floor: FloorReport::default(),
             latency_us: 7,

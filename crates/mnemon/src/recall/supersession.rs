@@ -1,0 +1,133 @@
+//! Notes that replace other notes, and notes that disagree: `supersedes` and `contradicts` edges
+//! read off the graph for ranking and for what a result says about itself.
+//!
+//! A note that another note declares it replaces (`supersedes:` or "This replaces [[x]]") steps
+//! aside: it ranks below its newest successor whenever both are returned, and when a question
+//! finds only the old note, the newest successor is returned right above it. Chains (a replaced
+//! by b, b by c) resolve to the newest; a note on a cycle of `supersedes` edges (which `doctor`
+//! reports) is left as ranked.
+
+use crate::graph::Graph;
+use crate::notes::EdgeKind;
+
+/// Longest chain of successors followed (a longer one is treated like a cycle: left as ranked).
+pub const MAX_CHAIN: usize = 16;
+
+/// The notes that declare they replace `o` (sources of `supersedes` edges into it).
+pub fn successors(graph: &Graph, o: u32) -> impl Iterator<Item = u32> + '_ {
+    graph
+        .inn(o)
+        .iter()
+        .filter(move |e| e.kind == EdgeKind::Supersedes && e.other != o)
+        .map(|e| e.other)
+}
+
+/// Whether `o` has a successor.
+pub fn is_superseded(graph: &Graph, o: u32) -> bool {
+    successors(graph, o).next().is_some()
+}
+
+/// Every note replacing `o`, directly or down a chain, and the newest of them (those nothing
+/// replaces), each sorted by ordinal. `None` when `o` is on a cycle of `supersedes` edges or a
+/// chain is longer than [`MAX_CHAIN`]; both empty when nothing replaces `o`.
+pub fn chain(graph: &Graph, o: u32) -> Option<(Vec<u32>, Vec<u32>)> {
+    let mut later: Vec<u32> = Vec::new();
+    let mut newest = Vec::new();
+    let mut frontier: Vec<u32> = successors(graph, o).collect();
+    let mut steps = 0usize;
+    while !frontier.is_empty() {
+        steps += 1;
+        if steps > MAX_CHAIN {
+            return None;
+        }
+        let mut next = Vec::new();
+        for s in frontier {
+            if s == o {
+                return None;
+            }
+            if later.contains(&s) {
+                continue;
+            }
+            later.push(s);
+            let before = next.len();
+            next.extend(successors(graph, s));
+            if next.len() == before {
+                newest.push(s);
+            }
+        }
+        frontier = next;
+    }
+    later.sort_unstable();
+    newest.sort_unstable();
+    newest.dedup();
+    Some((later, newest))
+}
+
+/// The newest notes replacing `o` (see [`chain`]).
+pub fn newest_successors(graph: &Graph, o: u32) -> Option<Vec<u32>> {
+    chain(graph, o).map(|(_, newest)| newest)
+}
+
+/// The notes `o` contradicts or that contradict it, sorted by ordinal, without repeats.
+pub fn contradicting(graph: &Graph, o: u32) -> Vec<u32> {
+    let mut v: Vec<u32> = graph
+        .out(o)
+        .iter()
+        .chain(graph.inn(o))
+        .filter(|e| e.kind == EdgeKind::Contradicts && e.other != o)
+        .map(|e| e.other)
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Lower each superseded note in `scored` (not on a cycle) to just below the lowest score of
+/// the notes replacing it among them (so a chain a -> b -> c ranks c, b, a), when it ranks at or
+/// above it. `key` gives an entry's ordinal and score, `set` lowers a score. Only lowered, to just
+/// under a returned note's score: the old note stays above everything left out.
+pub fn step_aside<T>(
+    graph: &Graph,
+    scored: &mut [T],
+    key: impl Fn(&T) -> (u32, f32),
+    set: impl Fn(&mut T, f32),
+) {
+    let olds: Vec<(usize, Vec<u32>)> = (0..scored.len())
+        .filter_map(|i| {
+            let (o, _) = key(&scored[i]);
+            if !is_superseded(graph, o) {
+                return None;
+            }
+            chain(graph, o).map(|(later, _)| (i, later))
+        })
+        .collect();
+    // Newest first: a note that itself steps aside moves before the note it replaced does.
+    for _ in 0..=MAX_CHAIN {
+        let mut moved = false;
+        for (i, later) in &olds {
+            let lowest = scored
+                .iter()
+                .map(&key)
+                .filter(|(x, _)| later.binary_search(x).is_ok())
+                .map(|(_, s)| s)
+                .fold(f32::INFINITY, f32::min);
+            let (_, score) = key(&scored[*i]);
+            if lowest.is_finite() && score >= lowest {
+                set(&mut scored[*i], next_below(lowest));
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+}
+
+/// The largest f32 below `x` (for positive finite `x`), or a hair under it.
+pub fn next_below(x: f32) -> f32 {
+    if x > 0.0 && x.is_finite() {
+        f32::from_bits(x.to_bits() - 1)
+    } else {
+        x - f32::EPSILON
+    }
+}

@@ -1,0 +1,236 @@
+//! Notes that replace other notes (`supersedes`) and notes that disagree (`contradicts`): the
+//! successor ranks first, a question that finds only the old note brings its successor along,
+//! chains resolve to the newest, cycles are reported and ignored, contradictions are carried both
+//! ways, and the core view leaves replaced notes out.
+
+mod common;
+
+use common::{fresh, write_note};
+use mnemon::recall::{Query, Source};
+use mnemon::{EdgeKind, Memory};
+
+fn note(memory: &Memory, id: &str, front: &str, body: &str) {
+    write_note(
+        memory,
+        &format!("{id}.md"),
+        format!("---\nname: {id}\ntype: project\n{front}---\n{body}\n"),
+    );
+}
+
+fn ask(memory: &Memory, text: &str) -> Vec<mnemon::recall::Hit> {
+    let mut q = Query::text(text);
+    q.record = false;
+    memory.recall(&q).expect("recall").results
+}
+
+fn ids(hits: &[mnemon::recall::Hit]) -> Vec<&str> {
+    hits.iter().map(|h| h.id.as_str()).collect()
+}
+
+#[test]
+fn a_successor_ranks_above_the_note_it_replaces_even_when_the_old_note_has_more_question_words() {
+    let (_tmp, m) = fresh();
+    note(
+        &m,
+        "pool-settings-2025",
+        "",
+        "Postgres connection pool settings: pool size 20, pool timeout 30 s, connection pool \
+         timeout at month end, pgbouncer pool mode session.",
+    );
+    note(
+        &m,
+        "pool-settings",
+        "supersedes: [pool-settings-2025]\n",
+        "Postgres connection pool: size 50 since the March change.",
+    );
+    note(
+        &m,
+        "unrelated",
+        "",
+        "The deploy pipeline runs on every merge.",
+    );
+    m.index().unwrap();
+    let hits = ask(&m, "postgres connection pool timeout at month end");
+    let got = ids(&hits);
+    let new = got
+        .iter()
+        .position(|i| *i == "pool-settings")
+        .expect("successor");
+    let old = got
+        .iter()
+        .position(|i| *i == "pool-settings-2025")
+        .expect("old note");
+    assert!(new < old, "{got:?}");
+    assert_eq!(hits[old].superseded_by, vec!["pool-settings".to_string()]);
+    assert!(hits[new].superseded_by.is_empty());
+    assert!(hits[new].score > hits[old].score);
+}
+
+#[test]
+fn a_question_that_finds_only_the_old_note_brings_its_successor_right_above_it() {
+    let (_tmp, m) = fresh();
+    note(
+        &m,
+        "runbook-v1",
+        "",
+        "Rollback with the zanzibar script from the ops host.",
+    );
+    note(
+        &m,
+        "runbook-v2",
+        "supersedes: [runbook-v1]\n",
+        "Rollback is one command in the deploy tool now.",
+    );
+    m.index().unwrap();
+    let hits = ask(&m, "zanzibar");
+    assert_eq!(ids(&hits), vec!["runbook-v2", "runbook-v1"], "{hits:?}");
+    assert_eq!(hits[0].source, Source::Neighbor);
+    let edge = &hits[0].trail[0];
+    assert_eq!(edge.kind, EdgeKind::Supersedes);
+    assert_eq!(
+        (edge.from.as_str(), edge.to.as_str()),
+        ("runbook-v2", "runbook-v1")
+    );
+    assert_eq!(hits[1].superseded_by, vec!["runbook-v2".to_string()]);
+}
+
+#[test]
+fn a_chain_of_three_resolves_to_the_newest() {
+    let (_tmp, m) = fresh();
+    note(
+        &m,
+        "plan-a",
+        "",
+        "Capacity plan: kestrel cluster with four nodes, kestrel quota.",
+    );
+    note(
+        &m,
+        "plan-b",
+        "supersedes: [plan-a]\n",
+        "Capacity plan: kestrel cluster, six nodes.",
+    );
+    note(
+        &m,
+        "plan-c",
+        "supersedes: [plan-b]\n",
+        "Capacity plan: eight nodes.",
+    );
+    m.index().unwrap();
+    // Every note matches: newest first.
+    let all = ask(&m, "capacity plan");
+    assert_eq!(ids(&all), vec!["plan-c", "plan-b", "plan-a"], "{all:?}");
+    // Only the oldest matches well: the newest comes with it, right above it.
+    let hits = ask(&m, "kestrel quota");
+    let got = ids(&hits);
+    let c = got
+        .iter()
+        .position(|i| *i == "plan-c")
+        .expect("newest brought along");
+    let a = got.iter().position(|i| *i == "plan-a").expect("old note");
+    assert!(c < a, "{got:?}");
+    if let Some(b) = got.iter().position(|i| *i == "plan-b") {
+        assert!(c < b && b < a, "{got:?}");
+    }
+}
+
+#[test]
+fn a_supersede_cycle_is_reported_by_doctor_and_ignored_in_ranking() {
+    let (_tmp, m) = fresh();
+    note(
+        &m,
+        "policy-x",
+        "supersedes: [policy-y]\n",
+        "Retention policy: keep backups ninety days, backups encrypted, backups offsite.",
+    );
+    note(
+        &m,
+        "policy-y",
+        "supersedes: [policy-x]\n",
+        "Retention policy: thirty days.",
+    );
+    m.index().unwrap();
+    let report = m.doctor().unwrap();
+    assert_eq!(
+        report.supersede_cycles,
+        vec![vec!["policy-x".to_string(), "policy-y".to_string()]]
+    );
+    assert!(!report.healthy);
+    // Neither steps aside: the note with more of the question ranks first.
+    let hits = ask(&m, "backups retention policy encrypted offsite");
+    assert_eq!(hits[0].id, "policy-x", "{hits:?}");
+}
+
+#[test]
+fn contradictions_are_carried_both_ways_listed_by_doctor_and_hide_neither_note() {
+    let (_tmp, m) = fresh();
+    note(
+        &m,
+        "cache-ttl-short",
+        "contradicts: [cache-ttl-long]\n",
+        "The session cache TTL is five minutes.",
+    );
+    note(
+        &m,
+        "cache-ttl-long",
+        "",
+        "The session cache TTL is one hour.",
+    );
+    m.index().unwrap();
+    let hits = ask(&m, "session cache TTL");
+    let short = hits
+        .iter()
+        .find(|h| h.id == "cache-ttl-short")
+        .expect("short");
+    let long = hits
+        .iter()
+        .find(|h| h.id == "cache-ttl-long")
+        .expect("long");
+    assert_eq!(short.contradicts, vec!["cache-ttl-long".to_string()]);
+    assert_eq!(long.contradicts, vec!["cache-ttl-short".to_string()]);
+    let report = m.doctor().unwrap();
+    assert_eq!(report.contradictions.len(), 1);
+    assert_eq!(
+        (
+            report.contradictions[0].a.as_str(),
+            report.contradictions[0].b.as_str()
+        ),
+        ("cache-ttl-long", "cache-ttl-short")
+    );
+    assert!(
+        report.healthy,
+        "a contradiction is not an error: {report:?}"
+    );
+    let shown = m.show("cache-ttl-long").unwrap();
+    assert_eq!(shown.contradicts, vec!["cache-ttl-short".to_string()]);
+}
+
+#[test]
+fn show_names_successors_and_predecessors() {
+    let (_tmp, m) = fresh();
+    note(&m, "old", "", "Old text.");
+    note(&m, "new", "supersedes: [old]\n", "New text.");
+    m.index().unwrap();
+    let old = m.show("old").unwrap();
+    assert_eq!(old.superseded_by, vec!["new".to_string()]);
+    assert!(old.supersedes.is_empty());
+    let new = m.show("new").unwrap();
+    assert_eq!(new.supersedes, vec!["old".to_string()]);
+    assert!(new.superseded_by.is_empty());
+}
+
+#[test]
+fn the_core_view_leaves_superseded_notes_out_and_says_so() {
+    let (_tmp, m) = fresh();
+    note(&m, "conventions-2025", "pin: true\n", "Tabs, 100 columns.");
+    note(
+        &m,
+        "conventions",
+        "pin: true\nsupersedes: [conventions-2025]\n",
+        "Spaces, 120 columns.",
+    );
+    m.index().unwrap();
+    let core = m.core(2000).unwrap();
+    assert_eq!(core.included, vec!["conventions".to_string()]);
+    assert_eq!(core.superseded, vec!["conventions-2025".to_string()]);
+    assert!(!core.text.contains("Tabs"), "{}", core.text);
+}

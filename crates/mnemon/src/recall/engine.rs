@@ -547,8 +547,8 @@ pub fn run(
         scored.truncate(q.limit);
     }
     // A note another note declares it replaces brings its newest successor along when the
-    // question did not (right above it, reached over the `supersedes` edge), and steps aside for
-    // its successors: it ranks right below them.
+    // question did not (reached over the `supersedes` edge), and its successors take its place:
+    // it ranks right below them.
     let mut brought: Vec<Scored> = Vec::new();
     for s in &scored {
         if !supersession::is_superseded(graph, s.ord) {
@@ -595,7 +595,7 @@ pub fn run(
         }
     }
     scored.extend(brought);
-    supersession::step_aside(graph, &mut scored, |s| (s.ord, s.score), |s, v| s.score = v);
+    supersession::lift_successors(graph, &mut scored, |s| (s.ord, s.score), |s, v| s.score = v);
     scored.sort_by(by_rank);
     scored.truncate(q.limit);
     if floor.weak {
@@ -673,9 +673,12 @@ pub fn run(
             trail: trail_of(s.ord),
             excerpt: rec.excerpt.clone(),
             explain,
-            superseded_by: supersession::successors(graph, s.ord)
-                .map(|o| graph.id(o).to_string())
-                .collect(),
+            superseded_by: {
+                let mut v: Vec<u32> = supersession::successors(graph, s.ord).collect();
+                v.sort_unstable();
+                v.dedup();
+                v.into_iter().map(|o| graph.id(o).to_string()).collect()
+            },
             contradicts: supersession::contradicting(graph, s.ord)
                 .into_iter()
                 .map(|o| graph.id(o).to_string())

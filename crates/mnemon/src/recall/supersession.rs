@@ -1,9 +1,10 @@
 //! Notes that replace other notes, and notes that disagree: `supersedes` and `contradicts` edges
 //! read off the graph for ranking and for what a result says about itself.
 //!
-//! A note that another note declares it replaces (`supersedes:` or "This replaces [[x]]") steps
-//! aside: it ranks below its newest successor whenever both are returned, and when a question
-//! finds only the old note, the newest successor is returned right above it. Chains (a replaced
+//! A note that another note declares it replaces (`supersedes:` or "This replaces [[x]]") ranks
+//! below its successors whenever both are returned (they take its place, it keeps its rank under
+//! them), and when a question finds only the old note, the newest successor is returned right
+//! above it. Chains (a replaced
 //! by b, b by c) resolve to the newest; a note on a cycle of `supersedes` edges (which `doctor`
 //! reports) is left as ranked.
 
@@ -82,11 +83,11 @@ pub fn contradicting(graph: &Graph, o: u32) -> Vec<u32> {
     v
 }
 
-/// Lower each superseded note in `scored` (not on a cycle) to just below the lowest score of
-/// the notes replacing it among them (so a chain a -> b -> c ranks c, b, a), when it ranks at or
-/// above it. `key` gives an entry's ordinal and score, `set` lowers a score. Only lowered, to just
-/// under a returned note's score: the old note stays above everything left out.
-pub fn step_aside<T>(
+/// Lift the notes replacing each superseded note in `scored` (not on a cycle) to just above it
+/// when they rank at or below it (so a chain a -> b -> c ranks c, b, a): the successor takes the
+/// old note's place and the old note keeps its rank under it, ahead of everything it led. `key`
+/// gives an entry's ordinal and score, `set` changes a score.
+pub fn lift_successors<T>(
     graph: &Graph,
     scored: &mut [T],
     key: impl Fn(&T) -> (u32, f32),
@@ -101,20 +102,16 @@ pub fn step_aside<T>(
             chain(graph, o).map(|(later, _)| (i, later))
         })
         .collect();
-    // Newest first: a note that itself steps aside moves before the note it replaced does.
     for _ in 0..=MAX_CHAIN {
         let mut moved = false;
         for (i, later) in &olds {
-            let lowest = scored
-                .iter()
-                .map(&key)
-                .filter(|(x, _)| later.binary_search(x).is_ok())
-                .map(|(_, s)| s)
-                .fold(f32::INFINITY, f32::min);
-            let (_, score) = key(&scored[*i]);
-            if lowest.is_finite() && score >= lowest {
-                set(&mut scored[*i], next_below(lowest));
-                moved = true;
+            let (_, old_score) = key(&scored[*i]);
+            for j in 0..scored.len() {
+                let (x, score) = key(&scored[j]);
+                if score <= old_score && later.binary_search(&x).is_ok() {
+                    set(&mut scored[j], next_above(old_score));
+                    moved = true;
+                }
             }
         }
         if !moved {
@@ -123,11 +120,11 @@ pub fn step_aside<T>(
     }
 }
 
-/// The largest f32 below `x` (for positive finite `x`), or a hair under it.
-pub fn next_below(x: f32) -> f32 {
-    if x > 0.0 && x.is_finite() {
-        f32::from_bits(x.to_bits() - 1)
+/// The smallest f32 above `x` (for finite `x`).
+pub fn next_above(x: f32) -> f32 {
+    if x >= 0.0 && x.is_finite() {
+        f32::from_bits(x.to_bits() + 1)
     } else {
-        x - f32::EPSILON
+        x + f32::EPSILON
     }
 }

@@ -106,10 +106,10 @@ pub fn lift_successors<T>(
         let mut moved = false;
         for (i, later) in &olds {
             let (_, old_score) = key(&scored[*i]);
-            for j in 0..scored.len() {
-                let (x, score) = key(&scored[j]);
+            for entry in scored.iter_mut() {
+                let (x, score) = key(entry);
                 if score <= old_score && later.binary_search(&x).is_ok() {
-                    set(&mut scored[j], next_above(old_score));
+                    set(entry, next_above(old_score));
                     moved = true;
                 }
             }

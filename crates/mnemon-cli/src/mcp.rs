@@ -144,7 +144,7 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_recall",
-        description = "Recall what this project's memory knows about a question: call it at the start of a task and whenever the user mentions a topic, system, incident or preference that may have history. Give `query` (natural language or keywords), or `anchors` (note ids you already have) to explore around them, or both. Returns the most relevant notes with id, name, description, score, source (direct / neighbor / co_occur), the trail of links that reached each note, and a short excerpt; an empty list means nothing relevant is remembered. After using the results, call memory_feedback with the ids that helped."
+        description = "Recall what this project's memory knows about a question: call it at the start of a task and whenever the user mentions a topic, system, incident or preference that may have history. Give `query` (natural language or keywords), or `anchors` (note ids you already have) to explore around them, or both. Returns the most relevant notes with id, name, description, score, source (direct / neighbor / co_occur), the trail of links that reached each note, and a short excerpt; a note a newer note replaces carries `superseded_by` (trust the newer note, which ranks above it) and notes that disagree carry `contradicts` (weigh them together); an empty list means nothing relevant is remembered. After using the results, call memory_feedback with the ids that helped."
     )]
     async fn memory_recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
         match recall_query(a).and_then(|q| self.memory.recall(&q)) {
@@ -209,7 +209,7 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_show",
-        description = "Show one note by id: its name, type, description, tags, excerpt, and its links in both directions (with kind and provenance). Use it to follow up on a recalled note."
+        description = "Show one note by id: its name, type, description, tags, excerpt, and its links in both directions (with kind and provenance), the notes that replace it (`superseded_by`), the notes it replaces (`supersedes`) and the notes it disagrees with (`contradicts`). Use it to follow up on a recalled note."
     )]
     async fn memory_show(&self, Parameters(a): Parameters<ShowArgs>) -> CallToolResult {
         match self.memory.show(&a.node) {

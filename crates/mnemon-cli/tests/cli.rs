@@ -486,3 +486,95 @@ fn cli_importance_stats_and_events() {
         "one segment, one damaged range: {v}"
     );
 }
+
+/// Supersession and contradictions reach every front end: `memory_recall` and `recall --json`
+/// hits carry `superseded_by` and `contradicts`, `memory_show` names successors, predecessors and
+/// contradictions, and the human output says "superseded by".
+#[test]
+fn superseded_and_contradicting_notes_say_so_in_mcp_and_cli_output() {
+    let (tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "limits-v1.md",
+        "---\nname: Limits v1\n---\nRequest limits: quota of ten per minute.\n",
+    );
+    write_note(
+        &memory,
+        "limits-v2.md",
+        "---\nname: Limits v2\nsupersedes: [limits-v1]\ncontradicts: [limits-note]\n---\nRequest limits: quota of fifty per minute.\n",
+    );
+    write_note(
+        &memory,
+        "limits-note.md",
+        "---\nname: Limits note\n---\nRequest limits: quota is unlimited for staff.\n",
+    );
+    memory.index().unwrap();
+    let root = tmp.path().join(".mnemon");
+    let mut server = common::mcp::Server::start(&root);
+    let reply = server.rpc(
+        2,
+        "tools/call",
+        serde_json::json!({"name": "memory_recall", "arguments": {"query": "request limits quota"}}),
+    );
+    let v: Value =
+        serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let hit = |id: &str| {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} not in {v}"))
+    };
+    assert_eq!(
+        hit("limits-v1")["superseded_by"],
+        serde_json::json!(["limits-v2"])
+    );
+    assert_eq!(
+        hit("limits-v2")["contradicts"],
+        serde_json::json!(["limits-note"])
+    );
+    assert_eq!(
+        hit("limits-note")["contradicts"],
+        serde_json::json!(["limits-v2"])
+    );
+    assert!(
+        hit("limits-v2").get("superseded_by").is_none(),
+        "only when not empty"
+    );
+    let reply = server.rpc(
+        3,
+        "tools/call",
+        serde_json::json!({"name": "memory_show", "arguments": {"node": "limits-v2"}}),
+    );
+    let shown: Value =
+        serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(shown["supersedes"], serde_json::json!(["limits-v1"]));
+    assert_eq!(shown["superseded_by"], serde_json::json!([]));
+    assert_eq!(shown["contradicts"], serde_json::json!(["limits-note"]));
+    assert!(server.finish());
+
+    let (code, v, _) = run(tmp.path(), &["recall", "request limits quota", "--json"]);
+    assert_eq!(code, 0);
+    let ids: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    let (new, old) = (
+        ids.iter().position(|i| *i == "limits-v2").unwrap(),
+        ids.iter().position(|i| *i == "limits-v1").unwrap(),
+    );
+    assert!(new < old, "{ids:?}");
+    let out = bin()
+        .current_dir(tmp.path())
+        .env_remove("MNEMON_DIR")
+        .args(["recall", "request limits quota"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("superseded by limits-v2"), "{text}");
+    assert!(text.contains("contradicts limits-note"), "{text}");
+}

@@ -225,16 +225,20 @@ impl Memory {
     /// The recall is recorded in the event log (its hits are reinforced when feedback names
     /// them); ``record=False`` leaves no trace, for measurements that must not change later
     /// rankings. The GIL is released while the engine runs.
-    #[pyo3(signature = (
-        query=None,
-        *,
-        anchors=Vec::new(),
-        depth=Int::Fits(i64::from(args::DEFAULT_DEPTH)),
-        limit=Int::Fits(args::DEFAULT_LIMIT as i64),
-        min_score=None,
-        explain=false,
-        record=true,
-    ))]
+    #[pyo3(
+        signature = (
+            query=None,
+            *,
+            anchors=Vec::new(),
+            depth=Int::Fits(i64::from(args::DEFAULT_DEPTH)),
+            limit=Int::Fits(args::DEFAULT_LIMIT as i64),
+            min_score=None,
+            explain=false,
+            record=true,
+        ),
+        // What help() shows (the defaults above as written; tests/test_api.py checks them).
+        text_signature = "($self, query=None, *, anchors=(), depth=2, limit=10, min_score=None, explain=False, record=True)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn recall<'py>(
         &self,
@@ -256,16 +260,20 @@ impl Memory {
     /// iterating it gives), the query id its events carry (``.qid``), the time the engine spent
     /// (``.latency_us``) and why lexical matches passed the score floor or not (``.floor``).
     /// Same arguments as :meth:`recall`.
-    #[pyo3(signature = (
-        query=None,
-        *,
-        anchors=Vec::new(),
-        depth=Int::Fits(i64::from(args::DEFAULT_DEPTH)),
-        limit=Int::Fits(args::DEFAULT_LIMIT as i64),
-        min_score=None,
-        explain=false,
-        record=true,
-    ))]
+    #[pyo3(
+        signature = (
+            query=None,
+            *,
+            anchors=Vec::new(),
+            depth=Int::Fits(i64::from(args::DEFAULT_DEPTH)),
+            limit=Int::Fits(args::DEFAULT_LIMIT as i64),
+            min_score=None,
+            explain=false,
+            record=true,
+        ),
+        // What help() shows (the defaults above as written; tests/test_api.py checks them).
+        text_signature = "($self, query=None, *, anchors=(), depth=2, limit=10, min_score=None, explain=False, record=True)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn recall_report(
         &self,
@@ -291,7 +299,10 @@ impl Memory {
     /// recall. At least one id, at most ``MAX_FEEDBACK_IDS`` in ``used`` and ``wrong`` together,
     /// none in both. An unknown id raises :class:`mnemon.NotFound`. Returns a
     /// :class:`FeedbackReport`.
-    #[pyo3(signature = (used, wrong=Vec::new(), query=None))]
+    #[pyo3(
+        signature = (used, wrong=Vec::new(), query=None),
+        text_signature = "($self, used, wrong=(), query=None)"
+    )]
     fn feedback(
         &self,
         py: Python<'_>,
@@ -307,7 +318,10 @@ impl Memory {
     /// (10, always relevant): one importance event, read by every process (``mnemon stats``
     /// shows it). Important notes rank higher and fill :meth:`core`. ``tags`` and ``note`` are
     /// recorded with the mark. An unknown id raises :class:`mnemon.NotFound`.
-    #[pyo3(signature = (id, importance, *, tags=Vec::new(), note=String::new()))]
+    #[pyo3(
+        signature = (id, importance, *, tags=Vec::new(), note=String::new()),
+        text_signature = "($self, id, importance, *, tags=(), note='')"
+    )]
     fn set_importance(
         &self,
         py: Python<'_>,
@@ -330,7 +344,10 @@ impl Memory {
     /// The core view: pinned notes, then important ones, rendered as Markdown into
     /// ``budget_tokens`` (default ``DEFAULT_BUDGET_TOKENS``, 1 to ``MAX_BUDGET_TOKENS``), for a
     /// system prompt. Never fails because the budget is full: it lists what it left out.
-    #[pyo3(signature = (budget_tokens=Int::Fits(args::DEFAULT_BUDGET_TOKENS as i64)))]
+    #[pyo3(
+        signature = (budget_tokens=Int::Fits(args::DEFAULT_BUDGET_TOKENS as i64)),
+        text_signature = "($self, budget_tokens=2000)"
+    )]
     fn core(&self, py: Python<'_>, budget_tokens: Int) -> PyResult<CoreView> {
         let budget: usize = budget_tokens.check(args::BUDGET_TOKENS).py_err(py)?;
         self.run(py, move |m| m.core(budget)).map(CoreView::from)

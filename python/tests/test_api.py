@@ -198,3 +198,15 @@ def test_doctor_finds_the_dangling_link(memory: mnemon.Memory) -> None:
 def test_recall_indexes_a_never_indexed_memory_by_itself(folder: pathlib.Path) -> None:
     with mnemon.Memory.open(folder) as m:
         assert m.recall("connection pool")[0].id == "pool-sizing"
+
+
+def test_help_shows_the_library_defaults() -> None:
+    import inspect
+
+    recall = inspect.signature(mnemon.Memory.recall).parameters
+    assert recall["depth"].default == mnemon.DEFAULT_DEPTH
+    assert recall["limit"].default == mnemon.DEFAULT_LIMIT
+    assert recall["anchors"].default == () and recall["min_score"].default is None
+    assert inspect.signature(mnemon.Memory.recall_report).parameters == recall
+    core = inspect.signature(mnemon.Memory.core).parameters
+    assert core["budget_tokens"].default == mnemon.DEFAULT_BUDGET_TOKENS

@@ -17,6 +17,8 @@ Errors: :class:`InvalidArgument` (a :class:`ValueError`) for an argument out of 
 both) for anything else; messages are the library's, the same the ``mnemon`` command prints.
 """
 
+import os as _os
+
 from ._errors import Error, InvalidArgument, NotFound
 from ._mnemon import (
     DEFAULT_BUDGET_TOKENS,
@@ -61,6 +63,14 @@ from ._types import (
     TermWeight,
     TrailEdge,
 )
+
+# The engine's worker threads do not survive a fork: the native module refuses to index in a
+# child forked after they started, rather than wait forever (see Memory.index).
+if hasattr(_os, "register_at_fork"):
+    from ._mnemon import _after_fork_in_child
+
+    _os.register_at_fork(after_in_child=_after_fork_in_child)
+    del _after_fork_in_child
 
 __all__ = [
     "Memory",

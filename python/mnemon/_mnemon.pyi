@@ -32,6 +32,7 @@ __all__ = [
     "FeedbackReport",
     "CoreView",
     "DoctorReport",
+    "_after_fork_in_child",
     "__version__",
     "DEFAULT_DEPTH",
     "MIN_DEPTH",
@@ -51,6 +52,9 @@ __all__ = [
 ]
 
 __version__: str
+
+def _after_fork_in_child() -> None:
+    """Called in a child process after ``os.fork()`` (registered by ``mnemon/__init__.py``)."""
 
 DEFAULT_DEPTH: int  # 2
 MIN_DEPTH: int  # 0

@@ -9,6 +9,24 @@ mod reports;
 
 use mnemon::args;
 use pyo3::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The engine's shared worker threads (rayon's global pool, which `index` and `doctor` use) were
+/// started in this process, or in the process it was forked from.
+pub(crate) static POOL_STARTED: AtomicBool = AtomicBool::new(false);
+
+/// This process was forked from one whose worker threads had started: they do not exist here,
+/// and work handed to them would wait forever.
+pub(crate) static POOL_LOST_IN_FORK: AtomicBool = AtomicBool::new(false);
+
+/// Called in the child after `os.fork()` (registered with `os.register_at_fork` by
+/// `mnemon/__init__.py`).
+#[pyfunction]
+fn _after_fork_in_child() {
+    if POOL_STARTED.load(Ordering::Relaxed) {
+        POOL_LOST_IN_FORK.store(true, Ordering::Relaxed);
+    }
+}
 
 /// The native module of mnemon (import ``mnemon``, not this).
 #[pymodule]
@@ -22,6 +40,7 @@ fn _mnemon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<reports::FeedbackReport>()?;
     m.add_class::<reports::CoreView>()?;
     m.add_class::<reports::DoctorReport>()?;
+    m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The library's argument ranges and defaults (`mnemon::args`), the ones the CLI and the MCP
     // server accept too.

@@ -91,6 +91,25 @@ impl Memory {
     }
 }
 
+/// Before a call that hands work to the engine's worker threads (`index`, `doctor`): refuse it
+/// in a process forked after they started, where it would wait forever, and note that they start.
+fn pool_usable(py: Python<'_>, call: &str) -> PyResult<()> {
+    use std::sync::atomic::Ordering;
+    if crate::POOL_LOST_IN_FORK.load(Ordering::Relaxed) {
+        return Err(errors::plain(
+            py,
+            format!(
+                "Memory.{call}() cannot run in this process: it was forked (os.fork, or \
+                 multiprocessing's 'fork' start method) from a process that had already indexed, \
+                 and the engine's worker threads do not survive a fork; index in the parent, or \
+                 start workers with multiprocessing's 'spawn' or 'forkserver' start method"
+            ),
+        ));
+    }
+    crate::POOL_STARTED.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
 /// The working directory, as the library reports an I/O error.
 fn cwd() -> mnemon::Result<PathBuf> {
     std::env::current_dir().map_err(|e| mnemon::Error::io("read the working directory", ".", e))
@@ -208,7 +227,12 @@ impl Memory {
     /// content changed, and drops the ones removed. Returns an :class:`IndexReport`. Recall
     /// indexes a never-indexed memory by itself, but not later edits: call this after writing
     /// notes.
+    ///
+    /// Indexing runs on worker threads that do not survive ``os.fork()``: in a process forked
+    /// from one that had indexed (multiprocessing's default start method on Linux) it raises
+    /// :class:`mnemon.Error` instead of waiting forever. Recall works there.
     fn index(&self, py: Python<'_>) -> PyResult<IndexReport> {
+        pool_usable(py, "index")?;
         self.run(py, |m| m.index()).map(IndexReport::from)
     }
 
@@ -362,6 +386,7 @@ impl Memory {
     /// Check the memory (re-indexes first): dangling links, notes with problems, conflict
     /// markers, the index's health. Returns a :class:`DoctorReport`.
     fn doctor(&self, py: Python<'_>) -> PyResult<DoctorReport> {
+        pool_usable(py, "doctor")?;
         self.run(py, |m| m.doctor()).map(DoctorReport::from)
     }
 

@@ -1,7 +1,11 @@
 """Opening (explicitly, through MNEMON_DIR, walking up like the CLI), closing, the context
 manager, and sessions."""
 
+import os
 import pathlib
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -107,3 +111,32 @@ def test_record_false_leaves_no_trace(memory: mnemon.Memory) -> None:
     assert memory.stats("pgbouncer").recall_count == 0
     memory.recall("pgbouncer transaction mode")
     assert memory.stats("pgbouncer").recall_count == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_forked_child_recalls_but_refuses_to_index(folder: pathlib.Path) -> None:
+    # In a subprocess with a timeout: if the refusal failed, the child's index would hang.
+    script = textwrap.dedent(
+        f"""
+        import os, sys, mnemon
+        m = mnemon.Memory.open({str(folder)!r})
+        m.index()
+        pid = os.fork()
+        if pid == 0:
+            ok = m.recall("connection pool")[0].id == "pool-sizing"
+            try:
+                m.index()
+                code = 3
+            except mnemon.Error as e:
+                code = 0 if ok and "forked" in str(e) and "spawn" in str(e) else 4
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8)
+        print(m.index().notes)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "5"], done.stdout + done.stderr

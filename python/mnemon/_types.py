@@ -1,0 +1,106 @@
+"""The shapes of the plain-data parts of mnemon's reports (dicts in the shape of the JSON that
+``mnemon ... --json`` prints), for type checkers and annotations.
+"""
+
+from typing import List, Literal, Optional, TypedDict
+
+#: How a hit was reached.
+Source = Literal["direct", "neighbor", "co_occur"]
+
+#: What an edge says.
+EdgeKind = Literal[
+    "references",
+    "part_of",
+    "derived_from",
+    "supersedes",
+    "contradicts",
+    "co_occurs_slug",
+    "co_occurs_token",
+]
+
+#: Who made an edge: a frontmatter list, a ``[[link]]`` in the body, or mnemon.
+Provenance = Literal["frontmatter", "inline-link", "synthesized"]
+
+#: One edge of a hit's trail (``from`` is a keyword, hence the functional form).
+TrailEdge = TypedDict(
+    "TrailEdge", {"from": str, "to": str, "kind": EdgeKind, "provenance": Provenance}
+)
+
+#: An edge leaving a shown note.
+EdgeOut = TypedDict(
+    "EdgeOut",
+    {"to": str, "kind": EdgeKind, "provenance": Provenance, "confidence": float, "dangling": bool},
+)
+
+#: An edge arriving at a shown note.
+EdgeIn = TypedDict(
+    "EdgeIn", {"from": str, "kind": EdgeKind, "provenance": Provenance, "confidence": float}
+)
+
+
+class Explain(TypedDict):
+    """A score taken apart: ``score = base x (1 + usage) x type_weight x ttl_factor x
+    (1 + min(0.25, importance + recency))``."""
+
+    lexical: float
+    coverage: float
+    learned: float
+    title_match: bool
+    base: float
+    type_weight: float
+    ttl_factor: float
+    usage: float
+    importance: float
+    recency: float
+    matched_terms: List[str]
+
+
+class ScanError(TypedDict):
+    """A problem found while indexing: the file (below ``memory/``) and what to do."""
+
+    path: str
+    message: str
+
+
+class TermWeight(TypedDict):
+    """A question's term as evidence."""
+
+    term: str
+    idf: float
+    in_memory: bool
+
+
+class Rejected(TypedDict):
+    """A lexical match the score floor turned away, and why."""
+
+    id: str
+    coverage: float
+    reason: str
+
+
+class FloorReport(TypedDict):
+    """Why a question's lexical matches passed the score floor or not."""
+
+    terms: List[TermWeight]
+    rejected: List[Rejected]
+    weak: bool
+
+
+class IndexHealth(TypedDict):
+    """The derived index's health."""
+
+    path: str
+    schema_version: int
+    ok: bool
+    message: Optional[str]
+
+
+Dangling = TypedDict("Dangling", {"from": str, "to": str, "kind": EdgeKind})
+
+
+class NoteError(TypedDict):
+    """A problem of one note, with its fix."""
+
+    path: str
+    kind: str
+    message: str

@@ -1,0 +1,398 @@
+//! `mnemon.Memory`: the library's `Memory` facade for Python. Every engine call runs with the
+//! interpreter released (`Python::detach`), so one `Memory` serves several Python threads at
+//! once; arguments are checked by the library (`mnemon::args`), so they are refused with the
+//! CLI's messages.
+
+use crate::convert::Int;
+use crate::errors::{self, IntoPy};
+use crate::reports::{
+    CoreView, DoctorReport, FeedbackReport, IndexReport, NodeStatsView, NodeView, Recall, hit_list,
+};
+use mnemon::args;
+use mnemon::recall::Query;
+use mnemon::{MemoryDir, OpenOptions};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+/// Recorded as the caller of recalls made from Python (the `caller` of their Query events).
+const CALLER: &str = "python";
+
+/// An open memory folder: notes in ``memory/``, the event log in ``events/``, the derived index
+/// in ``index/``.
+///
+/// Open one with :meth:`Memory.open` (an existing folder) or :meth:`Memory.init` (creates it),
+/// then :meth:`index` the notes and :meth:`recall`. Use it as a context manager, or call
+/// :meth:`close`: events are handed to the OS as they are written and made durable (fsync) when
+/// the memory is closed. Any call on a closed memory raises :class:`mnemon.Error`.
+///
+/// One ``Memory`` may be shared by several Python threads: engine calls release the GIL and run
+/// in parallel. Several processes may open the same folder at once (the CLI, ``mnemon serve``,
+/// other agents); each sees the others' notes and events.
+///
+/// Recalls, feedback and importance marks are recorded as events of this process's session:
+/// ``session=...``, else the ``MNEMON_SESSION`` environment variable, else a new session id per
+/// opened memory.
+#[pyclass(frozen, module = "mnemon", name = "Memory")]
+pub(crate) struct Memory {
+    /// `None` once closed. Calls clone the `Arc` and release the lock before the engine runs, so
+    /// `close` never waits for a recall, and the engine closes when the last call returns.
+    inner: RwLock<Option<Arc<mnemon::Memory>>>,
+    root: PathBuf,
+    notices: Vec<String>,
+}
+
+impl Memory {
+    fn opened(py: Python<'_>, dir: MemoryDir, session: Option<String>) -> PyResult<Memory> {
+        let root = dir.root().to_path_buf();
+        let mut memory = py
+            .detach(move || {
+                let mut opts = OpenOptions::default();
+                if let Some(s) = session {
+                    opts = opts.with_session(s);
+                }
+                mnemon::Memory::open_with(dir, opts)
+            })
+            .py_err(py)?;
+        let notices = memory.take_notices();
+        Ok(Memory {
+            inner: RwLock::new(Some(Arc::new(memory))),
+            root,
+            notices,
+        })
+    }
+
+    /// The open engine, or `mnemon.Error` when closed.
+    fn engine(&self, py: Python<'_>) -> PyResult<Arc<mnemon::Memory>> {
+        let open = match self.inner.read() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        open.ok_or_else(|| {
+            errors::plain(
+                py,
+                format!(
+                    "this Memory ({}) is closed; open the folder again with mnemon.Memory.open",
+                    self.root.display()
+                ),
+            )
+        })
+    }
+
+    /// Run `f` on the engine with the interpreter released; its error as a Python exception.
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mnemon::Memory) -> mnemon::Result<T> + Send,
+    ) -> PyResult<T> {
+        let engine = self.engine(py)?;
+        py.detach(move || f(&engine)).py_err(py)
+    }
+}
+
+/// Before a call that hands work to the engine's worker threads (`index`, `doctor`): refuse it
+/// in a process forked after they started, where it would wait forever, and note that they start.
+fn pool_usable(py: Python<'_>, call: &str) -> PyResult<()> {
+    use std::sync::atomic::Ordering;
+    if crate::POOL_LOST_IN_FORK.load(Ordering::Relaxed) {
+        return Err(errors::plain(
+            py,
+            format!(
+                "Memory.{call}() cannot run in this process: it was forked (os.fork, or \
+                 multiprocessing's 'fork' start method) from a process that had already indexed, \
+                 and the engine's worker threads do not survive a fork; index in the parent, or \
+                 start workers with multiprocessing's 'spawn' or 'forkserver' start method"
+            ),
+        ));
+    }
+    crate::POOL_STARTED.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The working directory, as the library reports an I/O error.
+fn cwd() -> mnemon::Result<PathBuf> {
+    std::env::current_dir().map_err(|e| mnemon::Error::io("read the working directory", ".", e))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn query_of(
+    text: Option<String>,
+    anchors: Vec<String>,
+    depth: &Int,
+    limit: &Int,
+    min_score: Option<f64>,
+    record: bool,
+) -> mnemon::Result<Query> {
+    Ok(Query {
+        text: text.unwrap_or_default(),
+        anchors,
+        depth: depth.check(args::DEPTH)?,
+        limit: limit.check(args::LIMIT)?,
+        min_score: match min_score {
+            Some(v) => args::min_score(v)?,
+            None => args::DEFAULT_MIN_SCORE,
+        },
+        caller: CALLER.into(),
+        record,
+    })
+}
+
+#[pymethods]
+impl Memory {
+    /// Open an existing memory folder.
+    ///
+    /// ``path`` is the memory folder itself (the folder holding ``memory/``) or a folder that
+    /// contains ``.mnemon/``. Without ``path``: the ``MNEMON_DIR`` environment variable, else the
+    /// first ``.mnemon/`` found walking up from the working directory, as the ``mnemon`` command
+    /// looks for it. ``session`` names this process's session in the event log (default:
+    /// ``MNEMON_SESSION``, else a new id).
+    ///
+    /// Raises :class:`mnemon.Error` when no memory folder is there (its message says how to
+    /// create one).
+    #[staticmethod]
+    #[pyo3(signature = (path=None, *, session=None))]
+    fn open(py: Python<'_>, path: Option<PathBuf>, session: Option<String>) -> PyResult<Memory> {
+        let explicit = path.or_else(|| {
+            std::env::var_os("MNEMON_DIR")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+        });
+        let dir = cwd()
+            .and_then(|cwd| MemoryDir::locate(explicit.as_deref(), &cwd))
+            .py_err(py)?;
+        Memory::opened(py, dir, session)
+    }
+
+    /// Create a memory folder at ``path`` (``memory/``, ``events/``, ``index/``; nothing is
+    /// overwritten if it exists) and open it. Put notes in ``memory/`` as Markdown files, then
+    /// call :meth:`index`.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, session=None))]
+    fn init(py: Python<'_>, path: PathBuf, session: Option<String>) -> PyResult<Memory> {
+        let dir = py.detach(move || MemoryDir::init(path)).py_err(py)?;
+        Memory::opened(py, dir, session)
+    }
+
+    /// The memory folder (the one holding ``memory/``).
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.root.clone()
+    }
+
+    /// Messages about repairs made while opening (a rebuilt index, a damaged cache, ...), to
+    /// show to a person; usually empty.
+    #[getter]
+    fn notices(&self) -> Vec<String> {
+        self.notices.clone()
+    }
+
+    /// True once :meth:`close` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        match self.inner.read() {
+            Ok(guard) => guard.is_none(),
+            Err(poisoned) => poisoned.into_inner().is_none(),
+        }
+    }
+
+    /// Close the memory: events become durable (fsync) once calls still running on other threads
+    /// return. Later calls raise :class:`mnemon.Error`. Closing twice does nothing.
+    fn close(&self, py: Python<'_>) {
+        let taken = match self.inner.write() {
+            Ok(mut guard) => guard.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(engine) = taken {
+            py.detach(move || drop(engine));
+        }
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: &Bound<'_, PyAny>,
+        _exc_value: &Bound<'_, PyAny>,
+        _traceback: &Bound<'_, PyAny>,
+    ) -> bool {
+        self.close(py);
+        false
+    }
+
+    /// Bring the index up to date with ``memory/``: reads only the notes whose size, time or
+    /// content changed, and drops the ones removed. Returns an :class:`IndexReport`. Recall
+    /// indexes a never-indexed memory by itself, but not later edits: call this after writing
+    /// notes.
+    ///
+    /// Indexing runs on worker threads that do not survive ``os.fork()``: in a process forked
+    /// from one that had indexed (multiprocessing's default start method on Linux) it raises
+    /// :class:`mnemon.Error` instead of waiting forever. Recall works there.
+    fn index(&self, py: Python<'_>) -> PyResult<IndexReport> {
+        pool_usable(py, "index")?;
+        self.run(py, |m| m.index()).map(IndexReport::from)
+    }
+
+    /// Recall the notes that matter for a question: lexical matches and ``anchors`` (note ids to
+    /// start from), then the notes linked to them up to ``depth`` hops, ranked by what earlier
+    /// feedback and importance marks taught. Returns at most ``limit`` :class:`Hit`, best first.
+    ///
+    /// ``query`` (free text) or ``anchors`` or both must be given. Defaults come from the library:
+    /// ``depth=DEFAULT_DEPTH`` (0 to ``MAX_DEPTH``), ``limit=DEFAULT_LIMIT`` (1 to
+    /// ``MAX_LIMIT``), ``min_score=None`` (``DEFAULT_MIN_SCORE``; any finite number). An argument
+    /// out of range raises :class:`mnemon.InvalidArgument` (a :class:`ValueError`).
+    /// ``explain=True`` fills each hit's ``explain``.
+    ///
+    /// The recall is recorded in the event log (its hits are reinforced when feedback names
+    /// them); ``record=False`` leaves no trace, for measurements that must not change later
+    /// rankings. The GIL is released while the engine runs.
+    #[pyo3(
+        signature = (
+            query=None,
+            *,
+            anchors=Vec::new(),
+            depth=Int::Fits(i64::from(args::DEFAULT_DEPTH)),
+            limit=Int::Fits(args::DEFAULT_LIMIT as i64),
+            min_score=None,
+            explain=false,
+            record=true,
+        ),
+        // What help() shows (the defaults above as written; tests/test_api.py checks them).
+        text_signature = "($self, query=None, *, anchors=(), depth=2, limit=10, min_score=None, explain=False, record=True)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn recall<'py>(
+        &self,
+        py: Python<'py>,
+        query: Option<String>,
+        anchors: Vec<String>,
+        depth: Int,
+        limit: Int,
+        min_score: Option<f64>,
+        explain: bool,
+        record: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let q = query_of(query, anchors, &depth, &limit, min_score, record).py_err(py)?;
+        let recall = self.run(py, move |m| m.recall(&q))?;
+        hit_list(py, recall.results, explain)
+    }
+
+    /// :meth:`recall` with its details: a :class:`Recall` holding the hits (``.hits``, also what
+    /// iterating it gives), the query id its events carry (``.qid``), the time the engine spent
+    /// (``.latency_us``) and why lexical matches passed the score floor or not (``.floor``).
+    /// Same arguments as :meth:`recall`.
+    #[pyo3(
+        signature = (
+            query=None,
+            *,
+            anchors=Vec::new(),
+            depth=Int::Fits(i64::from(args::DEFAULT_DEPTH)),
+            limit=Int::Fits(args::DEFAULT_LIMIT as i64),
+            min_score=None,
+            explain=false,
+            record=true,
+        ),
+        // What help() shows (the defaults above as written; tests/test_api.py checks them).
+        text_signature = "($self, query=None, *, anchors=(), depth=2, limit=10, min_score=None, explain=False, record=True)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn recall_report(
+        &self,
+        py: Python<'_>,
+        query: Option<String>,
+        anchors: Vec<String>,
+        depth: Int,
+        limit: Int,
+        min_score: Option<f64>,
+        explain: bool,
+        record: bool,
+    ) -> PyResult<Recall> {
+        let q = query_of(query, anchors, &depth, &limit, min_score, record).py_err(py)?;
+        let recall = self.run(py, move |m| m.recall(&q))?;
+        Recall::new(py, recall, explain)
+    }
+
+    /// Say which recalled notes the agent used, and which were wrong for the question: one
+    /// feedback event. Later questions sharing informative words with this one then find the
+    /// used notes even when worded differently, and notes found wrong are pushed down for them.
+    ///
+    /// ``query`` is the question the notes were recalled for; None means this process's last
+    /// recall. At least one id, at most ``MAX_FEEDBACK_IDS`` in ``used`` and ``wrong`` together,
+    /// none in both. An unknown id raises :class:`mnemon.NotFound`. Returns a
+    /// :class:`FeedbackReport`.
+    #[pyo3(
+        signature = (used, wrong=Vec::new(), query=None),
+        text_signature = "($self, used, wrong=(), query=None)"
+    )]
+    fn feedback(
+        &self,
+        py: Python<'_>,
+        used: Vec<String>,
+        wrong: Vec<String>,
+        query: Option<String>,
+    ) -> PyResult<FeedbackReport> {
+        self.run(py, move |m| m.feedback(&used, &wrong, query.as_deref()))
+            .map(FeedbackReport::from)
+    }
+
+    /// Mark note ``id`` as important, from ``MIN_IMPORTANCE`` (1, a little) to ``MAX_IMPORTANCE``
+    /// (10, always relevant): one importance event, read by every process (``mnemon stats``
+    /// shows it). Important notes rank higher and fill :meth:`core`. ``tags`` and ``note`` are
+    /// recorded with the mark. An unknown id raises :class:`mnemon.NotFound`.
+    #[pyo3(
+        signature = (id, importance, *, tags=Vec::new(), note=String::new()),
+        text_signature = "($self, id, importance, *, tags=(), note='')"
+    )]
+    fn set_importance(
+        &self,
+        py: Python<'_>,
+        id: String,
+        importance: Int,
+        tags: Vec<String>,
+        note: String,
+    ) -> PyResult<()> {
+        let importance: u8 = importance.check(args::IMPORTANCE).py_err(py)?;
+        self.run(py, move |m| m.set_importance(&id, importance, &tags, &note))
+    }
+
+    /// The folded usage statistics of note ``id`` (a :class:`NodeStatsView`, as ``mnemon stats``
+    /// shows them): recalls, uses, wrong verdicts, importance. An unknown id raises
+    /// :class:`mnemon.NotFound`.
+    fn stats(&self, py: Python<'_>, id: String) -> PyResult<NodeStatsView> {
+        self.run(py, move |m| m.stats(&id)).map(NodeStatsView::from)
+    }
+
+    /// The core view: pinned notes, then important ones, rendered as Markdown into
+    /// ``budget_tokens`` (default ``DEFAULT_BUDGET_TOKENS``, 1 to ``MAX_BUDGET_TOKENS``), for a
+    /// system prompt. Never fails because the budget is full: it lists what it left out.
+    #[pyo3(
+        signature = (budget_tokens=Int::Fits(args::DEFAULT_BUDGET_TOKENS as i64)),
+        text_signature = "($self, budget_tokens=2000)"
+    )]
+    fn core(&self, py: Python<'_>, budget_tokens: Int) -> PyResult<CoreView> {
+        let budget: usize = budget_tokens.check(args::BUDGET_TOKENS).py_err(py)?;
+        self.run(py, move |m| m.core(budget)).map(CoreView::from)
+    }
+
+    /// Note ``id`` with its frontmatter and its edges both ways (a :class:`NodeView`, as
+    /// ``mnemon show`` prints it). An unknown id raises :class:`mnemon.NotFound`.
+    fn show(&self, py: Python<'_>, id: String) -> PyResult<NodeView> {
+        self.run(py, move |m| m.show(&id)).map(NodeView::from)
+    }
+
+    /// Check the memory (re-indexes first): dangling links, notes with problems, conflict
+    /// markers, the index's health. Returns a :class:`DoctorReport`.
+    fn doctor(&self, py: Python<'_>) -> PyResult<DoctorReport> {
+        pool_usable(py, "doctor")?;
+        self.run(py, |m| m.doctor()).map(DoctorReport::from)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.closed() { " (closed)" } else { "" };
+        let root = crate::reports::quote(&self.root.display().to_string());
+        format!("<mnemon.Memory {root}{state}>")
+    }
+}

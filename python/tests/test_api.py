@@ -1,0 +1,212 @@
+"""The API mirrors the library's facade: open/init, index, recall, feedback, importance, stats,
+core, show, doctor, and the reports they return."""
+
+import json
+import pathlib
+
+import mnemon
+from conftest import NOTES, write_note
+
+SOURCES = {"direct", "neighbor", "co_occur"}
+KINDS = {
+    "references",
+    "part_of",
+    "derived_from",
+    "supersedes",
+    "contradicts",
+    "co_occurs_slug",
+    "co_occurs_token",
+}
+PROVENANCES = {"frontmatter", "inline-link", "synthesized"}
+
+
+def test_index_reports_what_changed_and_then_nothing(folder: pathlib.Path) -> None:
+    with mnemon.Memory.open(folder) as m:
+        first = m.index()
+        assert isinstance(first, mnemon.IndexReport)
+        assert first.notes == len(NOTES)
+        assert sorted(first.changed) == sorted(NOTES)
+        assert first.removed == [] and first.errors == []
+        assert first.edges >= 2 and first.elapsed_ms >= 0
+        again = m.index()
+        assert again.changed == [] and again.removed == [] and again.notes == len(NOTES)
+
+        write_note(folder, "pgbouncer", NOTES["pgbouncer"] + "\nreserve_pool_timeout is 5 s.\n")
+        (folder / "memory" / "deploy-canary.md").unlink()
+        third = m.index()
+        assert third.changed == ["pgbouncer"]
+        assert third.removed == ["deploy-canary"]
+        assert third.notes == len(NOTES) - 1
+        assert set(third.to_dict()) == {"notes", "edges", "changed", "removed", "errors", "elapsed_ms"}
+
+
+def test_a_note_with_a_problem_is_reported_with_its_fix(folder: pathlib.Path) -> None:
+    (folder / "memory" / "broken.md").write_text("---\nname: [unclosed\n---\nbody\n")
+    with mnemon.Memory.open(folder) as m:
+        errors = m.index().errors
+        assert [e["path"] for e in errors] == ["broken.md"]
+        assert errors[0]["message"]
+
+
+def test_recall_returns_hits_best_first(memory: mnemon.Memory) -> None:
+    hits = memory.recall("why does the connection pool time out")
+    assert isinstance(hits, list) and hits
+    top = hits[0]
+    assert isinstance(top, mnemon.Hit)
+    assert top.id == "pool-sizing"
+    assert top.source == "direct"
+    assert top.trail == []
+    assert top.name == "Pool sizing"
+    assert top.description == "Why the connection pool times out under load"
+    assert top.type == "project"
+    assert top.excerpt.startswith("The connection pool times out")
+    assert top.explain is None
+    assert isinstance(top.score, float)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(h.source in SOURCES for h in hits)
+    assert repr(top).startswith("Hit(id='pool-sizing', score=")
+
+
+def test_a_neighbor_comes_with_its_trail(memory: mnemon.Memory) -> None:
+    hits = memory.recall(anchors=["pool-sizing"], depth=1)
+    by_id = {h.id: h for h in hits}
+    assert by_id["pool-sizing"].source == "direct"
+    neighbor = by_id["pgbouncer"]
+    assert neighbor.source == "neighbor"
+    assert len(neighbor.trail) == 1
+    edge = neighbor.trail[0]
+    assert set(edge) == {"from", "to", "kind", "provenance"}
+    assert (edge["from"], edge["to"]) == ("pool-sizing", "pgbouncer")
+    assert edge["kind"] in KINDS and edge["provenance"] in PROVENANCES
+    # depth 0: the anchors alone.
+    assert [h.id for h in memory.recall(anchors=["pool-sizing"], depth=0)] == ["pool-sizing"]
+
+
+def test_limit_min_score_and_the_library_defaults(memory: mnemon.Memory) -> None:
+    question = "connection pool pgbouncer deploy canary"
+    assert len(memory.recall(question, limit=1)) == 1
+    default = [(h.id, h.score) for h in memory.recall(question, record=False)]
+    explicit = memory.recall(
+        question,
+        depth=mnemon.DEFAULT_DEPTH,
+        limit=mnemon.DEFAULT_LIMIT,
+        min_score=mnemon.DEFAULT_MIN_SCORE,
+        record=False,
+    )
+    assert default == [(h.id, h.score) for h in explicit]
+    assert memory.recall(question, min_score=1e9) == []
+    # The library's constants, as documented in mnemon::args.
+    assert (mnemon.MIN_DEPTH, mnemon.DEFAULT_DEPTH, mnemon.MAX_DEPTH) == (0, 2, 5)
+    assert (mnemon.MIN_LIMIT, mnemon.DEFAULT_LIMIT, mnemon.MAX_LIMIT) == (1, 10, 200)
+    assert (mnemon.MIN_IMPORTANCE, mnemon.MAX_IMPORTANCE) == (1, 10)
+    assert mnemon.DEFAULT_BUDGET_TOKENS == 2000 and mnemon.DEFAULT_MIN_SCORE == 0.05
+    assert memory.core().budget_tokens == mnemon.DEFAULT_BUDGET_TOKENS
+
+
+def test_explain_takes_the_score_apart(memory: mnemon.Memory) -> None:
+    top = memory.recall("connection pool time out", explain=True)[0]
+    x = top.explain
+    assert isinstance(x, dict)
+    assert {"lexical", "coverage", "base", "usage", "importance", "matched_terms"} <= set(x)
+    assert "pool" in x["matched_terms"]
+    d = top.to_dict()
+    assert list(d) == [
+        "id", "name", "description", "type", "score", "source", "trail", "excerpt", "explain",
+    ]
+    json.dumps(d)
+
+
+def test_recall_report_has_the_qid_latency_and_floor(memory: mnemon.Memory) -> None:
+    r = memory.recall_report("connection pool time out", explain=True)
+    assert isinstance(r, mnemon.Recall)
+    assert r.qid and r.latency_us >= 0
+    assert len(r) == len(r.hits) and [h.id for h in r] == [h.id for h in r.hits]
+    assert {"terms", "rejected", "weak"} == set(r.floor)
+    d = r.to_dict()
+    assert list(d) == ["qid", "results", "latency_us", "floor"]
+    assert d["results"][0]["id"] == r.hits[0].id
+    json.dumps(d)
+
+
+def test_feedback_about_the_last_recall(memory: mnemon.Memory) -> None:
+    r = memory.recall_report("connection pool time out")
+    report = memory.feedback(["pool-sizing", "pool-sizing"], wrong=["deploy-canary"])
+    assert isinstance(report, mnemon.FeedbackReport)
+    assert report.qid == r.qid
+    assert report.query == "connection pool time out"
+    assert report.used == ["pool-sizing"] and report.wrong == ["deploy-canary"]
+    assert memory.stats("pool-sizing").used_count == 1
+    assert memory.stats("deploy-canary").wrong_count == 1
+    # A question that is not the last recall's: recorded with it, without a qid.
+    other = memory.feedback(["pgbouncer"], query="pgbouncer pool size")
+    assert other.qid == "" and other.query == "pgbouncer pool size"
+    assert set(other.to_dict()) == {"qid", "query", "used", "wrong"}
+
+
+def test_importance_and_stats(memory: mnemon.Memory) -> None:
+    before = memory.stats("pgbouncer")
+    assert isinstance(before, mnemon.NodeStatsView)
+    assert before.importance is None and before.recall_count == 0
+    memory.set_importance("pgbouncer", 7, tags=["ops"], note="paged twice")
+    memory.recall("pgbouncer transaction mode")
+    after = memory.stats("pgbouncer")
+    assert after.id == "pgbouncer"
+    assert after.importance == 7 and after.importance_tagged_ms
+    assert after.recall_count == 1 and after.last_recalled_ms
+    d = after.to_dict()
+    # The JSON keys of `mnemon stats --json`.
+    assert d["importance"] == 7 and "importance_ts" in d and "last_recalled_at" in d
+
+
+def test_core_view_holds_pinned_then_important_notes(memory: mnemon.Memory) -> None:
+    memory.set_importance("pgbouncer", 9)
+    view = memory.core(500)
+    assert isinstance(view, mnemon.CoreView)
+    assert view.included == ["user-prefs", "pgbouncer"]
+    assert view.budget_tokens == 500 and 0 < view.tokens_used <= 500
+    assert "User preferences" in view.text and str(view) == view.text
+    tight = memory.core(1)
+    assert tight.included == [] and tight.left_out == ["user-prefs", "pgbouncer"]
+    assert set(view.to_dict()) == {"text", "tokens_used", "budget_tokens", "included", "left_out"}
+
+
+def test_show_a_note_with_its_edges(memory: mnemon.Memory) -> None:
+    v = memory.show("pool-sizing")
+    assert isinstance(v, mnemon.NodeView)
+    assert (v.id, v.path, v.name, v.type) == ("pool-sizing", "pool-sizing.md", "Pool sizing", "project")
+    assert v.pin is False and v.tags == []
+    assert {e["to"] for e in v.edges_out} == {"pgbouncer"}
+    assert all(e["dangling"] is False for e in v.edges_out)
+    into = memory.show("pgbouncer").edges_in
+    assert {e["from"] for e in into} >= {"pool-sizing"}
+    assert memory.show("user-prefs").pin is True
+    assert v.to_dict()["type"] == "project"
+
+
+def test_doctor_finds_the_dangling_link(memory: mnemon.Memory) -> None:
+    report = memory.doctor()
+    assert isinstance(report, mnemon.DoctorReport)
+    assert report.healthy is False
+    assert report.dangling == [{"from": "dangling", "to": "no-such-note", "kind": "references"}]
+    assert report.note_errors == [] and report.conflicts == [] and report.walk_errors == []
+    assert report.index["ok"] is True
+    assert report.notes == len(NOTES)
+    json.dumps(report.to_dict())
+
+
+def test_recall_indexes_a_never_indexed_memory_by_itself(folder: pathlib.Path) -> None:
+    with mnemon.Memory.open(folder) as m:
+        assert m.recall("connection pool")[0].id == "pool-sizing"
+
+
+def test_help_shows_the_library_defaults() -> None:
+    import inspect
+
+    recall = inspect.signature(mnemon.Memory.recall).parameters
+    assert recall["depth"].default == mnemon.DEFAULT_DEPTH
+    assert recall["limit"].default == mnemon.DEFAULT_LIMIT
+    assert recall["anchors"].default == () and recall["min_score"].default is None
+    assert inspect.signature(mnemon.Memory.recall_report).parameters == recall
+    core = inspect.signature(mnemon.Memory.core).parameters
+    assert core["budget_tokens"].default == mnemon.DEFAULT_BUDGET_TOKENS

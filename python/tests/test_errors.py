@@ -1,0 +1,145 @@
+"""Errors: arguments out of range raise ValueError (mnemon.InvalidArgument) with the CLI's
+message, unknown notes raise KeyError (mnemon.NotFound), the rest mnemon.Error."""
+
+import pathlib
+import pickle
+
+import pytest
+
+import mnemon
+
+
+@pytest.mark.parametrize(
+    "kwargs, what, message",
+    [
+        ({"depth": 6}, "depth", "depth 6 is out of range: use an integer from 0 to 5"),
+        ({"depth": -1}, "depth", "depth -1 is out of range: use an integer from 0 to 5"),
+        (
+            {"depth": 10**30},
+            "depth",
+            f"depth {10**30} is out of range: use an integer from 0 to 5",
+        ),
+        ({"limit": 0}, "limit", "limit 0 is out of range: use an integer from 1 to 200"),
+        ({"limit": 201}, "limit", "limit 201 is out of range: use an integer from 1 to 200"),
+        (
+            {"min_score": float("nan")},
+            "min_score",
+            "min_score NaN is out of range: use a finite number",
+        ),
+        (
+            {"min_score": float("inf")},
+            "min_score",
+            "min_score inf is out of range: use a finite number",
+        ),
+    ],
+)
+def test_recall_arguments_out_of_range(memory, kwargs, what, message) -> None:
+    with pytest.raises(ValueError) as caught:
+        memory.recall("connection pool", **kwargs)
+    e = caught.value
+    assert isinstance(e, mnemon.InvalidArgument) and isinstance(e, mnemon.Error)
+    assert str(e) == message
+    assert e.what == what
+
+
+def test_the_messages_are_the_clis(memory, cli) -> None:
+    for args, call in [
+        (["recall", "x", "--depth", "9"], lambda: memory.recall("x", depth=9)),
+        (["recall", "x", "--limit", "0"], lambda: memory.recall("x", limit=0)),
+        (["importance", "pgbouncer", "11"], lambda: memory.set_importance("pgbouncer", 11)),
+        (["core", "--budget", "0"], lambda: memory.core(0)),
+        (["stats", "nope"], lambda: memory.stats("nope")),
+    ]:
+        done = cli(*args, "--dir", str(memory.path), check=False)
+        assert done.returncode == 2, done.stderr
+        with pytest.raises(mnemon.Error) as caught:
+            call()
+        assert done.stderr.strip() == f"mnemon: error: {caught.value}"
+
+
+def test_too_many_anchors_and_feedback_ids(memory) -> None:
+    with pytest.raises(ValueError, match="at most 64 anchors"):
+        memory.recall(anchors=[f"n{i}" for i in range(mnemon.MAX_ANCHORS + 1)])
+    ids = [f"n{i}" for i in range(mnemon.MAX_FEEDBACK_IDS + 1)]
+    with pytest.raises(ValueError, match="at most 64 ids"):
+        memory.feedback(ids)
+
+
+def test_invalid_arguments(memory) -> None:
+    with pytest.raises(ValueError, match="give query text, at least one anchor id, or both") as c:
+        memory.recall()
+    assert c.value.what == "query"
+    with pytest.raises(ValueError):
+        memory.recall("   ")
+    with pytest.raises(ValueError, match="name at least one note") as c:
+        memory.feedback([])
+    assert c.value.what == "feedback"
+    with pytest.raises(ValueError, match="both used and wrong"):
+        memory.feedback(["pgbouncer"], wrong=["pgbouncer"])
+    with pytest.raises(ValueError) as c:
+        memory.stats("../outside")
+    assert c.value.what == "id"
+    for importance in (0, 11, 2**70):
+        with pytest.raises(ValueError, match="use an integer from 1 to 10"):
+            memory.set_importance("pgbouncer", importance)
+    with pytest.raises(ValueError, match="budget_tokens 0 is out of range"):
+        memory.core(0)
+    with pytest.raises(ValueError, match="budget_tokens 200001 is out of range"):
+        memory.core(mnemon.MAX_BUDGET_TOKENS + 1)
+
+
+def test_wrong_types_are_type_errors(memory) -> None:
+    with pytest.raises(TypeError):
+        memory.recall("x", depth="2")
+    with pytest.raises(TypeError):
+        memory.recall(anchors="pool-sizing")  # a str is not a list of ids
+    with pytest.raises(TypeError):
+        memory.feedback("pool-sizing")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.stats("no-such-note"),
+        lambda m: m.show("no-such-note"),
+        lambda m: m.set_importance("no-such-note", 5),
+        lambda m: m.feedback(["pool-sizing"], wrong=["no-such-note"]),
+    ],
+)
+def test_an_unknown_note_is_a_key_error(memory, call) -> None:
+    with pytest.raises(KeyError) as caught:
+        call(memory)
+    e = caught.value
+    assert isinstance(e, mnemon.NotFound) and isinstance(e, mnemon.Error)
+    assert e.id == "no-such-note"
+    assert str(e) == (
+        "no note with id `no-such-note`; run `mnemon index` if you just added it, "
+        "or check the spelling"
+    )
+
+
+def test_other_failures_are_mnemon_errors(tmp_path: pathlib.Path, monkeypatch) -> None:
+    with pytest.raises(mnemon.Error) as caught:
+        mnemon.Memory.open(tmp_path)
+    assert not isinstance(caught.value, (ValueError, KeyError))
+    assert str(caught.value) == (
+        f"{tmp_path} is not a mnemon memory folder (no memory/ inside); "
+        f"run `mnemon init --dir {tmp_path}`"
+    )
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(mnemon.Error, match="no memory folder found: looked for .mnemon/"):
+        mnemon.Memory.open()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(mnemon.Error):
+        mnemon.Memory.init(tmp_path / "file")
+
+
+def test_exceptions_are_importable_and_picklable() -> None:
+    assert issubclass(mnemon.InvalidArgument, ValueError)
+    assert issubclass(mnemon.NotFound, KeyError)
+    assert issubclass(mnemon.NotFound, mnemon.Error) and issubclass(mnemon.Error, Exception)
+    assert mnemon.NotFound.__module__ == "mnemon"
+    e = pickle.loads(pickle.dumps(mnemon.NotFound("no note with id `x`", "x")))
+    assert (type(e), str(e), e.id) == (mnemon.NotFound, "no note with id `x`", "x")
+    v = pickle.loads(pickle.dumps(mnemon.InvalidArgument("limit 0 is out of range", "limit")))
+    assert (type(v), str(v), v.what) == (mnemon.InvalidArgument, "limit 0 is out of range", "limit")

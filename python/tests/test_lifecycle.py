@@ -1,0 +1,142 @@
+"""Opening (explicitly, through MNEMON_DIR, walking up like the CLI), closing, the context
+manager, and sessions."""
+
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import mnemon
+
+
+def test_context_manager_closes(folder: pathlib.Path) -> None:
+    with mnemon.Memory.open(folder) as m:
+        assert not m.closed
+        assert m.path == folder and isinstance(m.path, pathlib.Path)
+        assert m.recall("connection pool")
+        assert m.notices == [] or all(isinstance(n, str) for n in m.notices)
+    assert m.closed
+    assert repr(m) == f"<mnemon.Memory '{folder}' (closed)>"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.recall("x"),
+        lambda m: m.recall_report("x"),
+        lambda m: m.index(),
+        lambda m: m.stats("pgbouncer"),
+        lambda m: m.show("pgbouncer"),
+        lambda m: m.core(),
+        lambda m: m.set_importance("pgbouncer", 3),
+        lambda m: m.feedback(["pgbouncer"]),
+        lambda m: m.doctor(),
+    ],
+)
+def test_calls_after_close_raise(memory: mnemon.Memory, call) -> None:
+    memory.close()
+    memory.close()  # twice: nothing happens
+    with pytest.raises(mnemon.Error, match="is closed"):
+        call(memory)
+
+
+def test_an_exception_inside_the_with_block_propagates(folder: pathlib.Path) -> None:
+    with pytest.raises(RuntimeError):
+        with mnemon.Memory.open(folder) as m:
+            raise RuntimeError("boom")
+    assert m.closed
+
+
+def test_open_finds_the_folder_like_the_cli(
+    folder: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = folder.parent
+    # The folder holding .mnemon/.
+    with mnemon.Memory.open(project) as m:
+        assert m.path == folder
+    # MNEMON_DIR.
+    monkeypatch.setenv("MNEMON_DIR", str(folder))
+    with mnemon.Memory.open() as m:
+        assert m.path == folder
+    monkeypatch.delenv("MNEMON_DIR")
+    # Walking up from the working directory.
+    deep = project / "src" / "pkg"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    with mnemon.Memory.open() as m:
+        assert m.path == folder
+    # A str works as well as a Path.
+    with mnemon.Memory.open(str(folder)) as m:
+        assert m.path == folder
+
+
+def test_init_is_idempotent_and_keeps_notes(folder: pathlib.Path) -> None:
+    with mnemon.Memory.init(folder) as m:
+        assert m.index().notes == 5
+    for sub in ("memory", "events", "index"):
+        assert (folder / sub).is_dir()
+
+
+def test_events_go_to_the_named_session(folder: pathlib.Path, monkeypatch) -> None:
+    with mnemon.Memory.open(folder, session="agent-7") as m:
+        assert m.recall_report("connection pool").qid.startswith("agent-7-q")
+    monkeypatch.setenv("MNEMON_SESSION", "from-env")
+    with mnemon.Memory.open(folder) as m:
+        assert m.recall_report("connection pool").qid.startswith("from-env-q")
+    monkeypatch.delenv("MNEMON_SESSION")
+    with mnemon.Memory.open(folder) as a, mnemon.Memory.open(folder) as b:
+        qa = a.recall_report("connection pool").qid
+        qb = b.recall_report("connection pool").qid
+        assert qa.rsplit("-q", 1)[0] != qb.rsplit("-q", 1)[0], "a new session per opened memory"
+    with pytest.raises(ValueError) as caught:
+        mnemon.Memory.open(folder, session="no spaces/or slashes")
+    assert caught.value.what == "session"
+
+
+def test_another_memory_on_the_folder_sees_the_events(folder: pathlib.Path) -> None:
+    with mnemon.Memory.open(folder) as writer:
+        writer.index()
+        writer.set_importance("deploy-canary", 6)
+        writer.feedback(["deploy-canary"], query="canary")
+    with mnemon.Memory.open(folder) as reader:
+        s = reader.stats("deploy-canary")
+        assert (s.importance, s.used_count) == (6, 1)
+
+
+def test_record_false_leaves_no_trace(memory: mnemon.Memory) -> None:
+    memory.recall("pgbouncer transaction mode", record=False)
+    assert memory.stats("pgbouncer").recall_count == 0
+    memory.recall("pgbouncer transaction mode")
+    assert memory.stats("pgbouncer").recall_count == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_forked_child_recalls_but_refuses_to_index(folder: pathlib.Path) -> None:
+    # In a subprocess with a timeout: if the refusal failed, the child's index would hang.
+    script = textwrap.dedent(
+        f"""
+        import os, sys, mnemon
+        m = mnemon.Memory.open({str(folder)!r})
+        m.index()
+        pid = os.fork()
+        if pid == 0:
+            ok = m.recall("connection pool")[0].id == "pool-sizing"
+            try:
+                m.index()
+                code = 3
+            except mnemon.Error as e:
+                code = 0 if ok and "forked" in str(e) and "spawn" in str(e) else 4
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8)
+        print(m.index().notes)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "5"], done.stdout + done.stderr

@@ -121,6 +121,15 @@ pub enum Error {
         /// What may be given instead (`an integer from 0 to 5`).
         allowed: String,
     },
+    /// A thread panicked while it held one of an open memory's in-memory caches (the graph, the
+    /// lexical view, the shown records, the folded stats): that handle cannot trust it any more.
+    #[error(
+        "the memory's {what} is unusable: another thread panicked while updating it; open the memory again (a new handle rebuilds it from the index and the events)"
+    )]
+    CachePoisoned {
+        /// Which cache.
+        what: &'static str,
+    },
 }
 
 /// The fix for an I/O error whose cause is the environment, not mnemon's data.

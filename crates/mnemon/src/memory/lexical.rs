@@ -231,9 +231,8 @@ impl Memory {
         self.lexical
             .read()
             .map(|g| g.clone())
-            .map_err(|_| Error::InvalidArgument {
+            .map_err(|_| Error::CachePoisoned {
                 what: "lexical index",
-                message: "lock poisoned by a panic in another thread".into(),
             })
     }
 

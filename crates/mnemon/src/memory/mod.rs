@@ -1,5 +1,11 @@
 //! The `Memory` facade: one handle on a memory folder, used by the CLI, the MCP server and
 //! embedding agents alike.
+//!
+//! Locks: a lock guarding a cache (the graph, the lexical view, the shown records, the folded
+//! stats) that a panicking thread poisoned makes the call fail with `Error::CachePoisoned` (the
+//! cache may be half-updated); the small bookkeeping locks (notices, manifest stamps, the last
+//! question, the last store version read) hold hints, and a poisoned one is skipped: losing a
+//! hint costs a reload or a notice, never a wrong answer.
 
 mod ingest;
 mod inspect;
@@ -269,10 +275,7 @@ impl Memory {
     /// The in-memory graph at store version `v` (patched from the store's change log through
     /// `view`, or loaded whole the first time; `view` begins its transaction only then).
     fn graph(&self, view: &LazyReader<'_>, v: Version) -> Result<Arc<Graph>> {
-        let poisoned = || Error::InvalidArgument {
-            what: "graph",
-            message: "lock poisoned by a panic in another thread".into(),
-        };
+        let poisoned = || Error::CachePoisoned { what: "graph" };
         // Equal, or another thread already moved it past this reader: good enough.
         let covers = |g: &Graph| {
             let have = g.version();
@@ -323,9 +326,8 @@ impl Memory {
     /// The shown-records cache of store version `v` (a new, empty one when `v` is not the
     /// version of the one kept).
     fn shown(&self, v: Version) -> Result<Arc<ShownCache>> {
-        let poisoned = || Error::InvalidArgument {
+        let poisoned = || Error::CachePoisoned {
             what: "shown records",
-            message: "lock poisoned by a panic in another thread".into(),
         };
         {
             let c = self.shown.read().map_err(|_| poisoned())?;
@@ -343,10 +345,7 @@ impl Memory {
     /// The folded stats keyed by `graph`'s ordinals (patched from the stats change log), and
     /// what feedback taught by query term, both current with the folded events (one view).
     fn stats_tables(&self, graph: &Graph) -> Result<(Arc<OrdStats>, Arc<Learned>)> {
-        let poisoned = || Error::InvalidArgument {
-            what: "stats",
-            message: "lock poisoned by a panic in another thread".into(),
-        };
+        let poisoned = || Error::CachePoisoned { what: "stats" };
         let Some(view) = self.events.view() else {
             return Err(poisoned());
         };

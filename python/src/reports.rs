@@ -86,6 +86,19 @@ impl Hit {
         self.hit.name.as_deref()
     }
 
+    /// Ids of the notes that declare they replace this one (it ranks below them); empty when
+    /// nothing replaces it.
+    #[getter]
+    fn superseded_by(&self) -> Vec<String> {
+        self.hit.superseded_by.clone()
+    }
+
+    /// Ids of the notes this one contradicts or that contradict it.
+    #[getter]
+    fn contradicts(&self) -> Vec<String> {
+        self.hit.contradicts.clone()
+    }
+
     /// The frontmatter's `description`, or None.
     #[getter]
     fn description(&self) -> Option<&str> {
@@ -512,6 +525,9 @@ pub(crate) struct CoreView {
     /// Ids of the notes that qualified but did not fit.
     #[pyo3(get)]
     left_out: Vec<String>,
+    /// Ids of pinned or important notes left out because a newer note replaces them.
+    #[pyo3(get)]
+    superseded: Vec<String>,
     raw: mnemon::core_view::CoreView,
 }
 
@@ -523,6 +539,7 @@ impl From<mnemon::core_view::CoreView> for CoreView {
             budget_tokens: v.budget_tokens,
             included: v.included.clone(),
             left_out: v.left_out.clone(),
+            superseded: v.superseded.clone(),
             raw: v,
         }
     }

@@ -168,7 +168,15 @@ def test_core_view_holds_pinned_then_important_notes(memory: mnemon.Memory) -> N
     assert "User preferences" in view.text and str(view) == view.text
     tight = memory.core(1)
     assert tight.included == [] and tight.left_out == ["user-prefs", "pgbouncer"]
-    assert set(view.to_dict()) == {"text", "tokens_used", "budget_tokens", "included", "left_out"}
+    assert set(view.to_dict()) == {
+        "text",
+        "tokens_used",
+        "budget_tokens",
+        "included",
+        "left_out",
+        "superseded",
+    }
+    assert view.superseded == []
 
 
 def test_show_a_note_with_its_edges(memory: mnemon.Memory) -> None:
@@ -210,3 +218,25 @@ def test_help_shows_the_library_defaults() -> None:
     assert inspect.signature(mnemon.Memory.recall_report).parameters == recall
     core = inspect.signature(mnemon.Memory.core).parameters
     assert core["budget_tokens"].default == mnemon.DEFAULT_BUDGET_TOKENS
+
+
+def test_hits_say_which_notes_replace_or_contradict_them(tmp_path: pathlib.Path) -> None:
+    root = tmp_path / ".mnemon"
+    with mnemon.Memory.init(root) as m:
+        write_note(root, "limits-v1", "---\nname: Limits v1\n---\nRequest quota: ten per minute.\n")
+        write_note(
+            root,
+            "limits-v2",
+            "---\nname: Limits v2\nsupersedes: [limits-v1]\ncontradicts: [limits-staff]\n---\n"
+            "Request quota: fifty per minute.\n",
+        )
+        write_note(root, "limits-staff", "---\nname: Staff\n---\nRequest quota: unlimited for staff.\n")
+        m.index()
+        hits = {h.id: h for h in m.recall("request quota per minute")}
+        ranked = [h.id for h in m.recall("request quota per minute")]
+        assert ranked.index("limits-v2") < ranked.index("limits-v1")
+        assert hits["limits-v1"].superseded_by == ["limits-v2"]
+        assert hits["limits-v2"].superseded_by == []
+        assert hits["limits-v2"].contradicts == ["limits-staff"]
+        assert hits["limits-staff"].contradicts == ["limits-v2"]
+        assert hits["limits-v1"].to_dict()["superseded_by"] == ["limits-v2"]

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{bin, fresh, write_note};
+use common::{bin, fresh, siblings, write_note};
 use serde_json::Value;
 use std::path::Path;
 
@@ -371,17 +371,6 @@ fn a_second_process_can_index_while_this_one_holds_the_store_open() {
     // This process sees the other's commit at its next read.
     assert_eq!(memory.show("b").unwrap().id, "b");
     assert!(memory.index().unwrap().changed.is_empty());
-}
-
-/// A hub note linking two siblings, indexed.
-fn siblings() -> (tempfile::TempDir, std::path::PathBuf) {
-    let (tmp, m) = fresh();
-    write_note(&m, "hub.md", "---\nname: Hub\n---\nsee [[a]] and [[b]]\n");
-    write_note(&m, "a.md", "---\nname: Alpha\n---\nfirst sibling text\n");
-    write_note(&m, "b.md", "---\nname: Beta\n---\nsecond sibling text\n");
-    m.index().unwrap();
-    let root = m.dir().root().to_path_buf();
-    (tmp, root)
 }
 
 #[test]

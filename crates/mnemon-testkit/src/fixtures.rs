@@ -66,3 +66,15 @@ pub fn copy_into(memory: &Memory, src: &Path) -> usize {
     }
     n
 }
+
+/// A fresh memory folder holding a hub note that links two siblings (`a`, `b`), indexed: the
+/// folder (the memory itself is closed) and the `TempDir` that must outlive it.
+pub fn siblings() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, m) = fresh();
+    write_note(&m, "hub.md", "---\nname: Hub\n---\nsee [[a]] and [[b]]\n");
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nfirst sibling text\n");
+    write_note(&m, "b.md", "---\nname: Beta\n---\nsecond sibling text\n");
+    m.index().expect("index");
+    let root = m.dir().root().to_path_buf();
+    (tmp, root)
+}

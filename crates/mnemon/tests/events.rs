@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fresh, write_note};
+use common::{siblings, write_note};
 use mnemon::events::fold::Stats;
 use mnemon::events::segment::{FrameSeal, Header, decode_segment, encode_frame};
 use mnemon::events::{Event, EventKind};
@@ -20,17 +20,6 @@ fn session(root: &std::path::Path, s: &str) -> Memory {
         },
     )
     .unwrap()
-}
-
-/// hub links to a and b alike; a and b are equidistant siblings around the hub.
-fn siblings() -> (tempfile::TempDir, std::path::PathBuf) {
-    let (tmp, m) = fresh();
-    write_note(&m, "hub.md", "---\nname: Hub\n---\nsee [[a]] and [[b]]\n");
-    write_note(&m, "a.md", "---\nname: Alpha\n---\nfirst sibling text\n");
-    write_note(&m, "b.md", "---\nname: Beta\n---\nsecond sibling text\n");
-    m.index().unwrap();
-    let root = m.dir().root().to_path_buf();
-    (tmp, root)
 }
 
 fn score(r: &mnemon::recall::Recall, id: &str) -> f32 {

@@ -4,7 +4,7 @@
 pub mod mcp;
 
 pub use mnemon_testkit::events;
-pub use mnemon_testkit::fixtures::{copy_into, fresh, loopal_fixtures, write_note};
+pub use mnemon_testkit::fixtures::{copy_into, fresh, loopal_fixtures, siblings, write_note};
 
 /// The `mnemon` binary built for these tests.
 pub fn bin() -> std::process::Command {

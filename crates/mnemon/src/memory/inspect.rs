@@ -266,37 +266,17 @@ impl Memory {
     /// Whether a note replaces `id` (a `supersedes` edge from an existing note), and `id` is not
     /// on a cycle of such edges.
     fn replaced(&self, r: &StoreReader<'_>, id: &str) -> Result<bool> {
-        let successors = |x: &str| -> Result<Vec<String>> {
+        let successors = |x: &String| -> Result<Vec<String>> {
             let mut v = Vec::new();
             for e in self.edges_into(r, x)? {
-                if e.kind == notes::EdgeKind::Supersedes && e.from != x && r.has_node(&e.from)? {
+                if e.kind == notes::EdgeKind::Supersedes && e.from != *x && r.has_node(&e.from)? {
                     v.push(e.from);
                 }
             }
             Ok(v)
         };
-        let mut frontier = successors(id)?;
-        if frontier.is_empty() {
-            return Ok(false);
-        }
-        let mut seen: Vec<String> = Vec::new();
-        for _ in 0..crate::recall::supersession::MAX_CHAIN {
-            let mut next = Vec::new();
-            for s in frontier {
-                if s == id {
-                    return Ok(false);
-                }
-                if !seen.contains(&s) {
-                    next.extend(successors(&s)?);
-                    seen.push(s);
-                }
-            }
-            if next.is_empty() {
-                return Ok(true);
-            }
-            frontier = next;
-        }
-        Ok(false)
+        let chain = crate::recall::supersession::chain_by(id.to_string(), successors)?;
+        Ok(chain.is_some_and(|(later, _)| !later.is_empty()))
     }
 
     /// The node `id` with its edges both ways.

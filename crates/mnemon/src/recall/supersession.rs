@@ -31,37 +31,55 @@ pub fn is_superseded(graph: &Graph, o: u32) -> bool {
 /// Every note replacing `o`, directly or down a chain, and the newest of them (those nothing
 /// replaces), each sorted by ordinal. `None` when `o` is on a cycle of `supersedes` edges or a
 /// chain is longer than [`MAX_CHAIN`]; both empty when nothing replaces `o`.
-pub fn chain(graph: &Graph, o: u32) -> Option<(Vec<u32>, Vec<u32>)> {
-    let mut later: Vec<u32> = Vec::new();
+pub fn chain(graph: &Graph, o: u32) -> Option<Chain<u32>> {
+    let walked = chain_by(o, |&x| {
+        Ok::<_, std::convert::Infallible>(successors(graph, x).collect())
+    });
+    match walked {
+        Ok(c) => c,
+        Err(never) => match never {},
+    }
+}
+
+/// Every note replacing one, down its chains, and the newest of them (each sorted).
+pub type Chain<K> = (Vec<K>, Vec<K>);
+
+/// [`chain`] over any note keys, `successors` giving each one's successors (the graph's
+/// ordinals for recall, the store's ids for the core view).
+pub fn chain_by<K: Clone + Ord, E>(
+    o: K,
+    mut successors: impl FnMut(&K) -> Result<Vec<K>, E>,
+) -> Result<Option<Chain<K>>, E> {
+    let mut later: Vec<K> = Vec::new();
     let mut newest = Vec::new();
-    let mut frontier: Vec<u32> = successors(graph, o).collect();
+    let mut frontier = successors(&o)?;
     let mut steps = 0usize;
     while !frontier.is_empty() {
         steps += 1;
         if steps > MAX_CHAIN {
-            return None;
+            return Ok(None);
         }
         let mut next = Vec::new();
         for s in frontier {
             if s == o {
-                return None;
+                return Ok(None);
             }
             if later.contains(&s) {
                 continue;
             }
-            later.push(s);
             let before = next.len();
-            next.extend(successors(graph, s));
+            next.extend(successors(&s)?);
             if next.len() == before {
-                newest.push(s);
+                newest.push(s.clone());
             }
+            later.push(s);
         }
         frontier = next;
     }
     later.sort_unstable();
     newest.sort_unstable();
     newest.dedup();
-    Some((later, newest))
+    Ok(Some((later, newest)))
 }
 
 /// The newest notes replacing `o` (see [`chain`]).

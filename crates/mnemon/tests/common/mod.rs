@@ -2,4 +2,4 @@
 #![allow(unused_imports)]
 
 pub use mnemon_testkit::events;
-pub use mnemon_testkit::fixtures::{copy_into, fresh, loopal_fixtures, write_note};
+pub use mnemon_testkit::fixtures::{copy_into, fresh, loopal_fixtures, siblings, write_note};

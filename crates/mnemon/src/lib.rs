@@ -57,15 +57,15 @@ pub mod ranking;
 pub mod recall;
 
 inner_modules!(
-    background, cooccur, fs, graph, index, notes, prefetch, scan, store, verify
+    background, cooccur, dedup, fs, graph, index, notes, prefetch, scan, store, verify
 );
 
 pub use error::{Error, Result};
 pub use folder::MemoryDir;
 pub use memory::{
     Contradiction, Dangling, DoctorReport, EdgeIn, EdgeOut, EventSegments, FeedbackReport,
-    IndexHealth, IndexPhases, IndexReport, Memory, NodeStatsView, NodeView, NoteError, OpenOptions,
-    SegmentContents,
+    IndexHealth, IndexPhases, IndexReport, MAX_REPORTED_NEAR_DUPLICATES, Memory, NearDuplicate,
+    NodeStatsView, NodeView, NoteError, OpenOptions, SegmentContents,
 };
 pub use notes::{EdgeKind, NoteType, ProblemKind, Provenance};
 pub use scan::ScanError;

@@ -4,47 +4,90 @@
 //! mean: a flipped bit in a record or an edge list reads back as a different note or link. Reads
 //! of damaged bytes may panic inside redb; that becomes a finding too.
 
+use crate::dedup::Sketch;
 use crate::error::Result;
 use crate::notes::Provenance;
 use crate::scan;
 use crate::store::{NodeRecord, Store};
 use std::collections::{BTreeSet, HashMap};
+use rayon::prelude::*;
 use std::path::Path;
 
 /// At most this many differences are listed (a store rebuilt from scratch would list one per
 /// note): the count of the rest is given.
 pub const MAX_LISTED_DAMAGE: usize = 20;
 
-/// The ways `store` differs from the notes in `memory_dir`, worded for a person, at most
-/// [`MAX_LISTED_DAMAGE`] of them (the last one saying how many more). Empty: the store holds
-/// exactly what the notes say. A panic inside the store's reads is reported as damage.
-pub fn store_against_notes(store: &Store, memory_dir: &Path) -> Vec<String> {
+/// What [`store_against_notes`] found.
+#[derive(Debug, Default)]
+pub struct Verified {
+    /// The ways the store differs from the notes, worded for a person, at most
+    /// [`MAX_LISTED_DAMAGE`] of them (the last one saying how many more). Empty: the store holds
+    /// exactly what the notes say.
+    pub damage: Vec<String>,
+    /// Every note's near-duplicate sketch, computed from the parse the comparison made: ids in
+    /// order, and their sketches (empty when the store could not be read).
+    pub sketches: (Vec<String>, Vec<Sketch>),
+}
+
+/// Compare `store` with a full parse of `memory_dir`. A panic inside the store's reads is
+/// reported as damage.
+pub fn store_against_notes(store: &Store, memory_dir: &Path) -> Verified {
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         differences(store, memory_dir)
     }));
-    let mut found = match run {
-        Ok(Ok(found)) => found,
-        Ok(Err(e)) => vec![format!("the store cannot be read: {e}")],
-        Err(_) => vec!["reading the store panicked inside redb: its bytes are damaged".into()],
+    let mut verified = match run {
+        Ok(Ok(verified)) => verified,
+        Ok(Err(e)) => Verified {
+            damage: vec![format!("the store cannot be read: {e}")],
+            ..Verified::default()
+        },
+        Err(_) => Verified {
+            damage: vec!["reading the store panicked inside redb: its bytes are damaged".into()],
+            ..Verified::default()
+        },
     };
+    let found = &mut verified.damage;
     if found.len() > MAX_LISTED_DAMAGE {
         let more = found.len() - MAX_LISTED_DAMAGE + 1;
         found.truncate(MAX_LISTED_DAMAGE - 1);
         found.push(format!("... and {more} more differences"));
     }
-    found
+    verified
 }
 
 /// An edge as compared: (from, to, kind, provenance, confidence bits).
 type EdgeKey = (String, String, &'static str, &'static str, u32);
 
-fn differences(store: &Store, memory_dir: &Path) -> Result<Vec<String>> {
+fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
     let outcome = scan::scan(
         memory_dir,
         &HashMap::<String, crate::store::FileEntry>::new(),
     );
     let r = store.read()?;
     let mut found = Vec::new();
+
+    // The sketches the notes give, against the ones stored (a stored one is current or absent).
+    let mut sketches: Vec<(String, Sketch)> = outcome
+        .parsed
+        .par_iter()
+        .map(|p| (p.id.clone(), Sketch::of_parsed(p)))
+        .collect();
+    sketches.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let (stored_ids, stored_sketches) = r.sketches()?;
+    let mut at = 0;
+    for (id, stored) in stored_ids.iter().zip(&stored_sketches) {
+        while at < sketches.len() && sketches[at].0 < *id {
+            at += 1;
+        }
+        match sketches.get(at) {
+            Some((found_id, s)) if found_id == id => {
+                if s != stored {
+                    found.push(format!("the near-duplicate sketch of `{id}` differs from the note"));
+                }
+            }
+            _ => found.push(format!("the store holds a sketch of `{id}`, which no note defines")),
+        }
+    }
 
     let stored: HashMap<String, NodeRecord> = r.all_nodes()?.into_iter().collect();
     let manifest = r.manifest()?;
@@ -184,5 +227,8 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Vec<String>> {
             found.push(format!("the problems of {path} are not recorded"));
         }
     }
-    Ok(found)
+    Ok(Verified {
+        damage: found,
+        sketches: sketches.into_iter().unzip(),
+    })
 }

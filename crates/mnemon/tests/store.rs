@@ -49,6 +49,7 @@ mod edge_tables {
     //! batch rewrites the lists of its notes, and a note's in-edges are found among the others'
     //! out-lists. Checked against a model after each batch of a random sequence.
 
+    use mnemon::dedup::Sketch;
     use mnemon::notes::{EdgeKind, Provenance};
     use mnemon::store::{Batch, EdgeValue, FileEntry, NodeRecord, NoteUpdate, Store};
     use proptest::prelude::*;
@@ -151,6 +152,7 @@ mod edge_tables {
                         hash: 0,
                     },
                     problems: Vec::new(),
+                    sketch: Some(Sketch::of_note(None, None, IDS[*id])),
                 }),
             }
         }
@@ -270,7 +272,8 @@ fn a_schema_v4_store_with_an_in_edge_table_is_rebuilt_without_it() {
         .collect();
     assert!(!tables.iter().any(|t| t == "edges_in"), "{tables:?}");
     assert!(tables.iter().any(|t| t == "edges_out"), "{tables:?}");
-    assert_eq!(SCHEMA_VERSION, 6);
+    assert!(tables.iter().any(|t| t == "sketches"), "{tables:?}");
+    assert_eq!(SCHEMA_VERSION, 7);
 }
 
 /// Open (or create) the store at `path` as another build would, mark it as written by schema

@@ -213,6 +213,24 @@ impl Out {
                 c.b
             );
         }
+        for d in &r.near_duplicates {
+            outln!(
+                "{} {} and {} say nearly the same ({:.0}% of the shorter one): merge them, or \
+                 link one to the other with supersedes",
+                self.dim("near-duplicate"),
+                d.a,
+                d.b,
+                d.similarity * 100.0
+            );
+        }
+        if r.near_duplicates_omitted > 0 {
+            outln!(
+                "{} {} more near-duplicate pairs past the {} listed",
+                self.dim("near-duplicate"),
+                r.near_duplicates_omitted,
+                r.near_duplicates.len()
+            );
+        }
         if r.healthy {
             outln!("{}", self.green("healthy"));
         } else if !r.store_damage.is_empty() {

@@ -4,6 +4,7 @@
 use super::lexical::LEXICAL_CHUNK_NOTES;
 use super::synthesis::{BUILD_CHUNK_NOTES, Synthesized};
 use super::*;
+use crate::dedup::Sketch;
 use crate::background::{FREE_LATER_MIN_ITEMS, FREE_LATER_MIN_NOTES, free_later};
 use crate::error::Result;
 use crate::index::LexicalIndex;
@@ -17,6 +18,13 @@ use std::time::Instant;
 /// From this many changed notes, a batch's note rows are written on a thread of their own while
 /// the lexical index and the edges are computed (below it, the thread costs more than it saves).
 pub(super) const OVERLAP_STORE_MIN_NOTES: usize = 512;
+
+/// Largest batch whose notes' near-duplicate sketches are computed while it is indexed: the
+/// updates of a watcher, a write or a day's edits. A bigger batch (a cold build) leaves them to
+/// the first write that needs them ([`Memory::fill_sketches`]): a sketch costs a pass over the
+/// note's text, a noticeable share of a build, and most memories are built once and then
+/// written to a note at a time.
+pub const SKETCH_AT_INDEX_MAX_NOTES: usize = 256;
 
 /// What `index` did. An empty `changed` list means nothing changed.
 #[derive(Debug, Clone, Serialize)]
@@ -112,6 +120,11 @@ impl Memory {
         started: Instant,
     ) -> Result<IndexReport> {
         if !outcome.parsed.is_empty() || !outcome.removed.is_empty() {
+            if outcome.parsed.len() <= SKETCH_AT_INDEX_MAX_NOTES {
+                for (u, p) in outcome.batch.upserts.iter_mut().zip(&outcome.parsed) {
+                    u.sketch = Some(Sketch::of_parsed(p));
+                }
+            }
             // Lexical first, then the store: a crash in between leaves the store's manifest
             // old, so the next scan redoes both (the lexical update is idempotent). The store's
             // transaction is begun early and, when the batch is big, its note rows are written

@@ -1,13 +1,14 @@
 //! Read-only views for people and tools: `show`, `edges`, `doctor`, `core`.
 
 use super::*;
+use crate::dedup::{self, Sketch};
 use crate::error::{Error, Result};
 use crate::folder::MemoryDir;
 use crate::notes::{self, ProblemKind};
 use crate::scan::ScanError;
 use crate::store::{Edge, NodeRecord, StoreReader};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A node with its edges both ways (`mnemon show`).
 #[derive(Debug, Clone, Serialize)]
@@ -138,6 +139,13 @@ pub struct DoctorReport {
     /// Pairs of notes that say they contradict each other (`contradicts`): not errors, for a
     /// person to settle.
     pub contradictions: Vec<Contradiction>,
+    /// Pairs of notes with (nearly) the same content and no link between them (a link of any
+    /// kind but the synthesized co-occurrence ones says a person or agent knows of both), most
+    /// similar first, at most [`MAX_REPORTED_NEAR_DUPLICATES`]: not errors, for a person to merge
+    /// them or link one to the other with `supersedes`.
+    pub near_duplicates: Vec<NearDuplicate>,
+    /// Near-duplicate pairs found beyond the ones listed.
+    pub near_duplicates_omitted: usize,
     /// Where the index store differs from the notes (bad bytes read back as other notes or
     /// links, or unreadable): `mnemon doctor --fix` rebuilds it from the notes.
     pub store_damage: Vec<String>,
@@ -150,6 +158,48 @@ pub struct Contradiction {
     pub a: String,
     /// The other.
     pub b: String,
+}
+
+/// Most near-duplicate pairs a doctor report lists.
+pub const MAX_REPORTED_NEAR_DUPLICATES: usize = 1000;
+
+/// Two notes with (nearly) the same content, `a` < `b`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NearDuplicate {
+    /// One note.
+    pub a: String,
+    /// The other.
+    pub b: String,
+    /// Estimated share of the shorter note's word pairs that the other note has too, 0..=1.
+    pub similarity: f32,
+}
+
+/// The near-duplicate pairs among `sketches` that `linked` does not hold (the first
+/// [`MAX_REPORTED_NEAR_DUPLICATES`]), and how many more there are.
+fn near_duplicates(
+    (ids, sketches): &(Vec<String>, Vec<Sketch>),
+    linked: &HashSet<(String, String)>,
+) -> (Vec<NearDuplicate>, usize) {
+    let mut listed = Vec::new();
+    let mut omitted = 0;
+    for (i, j, r) in dedup::near_duplicate_pairs(sketches) {
+        // Sketches come in id order, so `i < j` puts the smaller id first.
+        let (a, b) = (&ids[i as usize], &ids[j as usize]);
+        if linked.contains(&(a.clone(), b.clone())) {
+            continue;
+        }
+        if listed.len() == MAX_REPORTED_NEAR_DUPLICATES {
+            omitted += 1;
+            continue;
+        }
+        listed.push(NearDuplicate {
+            a: a.clone(),
+            b: b.clone(),
+            // Two decimals: the estimate is not finer than that.
+            similarity: (r.overlap * 100.0).round() / 100.0,
+        });
+    }
+    (listed, omitted)
 }
 
 /// The cycles of `later` (old note -> the notes replacing it): each group of notes that can reach
@@ -391,7 +441,8 @@ impl Memory {
                 ));
             }
         };
-        let store_damage = crate::verify::store_against_notes(&self.store, &self.dir.memory());
+        let verified = crate::verify::store_against_notes(&self.store, &self.dir.memory());
+        let store_damage = verified.damage;
         if !store_damage.is_empty() {
             let mut damaged = self.damaged_report(String::new());
             damaged.store_damage = store_damage;
@@ -415,7 +466,20 @@ impl Memory {
         // later[old] = the notes declaring they replace it.
         let mut later: HashMap<String, Vec<String>> = HashMap::new();
         let mut contradictions: Vec<Contradiction> = Vec::new();
+        // Pairs (smaller id first) joined by an edge someone wrote or a phrase declared.
+        let mut linked: HashSet<(String, String)> = HashSet::new();
         for e in r.all_edges()? {
+            if !matches!(
+                e.kind,
+                notes::EdgeKind::CoOccursSlug | notes::EdgeKind::CoOccursToken
+            ) {
+                let pair = if e.from < e.to {
+                    (e.from.clone(), e.to.clone())
+                } else {
+                    (e.to.clone(), e.from.clone())
+                };
+                linked.insert(pair);
+            }
             match e.kind {
                 notes::EdgeKind::Supersedes => {
                     later.entry(e.to.clone()).or_default().push(e.from.clone());
@@ -463,6 +527,7 @@ impl Memory {
         contradictions.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
         contradictions.dedup_by(|x, y| x.a == y.a && x.b == y.b);
         let supersede_cycles = supersede_cycles(&later);
+        let (near_duplicates, near_duplicates_omitted) = near_duplicates(&verified.sketches, &linked);
         let healthy = dangling.is_empty()
             && supersede_cycles.is_empty()
             && note_errors.is_empty()
@@ -481,6 +546,8 @@ impl Memory {
             store_damage: Vec::new(),
             supersede_cycles,
             contradictions,
+            near_duplicates,
+            near_duplicates_omitted,
         })
     }
 
@@ -500,6 +567,8 @@ impl Memory {
             walk_errors: Vec::new(),
             supersede_cycles: Vec::new(),
             contradictions: Vec::new(),
+            near_duplicates: Vec::new(),
+            near_duplicates_omitted: 0,
             index: IndexHealth {
                 path: self.store.path().display().to_string(),
                 schema_version: crate::store::SCHEMA_VERSION,

@@ -16,7 +16,8 @@ mod usage;
 
 pub use ingest::{IndexPhases, IndexReport};
 pub use inspect::{
-    Contradiction, Dangling, DoctorReport, EdgeIn, EdgeOut, IndexHealth, NodeView, NoteError,
+    Contradiction, Dangling, DoctorReport, EdgeIn, EdgeOut, IndexHealth,
+    MAX_REPORTED_NEAR_DUPLICATES, NearDuplicate, NodeView, NoteError,
 };
 use lexical::ManifestStamp;
 pub use log_view::{EventSegments, SegmentContents};

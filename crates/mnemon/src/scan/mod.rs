@@ -420,6 +420,8 @@ fn read_one(root: &Path, f: &Found) -> ReadResult {
             .collect(),
         file: entry,
         problems: parsed.problems.clone(),
+        // Computed above the scan, and only for small batches (`memory::ingest`).
+        sketch: None,
     };
     ReadResult::Parsed(Box::new(update), Box::new(parsed))
 }

@@ -17,6 +17,7 @@ pub use seq::ChangeSeq;
 pub use write::BatchWriter;
 pub(crate) use write::out_degree;
 
+use crate::dedup::Sketch;
 use crate::error::{Error, Result};
 use crate::notes::{EdgeKind, NoteType, Problem, Provenance};
 use codec::decode_edge_list;
@@ -27,7 +28,7 @@ use redb::{
 use std::path::{Path, PathBuf};
 
 /// Schema version of the tables below; bump it on any layout change (format-spec/store.md).
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 /// File name of the store inside `index/`.
 pub const STORE_FILE: &str = "graph.redb";
 /// Lock file in `index/` held by whoever writes the store (one process at a time): an index
@@ -55,6 +56,10 @@ pub const PROBLEMS: TableDefinition<&str, &[u8]> = TableDefinition::new("problem
 /// weight or holders recomputes the co-occurrence of the notes holding it only where the term
 /// is, or may become, one of their probes.
 pub const PROBE_FLOORS: TableDefinition<&str, &[u8]> = TableDefinition::new("probe_floors");
+/// `sketches`: node id -> its MinHash [`Sketch`] (`dedup::SKETCH_BYTES` bytes), for the
+/// near-duplicate check of the write path. A row is current or absent: every batch that changes
+/// a note writes its new sketch or removes the old one.
+pub const SKETCHES: TableDefinition<&str, &[u8]> = TableDefinition::new("sketches");
 /// `changes`: generation -> the node ids that write transaction touched (or "everything").
 pub const CHANGES: TableDefinition<u64, &[u8]> = TableDefinition::new("changes");
 
@@ -100,6 +105,9 @@ pub struct NoteUpdate {
     pub edges: Vec<EdgeValue>,
     pub file: FileEntry,
     pub problems: Vec<Problem>,
+    /// The note's near-duplicate sketch, when the batch computed it: `None` removes the stored
+    /// one (a big batch leaves its notes' sketches to whoever needs them first).
+    pub sketch: Option<Sketch>,
 }
 
 /// A batch of changes written in one transaction.
@@ -273,7 +281,14 @@ impl Store {
             return Ok(None);
         }
         let wtx = self.db.begin_write().map_err(|e| self.err(e))?;
-        for name in ["nodes", "manifest", "problems", "meta", "probe_floors"] {
+        for name in [
+            "nodes",
+            "manifest",
+            "problems",
+            "meta",
+            "probe_floors",
+            "sketches",
+        ] {
             let _ = wtx.delete_table(TableDefinition::<&str, &[u8]>::new(name));
         }
         let _ = wtx.delete_table(CHANGES);
@@ -299,6 +314,7 @@ impl Store {
             wtx.open_table(PROBLEMS).map_err(|e| self.err(e))?;
             wtx.open_table(EDGES_OUT).map_err(|e| self.err(e))?;
             wtx.open_table(PROBE_FLOORS).map_err(|e| self.err(e))?;
+            wtx.open_table(SKETCHES).map_err(|e| self.err(e))?;
         }
         {
             let _counted = self.counting();
@@ -599,6 +615,24 @@ impl StoreReader<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Every stored sketch ([`SKETCHES`]): the ids in order, and their sketches.
+    pub fn sketches(&self) -> Result<(Vec<String>, Vec<Sketch>)> {
+        let t = self.rtx.open_table(SKETCHES).map_err(|e| self.err(e))?;
+        let n = usize::try_from(t.len().map_err(|e| self.err(e))?).unwrap_or(0);
+        let (mut ids, mut sketches) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for row in t.iter().map_err(|e| self.err(e))? {
+            let (k, v) = row.map_err(|e| self.err(e))?;
+            let id = k.value();
+            let sketch = Sketch::from_bytes(v.value()).map_err(|c| Error::Corrupt {
+                path: self.store.path.clone(),
+                reason: format!("sketch of `{id}`: {c}"),
+            })?;
+            ids.push(id.to_string());
+            sketches.push(sketch);
+        }
+        Ok((ids, sketches))
     }
 
     /// The probe floor of node `id` ([`PROBE_FLOORS`]), if one is stored.

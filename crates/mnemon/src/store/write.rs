@@ -18,7 +18,8 @@
 use super::codec::{self, EdgeListBuilder, EdgeRef, decode_edge_list};
 use super::{
     Batch, CHANGE_LOG_KEEP, CHANGES, EDGE_COUNT_KEY, EDGES_OUT, GENERATION_KEY,
-    LEXICAL_GENERATION_KEY, MANIFEST, MAX_LOGGED_IDS, META, NODES, PROBE_FLOORS, PROBLEMS, Store,
+    LEXICAL_GENERATION_KEY, MANIFEST, MAX_LOGGED_IDS, META, NODES, PROBE_FLOORS, PROBLEMS, SKETCHES,
+    Store,
 };
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -93,9 +94,11 @@ impl BatchWriter<'_> {
         };
 
         let mut floors = self.wtx.open_table(PROBE_FLOORS).map_err(|x| e(x.into()))?;
+        let mut sketches = self.wtx.open_table(SKETCHES).map_err(|x| e(x.into()))?;
         for (path, id) in &batch.removals {
             drop_out_edges(id, &mut out)?;
             floors.remove(id.as_str()).map_err(|x| e(x.into()))?;
+            sketches.remove(id.as_str()).map_err(|x| e(x.into()))?;
             nodes.remove(id.as_str()).map_err(|x| e(x.into()))?;
             manifest.remove(path.as_str()).map_err(|x| e(x.into()))?;
             problems.remove(path.as_str()).map_err(|x| e(x.into()))?;
@@ -105,6 +108,7 @@ impl BatchWriter<'_> {
         // only be ones stored before.
         let out_was_empty = out.len().map_err(|x| e(x.into()))? == 0;
         let problems_was_empty = problems.len().map_err(|x| e(x.into()))? == 0;
+        let sketches_was_empty = sketches.len().map_err(|x| e(x.into()))? == 0;
         for u in &batch.upserts {
             if !out_was_empty {
                 drop_out_edges(&u.id, &mut out)?;
@@ -115,6 +119,17 @@ impl BatchWriter<'_> {
             manifest
                 .insert(u.path.as_str(), u.file.encode().as_slice())
                 .map_err(|x| e(x.into()))?;
+            match &u.sketch {
+                Some(sketch) => {
+                    sketches
+                        .insert(u.id.as_str(), sketch.to_bytes().as_slice())
+                        .map_err(|x| e(x.into()))?;
+                }
+                None if !sketches_was_empty => {
+                    sketches.remove(u.id.as_str()).map_err(|x| e(x.into()))?;
+                }
+                None => {}
+            }
             if !u.problems.is_empty() {
                 problems
                     .insert(

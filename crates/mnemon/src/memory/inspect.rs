@@ -47,6 +47,10 @@ pub struct NodeView {
     pub supersedes: Vec<String>,
     /// The notes it contradicts or that contradict it.
     pub contradicts: Vec<String>,
+    /// The sha256 (lowercase hex) of the note file's bytes as they are now: what
+    /// [`Memory::write_note`] needs as `expected_sha256` to replace the note. `None` when the file
+    /// cannot be read (gone since it was indexed, or refused as a link leaving `memory/`).
+    pub sha256: Option<String>,
 }
 
 /// An edge leaving the shown node.
@@ -315,6 +319,15 @@ impl Memory {
         contradicts.extend(contradicts_in);
         contradicts.sort();
         contradicts.dedup();
+        // Read through the checked opener, as the scan reads notes: never a file outside memory/.
+        let sha256 = self
+            .dir
+            .memory()
+            .canonicalize()
+            .ok()
+            .and_then(|root| notes::open_inside(&root, &rec.path).ok())
+            .and_then(|(file, _)| super::write::sha256_of_reader(file, 0).ok())
+            .map(|(h, _)| h);
         Ok(NodeView {
             id: id.to_string(),
             path: rec.path,
@@ -332,6 +345,7 @@ impl Memory {
             superseded_by,
             supersedes,
             contradicts,
+            sha256,
         })
     }
 

@@ -13,6 +13,7 @@ mod lexical;
 mod log_view;
 mod synthesis;
 mod usage;
+mod write;
 
 pub use ingest::{IndexPhases, IndexReport};
 pub use inspect::{
@@ -21,6 +22,10 @@ pub use inspect::{
 use lexical::ManifestStamp;
 pub use log_view::{EventSegments, SegmentContents};
 pub use usage::{FeedbackReport, MAX_FEEDBACK_IDS, NodeStatsView};
+pub use write::{
+    MAX_NAME_BYTES, OnDuplicate, Similar, WriteNeighbours, WriteOutcome, WriteRefusal,
+    WriteRequest, sha256_hex,
+};
 
 use crate::error::{Error, Result};
 use crate::events::{EventKind, EventLog, HitSource, SyncPolicy};

@@ -151,6 +151,24 @@ class Memory:
         """Pinned and important notes rendered into ``budget_tokens``."""
     def show(self, id: str) -> "NodeView":
         """Note ``id`` with its edges both ways."""
+    def write_note(
+        self,
+        id: str,
+        body: str,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        type: Optional[str] = None,
+        tags: Sequence[str] = (),
+        related: Sequence[str] = (),
+        supersedes: Sequence[str] = (),
+        contradicts: Sequence[str] = (),
+        pin: bool = False,
+        expected_sha256: Optional[str] = None,
+        on_duplicate: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """Write note ``id`` into ``memory/`` and index it; a dict with ``written``, ``sha256``,
+        ``refused``, ``message``, ``near_duplicates`` and ``likely_predecessors``."""
     def doctor(self) -> "DoctorReport":
         """Check the memory (re-indexes first)."""
 
@@ -270,6 +288,8 @@ class NodeView:
     def edges_out(self) -> List[EdgeOut]: ...
     @property
     def edges_in(self) -> List[EdgeIn]: ...
+    @property
+    def sha256(self) -> Optional[str]: ...
     def to_dict(self) -> Dict[str, Any]: ...
 
 @final

@@ -22,6 +22,10 @@ pub(crate) fn to_py(py: Python<'_>, e: mnemon::Error) -> PyErr {
                 .import(py, MODULE, "InvalidArgument")
                 .and_then(|cls| cls.call1((message, *what)))
         }
+        // A note that cannot be written as given: the id, the body or a field is at fault.
+        mnemon::Error::Write { .. } => INVALID_ARGUMENT
+            .import(py, MODULE, "InvalidArgument")
+            .and_then(|cls| cls.call1((message, "note"))),
         mnemon::Error::UnknownNode { id } => NOT_FOUND
             .import(py, MODULE, "NotFound")
             .and_then(|cls| cls.call1((message, id.as_str()))),

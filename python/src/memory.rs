@@ -383,6 +383,78 @@ impl Memory {
         self.run(py, move |m| m.show(&id)).map(NodeView::from)
     }
 
+    /// Write note ``id`` (its path below ``memory/`` without ``.md``) with ``body`` and the
+    /// given frontmatter fields into ``memory/``, and index it: recallable when the call returns.
+    /// Returns a dict with the keys of ``mnemon write --json``: ``id``, ``path``, ``written``,
+    /// ``created``, ``sha256`` (of the file on disk), ``refused`` (None, ``"exists"``,
+    /// ``"stale"``, ``"missing"`` or ``"near_duplicate"``), ``message`` (what to do when
+    /// refused), ``near_duplicates`` and ``likely_predecessors`` (lists of ``{"id",
+    /// "similarity"}``). A note that exists is replaced only with ``expected_sha256`` set to the
+    /// sha256 :meth:`show` gives; a note nearly duplicating another is refused unless
+    /// ``on_duplicate="create"``. A bad id, an empty or oversized body, a body with its own
+    /// frontmatter block raise :class:`mnemon.InvalidArgument`; nothing is written then.
+    #[pyo3(
+        signature = (
+            id, body, *, name=None, description=None, r#type=None, tags=Vec::new(),
+            related=Vec::new(), supersedes=Vec::new(), contradicts=Vec::new(), pin=false,
+            expected_sha256=None, on_duplicate=None
+        ),
+        text_signature = "($self, id, body, *, name=None, description=None, type=None, tags=(), related=(), supersedes=(), contradicts=(), pin=False, expected_sha256=None, on_duplicate=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn write_note<'py>(
+        &self,
+        py: Python<'py>,
+        id: String,
+        body: String,
+        name: Option<String>,
+        description: Option<String>,
+        r#type: Option<String>,
+        tags: Vec<String>,
+        related: Vec<String>,
+        supersedes: Vec<String>,
+        contradicts: Vec<String>,
+        pin: bool,
+        expected_sha256: Option<String>,
+        on_duplicate: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let bad = |reason| mnemon::Error::Write {
+            id: id.clone(),
+            reason,
+        };
+        let note_type = match r#type.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(t) => Some(
+                mnemon::NoteType::parse(t)
+                    .ok_or_else(|| {
+                        bad(mnemon::NoteWriteError::UnknownType {
+                            given: t.to_string(),
+                        })
+                    })
+                    .py_err(py)?,
+            ),
+        };
+        let on_duplicate = match on_duplicate.as_deref() {
+            None => mnemon::OnDuplicate::default(),
+            Some(s) => mnemon::OnDuplicate::parse(s).map_err(bad).py_err(py)?,
+        };
+        let req = mnemon::WriteRequest {
+            name,
+            description,
+            note_type,
+            tags,
+            related,
+            supersedes,
+            contradicts,
+            pin,
+            expected_sha256,
+            on_duplicate,
+            ..mnemon::WriteRequest::new(id.clone(), body)
+        };
+        let outcome = self.run(py, move |m| m.write_note(&req))?;
+        crate::convert::to_data(py, &outcome)
+    }
+
     /// Check the memory (re-indexes first): dangling links, notes with problems, conflict
     /// markers, the index's health. Returns a :class:`DoctorReport`.
     fn doctor(&self, py: Python<'_>) -> PyResult<DoctorReport> {

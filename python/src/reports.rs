@@ -464,6 +464,13 @@ report_methods!(
         fn edges_in<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
             to_data(py, &self.raw.edges_in)
         }
+
+        /// The sha256 (hex) of the note file as it is now: pass it as `expected_sha256` to
+        /// `Memory.write_note` to replace the note. None when the file cannot be read.
+        #[getter]
+        fn sha256(&self) -> Option<String> {
+            self.raw.sha256.clone()
+        }
     }
 );
 

@@ -4,6 +4,8 @@ core, show, doctor, and the reports they return."""
 import json
 import pathlib
 
+import pytest
+
 import mnemon
 from conftest import NOTES, write_note
 
@@ -240,3 +242,44 @@ def test_hits_say_which_notes_replace_or_contradict_them(tmp_path: pathlib.Path)
         assert hits["limits-v2"].contradicts == ["limits-staff"]
         assert hits["limits-staff"].contradicts == ["limits-v2"]
         assert hits["limits-v1"].to_dict()["superseded_by"] == ["limits-v2"]
+
+
+def test_write_note_creates_then_replaces_only_with_the_sha256_show_gives(memory: mnemon.Memory) -> None:
+    out = memory.write_note(
+        "runbooks/failover",
+        "Promote the replica with pg_ctl promote, then repoint pgbouncer.",
+        name="Failover",
+        type="project",
+        tags=["postgres"],
+        related=["pgbouncer"],
+    )
+    assert set(out) == {
+        "id", "path", "written", "created", "sha256", "refused", "message",
+        "near_duplicates", "likely_predecessors",
+    }
+    assert out["written"] is True and out["created"] is True and out["refused"] is None
+    assert out["path"] == "memory/runbooks/failover.md"
+    assert [h.id for h in memory.recall("promote the replica")][0] == "runbooks/failover"
+    shown = memory.show("runbooks/failover")
+    assert shown.sha256 == out["sha256"] and shown.to_dict()["sha256"] == out["sha256"]
+    assert shown.name == "Failover" and shown.tags == ["postgres"]
+
+    again = memory.write_note("runbooks/failover", "Promote with pg_ctl promote; wait for lag 0.")
+    assert again["written"] is False and again["refused"] == "exists"
+    assert again["sha256"] == out["sha256"]
+    stale = memory.write_note("runbooks/failover", "x", expected_sha256="0" * 64)
+    assert stale["refused"] == "stale"
+    done = memory.write_note(
+        "runbooks/failover", "Promote with pg_ctl promote; wait for lag 0.", expected_sha256=shown.sha256
+    )
+    assert done["written"] is True and done["created"] is False
+    assert memory.show("runbooks/failover").sha256 == done["sha256"] != out["sha256"]
+
+    for bad_id in ["../escape", "/abs", "", ".hidden"]:
+        with pytest.raises(mnemon.InvalidArgument) as e:
+            memory.write_note(bad_id, "body")
+        assert e.value.what == "note"
+    with pytest.raises(mnemon.InvalidArgument, match="use project, feedback"):
+        memory.write_note("x", "body", type="novel")
+    with pytest.raises(mnemon.InvalidArgument, match="the body is empty"):
+        memory.write_note("x", "   ")

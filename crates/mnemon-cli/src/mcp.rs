@@ -2,13 +2,13 @@
 //! server process is one session. stdout is the protocol; logs go to stderr.
 //!
 //! Tools: `memory_recall`, `memory_feedback`, `memory_set_importance`, `memory_core`,
-//! `memory_show`. Bad arguments
+//! `memory_show`, `memory_write`. Bad arguments
 //! come back as tool errors (`isError: true`) whose text says what to fix. Malformed lines are
 //! answered with JSON-RPC errors before the MCP service sees them ([`lines`]).
 
-use mnemon::Memory;
 use mnemon::args;
 use mnemon::recall::{Query, RecallLayout};
+use mnemon::{Memory, NoteType, NoteWriteError, OnDuplicate, WriteRequest};
 use rmcp::handler::server::{tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
@@ -95,6 +95,88 @@ pub struct CoreArgs {
 pub struct ShowArgs {
     /// The note id.
     pub node: String,
+}
+
+/// Arguments of `memory_write`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct WriteArgs {
+    /// The note's id: its path below memory/ without `.md`, `/` between folders (for example
+    /// `decisions/db-pool-size`). Short, lowercase, words joined by `-`.
+    pub id: String,
+    /// The note's text in Markdown, without a `---` frontmatter block (pass the fields below
+    /// instead). Link other notes with `[[id]]`.
+    pub body: String,
+    /// A short title.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// One line saying what the note is for (recall shows it).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// project (decisions, incidents, how things work), feedback (what the user corrected or
+    /// asked for), user (who the user is, what they prefer), reference (pointers to outside
+    /// material) or index (a note listing other notes).
+    #[serde(default, rename = "type")]
+    pub note_type: Option<String>,
+    /// Free-form tags.
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// Ids of related notes.
+    #[serde(default)]
+    pub related: Option<Vec<String>>,
+    /// Ids of the notes this one replaces (they then rank below it).
+    #[serde(default)]
+    pub supersedes: Option<Vec<String>>,
+    /// Ids of notes this one disagrees with.
+    #[serde(default)]
+    pub contradicts: Option<Vec<String>>,
+    /// Keep the note in the core view (memory_core).
+    #[serde(default)]
+    pub pin: Option<bool>,
+    /// Required to replace a note that exists: the `sha256` memory_show returned for it. Leave
+    /// it out to create a new note.
+    #[serde(default)]
+    pub expected_sha256: Option<String>,
+    /// "refuse" (default): refuse a note that nearly duplicates another one; "create": write it
+    /// anyway because it is truly distinct.
+    #[serde(default)]
+    pub on_duplicate: Option<String>,
+}
+
+/// The library's request from `memory_write`'s arguments (a bad type or on_duplicate is an
+/// error naming the values allowed).
+fn write_request(a: WriteArgs) -> mnemon::Result<WriteRequest> {
+    let bad = |id: &str, reason| mnemon::Error::Write {
+        id: id.to_string(),
+        reason,
+    };
+    let note_type = match a.note_type.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(t) => Some(NoteType::parse(t).ok_or_else(|| {
+            bad(
+                &a.id,
+                NoteWriteError::UnknownType {
+                    given: t.to_string(),
+                },
+            )
+        })?),
+    };
+    let on_duplicate = match a.on_duplicate.as_deref() {
+        None => OnDuplicate::default(),
+        Some(s) => OnDuplicate::parse(s).map_err(|r| bad(&a.id, r))?,
+    };
+    Ok(WriteRequest {
+        name: a.name,
+        description: a.description,
+        note_type,
+        tags: a.tags.unwrap_or_default(),
+        related: a.related.unwrap_or_default(),
+        supersedes: a.supersedes.unwrap_or_default(),
+        contradicts: a.contradicts.unwrap_or_default(),
+        pin: a.pin.unwrap_or(false),
+        expected_sha256: a.expected_sha256,
+        on_duplicate,
+        ..WriteRequest::new(a.id, a.body)
+    })
 }
 
 /// The MCP server.
@@ -209,11 +291,22 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_show",
-        description = "Show one note by id: its name, type, description, tags, excerpt, and its links in both directions (with kind and provenance), the notes that replace it (`superseded_by`), the notes it replaces (`supersedes`) and the notes it disagrees with (`contradicts`). Use it to follow up on a recalled note."
+        description = "Show one note by id: its name, type, description, tags, excerpt, and its links in both directions (with kind and provenance), the notes that replace it (`superseded_by`), the notes it replaces (`supersedes`), the notes it disagrees with (`contradicts`), and `sha256`, the hash of the note file as it is now: pass it as `expected_sha256` to memory_write to update the note. Use it to follow up on a recalled note, and before updating one."
     )]
     async fn memory_show(&self, Parameters(a): Parameters<ShowArgs>) -> CallToolResult {
         match self.memory.show(&a.node) {
             Ok(v) => json_result(&serde_json::to_value(&v).unwrap_or_default()),
+            Err(e) => tool_error(e.to_string()),
+        }
+    }
+
+    #[tool(
+        name = "memory_write",
+        description = "Save something worth remembering as a note in this project's memory, for later sessions (and other agents) to recall. Write durable knowledge: decisions and their reasons, facts about the project and its systems, the user's preferences and corrections, incidents and how they were fixed; never chit-chat, transient task state or what the memory already says. First call memory_recall on the topic: if a note already covers it, update that note instead of writing a new one (memory_show it, then memory_write the same `id` with the whole new text and `expected_sha256` set to the `sha256` memory_show returned; a replacement is the whole note, fields left out are dropped). A new note takes a new `id` (a short path like `decisions/db-pool-size`) and no expected_sha256. The note is indexed at once. The result says `written` true or false; when false, `refused` says why and `message` what to do: `exists` (the id is taken: show it and pass its sha256, or choose another id), `stale` (the note changed since you read it: show it again, merge, retry with the new sha256), `missing` (the note you meant to update is gone), `near_duplicate` (`near_duplicates` names notes saying nearly the same: update that note instead, or if yours replaces it write again with `supersedes: [its id]`, or with `on_duplicate: \"create\"` only if the notes are truly distinct). `likely_predecessors` names older notes yours may replace: if it does, write again adding them to `supersedes`."
+    )]
+    async fn memory_write(&self, Parameters(a): Parameters<WriteArgs>) -> CallToolResult {
+        match write_request(a).and_then(|req| self.memory.write_note(&req)) {
+            Ok(o) => json_result(&serde_json::to_value(&o).unwrap_or_default()),
             Err(e) => tool_error(e.to_string()),
         }
     }
@@ -228,7 +321,7 @@ impl ServerHandler for MemoryServer {
                 env!("CARGO_PKG_VERSION"),
             ))
             .with_instructions(
-            "mnemon is this project's long-term memory. Call memory_core at the start of a session, memory_recall before answering questions about the project, memory_feedback with the ids of the recalled notes you used once you have answered, and memory_set_importance when the user states a strong preference or an incident must be remembered.",
+            "mnemon is this project's long-term memory. Call memory_core at the start of a session, memory_recall before answering questions about the project, memory_feedback with the ids of the recalled notes you used once you have answered, memory_set_importance when the user states a strong preference or an incident must be remembered, and memory_write to save a durable fact, decision, preference or incident (recall first, and update the note that already covers it: memory_show gives the sha256 to pass).",
         )
     }
 }

@@ -567,3 +567,303 @@ fn superseded_and_contradicting_notes_say_so_in_mcp_and_cli_output() {
     assert!(text.contains("superseded by limits-v2"), "{text}");
     assert!(text.contains("contradicts limits-note"), "{text}");
 }
+
+/// `mnemon` with `args` in `dir`, `stdin` on its standard input.
+fn run_with_stdin(dir: &Path, args: &[&str], stdin: &str) -> (i32, Value, String) {
+    use std::io::Write;
+    let mut child = bin()
+        .current_dir(dir)
+        .env_remove("MNEMON_DIR")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    (
+        out.status.code().unwrap_or(-1),
+        serde_json::from_str(stdout.trim()).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn write_from_stdin_and_from_a_file_with_the_json_shape_and_refusal_exit_codes() {
+    let (tmp, _memory) = fresh();
+    let root = tmp.path();
+    let (code, v, err) = run_with_stdin(
+        root,
+        &[
+            "write",
+            "ops/pool",
+            "--name",
+            "Pool sizing",
+            "--type",
+            "project",
+            "--tag",
+            "postgres",
+            "--pin",
+            "--json",
+        ],
+        "The connection pool times out at 20 connections at month end.\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        vec![
+            "id",
+            "path",
+            "written",
+            "created",
+            "sha256",
+            "refused",
+            "message",
+            "near_duplicates",
+            "likely_predecessors"
+        ]
+    );
+    assert_eq!(v["id"], "ops/pool");
+    assert_eq!(v["path"], "memory/ops/pool.md");
+    assert_eq!(
+        (v["written"].clone(), v["created"].clone()),
+        (true.into(), true.into())
+    );
+    assert_eq!(v["refused"], Value::Null);
+    assert_eq!(v["near_duplicates"], serde_json::json!([]));
+    let file = root.join(".mnemon/memory/ops/pool.md");
+    let bytes = std::fs::read(&file).unwrap();
+    assert_eq!(v["sha256"], mnemon::sha256_hex(&bytes));
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(
+        text.starts_with("---\nname: Pool sizing\ntype: project\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("---\nThe connection pool times out at 20 connections at month end.\n"));
+
+    // Recallable from another process at once, and `show` gives the sha256 to replace it with.
+    let (code, v, _) = run(root, &["recall", "connection pool month end", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["results"][0]["id"], "ops/pool");
+    let (_, shown, _) = run(root, &["show", "ops/pool", "--json"]);
+    let sha = shown["sha256"].as_str().unwrap().to_string();
+    assert_eq!(sha, mnemon::sha256_hex(&bytes));
+
+    // Exists without --expected-sha256: exit 1, the reason and the fix on stderr, file untouched.
+    let body = root.join("body.md");
+    std::fs::write(
+        &body,
+        "The pool times out at 50 connections since the upgrade.\n",
+    )
+    .unwrap();
+    let from = body.to_str().unwrap();
+    let (code, v, err) = run(root, &["write", "ops/pool", "--from", from]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(v, Value::Null, "human output: nothing on stdout");
+    assert!(
+        err.contains("not written") && err.contains("--expected-sha256"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), bytes);
+    // Stale: exit 1, the JSON outcome with the current sha256.
+    let stale = "0".repeat(64);
+    let (code, v, _) = run(
+        root,
+        &[
+            "write",
+            "ops/pool",
+            "--from",
+            from,
+            "--expected-sha256",
+            &stale,
+            "--json",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(v["refused"], "stale");
+    assert_eq!(v["written"], false);
+    assert_eq!(v["sha256"], sha.as_str());
+    assert_eq!(std::fs::read(&file).unwrap(), bytes);
+    // With the sha256 `show` printed: replaced.
+    let (code, out, err) = {
+        let o = bin()
+            .current_dir(root)
+            .env_remove("MNEMON_DIR")
+            .args([
+                "write",
+                "ops/pool",
+                "--from",
+                from,
+                "--expected-sha256",
+                &sha,
+            ])
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    assert_eq!(code, Some(0), "{err}");
+    let now = std::fs::read(&file).unwrap();
+    assert!(
+        out.starts_with(&format!(
+            "wrote memory/ops/pool.md (sha256 {})",
+            mnemon::sha256_hex(&now)
+        )),
+        "{out}"
+    );
+    assert!(String::from_utf8(now).unwrap().contains("50 connections"));
+
+    // Bad ids and bodies: exit 2 with the fix; nothing written.
+    let (code, _, err) = run_with_stdin(root, &["write", "../escape"], "x");
+    assert_eq!(code, 2);
+    assert!(err.contains("ids cannot leave memory/"), "{err}");
+    let (code, _, err) = run_with_stdin(root, &["write", "empty"], "  \n");
+    assert_eq!(code, 2);
+    assert!(err.contains("the body is empty"), "{err}");
+    let (code, _, err) = run_with_stdin(root, &["write", "fm"], "---\nname: x\n---\nbody\n");
+    assert_eq!(code, 2);
+    assert!(err.contains("pass name, description"), "{err}");
+    let (code, _, _) = run_with_stdin(root, &["write", "t", "--type", "novel"], "x");
+    assert_eq!(code, 2);
+    assert!(!root.join("escape.md").exists() && !root.join(".mnemon/escape.md").exists());
+    let names: Vec<_> = std::fs::read_dir(root.join(".mnemon/memory"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("ops")]);
+}
+
+#[test]
+fn mcp_memory_write_creates_and_updates_with_the_sha256_memory_show_returns() {
+    let (tmp, _memory) = fresh();
+    let root = tmp.path().join(".mnemon");
+    let mut server = common::mcp::Server::start(&root);
+    let call = |server: &mut common::mcp::Server, id: u64, name: &str, args: Value| {
+        let reply = server.rpc(
+            id,
+            "tools/call",
+            serde_json::json!({"name": name, "arguments": args}),
+        );
+        let result = reply["result"].clone();
+        let text = result["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let is_error = result["isError"] == true;
+        (
+            is_error,
+            serde_json::from_str::<Value>(&text).unwrap_or(Value::Null),
+            text,
+        )
+    };
+    let (err, v, text) = call(
+        &mut server,
+        2,
+        "memory_write",
+        serde_json::json!({"id": "prefs/editor", "body": "The user prefers tabs over spaces in Go code.",
+                           "name": "Editor preferences", "type": "user", "tags": ["style"]}),
+    );
+    assert!(!err, "{text}");
+    assert_eq!(v["written"], true);
+    assert_eq!(v["created"], true);
+    assert_eq!(v["path"], "memory/prefs/editor.md");
+    let written_sha = v["sha256"].as_str().unwrap().to_string();
+
+    // Recallable through the same server at once.
+    let (_, found, _) = call(
+        &mut server,
+        3,
+        "memory_recall",
+        serde_json::json!({"query": "tabs or spaces"}),
+    );
+    assert_eq!(found["results"][0]["id"], "prefs/editor");
+
+    // memory_show returns the sha256 memory_write expects.
+    let (_, shown, _) = call(
+        &mut server,
+        4,
+        "memory_show",
+        serde_json::json!({"node": "prefs/editor"}),
+    );
+    assert_eq!(shown["sha256"], written_sha.as_str());
+    assert_eq!(shown["type"], "user");
+
+    // Without it: a refusal is a normal result (not a tool error) saying what to do.
+    let update = |sha: Option<&str>| {
+        let mut a = serde_json::json!({"id": "prefs/editor", "type": "user",
+            "body": "The user prefers tabs in Go and two spaces in YAML."});
+        if let Some(sha) = sha {
+            a["expected_sha256"] = sha.into();
+        }
+        a
+    };
+    let (err, v, text) = call(&mut server, 5, "memory_write", update(None));
+    assert!(!err, "{text}");
+    assert_eq!(v["written"], false);
+    assert_eq!(v["refused"], "exists");
+    assert_eq!(v["sha256"], written_sha.as_str());
+    assert!(
+        v["message"].as_str().unwrap().contains("memory_show"),
+        "{v}"
+    );
+    let (err, v, _) = call(&mut server, 6, "memory_write", update(Some(&written_sha)));
+    assert!(!err);
+    assert_eq!(
+        (v["written"].clone(), v["created"].clone()),
+        (true.into(), false.into())
+    );
+    let (_, shown, _) = call(
+        &mut server,
+        7,
+        "memory_show",
+        serde_json::json!({"node": "prefs/editor"}),
+    );
+    assert_eq!(shown["sha256"], v["sha256"]);
+    assert_ne!(shown["sha256"], written_sha.as_str());
+    // The old hash is now stale.
+    let (_, v, _) = call(&mut server, 8, "memory_write", update(Some(&written_sha)));
+    assert_eq!(v["refused"], "stale");
+
+    // Bad arguments are tool errors naming the fix.
+    for (i, (args, says)) in [
+        (
+            serde_json::json!({"id": "../x", "body": "b"}),
+            "ids cannot leave memory/",
+        ),
+        (
+            serde_json::json!({"id": "x", "body": ""}),
+            "the body is empty",
+        ),
+        (
+            serde_json::json!({"id": "x", "body": "b", "type": "novel"}),
+            "use project, feedback",
+        ),
+        (
+            serde_json::json!({"id": "x", "body": "b", "on_duplicate": "maybe"}),
+            "use refuse",
+        ),
+        (
+            serde_json::json!({"id": "x", "body": "b".repeat(mnemon::args::MAX_NOTE_BYTES + 1)}),
+            "split it into smaller notes",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (err, _, text) = call(&mut server, 20 + i as u64, "memory_write", args);
+        assert!(err && text.contains(says), "{text}");
+    }
+    assert!(server.finish());
+    assert!(!root.join("x.md").exists() && !root.join("memory/x.md").exists());
+}

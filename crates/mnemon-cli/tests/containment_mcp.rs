@@ -126,12 +126,13 @@ impl Server {
     }
 }
 
-const TOOLS: [&str; 5] = [
+const TOOLS: [&str; 6] = [
     "memory_core",
     "memory_feedback",
     "memory_recall",
     "memory_set_importance",
     "memory_show",
+    "memory_write",
 ];
 
 #[test]
@@ -186,7 +187,10 @@ fn mcp_malformed_lines_get_json_rpc_errors_and_the_server_keeps_serving() {
         (-32600, json!(11))
     );
     let tools = s.rpc(12, "tools/list", json!({}));
-    assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(5));
+    assert_eq!(
+        tools["result"]["tools"].as_array().map(Vec::len),
+        Some(TOOLS.len())
+    );
     s.close();
 }
 
@@ -236,7 +240,7 @@ fn mcp_error_replies_and_service_replies_never_interleave() {
         } else {
             assert_eq!(
                 r["result"]["tools"].as_array().map(Vec::len),
-                Some(5),
+                Some(TOOLS.len()),
                 "{r}"
             );
             listed.push(id);

@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 use crate::recall::Query;
 
 pub use crate::core_view::{DEFAULT_BUDGET_TOKENS, MAX_BUDGET_TOKENS};
-pub use crate::memory::MAX_FEEDBACK_IDS;
+pub use crate::memory::{MAX_FEEDBACK_IDS, MAX_NAME_BYTES};
+pub use crate::notes::{MAX_ID_BYTES, MAX_LIST_ENTRIES, MAX_NOTE_BYTES};
 pub use crate::ranking::{DEFAULT_DEPTH, DEFAULT_MIN_SCORE, MAX_DEPTH};
 pub use crate::recall::{DEFAULT_LIMIT, MAX_ANCHORS, MAX_LIMIT, MAX_QUERY_BYTES};
 

@@ -121,6 +121,15 @@ pub enum Error {
         /// What may be given instead (`an integer from 0 to 5`).
         allowed: String,
     },
+    /// A note given to `Memory::write_note` cannot be written as it is (nothing was written).
+    #[error("cannot write note `{id}`: {reason}")]
+    Write {
+        /// The note's id as given.
+        id: String,
+        /// What is wrong, and what to do instead.
+        #[source]
+        reason: NoteWriteError,
+    },
     /// A thread panicked while it held one of an open memory's in-memory caches (the graph, the
     /// lexical view, the shown records, the folded stats): that handle cannot trust it any more.
     #[error(
@@ -130,6 +139,144 @@ pub enum Error {
         /// Which cache.
         what: &'static str,
     },
+}
+
+/// Why a note cannot be written (`Memory::write_note`). Each text says what to give instead.
+/// A write that loses to someone else's edit or nearly repeats another note is not an error:
+/// it is a refused `WriteOutcome` with the current sha256 and the similar notes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NoteWriteError {
+    /// The id is not a valid note id (never a path outside `memory/`).
+    #[error("invalid id: {0}")]
+    InvalidId(#[from] crate::notes::IdError),
+    /// A part of the id starts with `.`: the scan skips hidden files and folders.
+    #[error(
+        "the id part `{part}` starts with `.`: the scan skips hidden files and folders, so the note would never be found; remove the leading dot"
+    )]
+    HiddenPart {
+        /// The part of the id.
+        part: String,
+    },
+    /// The id has more parts than the scan walks.
+    #[error(
+        "the id has {parts} parts, over the depth limit of {max} folders and file name: use a shallower id"
+    )]
+    TooDeep {
+        /// Parts of the id.
+        parts: usize,
+        /// The scan's depth limit.
+        max: usize,
+    },
+    /// A part of the id (with `.md` for the last one) is longer than a file name may be.
+    #[error(
+        "the id part `{part}` is {bytes} bytes as a file or folder name, over {max}: use a shorter name"
+    )]
+    PartTooLong {
+        /// The part of the id.
+        part: String,
+        /// Its length as a name, `.md` included for the last part.
+        bytes: usize,
+        /// The longest name allowed.
+        max: usize,
+    },
+    /// An id in `related`, `supersedes` or `contradicts` is not a valid id.
+    #[error("`{field}` entry `{target}`: {reason}")]
+    InvalidLink {
+        /// The list.
+        field: &'static str,
+        /// The entry.
+        target: String,
+        /// Why it is not an id.
+        reason: crate::notes::IdError,
+    },
+    /// A list has more entries than a note's frontmatter is read for.
+    #[error("`{field}` has {count} entries, over {max}: keep the ones that matter")]
+    TooManyEntries {
+        /// The list.
+        field: &'static str,
+        /// Entries given.
+        count: usize,
+        /// The most read from one list.
+        max: usize,
+    },
+    /// The body is empty (or only white space).
+    #[error("the body is empty: give the note's text")]
+    EmptyBody,
+    /// The body begins with a `---` frontmatter block of its own.
+    #[error(
+        "the body begins with its own `---` frontmatter block: pass name, description, type, tags, related, supersedes, contradicts and pin as fields (command-line options or tool arguments) and only the text below the block as the body"
+    )]
+    BodyHasFrontmatter,
+    /// The note as it would be written is over the size a note is read to.
+    #[error(
+        "the note would be {bytes} bytes, over the limit of {max} bytes: split it into smaller notes linked with `related`"
+    )]
+    TooLarge {
+        /// The rendered note's size (or the body's, when that alone is over).
+        bytes: usize,
+        /// The limit ([`crate::notes::MAX_NOTE_BYTES`]).
+        max: usize,
+    },
+    /// The rendered note has problems the scan would report (a bad link in the body, a merge
+    /// conflict marker, a frontmatter over a limit).
+    #[error("the note would have problems: {problems}; fix the fields or the body and write again")]
+    Problems {
+        /// The problems' texts, joined with "; ".
+        problems: String,
+    },
+    /// `expected_sha256` is not a sha256 in hexadecimal.
+    #[error(
+        "expected_sha256 `{given}` is not 64 hexadecimal digits: pass the sha256 that memory_show / mnemon show returns for the note"
+    )]
+    BadSha256 {
+        /// What was given.
+        given: String,
+    },
+    /// An unknown note type.
+    #[error("unknown type `{given}`: use project, feedback, user, reference or index")]
+    UnknownType {
+        /// What was given.
+        given: String,
+    },
+    /// An unknown `on_duplicate` value.
+    #[error("unknown on_duplicate `{given}`: use refuse (the default) or create")]
+    UnknownOnDuplicate {
+        /// What was given.
+        given: String,
+    },
+    /// A folder on the way to the note is a file (or something else that is not a folder).
+    #[error(
+        "{path} is not a folder: choose an id whose folders are folders, or move that file away"
+    )]
+    NotAFolder {
+        /// The path, relative to the memory folder.
+        path: String,
+    },
+    /// The note's own path is a folder, a symbolic link, a named pipe or another non-file.
+    #[error(
+        "{path} is a {kind}, not a regular file: mnemon replaces only note files and never follows a link there; write to the note the link points to, or remove it first"
+    )]
+    NotRegular {
+        /// The path, relative to the memory folder.
+        path: String,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// The rendered frontmatter reads back differently from what was asked (a value the YAML
+    /// round trip changes): nothing is written rather than something else.
+    #[error(
+        "the frontmatter's `{field}` would read back differently from what was given: simplify that value (plain text, no leading or trailing spaces)"
+    )]
+    ReadsBack {
+        /// The field.
+        field: &'static str,
+    },
+    /// This platform has no way to write below `memory/` without following links.
+    #[error(
+        "writing notes through mnemon needs a Unix system; write the file into memory/ instead"
+    )]
+    Unsupported,
 }
 
 /// The fix for an I/O error whose cause is the environment, not mnemon's data.

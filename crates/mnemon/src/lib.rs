@@ -60,12 +60,13 @@ inner_modules!(
     background, cooccur, dedup, fs, graph, index, notes, prefetch, scan, store, verify
 );
 
-pub use error::{Error, Result};
+pub use error::{Error, NoteWriteError, Result};
 pub use folder::MemoryDir;
 pub use memory::{
     Contradiction, Dangling, DoctorReport, EdgeIn, EdgeOut, EventSegments, FeedbackReport,
     IndexHealth, IndexPhases, IndexReport, MAX_REPORTED_NEAR_DUPLICATES, Memory, NearDuplicate,
-    NodeStatsView, NodeView, NoteError, OpenOptions, SegmentContents,
+    NodeStatsView, NodeView, NoteError, OnDuplicate, OpenOptions, SegmentContents, Similar,
+    WriteNeighbours, WriteOutcome, WriteRefusal, WriteRequest, sha256_hex,
 };
 pub use notes::{EdgeKind, NoteType, ProblemKind, Provenance};
 pub use scan::ScanError;

@@ -8,6 +8,7 @@ mod events_cmd;
 mod output;
 mod progress;
 mod serve;
+mod write_cmd;
 
 use clap::{Parser, Subcommand};
 use mnemon::{Error, Memory, MemoryDir, args};
@@ -16,7 +17,7 @@ use std::path::PathBuf;
 
 /// Exit status: success.
 pub const EXIT_OK: i32 = 0;
-/// Exit status: the command ran and found problems (`doctor`).
+/// Exit status: the command ran and found problems (`doctor`), or refused a note (`write`).
 pub const EXIT_PROBLEMS: i32 = 1;
 /// Exit status: bad usage or argument.
 pub const EXIT_USAGE: i32 = 2;
@@ -26,7 +27,8 @@ pub const EXIT_FAILURE: i32 = 3;
 const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0  success
-  1  the command ran and found problems (doctor)
+  1  the command ran and found problems (doctor), or refused to write the note (write: it
+     exists, changed since it was read, or nearly duplicates another)
   2  bad usage or invalid argument (unknown id, out-of-range value)
   3  failure (I/O error, damaged files that could not be repaired)
 
@@ -148,6 +150,47 @@ enum Command {
         #[arg(long, value_name = "TEXT")]
         query: Option<String>,
     },
+    /// Write a note into memory/ and index it (for agents that do not write files): the body
+    /// from --from FILE or stdin, the frontmatter from the options. A note that exists is
+    /// replaced only with --expected-sha256 (the sha256 `mnemon show ID` prints); a note that
+    /// nearly duplicates another is refused unless --on-duplicate create. Exit 1 when refused.
+    Write {
+        /// Note id: its path below memory/ without .md (`/` between folders).
+        id: String,
+        /// Read the body from this file (default: stdin). Markdown, without a frontmatter block.
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
+        /// The note's name (frontmatter `name`).
+        #[arg(long, value_name = "N")]
+        name: Option<String>,
+        /// One line saying what the note is for (frontmatter `description`).
+        #[arg(long, value_name = "D")]
+        description: Option<String>,
+        /// The note's type.
+        #[arg(long = "type", value_name = "T", value_enum)]
+        note_type: Option<write_cmd::TypeArg>,
+        /// Tag (repeatable).
+        #[arg(long = "tag", value_name = "T")]
+        tags: Vec<String>,
+        /// Id of a related note (repeatable).
+        #[arg(long = "related", value_name = "ID")]
+        related: Vec<String>,
+        /// Id of a note this one replaces (repeatable).
+        #[arg(long = "supersedes", value_name = "ID")]
+        supersedes: Vec<String>,
+        /// Id of a note this one disagrees with (repeatable).
+        #[arg(long = "contradicts", value_name = "ID")]
+        contradicts: Vec<String>,
+        /// Keep the note in the core view.
+        #[arg(long)]
+        pin: bool,
+        /// The sha256 of the note as you read it (`mnemon show ID`): needed to replace a note.
+        #[arg(long, value_name = "HEX")]
+        expected_sha256: Option<String>,
+        /// What to do when the note nearly duplicates another one.
+        #[arg(long, value_enum, value_name = "WHAT", default_value_t = write_cmd::OnDuplicateArg::Refuse)]
+        on_duplicate: write_cmd::OnDuplicateArg,
+    },
     /// Show what the event log says about a note (recall count, importance).
     Stats {
         /// Node id.
@@ -265,6 +308,7 @@ pub fn run() -> i32 {
                 | Error::OutOfRange { .. }
                 | Error::UnknownNode { .. } => EXIT_USAGE,
                 Error::NoMemoryFolder { .. } | Error::NotAMemoryFolder { .. } => EXIT_USAGE,
+                Error::Write { reason, .. } if write_cmd::is_usage(&reason) => EXIT_USAGE,
                 _ => EXIT_FAILURE,
             }
         }
@@ -450,6 +494,35 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 );
             }
             Ok(EXIT_OK)
+        }
+        Command::Write {
+            id,
+            from,
+            name,
+            description,
+            note_type,
+            tags,
+            related,
+            supersedes,
+            contradicts,
+            pin,
+            expected_sha256,
+            on_duplicate,
+        } => {
+            let body = write_cmd::read_body(from.as_deref())?;
+            let req = write_cmd::request(
+                id,
+                body,
+                name.as_deref(),
+                description.as_deref(),
+                *note_type,
+                [tags, related, supersedes, contradicts],
+                *pin,
+                expected_sha256.as_deref(),
+                *on_duplicate,
+            );
+            let memory = open(cli, out)?;
+            write_cmd::run(&memory, &req, out)
         }
         Command::Stats { id } => {
             let memory = open(cli, out)?;

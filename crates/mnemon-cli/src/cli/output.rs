@@ -133,6 +133,9 @@ impl Out {
             outln!("  tags: {}", v.tags.join(", "));
         }
         outln!("  {}", self.dim(&format!("memory/{}", v.path)));
+        if let Some(h) = &v.sha256 {
+            outln!("  {}", self.dim(&format!("sha256 {h}")));
+        }
         outln!("edges out ({}):", v.edges_out.len());
         for e in &v.edges_out {
             let dangling = if e.dangling {

@@ -66,6 +66,7 @@ async def check_tools(mem: Path) -> None:
                 "memory_recall",
                 "memory_set_importance",
                 "memory_show",
+                "memory_write",
             ], tools
 
             r = await s.call_tool("memory_recall", {"query": "connection pool timeout at month end", "limit": 5})
@@ -130,6 +131,26 @@ async def check_tools(mem: Path) -> None:
             r = await s.call_tool("memory_show", {"node": "../etc/passwd"})
             assert is_error(r), text_of(r)
 
+            # memory_write: a new note is recallable at once; an update needs memory_show's sha256.
+            note = {"id": "decisions/e2e-write", "type": "project", "name": "E2E write",
+                    "body": "The zebrafish cache is flushed every ninety seconds."}
+            r = await s.call_tool("memory_write", note)
+            assert not is_error(r), text_of(r)
+            w = json.loads(text_of(r))
+            assert w["written"] and w["created"] and w["path"] == "memory/decisions/e2e-write.md", w
+            r = await s.call_tool("memory_recall", {"query": "zebrafish cache flush"})
+            assert json.loads(text_of(r))["results"][0]["id"] == "decisions/e2e-write"
+            r = await s.call_tool("memory_show", {"node": "decisions/e2e-write"})
+            assert json.loads(text_of(r))["sha256"] == w["sha256"], text_of(r)
+            r = await s.call_tool("memory_write", {**note, "body": "Flushed every two minutes now."})
+            assert not is_error(r) and json.loads(text_of(r))["refused"] == "exists", text_of(r)
+            r = await s.call_tool(
+                "memory_write", {**note, "body": "Flushed every two minutes now.", "expected_sha256": w["sha256"]}
+            )
+            assert json.loads(text_of(r))["written"], text_of(r)
+            r = await s.call_tool("memory_write", {"id": "../escape", "body": "x"})
+            assert is_error(r) and "cannot leave memory/" in text_of(r), text_of(r)
+
     # Another process sees what this session recorded.
     out = subprocess.run(
         [BIN, "stats", "postgres-connection-pooling", "--json", "--dir", str(mem)],
@@ -144,7 +165,7 @@ async def check_tools(mem: Path) -> None:
         [BIN, "stats", "deploy-canary", "--json", "--dir", str(mem)], check=True, capture_output=True, text=True
     )
     assert json.loads(out.stdout)["importance"] == 7
-    print("mcp e2e: initialize, tools/list, 5 tools, 11 bad arguments, cross-process stats: ok")
+    print("mcp e2e: initialize, tools/list, 6 tools, 12 bad arguments, cross-process stats: ok")
 
 
 async def measure_latency() -> None:

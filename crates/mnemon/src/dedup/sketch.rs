@@ -92,8 +92,8 @@ const PAIR_MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
 fn min_hashes_portable(xs: &[u32], perms: &Permutations) -> [u32; SKETCH_SLOTS] {
     let mut mins = [u32::MAX; SKETCH_SLOTS];
     for &x in xs {
-        for i in 0..SKETCH_SLOTS {
-            mins[i] = mins[i].min(perms.a[i].wrapping_mul(x).wrapping_add(perms.b[i]));
+        for ((m, a), b) in mins.iter_mut().zip(&perms.a).zip(&perms.b) {
+            *m = (*m).min(a.wrapping_mul(x).wrapping_add(*b));
         }
     }
     mins

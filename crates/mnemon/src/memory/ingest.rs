@@ -4,13 +4,13 @@
 use super::lexical::LEXICAL_CHUNK_NOTES;
 use super::synthesis::{BUILD_CHUNK_NOTES, Synthesized};
 use super::*;
-use crate::dedup::Sketch;
 use crate::background::{FREE_LATER_MIN_ITEMS, FREE_LATER_MIN_NOTES, free_later};
+use crate::dedup::Sketch;
 use crate::error::Result;
 use crate::index::LexicalIndex;
 use crate::index::segment::writer::WriteError;
 use crate::scan::{self, ScanError};
-use crate::store::{Batch, BatchWriter};
+use crate::store::{Batch, BatchWriter, WriteLock};
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
@@ -71,7 +71,13 @@ impl Memory {
     /// Bring the index up to date with `memory/` (incremental).
     pub fn index(&self) -> Result<IndexReport> {
         let started = Instant::now();
-        let _lock = self.write_lock()?;
+        let lock = self.write_lock()?;
+        self.index_held(&lock, started)
+    }
+
+    /// [`Memory::index`] with the store's write lock already held by the caller (the lock is
+    /// not reentrant: taking it again in this process would wait forever).
+    pub(super) fn index_held(&self, _lock: &WriteLock, started: Instant) -> Result<IndexReport> {
         let t = Instant::now();
         let (outcome, manifest) =
             scan::scan_while_loading(&self.dir.memory(), || self.store.read()?.manifest())?;
@@ -93,23 +99,40 @@ impl Memory {
     pub fn index_paths(&self, paths: &[std::path::PathBuf]) -> Result<IndexReport> {
         let started = Instant::now();
         let lock = self.write_lock()?;
+        self.index_paths_held(&lock, paths, started, false)
+    }
+
+    /// [`Memory::index_paths`] with the store's write lock already held by the caller. With
+    /// `reread`, every note named is read and parsed whatever its size and mtime say (a note
+    /// this process just wrote: on a file system with coarse mtimes, a replacement of the same
+    /// size can keep both).
+    pub(super) fn index_paths_held(
+        &self,
+        lock: &WriteLock,
+        paths: &[std::path::PathBuf],
+        started: Instant,
+        reread: bool,
+    ) -> Result<IndexReport> {
         let t = Instant::now();
         let scanned = {
             let reader = self.store.read()?;
-            let entry_of = |rel: &str| reader.manifest_entry(rel).ok().flatten();
+            let entry_of = |rel: &str| {
+                if reread {
+                    None
+                } else {
+                    reader.manifest_entry(rel).ok().flatten()
+                }
+            };
             scan::scan_paths(&self.dir.memory(), paths, &entry_of)
         };
         let Some(outcome) = scanned else {
-            drop(lock);
-            return self.index();
+            return self.index_held(lock, started);
         };
         let phases = IndexPhases {
             scan_ms: ms_since(t),
             ..IndexPhases::default()
         };
-        let report = self.apply_scan(outcome, phases, started);
-        drop(lock);
-        report
+        self.apply_scan(outcome, phases, started)
     }
 
     /// Write what a scan found: lexical segments first, then synthesized edges and the store.

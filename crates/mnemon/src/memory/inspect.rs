@@ -48,6 +48,10 @@ pub struct NodeView {
     pub supersedes: Vec<String>,
     /// The notes it contradicts or that contradict it.
     pub contradicts: Vec<String>,
+    /// The sha256 (lowercase hex) of the note file's bytes as they are now: what
+    /// [`Memory::write_note`] needs as `expected_sha256` to replace the note. `None` when the file
+    /// cannot be read (gone since it was indexed, or refused as a link leaving `memory/`).
+    pub sha256: Option<String>,
 }
 
 /// An edge leaving the shown node.
@@ -365,6 +369,15 @@ impl Memory {
         contradicts.extend(contradicts_in);
         contradicts.sort();
         contradicts.dedup();
+        // Read through the checked opener, as the scan reads notes: never a file outside memory/.
+        let sha256 = self
+            .dir
+            .memory()
+            .canonicalize()
+            .ok()
+            .and_then(|root| notes::open_inside(&root, &rec.path).ok())
+            .and_then(|(file, _)| super::write::sha256_of_reader(file, 0).ok())
+            .map(|(h, _)| h);
         Ok(NodeView {
             id: id.to_string(),
             path: rec.path,
@@ -382,6 +395,7 @@ impl Memory {
             superseded_by,
             supersedes,
             contradicts,
+            sha256,
         })
     }
 
@@ -527,7 +541,8 @@ impl Memory {
         contradictions.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
         contradictions.dedup_by(|x, y| x.a == y.a && x.b == y.b);
         let supersede_cycles = supersede_cycles(&later);
-        let (near_duplicates, near_duplicates_omitted) = near_duplicates(&verified.sketches, &linked);
+        let (near_duplicates, near_duplicates_omitted) =
+            near_duplicates(&verified.sketches, &linked);
         let healthy = dangling.is_empty()
             && supersede_cycles.is_empty()
             && note_errors.is_empty()

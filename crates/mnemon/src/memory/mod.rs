@@ -11,8 +11,10 @@ mod ingest;
 mod inspect;
 mod lexical;
 mod log_view;
+mod similar;
 mod synthesis;
 mod usage;
+mod write;
 
 pub use ingest::{IndexPhases, IndexReport};
 pub use inspect::{
@@ -22,6 +24,10 @@ pub use inspect::{
 use lexical::ManifestStamp;
 pub use log_view::{EventSegments, SegmentContents};
 pub use usage::{FeedbackReport, MAX_FEEDBACK_IDS, NodeStatsView};
+pub use write::{
+    MAX_NAME_BYTES, OnDuplicate, Similar, WriteNeighbours, WriteOutcome, WriteRefusal,
+    WriteRequest, sha256_hex,
+};
 
 use crate::error::{Error, Result};
 use crate::events::{EventKind, EventLog, HitSource, SyncPolicy};

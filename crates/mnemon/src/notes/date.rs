@@ -50,9 +50,47 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The `YYYY-MM-DD` (UTC) of `unix_s`: what [`parse_date_unix_s`] reads back as that day's
+/// midnight. Years outside 0..=9999 are clamped to them (a frontmatter date has four digits).
+pub fn format_date_unix_s(unix_s: i64) -> String {
+    let (y, m, d) = civil_from_days(unix_s.div_euclid(86_400));
+    format!("{:04}-{m:02}-{d:02}", y.clamp(0, 9999))
+}
+
+/// The proleptic Gregorian (year, month, day) of a day count since 1970-01-01 (H. Hinnant's
+/// `civil_from_days`, the inverse of [`days_from_civil`]).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_formatted_date_reads_back_as_its_midnight() {
+        assert_eq!(format_date_unix_s(0), "1970-01-01");
+        assert_eq!(format_date_unix_s(1_779_962_400), "2026-05-28");
+        assert_eq!(format_date_unix_s(1_709_164_800 + 86_399), "2024-02-29");
+        assert_eq!(format_date_unix_s(-1), "1969-12-31");
+        for day in (-719_000i64..2_900_000).step_by(997) {
+            let s = day * 86_400 + 5;
+            assert_eq!(
+                parse_date_unix_s(&format_date_unix_s(s)),
+                Some(day * 86_400),
+                "day {day}"
+            );
+        }
+    }
 
     #[test]
     fn dates_read_as_unix_seconds_and_impossible_dates_are_refused() {

@@ -16,8 +16,8 @@ pub use bounds::{
     BoundsError, MAX_FRONTMATTER_ALIASES, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH,
     check_frontmatter_bounds,
 };
-pub use date::parse_date_unix_s;
-pub use frontmatter::{FrontmatterError, NoteMeta, split_frontmatter};
+pub use date::{format_date_unix_s, parse_date_unix_s};
+pub use frontmatter::{FrontmatterError, MAX_LIST_ENTRIES, NoteMeta, split_frontmatter};
 pub use id::{
     IdError, MAX_ID_BYTES, NotePathError, id_from_relative_path, id_of_note_path, validate_id,
 };

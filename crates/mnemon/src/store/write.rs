@@ -55,6 +55,30 @@ impl Store {
         })
     }
 
+    /// Store sketches of notes the store holds ([`SKETCHES`]) in one transaction, leaving out ids
+    /// that are not (or no longer) nodes. Nothing else changes: the generation stays, since no
+    /// reader caches sketches.
+    pub fn put_sketches(&self, sketches: &[(String, crate::dedup::Sketch)]) -> Result<()> {
+        let e = |x: redb::Error| self.err(x);
+        let wtx = self.db.begin_write().map_err(|x| e(x.into()))?;
+        {
+            let nodes = wtx.open_table(NODES).map_err(|x| e(x.into()))?;
+            let mut table = wtx.open_table(SKETCHES).map_err(|x| e(x.into()))?;
+            for (id, sketch) in sketches {
+                if redb::ReadableTable::get(&nodes, id.as_str())
+                    .map_err(|x| e(x.into()))?
+                    .is_some()
+                {
+                    table
+                        .insert(id.as_str(), sketch.to_bytes().as_slice())
+                        .map_err(|x| e(x.into()))?;
+                }
+            }
+        }
+        let _counted = self.counting();
+        wtx.commit().map_err(|x| e(x.into()))
+    }
+
     /// Write a batch in one transaction.
     ///
     /// Out-edges are one list value per source, replaced whole when its note is.

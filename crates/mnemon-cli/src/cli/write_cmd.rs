@@ -1,0 +1,169 @@
+//! `mnemon write ID`: write a note into `memory/` through the library (`Memory::write_note`), for
+//! agents and scripts that do not write files themselves. The body comes from `--from FILE` or
+//! stdin; the frontmatter from the options.
+
+use super::output::Out;
+use super::{EXIT_OK, EXIT_PROBLEMS};
+use mnemon::{Error, Memory, NoteType, NoteWriteError, OnDuplicate, WriteRequest, args};
+use std::io::Read;
+use std::path::Path;
+
+/// `--type`: the note types a frontmatter may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TypeArg {
+    /// Facts about the project: decisions, incidents, how things work.
+    Project,
+    /// What the user corrected or asked for.
+    Feedback,
+    /// Who the user is and what they prefer.
+    User,
+    /// Pointers to outside material.
+    Reference,
+    /// A note that mostly lists other notes.
+    Index,
+}
+
+impl From<TypeArg> for NoteType {
+    fn from(t: TypeArg) -> Self {
+        match t {
+            TypeArg::Project => NoteType::Project,
+            TypeArg::Feedback => NoteType::Feedback,
+            TypeArg::User => NoteType::User,
+            TypeArg::Reference => NoteType::Reference,
+            TypeArg::Index => NoteType::Index,
+        }
+    }
+}
+
+/// `--on-duplicate`: the library's [`OnDuplicate`] as a command-line value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnDuplicateArg {
+    /// Refuse a note that nearly duplicates another one (exit 1, the similar notes named).
+    Refuse,
+    /// Write it anyway: the notes are distinct.
+    Create,
+}
+
+impl From<OnDuplicateArg> for OnDuplicate {
+    fn from(a: OnDuplicateArg) -> Self {
+        match a {
+            OnDuplicateArg::Refuse => OnDuplicate::Refuse,
+            OnDuplicateArg::Create => OnDuplicate::Create,
+        }
+    }
+}
+
+/// The body: `from`'s bytes, or stdin's. At most one byte over the note size cap is read (the
+/// library refuses the body then, naming the cap); the text must be UTF-8.
+pub fn read_body(from: Option<&Path>) -> mnemon::Result<String> {
+    let cap = args::MAX_NOTE_BYTES as u64 + 1;
+    let mut bytes = Vec::new();
+    match from {
+        Some(path) => {
+            let file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+            file.take(cap)
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io("read", path, e))?;
+        }
+        None => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!(
+                    "mnemon: reading the note's body from stdin (end it with Ctrl-D), or pass --from FILE"
+                );
+            }
+            std::io::stdin()
+                .take(cap)
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io("read", "stdin", e))?;
+        }
+    }
+    String::from_utf8(bytes).map_err(|e| Error::InvalidArgument {
+        what: "body",
+        message: format!(
+            "not UTF-8 text (first bad byte at offset {}): save it as UTF-8",
+            e.utf8_error().valid_up_to()
+        ),
+    })
+}
+
+/// Write the note and print the outcome: exit 0 when written, 1 when refused (the reason and
+/// the fix on stderr; with `--json` the outcome on stdout either way).
+pub fn run(memory: &Memory, req: &WriteRequest, out: &Out) -> mnemon::Result<i32> {
+    // The near-duplicate check compares with the notes as they are now.
+    memory.index()?;
+    let o = memory.write_note(req)?;
+    if out.json {
+        out.json(&o);
+    }
+    if !o.written {
+        eprintln!("mnemon: not written: {}", o.message);
+        eprintln!(
+            "mnemon: on the command line: --expected-sha256 HEX (from `mnemon show {}`), --supersedes ID, --on-duplicate create",
+            o.id
+        );
+        return Ok(EXIT_PROBLEMS);
+    }
+    if !out.json {
+        outln!(
+            "wrote {} (sha256 {}){}",
+            o.path,
+            o.sha256.as_deref().unwrap_or("?"),
+            if o.created {
+                ""
+            } else {
+                ", replacing the note"
+            }
+        );
+        for s in &o.near_duplicates {
+            outln!(
+                "  near duplicate: {} (similarity {:.2}): merge them, or link one to the other with --supersedes",
+                s.id,
+                s.similarity
+            );
+        }
+        for s in &o.likely_predecessors {
+            outln!(
+                "  likely predecessor: {} (similarity {:.2}): if this note replaces it, write it again with --supersedes {} and --expected-sha256 {}",
+                s.id,
+                s.similarity,
+                s.id,
+                o.sha256.as_deref().unwrap_or("?")
+            );
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+/// A request from the command line's values.
+#[allow(clippy::too_many_arguments)]
+pub fn request(
+    id: &str,
+    body: String,
+    name: Option<&str>,
+    description: Option<&str>,
+    note_type: Option<TypeArg>,
+    lists: [&[String]; 4],
+    pin: bool,
+    expected_sha256: Option<&str>,
+    on_duplicate: OnDuplicateArg,
+) -> WriteRequest {
+    let [tags, related, supersedes, contradicts] = lists;
+    WriteRequest {
+        name: name.map(str::to_string),
+        description: description.map(str::to_string),
+        note_type: note_type.map(NoteType::from),
+        tags: tags.to_vec(),
+        related: related.to_vec(),
+        supersedes: supersedes.to_vec(),
+        contradicts: contradicts.to_vec(),
+        pin,
+        expected_sha256: expected_sha256.map(str::to_string),
+        on_duplicate: on_duplicate.into(),
+        ..WriteRequest::new(id, body)
+    }
+}
+
+/// Whether an error is the caller's to fix (exit 2) rather than a failure (exit 3).
+pub fn is_usage(e: &NoteWriteError) -> bool {
+    !matches!(e, NoteWriteError::Unsupported)
+}

@@ -1,0 +1,379 @@
+//! Writing notes through mnemon (`Memory::write_note`): a new note is recallable when the call
+//! returns and reads back with its fields; a note is replaced only with the sha256 of the file as
+//! it is now; bad ids, oversized or empty bodies, and folders that are links or files are refused
+//! with the fix, and nothing is ever written outside `memory/`.
+
+mod common;
+
+use common::{fresh, write_note};
+use mnemon::recall::Query;
+use mnemon::{
+    Error, Memory, NoteType, NoteWriteError, OnDuplicate, WriteRefusal, WriteRequest, sha256_hex,
+};
+use std::path::{Path, PathBuf};
+
+fn ask(memory: &Memory, text: &str) -> Vec<String> {
+    let mut q = Query::text(text);
+    q.record = false;
+    let found = memory.recall(&q).expect("recall");
+    found.results.into_iter().map(|h| h.id).collect()
+}
+
+/// Every file and folder below `root` (links not followed), relative, sorted, leaving out the
+/// derived `index/` and the `events/` log.
+fn tree(root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            e.path()
+                .strip_prefix(root)
+                .expect("below root")
+                .to_path_buf()
+        })
+        .filter(|p| {
+            !p.starts_with(".mnemon/index")
+                && !p.starts_with(".mnemon/events")
+                && !p.starts_with("index")
+                && !p.starts_with("events")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn pool_request() -> WriteRequest {
+    WriteRequest {
+        name: Some("Pool sizing: \"the\" limit # not a comment".into()),
+        description: Some("Why the connection pool times out".into()),
+        note_type: Some(NoteType::Project),
+        tags: vec!["postgres".into(), " pool ".into(), "postgres".into()],
+        related: vec!["[[ops/deploy]]".into()],
+        pin: true,
+        ..WriteRequest::new(
+            "ops/pool-sizing",
+            "The connection pool times out at 20 connections under month-end load.",
+        )
+    }
+}
+
+#[test]
+fn a_new_note_is_recallable_at_once_and_reads_back_with_its_fields() {
+    let (tmp, m) = fresh();
+    let out = m.write_note(&pool_request()).expect("write");
+    assert!(out.written && out.created, "{out:?}");
+    assert_eq!(out.refused, None);
+    assert_eq!(out.path, "memory/ops/pool-sizing.md");
+    let file = tmp.path().join(".mnemon/memory/ops/pool-sizing.md");
+    let bytes = std::fs::read(&file).expect("note file");
+    assert_eq!(out.sha256.as_deref(), Some(sha256_hex(&bytes).as_str()));
+    assert!(
+        out.message.starts_with("created memory/ops/pool-sizing.md"),
+        "{}",
+        out.message
+    );
+
+    // Recallable without an index call.
+    assert_eq!(ask(&m, "connection pool month-end")[0], "ops/pool-sizing");
+
+    // The file parses back, as the scan reads it, with the fields asked (normalized).
+    let parsed = mnemon::notes::parse_note("ops/pool-sizing", &bytes);
+    assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+    assert_eq!(
+        parsed.meta.name.as_deref(),
+        Some("Pool sizing: \"the\" limit # not a comment")
+    );
+    assert_eq!(
+        parsed.meta.description.as_deref(),
+        Some("Why the connection pool times out")
+    );
+    assert_eq!(parsed.meta.note_type, NoteType::Project);
+    assert_eq!(parsed.meta.tags, vec!["postgres", "pool"]);
+    assert_eq!(parsed.meta.related, vec!["ops/deploy"]);
+    assert!(parsed.meta.pin);
+    assert!(parsed.meta.created_s.is_some() && parsed.meta.updated_s.is_some());
+    assert_eq!(
+        parsed.body,
+        "The connection pool times out at 20 connections under month-end load.\n"
+    );
+
+    let shown = m.show("ops/pool-sizing").expect("show");
+    assert_eq!(shown.path, "ops/pool-sizing.md");
+    assert_eq!(shown.note_type, "project");
+    assert!(shown.pin);
+    assert_eq!(shown.sha256, out.sha256);
+}
+
+#[test]
+fn a_note_is_replaced_only_with_the_sha256_of_the_file_as_it_is_now() {
+    let (tmp, m) = fresh();
+    let first = m.write_note(&pool_request()).expect("write");
+    let file = tmp.path().join(".mnemon/memory/ops/pool-sizing.md");
+    let before = std::fs::read(&file).expect("note file");
+
+    // Exists, no hash: refused with the current sha256 and how to get it.
+    let mut again = pool_request();
+    again.body = "The pool now times out at 50 connections after the pgbouncer upgrade.".into();
+    let out = m.write_note(&again).expect("write");
+    assert!(!out.written && !out.created);
+    assert_eq!(out.refused, Some(WriteRefusal::Exists));
+    assert_eq!(out.sha256, first.sha256);
+    assert!(out.message.contains("expected_sha256"), "{}", out.message);
+    assert_eq!(std::fs::read(&file).expect("file"), before, "untouched");
+
+    // A stale hash: refused, the file untouched, the current sha256 reported.
+    again.expected_sha256 = Some(sha256_hex(b"what someone read long ago"));
+    let out = m.write_note(&again).expect("write");
+    assert_eq!(out.refused, Some(WriteRefusal::Stale));
+    assert_eq!(out.sha256, first.sha256);
+    assert!(
+        out.message.contains(first.sha256.as_deref().unwrap()),
+        "{}",
+        out.message
+    );
+    assert_eq!(std::fs::read(&file).expect("file"), before, "untouched");
+    // `on_duplicate: create` concerns near-duplicates only: it never overrides a stale hash.
+    again.on_duplicate = OnDuplicate::Create;
+    let out = m.write_note(&again).expect("write");
+    assert_eq!(out.refused, Some(WriteRefusal::Stale));
+    assert_eq!(std::fs::read(&file).expect("file"), before, "untouched");
+
+    // The hash `show` gives (upper case is fine): replaced, re-indexed at once.
+    again.expected_sha256 = m.show("ops/pool-sizing").expect("show").sha256;
+    again.expected_sha256 = again.expected_sha256.map(|h| h.to_uppercase());
+    let out = m.write_note(&again).expect("write");
+    assert!(out.written && !out.created, "{out:?}");
+    assert!(out.message.starts_with("replaced"), "{}", out.message);
+    let after = std::fs::read(&file).expect("file");
+    assert_eq!(out.sha256.as_deref(), Some(sha256_hex(&after).as_str()));
+    assert_ne!(out.sha256, first.sha256);
+    assert_eq!(ask(&m, "pgbouncer upgrade")[0], "ops/pool-sizing");
+    assert!(ask(&m, "month-end").is_empty(), "the old text is gone");
+    assert_eq!(m.index().expect("index").notes, 1, "one note, not two");
+    // created_at is kept from the note replaced.
+    let created = |b: &[u8]| mnemon::notes::parse_note("x", b).meta.created_s;
+    assert_eq!(created(&after), created(&before));
+
+    // A hash given for a note that is gone: refused as missing, nothing created.
+    std::fs::remove_file(&file).expect("rm");
+    again.expected_sha256 = out.sha256.clone();
+    let out = m.write_note(&again).expect("write");
+    assert_eq!(out.refused, Some(WriteRefusal::Missing));
+    assert_eq!(out.sha256, None);
+    assert!(!file.exists());
+}
+
+#[test]
+fn bad_ids_are_refused_with_the_fix_and_nothing_is_written_anywhere() {
+    let (tmp, m) = fresh();
+    let before = tree(tmp.path());
+    for (id, says) in [
+        ("../x", "cannot leave memory/"),
+        ("a/../../x", "cannot leave memory/"),
+        ("/etc/x", "ids are relative to memory/"),
+        ("", "empty id"),
+        ("a\\b", "use / between folders"),
+        ("a//b", "empty path component"),
+        ("bad\u{1}char", "control character"),
+        (".hidden", "remove the leading dot"),
+        ("a/.git/x", "remove the leading dot"),
+        ("C:/x", "drive prefix"),
+    ] {
+        let e = m
+            .write_note(&WriteRequest::new(id, "some body"))
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(e, Error::Write { .. }) && text.contains(says),
+            "{id:?}: {text}"
+        );
+        assert!(
+            text.starts_with(&format!("cannot write note `{id}`")),
+            "{text}"
+        );
+    }
+    let long = "x".repeat(mnemon::args::MAX_NAME_BYTES);
+    let e = m.write_note(&WriteRequest::new(long, "b")).unwrap_err();
+    assert!(e.to_string().contains("use a shorter name"), "{e}");
+    assert_eq!(tree(tmp.path()), before, "nothing written");
+    assert!(!tmp.path().join("x.md").exists() && !tmp.path().join(".mnemon/x.md").exists());
+}
+
+#[test]
+fn bodies_that_cannot_be_a_note_are_refused_with_the_fix() {
+    let (tmp, m) = fresh();
+    let before = tree(tmp.path());
+    let refused = |req: WriteRequest| -> NoteWriteError {
+        match m.write_note(&req) {
+            Err(Error::Write { reason, .. }) => reason,
+            other => panic!("{other:?}"),
+        }
+    };
+    let max = mnemon::args::MAX_NOTE_BYTES;
+    let e = refused(WriteRequest::new("big", "x".repeat(max + 1)));
+    assert_eq!(
+        e,
+        NoteWriteError::TooLarge {
+            bytes: max + 1,
+            max
+        }
+    );
+    assert!(e.to_string().contains("split it into smaller notes"), "{e}");
+    // The body alone fits; with its frontmatter it does not.
+    let e = refused(WriteRequest::new("big", "x".repeat(max - 5)));
+    assert!(
+        matches!(e, NoteWriteError::TooLarge { bytes, .. } if bytes > max),
+        "{e}"
+    );
+    assert_eq!(
+        refused(WriteRequest::new("e", " \n\t")),
+        NoteWriteError::EmptyBody
+    );
+    let e = refused(WriteRequest::new("fm", "---\nname: x\n---\nbody"));
+    assert_eq!(e, NoteWriteError::BodyHasFrontmatter);
+    assert!(e.to_string().contains("pass name, description"), "{e}");
+    // What the scan would report as a problem is refused with the problem's text.
+    let mut own = WriteRequest::new("self", "body");
+    own.supersedes = vec!["self".into()];
+    let e = refused(own);
+    assert!(e.to_string().contains("links to itself"), "{e}");
+    let e = refused(WriteRequest::new(
+        "conflict",
+        "a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> x\n",
+    ));
+    assert!(e.to_string().contains("merge-conflict"), "{e}");
+    let mut bad_link = WriteRequest::new("l", "body");
+    bad_link.related = vec!["../../etc/passwd".into()];
+    let e = refused(bad_link);
+    assert!(
+        e.to_string().contains("`related` entry `../../etc/passwd`"),
+        "{e}"
+    );
+    let mut bad_hash = WriteRequest::new("h", "body");
+    bad_hash.expected_sha256 = Some("abc".into());
+    assert!(matches!(
+        refused(bad_hash),
+        NoteWriteError::BadSha256 { .. }
+    ));
+    assert_eq!(tree(tmp.path()), before, "nothing written");
+}
+
+#[cfg(unix)]
+#[test]
+fn links_and_files_on_the_way_are_refused_and_nothing_is_written_outside() {
+    let (tmp, m) = fresh();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir(&outside).expect("mkdir");
+    let secret = outside.join("secret.md");
+    std::fs::write(&secret, "SECRET").expect("write");
+    let memory = m.dir().memory();
+    std::os::unix::fs::symlink(&outside, memory.join("out")).expect("link");
+    std::os::unix::fs::symlink(&secret, memory.join("alias.md")).expect("link");
+    std::fs::write(memory.join("plain"), "a file").expect("write");
+
+    // A linked folder on the way, at any depth.
+    for id in ["out/x", "out/deeper/x", "out/secret"] {
+        let e = m.write_note(&WriteRequest::new(id, "body")).unwrap_err();
+        assert!(matches!(e, Error::Symlinked { .. }), "{id}: {e}");
+        assert!(
+            e.to_string().contains("replace the link by a folder"),
+            "{e}"
+        );
+    }
+    // A link at the note's own path is never followed, nor replaced.
+    let mut req = WriteRequest::new("alias", "body");
+    req.expected_sha256 = Some(sha256_hex(b"SECRET"));
+    let e = m.write_note(&req).unwrap_err();
+    assert!(
+        e.to_string().contains("symbolic link, not a regular file"),
+        "{e}"
+    );
+    assert!(
+        std::fs::symlink_metadata(memory.join("alias.md"))
+            .expect("link")
+            .file_type()
+            .is_symlink()
+    );
+    // A file where a folder should be.
+    let e = m
+        .write_note(&WriteRequest::new("plain/x", "body"))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("memory/plain is not a folder"),
+        "{e}"
+    );
+
+    let listed: Vec<_> = std::fs::read_dir(&outside)
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(listed, vec![std::ffi::OsString::from("secret.md")]);
+    assert_eq!(std::fs::read(&secret).expect("read"), b"SECRET");
+
+    // memory/ itself a link: refused too.
+    let (tmp2, m2) = fresh();
+    let real = tmp2.path().join("real-memory");
+    std::fs::rename(m2.dir().memory(), &real).expect("mv");
+    std::os::unix::fs::symlink(&real, m2.dir().memory()).expect("link");
+    let e = m2.write_note(&WriteRequest::new("x", "body")).unwrap_err();
+    assert!(matches!(e, Error::Symlinked { .. }), "{e}");
+    assert!(std::fs::read_dir(&real).expect("ls").next().is_none());
+}
+
+#[test]
+fn subfolder_ids_create_their_folders_and_leave_no_temp_file() {
+    let (_tmp, m) = fresh();
+    let out = m
+        .write_note(&WriteRequest::new(
+            "runbooks/db/failover",
+            "Promote the replica with pg_ctl promote, then repoint pgbouncer.",
+        ))
+        .expect("write");
+    assert!(out.written && out.created);
+    assert_eq!(out.path, "memory/runbooks/db/failover.md");
+    assert_eq!(ask(&m, "promote replica")[0], "runbooks/db/failover");
+    assert_eq!(
+        m.show("runbooks/db/failover").expect("show").path,
+        "runbooks/db/failover.md"
+    );
+    let folder = m.dir().memory().join("runbooks/db");
+    let names: Vec<_> = std::fs::read_dir(&folder)
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("failover.md")]);
+    // A second note in the same, now existing, folder.
+    let out = m
+        .write_note(&WriteRequest::new(
+            "runbooks/db/backup",
+            "Nightly pg_basebackup at 02:00.",
+        ))
+        .expect("write");
+    assert!(out.written);
+    assert_eq!(m.index().expect("index").notes, 2);
+}
+
+#[test]
+fn a_write_into_a_memory_never_indexed_keeps_the_notes_already_there_recallable() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".mnemon");
+    {
+        let m = Memory::init(&root).expect("init");
+        write_note(
+            &m,
+            "kafka.md",
+            "---\nname: Kafka\n---\nKafka retention is seven days.\n",
+        );
+    }
+    let m = Memory::open(&root).expect("open");
+    let out = m
+        .write_note(&WriteRequest::new(
+            "redis",
+            "Redis eviction policy is allkeys-lru.",
+        ))
+        .expect("write");
+    assert!(out.written);
+    assert_eq!(ask(&m, "kafka retention")[0], "kafka");
+    assert_eq!(ask(&m, "redis eviction")[0], "redis");
+}

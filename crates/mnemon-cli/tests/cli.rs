@@ -867,3 +867,48 @@ fn mcp_memory_write_creates_and_updates_with_the_sha256_memory_show_returns() {
     assert!(server.finish());
     assert!(!root.join("x.md").exists() && !root.join("memory/x.md").exists());
 }
+
+/// `doctor` lists near-duplicate notes in both outputs, with the fix, and still exits 0 for them
+/// alone (they are not errors).
+#[test]
+fn doctor_lists_near_duplicates_with_the_fix() {
+    let (tmp, memory) = fresh();
+    let body = "The release train leaves every second Tuesday at noon. Changes merged after the \
+        cut wait for the next train unless the release manager grants an exception for a \
+        security fix. The train is announced in the releases channel the day before.";
+    write_note(&memory, "release-train.md", body);
+    write_note(
+        &memory,
+        "notes/release-schedule.md",
+        &body.replace(
+            "unless the release manager grants",
+            "except when the release manager gives",
+        ),
+    );
+    write_note(
+        &memory,
+        "hotfix.md",
+        "Hotfixes skip the train: branch from the release tag, fix, tag a patch release.",
+    );
+    memory.index().unwrap();
+    let (code, v, _) = run(tmp.path(), &["doctor", "--json"]);
+    assert_eq!(code, 0, "{v}");
+    let pairs = v["near_duplicates"].as_array().unwrap();
+    assert_eq!(pairs.len(), 1, "{v}");
+    assert_eq!(pairs[0]["a"], "notes/release-schedule");
+    assert_eq!(pairs[0]["b"], "release-train");
+    let similarity = pairs[0]["similarity"].as_f64().unwrap();
+    assert!(similarity > 0.6 && similarity <= 1.0, "{similarity}");
+    let out = bin()
+        .current_dir(tmp.path())
+        .env_remove("MNEMON_DIR")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("near-duplicate notes/release-schedule and release-train")
+            && text.contains("link one to the other with supersedes"),
+        "{text}"
+    );
+}

@@ -90,7 +90,7 @@ enum Command {
         id: String,
     },
     /// Check the memory: dangling links, broken notes, merge conflicts, index health (the store
-    /// is compared with the notes).
+    /// is compared with the notes); lists contradictions and near-duplicate notes.
     Doctor {
         /// Rebuild a damaged index store from the notes (notes and events are not touched).
         #[arg(long)]

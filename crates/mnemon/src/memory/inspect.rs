@@ -178,32 +178,17 @@ pub struct NearDuplicate {
     pub similarity: f32,
 }
 
-/// The near-duplicate pairs among `sketches` that `linked` does not hold (the first
-/// [`MAX_REPORTED_NEAR_DUPLICATES`]), and how many more there are.
-fn near_duplicates(
-    (ids, sketches): &(Vec<String>, Vec<Sketch>),
-    linked: &HashSet<(String, String)>,
-) -> (Vec<NearDuplicate>, usize) {
-    let mut listed = Vec::new();
-    let mut omitted = 0;
-    for (i, j, r) in dedup::near_duplicate_pairs(sketches) {
-        // Sketches come in id order, so `i < j` puts the smaller id first.
-        let (a, b) = (&ids[i as usize], &ids[j as usize]);
-        if linked.contains(&(a.clone(), b.clone())) {
-            continue;
-        }
-        if listed.len() == MAX_REPORTED_NEAR_DUPLICATES {
-            omitted += 1;
-            continue;
-        }
-        listed.push(NearDuplicate {
-            a: a.clone(),
-            b: b.clone(),
+/// The near-duplicate pairs among `sketches`, smaller id first (sketches come in id order).
+fn near_duplicate_pairs((ids, sketches): &(Vec<String>, Vec<Sketch>)) -> Vec<NearDuplicate> {
+    dedup::near_duplicate_pairs(sketches)
+        .into_iter()
+        .map(|(i, j, r)| NearDuplicate {
+            a: ids[i as usize].clone(),
+            b: ids[j as usize].clone(),
             // Two decimals: the estimate is not finer than that.
             similarity: (r.overlap * 100.0).round() / 100.0,
-        });
-    }
-    (listed, omitted)
+        })
+        .collect()
 }
 
 /// The cycles of `later` (old note -> the notes replacing it): each group of notes that can reach
@@ -480,19 +465,27 @@ impl Memory {
         // later[old] = the notes declaring they replace it.
         let mut later: HashMap<String, Vec<String>> = HashMap::new();
         let mut contradictions: Vec<Contradiction> = Vec::new();
-        // Pairs (smaller id first) joined by an edge someone wrote or a phrase declared.
+        // Near-duplicates joined by an edge someone wrote or a phrase declared are not listed:
+        // a person or an agent knows of both.
+        let mut near = near_duplicate_pairs(&verified.sketches);
         let mut linked: HashSet<(String, String)> = HashSet::new();
+        let in_pairs: HashSet<&str> = near
+            .iter()
+            .flat_map(|d| [d.a.as_str(), d.b.as_str()])
+            .collect();
         for e in r.all_edges()? {
-            if !matches!(
-                e.kind,
-                notes::EdgeKind::CoOccursSlug | notes::EdgeKind::CoOccursToken
-            ) {
-                let pair = if e.from < e.to {
+            if !in_pairs.is_empty()
+                && in_pairs.contains(e.from.as_str())
+                && !matches!(
+                    e.kind,
+                    notes::EdgeKind::CoOccursSlug | notes::EdgeKind::CoOccursToken
+                )
+            {
+                linked.insert(if e.from < e.to {
                     (e.from.clone(), e.to.clone())
                 } else {
                     (e.to.clone(), e.from.clone())
-                };
-                linked.insert(pair);
+                });
             }
             match e.kind {
                 notes::EdgeKind::Supersedes => {
@@ -541,8 +534,10 @@ impl Memory {
         contradictions.sort_by(|x, y| (&x.a, &x.b).cmp(&(&y.a, &y.b)));
         contradictions.dedup_by(|x, y| x.a == y.a && x.b == y.b);
         let supersede_cycles = supersede_cycles(&later);
-        let (near_duplicates, near_duplicates_omitted) =
-            near_duplicates(&verified.sketches, &linked);
+        near.retain(|d| !linked.contains(&(d.a.clone(), d.b.clone())));
+        let near_duplicates_omitted = near.len().saturating_sub(MAX_REPORTED_NEAR_DUPLICATES);
+        near.truncate(MAX_REPORTED_NEAR_DUPLICATES);
+        let near_duplicates = near;
         let healthy = dangling.is_empty()
             && supersede_cycles.is_empty()
             && note_errors.is_empty()

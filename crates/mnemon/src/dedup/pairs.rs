@@ -124,7 +124,7 @@ pub fn near_duplicate_pairs(sketches: &[Sketch]) -> Vec<(u32, u32, Resemblance)>
             found
         })
         .collect();
-    found.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+    found.sort_by_key(|x| (x.0, x.1));
     found.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
     found.sort_by(|x, y| {
         y.2.overlap

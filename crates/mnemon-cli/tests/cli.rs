@@ -880,7 +880,7 @@ fn doctor_lists_near_duplicates_with_the_fix() {
     write_note(
         &memory,
         "notes/release-schedule.md",
-        &body.replace(
+        body.replace(
             "unless the release manager grants",
             "except when the release manager gives",
         ),

@@ -237,3 +237,27 @@ fn a_stored_sketch_that_differs_from_its_note_is_store_damage() {
         report.store_damage
     );
 }
+
+#[test]
+fn chinese_notes_are_compared_character_by_character() {
+    let (_tmp, memory) = fresh();
+    let original = "每月月底账单批处理会为每张发票打开一个数据库连接，连接池因此耗尽，请求等待三十秒后超时。\
+        我们把连接池从二十个连接调到四十个，并让批处理复用同一个连接。\
+        请在数据库仪表盘上关注连接等待时间，超过五秒就通知值班工程师。";
+    // One sentence dropped, a few characters of another changed.
+    let edited = "每月月底账单批处理会为每张发票新建一个数据库连接，连接池因此耗尽，请求等待三十秒后超时。\
+        我们把连接池从二十个连接调到四十个，并让批处理复用同一个连接。";
+    let sibling = "连接池大小的估算：每个工作进程默认二十个数据库连接。\
+        按工作进程数乘以峰值并发查询数来确定连接池大小，并为迁移留出余量。";
+    write_note(&memory, "pool-zh.md", original);
+    write_note(&memory, "pool-zh-copy.md", edited);
+    write_note(&memory, "pool-sizing-zh.md", sibling);
+    memory.index().unwrap();
+    let found = pairs(&memory);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].0.as_str(), found[0].1.as_str()),
+        ("pool-zh", "pool-zh-copy")
+    );
+    assert!(found[0].2 > 0.7, "{found:?}");
+}

@@ -4,14 +4,16 @@
 //! similarity of the two pair sets without bias worth correcting).
 //!
 //! Every step is specified in `format-spec/store.md` (stored sketches must compare equal across
-//! builds): words are maximal runs of alphanumeric characters, lowercased character by character
-//! (`char::to_lowercase`, no context rules), each hashed with xxh3-64; a pair `(p, q)` of word hashes is the high 32 bits of
+//! builds): words are maximal runs of alphanumeric characters other than CJK ones, and each CJK
+//! character alone, lowercased character by character (`char::to_lowercase`, no context rules),
+//! each hashed with xxh3-64; a pair `(p, q)` of word hashes is the high 32 bits of
 //! `(rotl(p, 29) ^ q) * 0x9E3779B97F4A7C15` (wrapping, 64 bits; a one-word note's only "pair" is
 //! `(p, 0)`); slot `i` maps a pair `x` to `a_i * x + b_i` (wrapping, 32 bits) with odd `a_i` and
 //! `b_i` drawn from splitmix64 seeded with [`PERMUTATION_SEED`]. The slots work on
 //! 32-bit lanes so that one pair updates all of them in a few vector instructions.
 
 use crate::notes::ParsedNote;
+use crate::notes::script::is_cjk;
 use std::sync::OnceLock;
 
 /// Minimums per sketch. The estimate of a Jaccard similarity J from them has a standard error of
@@ -220,8 +222,8 @@ const BYTE_CLASS: [u8; 256] = {
 const SEPARATOR: u8 = 0;
 const NON_ASCII: u8 = 0x80;
 
-/// Append the hash of each lowercased word of `text` (maximal runs of alphanumeric characters),
-/// up to [`MAX_SKETCH_WORDS`] in all. ASCII is read a byte at a time through [`BYTE_CLASS`]; a
+/// Append the hash of each lowercased word of `text` (maximal runs of alphanumeric characters
+/// other than CJK ones, and each CJK character alone), up to [`MAX_SKETCH_WORDS`] in all. ASCII is read a byte at a time through [`BYTE_CLASS`]; a
 /// word with other characters is lowercased by `char::to_lowercase`.
 fn push_word_hashes(text: &str, lower: &mut String, out: &mut Vec<u64>) {
     let bytes = text.as_bytes();
@@ -244,8 +246,17 @@ fn push_word_hashes(text: &str, lower: &mut String, out: &mut Vec<u64>) {
                 i += 1;
                 continue;
             }
-            // A multi-byte character: alphanumeric continues the word, anything else ends it.
+            // A multi-byte character: a CJK one is a word of its own (those scripts put no
+            // spaces between words), another alphanumeric one continues the word, anything
+            // else ends it.
             match text[i..].chars().next() {
+                Some(c) if is_cjk(c) => {
+                    if i == start {
+                        ascii = false;
+                        i += c.len_utf8();
+                    }
+                    break;
+                }
                 Some(c) if c.is_alphanumeric() => {
                     ascii = false;
                     i += c.len_utf8();
@@ -356,18 +367,27 @@ mod tests {
 
     /// The word hashes as the format specifies them, the slow way.
     fn reference_word_hashes(text: &str) -> Vec<u64> {
-        text.split(|c: char| !c.is_alphanumeric())
+        let mut words: Vec<String> = vec![String::new()];
+        for c in text.chars() {
+            if is_cjk(c) {
+                words.push(c.to_string());
+                words.push(String::new());
+            } else if c.is_alphanumeric() {
+                words.last_mut().unwrap().extend(c.to_lowercase());
+            } else {
+                words.push(String::new());
+            }
+        }
+        words
+            .iter()
             .filter(|w| !w.is_empty())
-            .map(|w| {
-                let lower: String = w.chars().flat_map(char::to_lowercase).collect();
-                xxhash_rust::xxh3::xxh3_64(lower.as_bytes())
-            })
+            .map(|w| xxhash_rust::xxh3::xxh3_64(w.as_bytes()))
             .collect()
     }
 
     proptest::proptest! {
         #[test]
-        fn word_hashes_match_the_reference(text in "([a-zA-Z0-9 _.,-]|[ÄéßİΣ中]|\\PC){0,80}") {
+        fn word_hashes_match_the_reference(text in "([a-zA-Z0-9 _.,-]|[ÄéßİΣ中池ｶ한]|\\PC){0,80}") {
             let mut out = Vec::new();
             push_word_hashes(&text, &mut String::new(), &mut out);
             proptest::prop_assert_eq!(out, reference_word_hashes(&text));
@@ -381,6 +401,14 @@ mod tests {
         push_word_hashes(&text, &mut String::new(), &mut out);
         assert_eq!(out, reference_word_hashes(&text));
         assert_eq!(out.len(), 5);
+    }
+
+    #[test]
+    fn each_cjk_character_is_a_word() {
+        let mut out = Vec::new();
+        push_word_hashes("连接池abc月末", &mut String::new(), &mut out);
+        let h = |w: &str| xxhash_rust::xxh3::xxh3_64(w.as_bytes());
+        assert_eq!(out, vec![h("连"), h("接"), h("池"), h("abc"), h("月"), h("末")]);
     }
 
     #[test]

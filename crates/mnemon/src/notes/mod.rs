@@ -11,6 +11,7 @@ mod id;
 mod links;
 mod open;
 mod plain_yaml;
+pub mod script;
 
 pub use bounds::{
     BoundsError, MAX_FRONTMATTER_ALIASES, MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH,

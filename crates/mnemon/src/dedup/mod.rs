@@ -1,6 +1,7 @@
-//! Which notes say (nearly) the same thing? A MinHash [`Sketch`] of each note's word pairs,
-//! computed when the note is scanned and stored beside its node ([`crate::store::SKETCHES`]), and
-//! the search over all sketches that `doctor` and the write path run ([`pairs`]).
+//! Which notes say (nearly) the same thing? A MinHash [`Sketch`] of each note's word pairs, stored
+//! beside its node ([`crate::store::SKETCHES`]) by index batches of a few notes and filled by the
+//! write path after a cold build; `doctor` sketches the notes it parses. [`pairs`] compares two
+//! sketches and searches all of them.
 //!
 //! Word pairs (shingles of two words) are the unit: a sentence reworded keeps most of its pairs,
 //! a sentence dropped removes only its own, and two notes on one topic share their vocabulary

@@ -58,6 +58,9 @@ impl Memory {
     pub(crate) fn fill_sketches(&self) -> Result<usize> {
         let missing: Vec<(String, String)> = {
             let r = self.store.read()?;
+            if r.sketch_count()? >= r.node_count()? {
+                return Ok(0);
+            }
             let (have, _) = r.sketches()?;
             let have: HashSet<String> = have.into_iter().collect();
             r.all_nodes()?

@@ -676,6 +676,13 @@ impl StoreReader<'_> {
         t.len().map_err(|e| self.err(e))
     }
 
+    /// Number of stored sketches ([`SKETCHES`]): every one is of a node, so as many as
+    /// [`StoreReader::node_count`] means none is missing.
+    pub fn sketch_count(&self) -> Result<u64> {
+        let t = self.rtx.open_table(SKETCHES).map_err(|e| self.err(e))?;
+        t.len().map_err(|e| self.err(e))
+    }
+
     /// Number of edges (out-direction entries), kept in `meta` by every write.
     pub fn edge_count(&self) -> Result<u64> {
         let t = self.rtx.open_table(META).map_err(|e| self.err(e))?;

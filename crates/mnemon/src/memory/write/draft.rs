@@ -1,0 +1,233 @@
+//! A write request made into the note it will write: values normalized the way the parser reads
+//! them, the frontmatter rendered by `serde_yaml_ng`, and the result parsed back as the scan will.
+
+use super::*;
+
+/// A request checked and normalized the way the parser reads frontmatter values (trimmed,
+/// `[[id]]` unwrapped, empty entries dropped, repeats dropped).
+pub(super) struct Draft<'a> {
+    pub(super) id: &'a str,
+    /// The id's parts: folders, then the file name's stem.
+    pub(super) parts: Vec<&'a str>,
+    pub(super) body: std::borrow::Cow<'a, str>,
+    pub(super) name: Option<String>,
+    pub(super) description: Option<String>,
+    pub(super) note_type: Option<NoteType>,
+    pub(super) tags: Vec<String>,
+    pub(super) related: Vec<String>,
+    pub(super) supersedes: Vec<String>,
+    pub(super) contradicts: Vec<String>,
+    pub(super) pin: bool,
+    pub(super) expected_sha256: Option<String>,
+    pub(super) on_duplicate: OnDuplicate,
+}
+
+/// The frontmatter as written, in this key order.
+#[derive(Serialize)]
+struct Frontmatter<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    note_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    tags: &'a [String],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pin: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created_at: Option<String>,
+    updated_at: String,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    related: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    supersedes: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    contradicts: &'a [String],
+}
+
+/// A frontmatter text value as the parser reads it back: trimmed, `None` when empty.
+fn text_field(v: &Option<String>) -> Option<String> {
+    v.as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+/// A frontmatter list as the parser reads it back; each entry checked as an id when `ids`.
+fn list_field(
+    field: &'static str,
+    given: &[String],
+    ids: bool,
+) -> std::result::Result<Vec<String>, NoteWriteError> {
+    if given.len() > notes::MAX_LIST_ENTRIES {
+        return Err(NoteWriteError::TooManyEntries {
+            field,
+            count: given.len(),
+            max: notes::MAX_LIST_ENTRIES,
+        });
+    }
+    let mut out: Vec<String> = Vec::with_capacity(given.len());
+    for entry in given {
+        let s = entry.trim();
+        let s = s
+            .strip_prefix("[[")
+            .and_then(|x| x.strip_suffix("]]"))
+            .unwrap_or(s);
+        if s.is_empty() || out.iter().any(|o| o == s) {
+            continue;
+        }
+        if ids {
+            notes::validate_id(s).map_err(|reason| NoteWriteError::InvalidLink {
+                field,
+                target: s.to_string(),
+                reason,
+            })?;
+        }
+        out.push(s.to_string());
+    }
+    Ok(out)
+}
+
+/// Check an id as the scan will find its file: a valid id, no hidden part, within the walk's
+/// depth, each part a name the file system takes.
+pub(super) fn id_parts(id: &str) -> std::result::Result<Vec<&str>, NoteWriteError> {
+    notes::validate_id(id)?;
+    let parts: Vec<&str> = id.split('/').collect();
+    if let Some(part) = parts.iter().find(|p| p.starts_with('.')) {
+        return Err(NoteWriteError::HiddenPart {
+            part: (*part).to_string(),
+        });
+    }
+    if parts.len() > crate::scan::MAX_DEPTH {
+        return Err(NoteWriteError::TooDeep {
+            parts: parts.len(),
+            max: crate::scan::MAX_DEPTH,
+        });
+    }
+    let last = parts.len() - 1;
+    for (i, part) in parts.iter().enumerate() {
+        let bytes = part.len() + if i == last { ".md".len() } else { 0 };
+        if bytes > MAX_NAME_BYTES {
+            return Err(NoteWriteError::PartTooLong {
+                part: (*part).to_string(),
+                bytes,
+                max: MAX_NAME_BYTES,
+            });
+        }
+    }
+    Ok(parts)
+}
+
+impl<'a> Draft<'a> {
+    pub(super) fn of(req: &'a WriteRequest) -> std::result::Result<Draft<'a>, NoteWriteError> {
+        let parts = id_parts(&req.id)?;
+        if req.body.len() > notes::MAX_NOTE_BYTES {
+            return Err(NoteWriteError::TooLarge {
+                bytes: req.body.len(),
+                max: notes::MAX_NOTE_BYTES,
+            });
+        }
+        if req.body.trim().is_empty() {
+            return Err(NoteWriteError::EmptyBody);
+        }
+        if notes::split_frontmatter(req.body.trim_start_matches('\u{feff}'))
+            .0
+            .is_some()
+        {
+            return Err(NoteWriteError::BodyHasFrontmatter);
+        }
+        let body: std::borrow::Cow<'a, str> = if req.body.ends_with('\n') {
+            req.body.as_str().into()
+        } else {
+            format!("{}\n", req.body).into()
+        };
+        let expected_sha256 = match req.expected_sha256.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(h) if h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                Some(h.to_ascii_lowercase())
+            }
+            Some(h) => {
+                return Err(NoteWriteError::BadSha256 {
+                    given: h.chars().take(80).collect(),
+                });
+            }
+        };
+        Ok(Draft {
+            id: &req.id,
+            parts,
+            body,
+            name: text_field(&req.name),
+            description: text_field(&req.description),
+            note_type: req.note_type.filter(|t| *t != NoteType::Unknown),
+            tags: list_field("tags", &req.tags, false)?,
+            related: list_field("related", &req.related, true)?,
+            supersedes: list_field("supersedes", &req.supersedes, true)?,
+            contradicts: list_field("contradicts", &req.contradicts, true)?,
+            pin: req.pin,
+            expected_sha256,
+            on_duplicate: req.on_duplicate,
+        })
+    }
+
+    /// The note file's bytes, parsed back as the scan will parse them and checked: within the
+    /// size cap, no problem, every field read back as given.
+    pub(super) fn render(
+        &self,
+        created_s: Option<i64>,
+        now_s: i64,
+    ) -> std::result::Result<(Vec<u8>, ParsedNote), NoteWriteError> {
+        let front = Frontmatter {
+            name: self.name.as_deref(),
+            description: self.description.as_deref(),
+            note_type: self.note_type.map(NoteType::as_str),
+            tags: &self.tags,
+            pin: self.pin,
+            created_at: created_s.map(notes::format_date_unix_s),
+            updated_at: notes::format_date_unix_s(now_s),
+            related: &self.related,
+            supersedes: &self.supersedes,
+            contradicts: &self.contradicts,
+        };
+        let yaml = serde_yaml_ng::to_string(&front).map_err(|e| NoteWriteError::Problems {
+            problems: format!("the frontmatter cannot be written as YAML ({e})"),
+        })?;
+        let mut bytes = Vec::with_capacity(yaml.len() + self.body.len() + 8);
+        bytes.extend_from_slice(b"---\n");
+        bytes.extend_from_slice(yaml.as_bytes());
+        bytes.extend_from_slice(b"---\n");
+        bytes.extend_from_slice(self.body.as_bytes());
+        if bytes.len() > notes::MAX_NOTE_BYTES {
+            return Err(NoteWriteError::TooLarge {
+                bytes: bytes.len(),
+                max: notes::MAX_NOTE_BYTES,
+            });
+        }
+        let parsed = notes::parse_note(self.id, &bytes);
+        if !parsed.problems.is_empty() {
+            let texts: Vec<&str> = parsed.problems.iter().map(|p| p.message.as_str()).collect();
+            return Err(NoteWriteError::Problems {
+                problems: texts.join("; "),
+            });
+        }
+        // Assert the data just before it is written: what the scan will read is what was asked.
+        let m = &parsed.meta;
+        let checks: [(&'static str, bool); 8] = [
+            ("name", m.name == self.name),
+            ("description", m.description == self.description),
+            (
+                "type",
+                m.note_type == self.note_type.unwrap_or(NoteType::Unknown),
+            ),
+            ("tags", m.tags == self.tags),
+            ("pin", m.pin == self.pin),
+            ("related", m.related == self.related),
+            ("supersedes", m.supersedes == self.supersedes),
+            ("contradicts", m.contradicts == self.contradicts),
+        ];
+        if let Some((field, _)) = checks.iter().find(|(_, same)| !same) {
+            return Err(NoteWriteError::ReadsBack { field });
+        }
+        Ok((bytes, parsed))
+    }
+}

@@ -261,3 +261,40 @@ fn chinese_notes_are_compared_character_by_character() {
     );
     assert!(found[0].2 > 0.7, "{found:?}");
 }
+
+#[test]
+fn a_stored_sketch_of_the_wrong_length_is_store_damage_and_the_write_path_says_so() {
+    use mnemon::store::{SKETCHES, STORE_FILE};
+    let (tmp, memory) = fresh();
+    write_note(&memory, "a.md", POOL);
+    memory.index().unwrap();
+    drop(memory);
+    let path = tmp.path().join(".mnemon/index").join(STORE_FILE);
+    {
+        let db = redb::Database::builder()
+            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+            .open(&path)
+            .unwrap();
+        let w = db.begin_write().unwrap();
+        w.open_table(SKETCHES)
+            .unwrap()
+            .insert("a", [1u8, 2, 3].as_slice())
+            .unwrap();
+        w.commit().unwrap();
+    }
+    let memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let report = memory.doctor().unwrap();
+    assert!(
+        report
+            .store_damage
+            .iter()
+            .any(|d| d.contains("sketch of `a`")),
+        "{:?}",
+        report.store_damage
+    );
+    let err = memory
+        .write_note(&draft("pool-exhaustion", POOL_EDITED))
+        .unwrap_err();
+    assert!(mnemon::is_store_damage(&err), "{err}");
+    assert!(!memory.dir().memory().join("pool-exhaustion.md").exists());
+}

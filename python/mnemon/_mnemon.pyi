@@ -16,6 +16,7 @@ from ._types import (
     Explain,
     FloorReport,
     IndexHealth,
+    NearDuplicate,
     NoteError,
     ScanError,
     Source,
@@ -346,4 +347,6 @@ class DoctorReport:
     def index(self) -> IndexHealth: ...
     @property
     def store_damage(self) -> List[str]: ...
+    @property
+    def near_duplicates(self) -> List[NearDuplicate]: ...
     def to_dict(self) -> Dict[str, Any]: ...

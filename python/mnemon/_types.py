@@ -98,6 +98,14 @@ class IndexHealth(TypedDict):
 Dangling = TypedDict("Dangling", {"from": str, "to": str, "kind": EdgeKind})
 
 
+class NearDuplicate(TypedDict):
+    """Two notes that say nearly the same thing (``a`` < ``b``)."""
+
+    a: str
+    b: str
+    similarity: float
+
+
 class NoteError(TypedDict):
     """A problem of one note, with its fix."""
 

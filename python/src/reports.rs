@@ -630,6 +630,13 @@ report_methods!(
             to_data(py, &self.raw.note_errors)
         }
 
+        /// Pairs of notes that say nearly the same thing and are not linked: dicts with `a`,
+        /// `b` (ids, `a` < `b`) and `similarity` (0..1), most similar first.
+        #[getter]
+        fn near_duplicates<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            to_data(py, &self.raw.near_duplicates)
+        }
+
         /// What the walk of `memory/` could not read or refused: dicts with `path`, `message`.
         #[getter]
         fn walk_errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

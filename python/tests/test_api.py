@@ -205,6 +205,25 @@ def test_doctor_finds_the_dangling_link(memory: mnemon.Memory) -> None:
     json.dumps(report.to_dict())
 
 
+def test_doctor_lists_near_duplicate_notes(folder: pathlib.Path) -> None:
+    body = (
+        "The nightly backup copies the ledger database to cold storage at two in the morning. "
+        "A failed copy pages the on-call engineer, who reruns it by hand before the business day. "
+        "Backups older than ninety days are deleted by the retention job."
+    )
+    with mnemon.Memory.open(folder) as m:
+        m.index()
+        m.write_note("backup-nightly", body)
+        copy = body.replace("who reruns it by hand", "who starts it again manually")
+        refused = m.write_note("backup-copy", copy)
+        assert refused["written"] is False and refused["refused"] == "near_duplicate"
+        assert [d["id"] for d in refused["near_duplicates"]] == ["backup-nightly"]
+        assert m.write_note("backup-copy", copy, on_duplicate="create")["written"] is True
+        pairs = m.doctor().near_duplicates
+        assert [(d["a"], d["b"]) for d in pairs] == [("backup-copy", "backup-nightly")]
+        assert 0.5 < pairs[0]["similarity"] <= 1.0
+
+
 def test_recall_indexes_a_never_indexed_memory_by_itself(folder: pathlib.Path) -> None:
     with mnemon.Memory.open(folder) as m:
         assert m.recall("connection pool")[0].id == "pool-sizing"

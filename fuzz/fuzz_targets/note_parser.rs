@@ -1,8 +1,11 @@
 //! The note parser on arbitrary bytes: it must never panic, and what it returns must respect its
-//! invariants (no self edge, every edge target a valid id, no duplicate edge).
+//! invariants (no self edge, every edge target a valid id, no duplicate edge). The parsed note's
+//! near-duplicate sketch must not panic either, resemble itself fully when it has words, and read
+//! back from its bytes unchanged.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mnemon::dedup::{Sketch, resemblance};
 use mnemon::notes::{parse_note, validate_id};
 
 fuzz_target!(|data: &[u8]| {
@@ -12,6 +15,14 @@ fuzz_target!(|data: &[u8]| {
         _ => "notes/b",
     };
     let note = parse_note(id, data);
+    let sketch = Sketch::of_parsed(&note);
+    assert_eq!(Sketch::from_bytes(&sketch.to_bytes()).as_ref(), Ok(&sketch));
+    let itself = resemblance(&sketch, &sketch);
+    if sketch.pairs > 0 {
+        assert_eq!((itself.jaccard, itself.overlap), (1.0, 1.0));
+    } else {
+        assert_eq!(itself.jaccard, 0.0);
+    }
     for (i, e) in note.edges.iter().enumerate() {
         assert_ne!(e.to, id, "self edge kept");
         assert!(validate_id(&e.to).is_ok(), "invalid target {:?} kept", e.to);

@@ -422,17 +422,9 @@ impl Memory {
             id: id.clone(),
             reason,
         };
-        let note_type = match r#type.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(t) => Some(
-                mnemon::NoteType::parse(t)
-                    .ok_or_else(|| {
-                        bad(mnemon::NoteWriteError::UnknownType {
-                            given: t.to_string(),
-                        })
-                    })
-                    .py_err(py)?,
-            ),
+        let note_type = match r#type.as_deref() {
+            None => None,
+            Some(t) => mnemon::parse_note_type(t).map_err(bad).py_err(py)?,
         };
         let on_duplicate = match on_duplicate.as_deref() {
             None => mnemon::OnDuplicate::default(),

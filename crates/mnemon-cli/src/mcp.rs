@@ -8,7 +8,7 @@
 
 use mnemon::args;
 use mnemon::recall::{Query, RecallLayout};
-use mnemon::{Memory, NoteType, NoteWriteError, OnDuplicate, WriteRequest};
+use mnemon::{Memory, OnDuplicate, WriteRequest};
 use rmcp::handler::server::{tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
@@ -149,16 +149,9 @@ fn write_request(a: WriteArgs) -> mnemon::Result<WriteRequest> {
         id: id.to_string(),
         reason,
     };
-    let note_type = match a.note_type.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(t) => Some(NoteType::parse(t).ok_or_else(|| {
-            bad(
-                &a.id,
-                NoteWriteError::UnknownType {
-                    given: t.to_string(),
-                },
-            )
-        })?),
+    let note_type = match a.note_type.as_deref() {
+        None => None,
+        Some(t) => mnemon::parse_note_type(t).map_err(|r| bad(&a.id, r))?,
     };
     let on_duplicate = match a.on_duplicate.as_deref() {
         None => OnDuplicate::default(),

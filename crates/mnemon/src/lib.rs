@@ -66,7 +66,7 @@ pub use memory::{
     Contradiction, Dangling, DoctorReport, EdgeIn, EdgeOut, EventSegments, FeedbackReport,
     IndexHealth, IndexPhases, IndexReport, MAX_REPORTED_NEAR_DUPLICATES, Memory, NearDuplicate,
     NodeStatsView, NodeView, NoteError, OnDuplicate, OpenOptions, SegmentContents, Similar,
-    WriteNeighbours, WriteOutcome, WriteRefusal, WriteRequest, sha256_hex,
+    WriteNeighbours, WriteOutcome, WriteRefusal, WriteRequest, parse_note_type, sha256_hex,
 };
 pub use notes::{EdgeKind, NoteType, ProblemKind, Provenance};
 pub use scan::ScanError;

@@ -101,6 +101,20 @@ fn the_report_follows_edits_and_deletions_of_the_notes() {
     assert_eq!(pairs(&memory), Vec::new());
 }
 
+/// Store `bytes` as the sketch of `id` in the store of the memory folder below `root`, as
+/// damage from outside mnemon would (no memory may have it open).
+fn overwrite_sketch(root: &std::path::Path, id: &str, bytes: &[u8]) {
+    use mnemon::store::{SKETCHES, STORE_FILE};
+    let path = root.join(".mnemon/index").join(STORE_FILE);
+    let db = redb::Database::builder()
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .open(&path)
+        .unwrap();
+    let w = db.begin_write().unwrap();
+    w.open_table(SKETCHES).unwrap().insert(id, bytes).unwrap();
+    w.commit().unwrap();
+}
+
 fn draft(id: &str, text: &str) -> WriteRequest {
     let (_, body) = text.split_once("\n---\n").expect("frontmatter");
     WriteRequest::new(id, body)
@@ -203,29 +217,17 @@ fn after_a_big_cold_build_the_first_write_fills_the_missing_sketches() {
 #[test]
 fn a_stored_sketch_that_differs_from_its_note_is_store_damage() {
     use mnemon::dedup::Sketch;
-    use mnemon::store::{SKETCHES, STORE_FILE};
     let (tmp, memory) = fresh();
     write_note(&memory, "a.md", POOL);
     write_note(&memory, "b.md", DEPLOY);
     memory.index().unwrap();
     assert!(memory.doctor().unwrap().store_damage.is_empty());
     drop(memory);
-    let path = tmp.path().join(".mnemon/index").join(STORE_FILE);
-    {
-        let db = redb::Database::builder()
-            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-            .open(&path)
-            .unwrap();
-        let w = db.begin_write().unwrap();
-        w.open_table(SKETCHES)
-            .unwrap()
-            .insert(
-                "a",
-                Sketch::of_note(None, None, DEPLOY).to_bytes().as_slice(),
-            )
-            .unwrap();
-        w.commit().unwrap();
-    }
+    overwrite_sketch(
+        tmp.path(),
+        "a",
+        &Sketch::of_note(None, None, DEPLOY).to_bytes(),
+    );
     let memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
     let report = memory.doctor().unwrap();
     assert!(
@@ -264,24 +266,11 @@ fn chinese_notes_are_compared_character_by_character() {
 
 #[test]
 fn a_stored_sketch_of_the_wrong_length_is_store_damage_and_the_write_path_says_so() {
-    use mnemon::store::{SKETCHES, STORE_FILE};
     let (tmp, memory) = fresh();
     write_note(&memory, "a.md", POOL);
     memory.index().unwrap();
     drop(memory);
-    let path = tmp.path().join(".mnemon/index").join(STORE_FILE);
-    {
-        let db = redb::Database::builder()
-            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-            .open(&path)
-            .unwrap();
-        let w = db.begin_write().unwrap();
-        w.open_table(SKETCHES)
-            .unwrap()
-            .insert("a", [1u8, 2, 3].as_slice())
-            .unwrap();
-        w.commit().unwrap();
-    }
+    overwrite_sketch(tmp.path(), "a", &[1, 2, 3]);
     let memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
     let report = memory.doctor().unwrap();
     assert!(

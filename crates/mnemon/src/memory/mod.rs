@@ -26,7 +26,7 @@ pub use log_view::{EventSegments, SegmentContents};
 pub use usage::{FeedbackReport, MAX_FEEDBACK_IDS, NodeStatsView};
 pub use write::{
     MAX_NAME_BYTES, OnDuplicate, Similar, WriteNeighbours, WriteOutcome, WriteRefusal,
-    WriteRequest, sha256_hex,
+    WriteRequest, parse_note_type, sha256_hex,
 };
 
 use crate::error::{Error, Result};

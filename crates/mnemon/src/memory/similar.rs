@@ -72,19 +72,18 @@ impl Memory {
         if missing.is_empty() {
             return Ok(0);
         }
-        let root = self.dir.memory();
+        // `open_inside` compares each note's real path with the folder's real path.
+        let memory = self.dir.memory();
+        let root = memory
+            .canonicalize()
+            .map_err(|e| crate::error::Error::io("resolve", &memory, e))?;
         let computed: Vec<(String, Sketch)> = missing
             .par_iter()
             .filter_map(|(id, path)| {
                 // A note that cannot be read now is left without a sketch: the next index
                 // reports the problem, and the check sees one note fewer meanwhile.
-                let (mut file, _) = notes::open_inside(&root, path).ok()?;
-                let mut bytes = Vec::new();
-                std::io::Read::read_to_end(
-                    &mut std::io::Read::take(&mut file, notes::MAX_NOTE_BYTES as u64),
-                    &mut bytes,
-                )
-                .ok()?;
+                let (file, _) = notes::open_inside(&root, path).ok()?;
+                let (bytes, _) = notes::read_bounded(file, notes::MAX_NOTE_BYTES).ok()?;
                 Some((
                     id.clone(),
                     Sketch::of_parsed(&notes::parse_note(id, &bytes)),

@@ -65,6 +65,19 @@ impl OnDuplicate {
     }
 }
 
+/// Read a note type as the MCP tool and the Python binding take it: blank is none, else one of
+/// the frontmatter's type names.
+pub fn parse_note_type(given: &str) -> std::result::Result<Option<NoteType>, NoteWriteError> {
+    match given.trim() {
+        "" => Ok(None),
+        t => NoteType::parse(t)
+            .map(Some)
+            .ok_or_else(|| NoteWriteError::UnknownType {
+                given: t.to_string(),
+            }),
+    }
+}
+
 /// A note to write with [`Memory::write_note`]: `memory/<id>.md` gets a frontmatter of the given
 /// fields (plus `updated_at`, and `created_at` kept from the note it replaces or set on creation)
 /// and the body. A replacement is the whole note: fields left out are not kept from the old file.

@@ -193,8 +193,9 @@ pub const SLUG_PREFIX_WORDS: usize = 1;
 // ---- Node priors -----------------------------------------------------------------------------
 //
 // Priors multiply the evidence: `evidence x (1 + usage) x type x ttl x (1 + min(PRIOR_CAP,
-// recency + importance))`. Type, recency and importance decide close calls; a note whose evidence leads by more than
-// [`CLEAR_LEAD`] cannot be overturned by them (`priors_never_overturn_a_clear_lead`).
+// recency + importance))`. Type, ttl, recency and importance decide close calls; a note whose
+// evidence leads by more than [`CLEAR_LEAD`] cannot be overturned by them
+// (`priors_never_overturn_a_clear_lead`).
 
 /// The largest note-type weight (recall's bound for skipping candidates that cannot enter the top
 /// k; `max_type_weight_bounds_every_type` checks it).
@@ -219,10 +220,11 @@ pub fn note_type_weight(t: NoteType) -> f32 {
 /// The most the bonuses (recency, importance) together add, as a share of the evidence.
 pub const PRIOR_CAP: f32 = 0.25;
 /// An evidence lead larger than this ratio is never overturned by priors: the largest type ratio
-/// times the largest bonus.
-pub const CLEAR_LEAD: f32 = MAX_TYPE_WEIGHT / MIN_TYPE_WEIGHT * (1.0 + PRIOR_CAP);
-// Priors decide only close calls: a lead of half as much again is always clear.
-const _: () = assert!(CLEAR_LEAD < 1.5);
+/// times the largest bonus, over the ttl factor of an expired note.
+pub const CLEAR_LEAD: f32 =
+    MAX_TYPE_WEIGHT / MIN_TYPE_WEIGHT * (1.0 + PRIOR_CAP) / TTL_EXPIRED_FACTOR;
+// Priors decide only close calls: a lead of two thirds again is always clear.
+const _: () = assert!(CLEAR_LEAD < 5.0 / 3.0);
 
 /// Usage reinforcement: a note the agents used apart from any question (fetched it by id, or
 /// said so in feedback naming no question) has its evidence multiplied by
@@ -240,10 +242,12 @@ pub const RECENCY_HALF_LIFE_DAYS: f32 = 90.0;
 /// Size of the recency bonus for a note touched (edited or used) today: it breaks ties between
 /// near equals.
 pub const RECENCY_WEIGHT: f32 = 0.05;
-/// Score multiplier once a note's ttl has expired: stale facts sink but stay findable.
-pub const TTL_EXPIRED_FACTOR: f32 = 0.5;
+/// Score multiplier once a note's ttl has expired: a stale fact loses close calls and stays
+/// findable. Expiry says the note may be out of date, not that it is off the question: like the
+/// other priors it never overturns a clear lexical lead ([`CLEAR_LEAD`]).
+pub const TTL_EXPIRED_FACTOR: f32 = 0.9;
 /// Multiplier when less than [`TTL_WARN_FRACTION`] of the ttl is left.
-pub const TTL_NEAR_FACTOR: f32 = 0.85;
+pub const TTL_NEAR_FACTOR: f32 = 0.95;
 /// Fraction of the ttl left under which a note counts as close to expiring.
 pub const TTL_WARN_FRACTION: f32 = 0.2;
 
@@ -326,7 +330,7 @@ mod tests {
     #[test]
     fn priors_never_overturn_a_clear_lead() {
         let best = prior_factor(MAX_TYPE_WEIGHT, 1.0, 100.0);
-        let worst = prior_factor(MIN_TYPE_WEIGHT, 1.0, 0.0);
+        let worst = prior_factor(MIN_TYPE_WEIGHT, TTL_EXPIRED_FACTOR, 0.0);
         let lead = CLEAR_LEAD * 1.0001;
         assert!(lead * worst > best, "{lead} x {worst} vs {best}");
         for t in NoteType::ALL {
@@ -347,6 +351,7 @@ mod tests {
         assert!((importance_bonus(10) - 0.2).abs() < 1e-6);
         assert_eq!(prior_factor(1.0, 1.0, 5.0), 1.0 + PRIOR_CAP);
         assert_eq!(prior_factor(1.0, 0.5, -1.0), 0.5);
+        assert!(TTL_EXPIRED_FACTOR < TTL_NEAR_FACTOR && TTL_NEAR_FACTOR < 1.0);
         let now = 1_000 * DAY_S;
         assert!((recency_bonus(Some(now - 90 * DAY_S), now) - RECENCY_WEIGHT / 2.0).abs() < 1e-6);
         assert_eq!(recency_bonus(None, now), 0.0);

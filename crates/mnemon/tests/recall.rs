@@ -244,6 +244,37 @@ fn expired_ttl_ranks_below_a_fresh_twin() {
     assert!(r.results[0].explain.recency > stale.recency);
 }
 
+/// An expired ttl says a note may be out of date, not that it is off the question: it loses
+/// close calls (above) but not a clear lexical lead to a fresh note that barely matches.
+#[test]
+fn expired_ttl_does_not_overturn_a_clear_lexical_lead() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "stale.md",
+        "---\nname: Retry limits\nupdated_at: 2026-01-01\nttl_days: 30\n---\nThe retry budget is three attempts per job.\n",
+    );
+    write_note(
+        &m,
+        "fresh.md",
+        "---\nname: Queue workers\nupdated_at: 2026-11-29\n---\nWorkers give up on a job once its retry budget is spent.\n",
+    );
+    for i in 0..6 {
+        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
+    m.index().unwrap();
+    let now = mnemon::notes::parse_date_unix_s("2026-11-30").unwrap();
+    let m = m.with_clock(FixedClock(now));
+    let r = m.recall(&Query::text("retry budget")).unwrap();
+    assert_eq!(ids(&r)[..2], ["stale", "fresh"], "{:?}", r.results);
+    let (stale, fresh) = (&r.results[0].explain, &r.results[1].explain);
+    assert_eq!(stale.ttl_factor, mnemon::ranking::TTL_EXPIRED_FACTOR);
+    assert_eq!(fresh.ttl_factor, 1.0);
+    // The premise: a lead just over the clear one (under 2x, which a halving would overturn).
+    let lead = stale.base / fresh.base;
+    assert!(lead > mnemon::ranking::CLEAR_LEAD && lead < 2.0, "{lead}");
+}
+
 #[test]
 fn damaged_lexical_index_is_rebuilt_on_open() {
     let (tmp, m) = corpus();

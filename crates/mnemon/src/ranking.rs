@@ -248,6 +248,8 @@ pub const RECENCY_WEIGHT: f32 = 0.05;
 pub const TTL_EXPIRED_FACTOR: f32 = 0.9;
 /// Multiplier when less than [`TTL_WARN_FRACTION`] of the ttl is left.
 pub const TTL_NEAR_FACTOR: f32 = 0.95;
+// Expired sinks further than close to expiry, which sinks below fresh.
+const _: () = assert!(TTL_EXPIRED_FACTOR < TTL_NEAR_FACTOR && TTL_NEAR_FACTOR < 1.0);
 /// Fraction of the ttl left under which a note counts as close to expiring.
 pub const TTL_WARN_FRACTION: f32 = 0.2;
 
@@ -351,7 +353,6 @@ mod tests {
         assert!((importance_bonus(10) - 0.2).abs() < 1e-6);
         assert_eq!(prior_factor(1.0, 1.0, 5.0), 1.0 + PRIOR_CAP);
         assert_eq!(prior_factor(1.0, 0.5, -1.0), 0.5);
-        assert!(TTL_EXPIRED_FACTOR < TTL_NEAR_FACTOR && TTL_NEAR_FACTOR < 1.0);
         let now = 1_000 * DAY_S;
         assert!((recency_bonus(Some(now - 90 * DAY_S), now) - RECENCY_WEIGHT / 2.0).abs() < 1e-6);
         assert_eq!(recency_bonus(None, now), 0.0);

@@ -547,8 +547,8 @@ pub fn run(
         scored.truncate(q.limit);
     }
     // A note another note declares it replaces brings its newest successor along when the
-    // question did not (reached over the `supersedes` edge), and its successors take its place:
-    // it ranks right below them.
+    // question did not (reached over the `supersedes` edge), right below it; successors the
+    // question finds about as well take its place: it ranks right below them.
     let mut brought: Vec<Scored> = Vec::new();
     for s in &scored {
         if !supersession::is_superseded(graph, s.ord) {
@@ -589,13 +589,27 @@ pub fn run(
                 );
             }
             if let Some(mut b) = score_of(n, c.base, stats(n)) {
-                b.score = b.score.max(s.score);
+                b.score = supersession::next_below(s.score);
                 brought.push(b);
             }
         }
     }
     scored.extend(brought);
-    supersession::lift_successors(graph, &mut scored, |s| (s.ord, s.score), |s, v| s.score = v);
+    // A note's evidence before priors: its base when the question found it (graph support
+    // included), nothing when it was only reached or brought along.
+    let evidence = |o: u32| {
+        cands
+            .get(o)
+            .filter(|c| c.source == Source::Direct)
+            .map_or(0.0, |c| c.base)
+    };
+    supersession::lift_successors(
+        graph,
+        &mut scored,
+        |s| (s.ord, s.score),
+        evidence,
+        |s, v| s.score = v,
+    );
     scored.sort_by(by_rank);
     scored.truncate(q.limit);
     if floor.weak {

@@ -2,14 +2,15 @@
 //! read off the graph for ranking and for what a result says about itself.
 //!
 //! A note that another note declares it replaces (`supersedes:` or "This replaces [[x]]") ranks
-//! below its successors whenever both are returned (they take its place, it keeps its rank under
-//! them), and when a question finds only the old note, the newest successor is returned right
-//! above it. Chains (a replaced
-//! by b, b by c) resolve to the newest; a note on a cycle of `supersedes` edges (which `doctor`
-//! reports) is left as ranked.
+//! below its successors whenever both are returned and the question finds them about as well
+//! (they take its place, it keeps its rank under them). When a question finds only the old note,
+//! or finds it far better, the old note answers it and the newest successor is returned right
+//! below it. Chains (a replaced by b, b by c) resolve to the newest; a note on a cycle of
+//! `supersedes` edges (which `doctor` reports) is left as ranked.
 
 use crate::graph::Graph;
 use crate::notes::EdgeKind;
+use crate::ranking;
 
 /// Longest chain of successors followed (a longer one is treated like a cycle: left as ranked).
 pub const MAX_CHAIN: usize = 16;
@@ -102,13 +103,18 @@ pub fn contradicting(graph: &Graph, o: u32) -> Vec<u32> {
 }
 
 /// Lift the notes replacing each superseded note in `scored` (not on a cycle) to just above it
-/// when they rank at or below it (so a chain a -> b -> c ranks c, b, a): the successor takes the
-/// old note's place and the old note keeps its rank under it, ahead of everything it led. `key`
-/// gives an entry's ordinal and score, `set` changes a score.
+/// when they rank at or below it and the question finds them about as well (so a chain a -> b ->
+/// c ranks c, b, a): the successor takes the old note's place and the old note keeps its rank
+/// under it, ahead of everything it led. A successor the question finds far less (the old note's
+/// evidence leads by more than [`ranking::CLEAR_LEAD`]) comes right below the old note instead:
+/// the question is about what only the old note says (an old file name, a retired setting),
+/// which the answer must show first, with what replaced it next. `key` gives an entry's ordinal and score, `evidence` a note's evidence for the
+/// question before priors (0 for a note the question does not find), `set` changes a score.
 pub fn lift_successors<T>(
     graph: &Graph,
     scored: &mut [T],
     key: impl Fn(&T) -> (u32, f32),
+    evidence: impl Fn(u32) -> f32,
     set: impl Fn(&mut T, f32),
 ) {
     let olds: Vec<(usize, Vec<u32>)> = (0..scored.len())
@@ -120,14 +126,26 @@ pub fn lift_successors<T>(
             chain(graph, o).map(|(later, _)| (i, later))
         })
         .collect();
+    // Per entry: the score of an old note it was placed under, which no later lift may reach.
+    let mut under = vec![f32::INFINITY; scored.len()];
     for _ in 0..=MAX_CHAIN {
         let mut moved = false;
         for (i, later) in &olds {
-            let (_, old_score) = key(&scored[*i]);
-            for entry in scored.iter_mut() {
+            let (old, old_score) = key(&scored[*i]);
+            let bar = evidence(old) / ranking::CLEAR_LEAD;
+            for (j, entry) in scored.iter_mut().enumerate() {
                 let (x, score) = key(entry);
-                if score <= old_score && later.binary_search(&x).is_ok() {
-                    set(entry, next_above(old_score));
+                if score > old_score || later.binary_search(&x).is_err() {
+                    continue;
+                }
+                let place = if evidence(x) >= bar {
+                    next_above(old_score)
+                } else {
+                    under[j] = under[j].min(old_score);
+                    next_below(old_score)
+                };
+                if place > score && place < under[j] {
+                    set(entry, place);
                     moved = true;
                 }
             }
@@ -135,6 +153,15 @@ pub fn lift_successors<T>(
         if !moved {
             break;
         }
+    }
+}
+
+/// The largest f32 below `x` (for finite positive `x`; `x` itself at zero or below).
+pub fn next_below(x: f32) -> f32 {
+    if x > 0.0 && x.is_finite() {
+        f32::from_bits(x.to_bits() - 1)
+    } else {
+        x
     }
 }
 

@@ -528,3 +528,45 @@ fn loopal_eval_replay_is_never_below_cold_and_feedback_lifts() {
     assert!(replay.r5 >= cold.r5, "{} -> {}", cold.r5, replay.r5);
     assert!(fb.mrr >= cold.mrr * 1.05, "{} -> {}", cold.mrr, fb.mrr);
 }
+
+/// Identifiers are written in more than one style: a word with case humps is indexed whole and
+/// in parts, and a question's camelCase word the memory does not hold is asked as its parts.
+#[test]
+fn identifiers_match_across_camel_case_snake_case_and_words() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "pooler.md",
+        "---\nname: Pooler limits\n---\nSet max_client_conn to 400 on the pooler.\n",
+    );
+    write_note(
+        &m,
+        "autoscaler.md",
+        "---\nname: Autoscaler tuning\n---\nWe raised scaleDownDelaySecondsAfterScaleOut to 600.\n",
+    );
+    write_note(
+        &m,
+        "cache.md",
+        "---\nname: Cache runbook\n---\nThe ElastiCache primary fails over in a minute.\n",
+    );
+    for i in 0..6 {
+        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
+    m.index().unwrap();
+    let first = |q: &str| {
+        let r = m.recall(&Query::text(q)).unwrap();
+        r.results.first().map(|h| h.id.clone())
+    };
+    // camelCase question, snake_case note
+    assert_eq!(first("maxClientConn").as_deref(), Some("pooler"));
+    // words, camelCase note
+    assert_eq!(first("scale down delay").as_deref(), Some("autoscaler"));
+    // one word of a brand name
+    assert_eq!(first("cache primary").as_deref(), Some("cache"));
+    // the whole word still matches as it is
+    assert_eq!(first("elasticache").as_deref(), Some("cache"));
+    assert_eq!(
+        first("ScaleDownDelaySecondsAfterScaleOut").as_deref(),
+        Some("autoscaler")
+    );
+}

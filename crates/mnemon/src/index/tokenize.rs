@@ -20,6 +20,13 @@
 //! * **Folding.** Fullwidth ASCII forms (`Ｐｇ１`) are mapped to ASCII, then every char is
 //!   lowercased with `char::to_lowercase` (char by char: no final-sigma rule, no diacritic
 //!   stripping, no Unicode normalisation).
+//! * **Case humps.** A word written with case humps (a capital after a lowercase letter or a
+//!   digit, or the last capital of a run followed by a lowercase letter: `ElastiCache`,
+//!   `maxClientConn`, `HTTPServer`, `utf8String`) is indexed whole and then in its parts
+//!   (`elasticach`, `elasti`, `cach`), at most [`MAX_PARTS`], parts of one char left out, so that
+//!   `cache`, `max client conn` and `max_client_conn` find it. A query keeps the whole word as its
+//!   term and its parts aside ([`QueryTerm::parts`], stop words left out); recall asks for the
+//!   parts when the memory does not hold the whole word. Only ASCII letters and digits make humps.
 //! * **Stemming.** Words made only of ASCII letters and longer than 2 bytes are stemmed with the
 //!   Snowball English stemmer (`deploying`, `deployed`, `deploys` -> `deploy`). Words with digits
 //!   (`2026`, `v1`, `ipv4`) or non-ASCII letters (`café`, `сервер`) are kept folded but unstemmed.
@@ -82,6 +89,21 @@ pub struct QueryTerm {
     pub surface: String,
     /// true for a CJK bigram or CJK single char term
     pub cjk: bool,
+    /// The parts of a word written with case humps (`ElastiCache` -> `elasti`, `cach`), which the
+    /// index holds beside the whole word, stop words left out (`MySQL` -> `sql`); empty for other
+    /// words. Recall asks for the parts
+    /// instead of the whole when the memory does not hold the whole (`maxClientConn` against
+    /// notes that write `max_client_conn`).
+    pub parts: Vec<QueryPart>,
+}
+
+/// A part of a query word with case humps (see [`QueryTerm::parts`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryPart {
+    /// normalised (folded + stemmed) term, as in the index
+    pub term: String,
+    /// the folded but unstemmed part
+    pub surface: String,
 }
 
 /// A word of indexed text as [`Tokenizer::for_each_index_word`] finds it.
@@ -171,40 +193,78 @@ impl Tokenizer {
     ///
     /// See [`QueryTerms::last_is_prefix`] for the exact definition of the flag.
     pub fn query_terms(&self, query: &str) -> QueryTerms {
-        // Non-stop terms and (for the all-stop-words fallback) stop-word terms, each deduplicated
-        // and capped independently.
-        let mut kept: Vec<QueryTerm> = Vec::new();
-        let mut stops: Vec<QueryTerm> = Vec::new();
-        // Did the most recently seen term get appended to `kept` / `stops`, and was it a prefix
-        // candidate?
-        let mut last_in_kept = false;
-        let mut last_in_stops = false;
-        let mut last_candidate = false;
-
-        let mut add = |list_is_stop: bool, qt: QueryTerm, candidate: bool| {
-            last_candidate = candidate;
-            last_in_kept = false;
-            last_in_stops = false;
-            let (list, flag) = if list_is_stop {
-                (&mut stops, &mut last_in_stops)
-            } else {
-                (&mut kept, &mut last_in_kept)
-            };
-            if list.len() < MAX_QUERY_TERMS && !list.iter().any(|t| t.term == qt.term) {
-                list.push(qt);
-                *flag = true;
+        /// Non-stop terms and (for the all-stop-words fallback) stop-word terms, each
+        /// deduplicated and capped independently.
+        #[derive(Default)]
+        struct Lists {
+            kept: Vec<QueryTerm>,
+            stops: Vec<QueryTerm>,
+            // Did the most recently seen term get appended to `kept` / `stops`, and was it a
+            // prefix candidate?
+            last_in_kept: bool,
+            last_in_stops: bool,
+            last_candidate: bool,
+        }
+        impl Lists {
+            fn add(&mut self, list_is_stop: bool, qt: QueryTerm, candidate: bool) {
+                self.last_candidate = candidate;
+                self.last_in_kept = false;
+                self.last_in_stops = false;
+                let (list, flag) = if list_is_stop {
+                    (&mut self.stops, &mut self.last_in_stops)
+                } else {
+                    (&mut self.kept, &mut self.last_in_kept)
+                };
+                if list.len() < MAX_QUERY_TERMS && !list.iter().any(|t| t.term == qt.term) {
+                    list.push(qt);
+                    *flag = true;
+                }
             }
-        };
+            /// The term the last word added, if it was added (not a duplicate, not over the cap).
+            fn last_added(&mut self) -> Option<&mut QueryTerm> {
+                if self.last_in_kept {
+                    self.kept.last_mut()
+                } else if self.last_in_stops {
+                    self.stops.last_mut()
+                } else {
+                    None
+                }
+            }
+        }
+        let mut lists = Lists::default();
 
         scan(query, |tok| match tok {
-            Token::Word { surface, stem, end } => {
+            Token::Word {
+                part: true,
+                surface,
+                stem,
+                ..
+            } => {
+                // A part of the word just added: kept aside, for a question whose whole word the
+                // memory does not hold (see `QueryTerm::parts`).
+                let term = self.normalise(surface, stem);
+                if let Some(whole) = lists.last_added()
+                    && !is_stop_word(surface)
+                    && whole.parts.len() < MAX_PARTS
+                    && !whole.parts.iter().any(|p| p.term == term)
+                {
+                    whole.parts.push(QueryPart {
+                        term,
+                        surface: surface.to_owned(),
+                    });
+                }
+            }
+            Token::Word {
+                surface, stem, end, ..
+            } => {
                 let candidate = end == query.len() && surface.chars().nth(1).is_some();
                 let qt = QueryTerm {
                     term: self.normalise(surface, stem),
                     surface: surface.to_owned(),
                     cjk: false,
+                    parts: Vec::new(),
                 };
-                add(is_stop_word(surface), qt, candidate);
+                lists.add(is_stop_word(surface), qt, candidate);
             }
             Token::Cjk { run } => {
                 for_each_cjk_query_term(run, |t| {
@@ -212,21 +272,22 @@ impl Tokenizer {
                         term: t.to_owned(),
                         surface: t.to_owned(),
                         cjk: true,
+                        parts: Vec::new(),
                     };
-                    add(false, qt, false);
+                    lists.add(false, qt, false);
                 });
             }
         });
 
-        if kept.is_empty() {
+        if lists.kept.is_empty() {
             QueryTerms {
-                last_is_prefix: last_in_stops && last_candidate,
-                terms: stops,
+                last_is_prefix: lists.last_in_stops && lists.last_candidate,
+                terms: lists.stops,
             }
         } else {
             QueryTerms {
-                last_is_prefix: last_in_kept && last_candidate,
-                terms: kept,
+                last_is_prefix: lists.last_in_kept && lists.last_candidate,
+                terms: lists.kept,
             }
         }
     }
@@ -465,6 +526,8 @@ enum Token<'a> {
         surface: &'a str,
         stem: bool,
         end: usize,
+        /// A part of the word handed out just before (see [`MAX_PARTS`]), not a word of its own.
+        part: bool,
     },
     /// A maximal run of adjacent CJK chars, as a slice of the source text.
     Cjk { run: &'a str },
@@ -477,6 +540,12 @@ struct Scanner<'t, F> {
     word_end: usize,
     word_ascii_alpha: bool,
     word_full: bool,
+    /// Where the pending word's case humps start its parts (offsets into `buf`), and the case of
+    /// its last two ASCII chars (see [`Hump`]).
+    humps: [u8; MAX_PARTS - 1],
+    hump_count: usize,
+    last: Hump,
+    before_last: Hump,
     /// Pending CJK run `cjk_start..cjk_end` in `text`; empty when `cjk_start == cjk_end`.
     cjk_start: usize,
     cjk_end: usize,
@@ -505,6 +574,10 @@ fn scan_with<F: FnMut(Token<'_>)>(text: &str, fast: bool, emit: F) {
         word_end: 0,
         word_ascii_alpha: true,
         word_full: false,
+        humps: [0; MAX_PARTS - 1],
+        hump_count: 0,
+        last: Hump::None,
+        before_last: Hump::None,
         cjk_start: 0,
         cjk_end: 0,
         emit,
@@ -623,6 +696,7 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                         surface: &run[..run.len().min(MAX_TERM_BYTES)],
                         stem: acc & DIGIT == 0 && run.len() > 2,
                         end: base + k,
+                        part: false,
                     });
                     continue;
                 }
@@ -655,8 +729,40 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
             run
         };
         let start = self.buf.len();
+        if self.last == Hump::Upper || run.bytes().any(|b| b.is_ascii_uppercase()) {
+            for (i, b) in run.bytes().enumerate() {
+                self.track_hump(b, start + i);
+            }
+        } else if let [.., a, b] = run.as_bytes() {
+            (self.before_last, self.last) = (Hump::of(*a), Hump::of(*b));
+        } else if let [b] = run.as_bytes() {
+            (self.before_last, self.last) = (self.last, Hump::of(*b));
+        }
         self.buf.push_str(run);
         self.buf[start..].make_ascii_lowercase();
+    }
+
+    /// Notes a case hump before ASCII char `b`, about to be at `pos` in `buf`: a capital after a
+    /// lowercase letter or a digit (`pg|Bouncer`, `utf8|String`), or a lowercase letter after
+    /// two capitals (`HTTP|Server`: the hump is before the last capital).
+    #[inline]
+    fn track_hump(&mut self, b: u8, pos: usize) {
+        let now = Hump::of(b);
+        let at = match (self.before_last, self.last, now) {
+            (_, Hump::Lower | Hump::Digit, Hump::Upper) => Some(pos),
+            (Hump::Upper, Hump::Upper, Hump::Lower) => pos.checked_sub(1),
+            _ => None,
+        };
+        if let Some(at) = at
+            && self.hump_count < MAX_PARTS - 1
+            && at > 0
+            && at < MAX_TERM_BYTES
+            && self.humps[..self.hump_count].last() != Some(&(at as u8))
+        {
+            self.humps[self.hump_count] = at as u8;
+            self.hump_count += 1;
+        }
+        (self.before_last, self.last) = (self.last, now);
     }
 
     /// One UAX #29 word segment (contains an alphanumeric char): split on CJK/non-CJK changes and
@@ -703,6 +809,9 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
     fn push_ascii(&mut self, b: u8, end: usize) {
         self.word_end = end;
         self.word_ascii_alpha &= b.is_ascii_alphabetic();
+        if !self.word_full && self.buf.len() < MAX_TERM_BYTES {
+            self.track_hump(b, self.buf.len());
+        }
         if !self.word_full {
             if self.buf.len() < MAX_TERM_BYTES {
                 self.buf.push(b.to_ascii_lowercase() as char);
@@ -720,6 +829,7 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
         }
         self.word_end = end;
         self.word_ascii_alpha = false;
+        (self.before_last, self.last) = (self.last, Hump::None);
         if self.word_full {
             return;
         }
@@ -744,10 +854,34 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
             surface: &self.buf,
             stem,
             end: self.word_end,
+            part: false,
         });
+        if self.hump_count > 0 {
+            // The parts between the humps (each noted at an ASCII char inside `buf`).
+            let (humps, count) = (self.humps, self.hump_count);
+            let ends = humps[..count].iter().map(|&h| usize::from(h));
+            let mut from = 0;
+            for to in ends.chain([self.buf.len()]) {
+                let to = to.clamp(from, self.buf.len());
+                if let Some(part) = self.buf.get(from..to)
+                    && part.len() >= MIN_PART_BYTES
+                {
+                    (self.emit)(Token::Word {
+                        surface: part,
+                        stem: part.len() > 2 && part.bytes().all(|b| b.is_ascii_alphabetic()),
+                        end: self.word_end,
+                        part: true,
+                    });
+                }
+                from = to;
+            }
+        }
         self.buf.clear();
         self.word_ascii_alpha = true;
         self.word_full = false;
+        self.hump_count = 0;
+        self.last = Hump::None;
+        self.before_last = Hump::None;
     }
 
     fn flush_cjk(&mut self) {
@@ -756,6 +890,36 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 run: &self.text[self.cjk_start..self.cjk_end],
             });
             self.cjk_start = self.cjk_end;
+        }
+    }
+}
+
+/// Most parts a word is split into at its case humps (`scaleDownDelaySeconds` -> `scale`, `down`,
+/// `delay`, `seconds`); humps past the last are ignored.
+pub const MAX_PARTS: usize = 8;
+/// Shortest part kept (`iPhone` gives `phone`, not `i`).
+const MIN_PART_BYTES: usize = 2;
+
+/// The case of a word's ASCII char, for finding its humps.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Hump {
+    None,
+    Lower,
+    Upper,
+    Digit,
+}
+
+impl Hump {
+    #[inline]
+    fn of(b: u8) -> Hump {
+        if b.is_ascii_lowercase() {
+            Hump::Lower
+        } else if b.is_ascii_uppercase() {
+            Hump::Upper
+        } else if b.is_ascii_digit() {
+            Hump::Digit
+        } else {
+            Hump::None
         }
     }
 }
@@ -1026,7 +1190,10 @@ mod tests {
         assert_eq!(idx("connections connected connecting"), ["connect"; 3]);
         assert_eq!(idx("running runs"), ["run", "run"]);
         // possessive: apostrophe removed, then the plural stems away
-        assert_eq!(idx("PgBouncer's pool"), ["pgbouncer", "pool"]);
+        assert_eq!(
+            idx("PgBouncer's pool"),
+            ["pgbouncer", "pg", "bouncer", "pool"]
+        );
         assert_eq!(idx("don't"), ["dont"]);
         // short, digit-bearing and non-ASCII words are not stemmed
         assert_eq!(
@@ -1040,11 +1207,14 @@ mod tests {
     fn case_and_fullwidth_forms_fold_to_one_term() {
         assert_eq!(
             idx("PgBouncer POOL Pool pool"),
-            ["pgbouncer", "pool", "pool", "pool"]
+            ["pgbouncer", "pg", "bouncer", "pool", "pool", "pool"]
         );
         assert_eq!(idx("ÉCOLE Straße ΣΟΦΙΑ"), ["école", "straße", "σοφια"]);
         // fullwidth ASCII folds to ASCII (and then stems like ASCII)
-        assert_eq!(idx("ＰｇＢｏｕｎｃｅｒ　Ｐｏｏｌｓ"), ["pgbouncer", "pool"]);
+        assert_eq!(
+            idx("ＰｇＢｏｕｎｃｅｒ　Ｐｏｏｌｓ"),
+            ["pgbouncer", "pg", "bouncer", "pool"]
+        );
         assert_eq!(idx("１２３"), ["123"]);
     }
 
@@ -1110,11 +1280,51 @@ mod tests {
     }
 
     #[test]
+    fn a_word_with_case_humps_is_indexed_whole_and_in_parts() {
+        assert_eq!(
+            idx("scaleDownDelaySecondsAfterScaleOut"),
+            [
+                "scaledowndelaysecondsafterscaleout",
+                "scale",
+                "down",
+                "delay",
+                "second",
+                "after",
+                "scale",
+                "out"
+            ]
+        );
+        assert_eq!(idx("HTTPServer"), ["httpserver", "http", "server"]);
+        assert_eq!(idx("utf8String"), ["utf8string", "utf8", "string"]);
+        assert_eq!(idx("S3Bucket"), ["s3bucket", "s3", "bucket"]);
+        // a one-letter part is dropped; a word in one case has no parts
+        assert_eq!(idx("iPhone"), ["iphon", "phone"]);
+        assert_eq!(idx("HTTP http Http"), ["http", "http", "http"]);
+        // at most MAX_PARTS parts; the humps after the last are ignored
+        let long = idx("aaBbCcDdEeFfGgHhIiJjKk");
+        assert_eq!(long.len(), 1 + MAX_PARTS, "{long:?}");
+        assert_eq!(long[MAX_PARTS], "hhiijjkk");
+        // a query keeps the whole word and its parts aside
+        let q = q("maxClientConn pool");
+        let t: Vec<&str> = q.terms.iter().map(|t| t.term.as_str()).collect();
+        assert_eq!(t, ["maxclientconn", "pool"]);
+        let parts: Vec<&str> = q.terms[0].parts.iter().map(|p| p.term.as_str()).collect();
+        assert_eq!(parts, ["max", "client", "conn"]);
+        assert!(q.terms[1].parts.is_empty());
+        // stop words are not parts
+        let q = super::Tokenizer::new().query_terms("MySQL");
+        let parts: Vec<&str> = q.terms[0].parts.iter().map(|p| p.term.as_str()).collect();
+        assert_eq!(parts, ["sql"]);
+    }
+
+    #[test]
     fn a_change_of_script_splits_a_word() {
         assert_eq!(
             idx("PgBouncer连接池配置"),
             [
                 "pgbouncer",
+                "pg",
+                "bouncer",
                 "连",
                 "连接",
                 "接",
@@ -1249,7 +1459,12 @@ mod tests {
         let mut v = Vec::new();
         scan_with(text, fast, |t| {
             v.push(match t {
-                Token::Word { surface, stem, end } => format!("W {surface} {stem} {end}"),
+                Token::Word {
+                    surface,
+                    stem,
+                    end,
+                    part,
+                } => format!("W {surface} {stem} {end} {part}"),
                 Token::Cjk { run } => format!("C {run}"),
             })
         });

@@ -281,7 +281,7 @@ pub fn run(
 
     // 2. Lexical hits and notes used for earlier questions like this one, each kept only when
     //    its evidence passes the floor, normalised to the best lexical hit.
-    let qt = tok.query_terms(text);
+    let qt = lex.split_unknown_compounds(tok.query_terms(text));
     let matches = if qt.terms.is_empty() {
         Vec::new()
     } else {

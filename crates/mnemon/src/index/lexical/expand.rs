@@ -168,6 +168,49 @@ impl LexicalIndex {
             .collect()
     }
 
+    /// The question with each word written with case humps that the memory does not hold as a
+    /// whole (`maxClientConn` where the notes write `max_client_conn`) asked as its parts (at
+    /// least two, stop words left out), which the index holds for every such word it has seen.
+    /// Other words are left as they are.
+    pub fn split_unknown_compounds(&self, mut q: QueryTerms) -> QueryTerms {
+        if q.terms.iter().all(|t| t.parts.is_empty()) {
+            return q;
+        }
+        let n = q.terms.len();
+        let mut out: Vec<QueryTerm> = Vec::with_capacity(n + 4);
+        let push = |out: &mut Vec<QueryTerm>, t: QueryTerm| {
+            if out.len() < crate::index::tokenize::MAX_QUERY_TERMS
+                && !out.iter().any(|x| x.term == t.term)
+            {
+                out.push(t);
+            }
+        };
+        for (i, t) in std::mem::take(&mut q.terms).into_iter().enumerate() {
+            // One part left (`MySQL` -> `sql`) says too little to stand for the whole word.
+            if t.parts.len() < 2 || self.df(t.term.as_bytes()) > 0 {
+                push(&mut out, t);
+                continue;
+            }
+            if i + 1 == n {
+                // The parts are whole words the question wrote, not an unfinished one.
+                q.last_is_prefix = false;
+            }
+            for p in t.parts {
+                push(
+                    &mut out,
+                    QueryTerm {
+                        term: p.term,
+                        surface: p.surface,
+                        cjk: false,
+                        parts: Vec::new(),
+                    },
+                );
+            }
+        }
+        q.terms = out;
+        q
+    }
+
     /// Live documents holding `term`.
     pub(super) fn df(&self, term: &[u8]) -> u64 {
         self.segments

@@ -4,11 +4,11 @@
 //! `last_is_prefix` false when there is no term; it must give the same answer twice (the stem
 //! cache must not change results). `index_terms` on the same text must give no empty term and
 //! none over `MAX_TERM_BYTES`, and every query term must be among them ("query terms meet index
-//! terms").
+//! terms"); so must every part kept aside for a word with case humps (at most `MAX_PARTS`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mnemon::index::tokenize::{MAX_QUERY_TERMS, MAX_TERM_BYTES, Tokenizer};
+use mnemon::index::tokenize::{MAX_PARTS, MAX_QUERY_TERMS, MAX_TERM_BYTES, Tokenizer};
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
@@ -30,6 +30,10 @@ fuzz_target!(|data: &[u8]| {
         if qt.cjk {
             assert_eq!(qt.term, qt.surface, "CJK term differs from its surface");
         }
+        assert!(qt.parts.len() <= MAX_PARTS, "{} parts: {qt:?}", qt.parts.len());
+        for p in &qt.parts {
+            assert!(!p.term.is_empty() && p.term.len() <= MAX_TERM_BYTES, "part {p:?}");
+        }
     }
     if q.terms.is_empty() {
         assert!(!q.last_is_prefix, "prefix flag without terms");
@@ -45,5 +49,8 @@ fuzz_target!(|data: &[u8]| {
     let idx: HashSet<&str> = idx.iter().map(String::as_str).collect();
     for qt in &q.terms {
         assert!(idx.contains(qt.term.as_str()), "query term {:?} not among the index terms of the same text", qt.term);
+        for p in &qt.parts {
+            assert!(idx.contains(p.term.as_str()), "part {:?} of {:?} not among the index terms", p.term, qt.term);
+        }
     }
 });

@@ -214,7 +214,7 @@ fn pruned_search_returns_the_exhaustive_top_k() {
     let mut compared = 0;
     for t in &queries.queries {
         let Some(text) = &t.query else { continue };
-        let m = lex.expand(&tok.query_terms(text));
+        let m = lex.expand(&tok.query_terms(text), &tok);
         if m.is_empty() {
             continue;
         }

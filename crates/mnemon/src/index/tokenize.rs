@@ -292,6 +292,13 @@ impl Tokenizer {
         }
     }
 
+    /// The index term of a folded word: its stem when it is made of ASCII letters and longer
+    /// than 2 bytes (as the scan decides), else the word itself.
+    pub fn stem_word(&self, folded: &str) -> String {
+        let stem = folded.len() > 2 && folded.bytes().all(|b| b.is_ascii_alphabetic());
+        self.normalise(folded, stem)
+    }
+
     /// Folded word -> index term (stemmed when eligible).
     fn normalise(&self, surface: &str, stem: bool) -> String {
         let mut term = String::new();

@@ -285,7 +285,7 @@ pub fn run(
     let matches = if qt.terms.is_empty() {
         Vec::new()
     } else {
-        lex.expand(&qt)
+        lex.expand(&qt, tok)
     };
     // As many lexical hits as the walk takes seeds (or the caller wants results).
     let want = q.limit.max(ranking::MAX_SEEDS);

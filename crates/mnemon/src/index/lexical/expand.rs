@@ -2,7 +2,7 @@
 //! over the segments' dictionaries, remembered per index so that repeated words cost one lookup.
 
 use super::*;
-use crate::index::tokenize::{QueryTerm, QueryTerms};
+use crate::index::tokenize::{QueryTerm, QueryTerms, Tokenizer};
 use fst::{Automaton, IntoStreamer, Streamer};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -121,8 +121,10 @@ impl ExpansionCache {
 
 impl LexicalIndex {
     /// How each query term matches the dictionary: exact, else typo-tolerant (Levenshtein
-    /// distance 1 for 5+ chars, 2 for 9+, same first character), plus prefix expansions of an unfinished last term.
-    pub fn expand(&self, q: &QueryTerms) -> Vec<TermMatch> {
+    /// distance 1 for 5+ chars, 2 for 9+, same first character; or the stem of the word with one
+    /// letter left out, see [`LexicalIndex::fuzzy`]), plus prefix expansions of an unfinished last
+    /// term. `tok` stems the words with a letter left out.
+    pub fn expand(&self, q: &QueryTerms, tok: &Tokenizer) -> Vec<TermMatch> {
         let n = q.terms.len();
         q.terms
             .iter()
@@ -134,9 +136,10 @@ impl LexicalIndex {
                 if exact {
                     expansions.push((t.term.clone(), 1.0));
                 } else if !t.cjk {
+                    // Keyed by the word as written: the words with a letter left out depend on it.
                     let typos = self
                         .expansions
-                        .get_or_find(ExpansionKind::Typo, &t.term, || self.fuzzy(t));
+                        .get_or_find(ExpansionKind::Typo, &t.surface, || self.fuzzy(t, tok));
                     for e in typos.iter() {
                         expansions.push((e.clone(), crate::index::scoring::FUZZY_TERM_WEIGHT));
                     }
@@ -219,8 +222,11 @@ impl LexicalIndex {
             .sum()
     }
 
-    /// Dictionary terms within the allowed edit distance of `t`, most frequent first.
-    pub(super) fn fuzzy(&self, t: &QueryTerm) -> Vec<String> {
+    /// Dictionary terms within the allowed edit distance of `t`'s stem, and the stems of `t` with
+    /// one letter left out (an English word of 5+ letters, not its first), most frequent first.
+    /// The second catch typos that change the stem's form, not just a letter of it: `flakey` is
+    /// two edits from `flaki` (the stem of `flaky`), `flaky` one from `flakey`.
+    pub(super) fn fuzzy(&self, t: &QueryTerm, tok: &Tokenizer) -> Vec<String> {
         let chars = t.term.chars().count();
         let dist = if chars >= 9 {
             2
@@ -248,6 +254,27 @@ impl LexicalIndex {
                 if found.df.len() > 64 {
                     found.complete = false;
                     break;
+                }
+            }
+        }
+        let word = t.surface.as_bytes();
+        if found.complete && word.len() >= 5 && word.iter().all(u8::is_ascii_lowercase) {
+            let mut shorter = String::with_capacity(word.len());
+            for skip in crate::index::scoring::FUZZY_PREFIX_CHARS..word.len() {
+                if skip > 0 && word[skip] == word[skip - 1] {
+                    continue; // the same word as leaving out the letter before
+                }
+                shorter.clear();
+                shorter.push_str(&t.surface[..skip]);
+                shorter.push_str(&t.surface[skip + 1..]);
+                let stem = tok.stem_word(&shorter);
+                if stem == t.term || found.df.contains_key(&stem) {
+                    continue;
+                }
+                for l in &self.segments {
+                    if let Some(off) = l.seg.term_offset(stem.as_bytes()) {
+                        found.add(l, &stem, off);
+                    }
                 }
             }
         }

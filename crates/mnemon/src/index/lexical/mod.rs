@@ -398,7 +398,7 @@ mod tests {
     }
 
     fn ids(idx: &LexicalIndex, tok: &Tokenizer, q: &str) -> Vec<String> {
-        let m = idx.expand(&tok.query_terms(q));
+        let m = idx.expand(&tok.query_terms(q), tok);
         idx.search(&m, 10)
             .into_iter()
             .map(|h| h.id.to_string())
@@ -516,31 +516,53 @@ mod tests {
         };
         let q = tok.query_terms("zorblix zorb");
         let idx = LexicalIndex::rebuild(dir, &[doc(&tok, "a", "zorblax")]).unwrap();
-        let first = idx.expand(&q);
+        let first = idx.expand(&q, &tok);
         assert_eq!(words(&first), vec![vec!["zorblax"], vec!["zorblax"]]);
         assert_eq!(
             idx.expansions.0.len(),
             3,
             "typo x2 and one prefix remembered"
         );
-        assert_eq!(idx.expand(&q), first);
+        assert_eq!(idx.expand(&q, &tok), first);
         // Asked again, the index answers from what it remembered, not from its dictionary.
         let planted: Arc<[String]> = vec!["planted".to_string()].into();
         idx.expansions
             .0
             .insert((ExpansionKind::Typo, "zorblix".into()), planted);
         assert_eq!(
-            words(&idx.expand(&q)),
+            words(&idx.expand(&q, &tok)),
             vec![vec!["planted"], vec!["zorblax"]]
         );
         let idx = idx
             .update(dir, &[doc(&tok, "b", "zorblux")], &["a".into()], true)
             .unwrap();
         assert_eq!(
-            words(&idx.expand(&q)),
+            words(&idx.expand(&q, &tok)),
             vec![vec!["zorblux"], vec!["zorblux"]]
         );
         assert_eq!(ids(&idx, &tok, "zorblix zorb"), vec!["b"]);
+    }
+
+    /// A typo that changes the stem's form, not just one of its letters: `flakey` is two edits
+    /// from `flaki` (the stem of `flaky`), but `flaky` is `flakey` with a letter left out.
+    #[test]
+    fn a_typo_that_changes_the_stem_matches_through_the_word_with_a_letter_left_out() {
+        let tok = Tokenizer::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let idx = LexicalIndex::rebuild(
+            tmp.path(),
+            &[
+                doc(&tok, "a", "fix flaky tests"),
+                doc(&tok, "b", "kubernetes deployment"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(tok.query_terms("flakey").terms[0].term, "flakey");
+        assert_eq!(ids(&idx, &tok, "flakey tests"), vec!["a"]);
+        let m = idx.expand(&tok.query_terms("flakey "), &tok);
+        assert_eq!(m[0].expansions, vec![("flaki".to_string(), crate::index::scoring::FUZZY_TERM_WEIGHT)]);
+        // The first letter is never the one left out (as for edit-distance typos).
+        assert!(ids(&idx, &tok, "xflaky ").is_empty());
     }
 
     #[test]

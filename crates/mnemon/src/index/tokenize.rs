@@ -91,9 +91,8 @@ pub struct QueryTerm {
     pub cjk: bool,
     /// The parts of a word written with case humps (`ElastiCache` -> `elasti`, `cach`), which the
     /// index holds beside the whole word, stop words left out (`MySQL` -> `sql`); empty for other
-    /// words. Recall asks for the parts
-    /// instead of the whole when the memory does not hold the whole (`maxClientConn` against
-    /// notes that write `max_client_conn`).
+    /// words. Recall asks for the parts instead of the whole when the memory does not hold the
+    /// whole (`maxClientConn` against notes that write `max_client_conn`).
     pub parts: Vec<QueryPart>,
 }
 

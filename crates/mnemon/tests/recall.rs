@@ -159,7 +159,11 @@ fn slug_clusters_become_synthesized_edges() {
         Provenance::Synthesized,
         1.0
     )));
-    let r = m.recall(&Query::text("rollback").with_depth(1)).unwrap();
+    // A synthesized edge weighs little: the walk over it is seen around an anchor (a text
+    // question keeps only what scores a quarter of its best hit).
+    let r = m
+        .recall(&Query::anchors(["deploy-rollback"]).with_depth(1))
+        .unwrap();
     let canary = r.results.iter().find(|h| h.id == "deploy-canary").unwrap();
     assert_eq!(canary.source, Source::CoOccur);
 }
@@ -569,4 +573,43 @@ fn identifiers_match_across_camel_case_snake_case_and_words() {
         first("ScaleDownDelaySecondsAfterScaleOut").as_deref(),
         Some("autoscaler")
     );
+}
+
+/// The walk's tail is not an answer: a note two hops from the only direct hit, under a quarter
+/// of its score, is left out of a text question, and returned when the hit is an anchor.
+#[test]
+fn notes_far_below_the_best_hit_are_left_out_unless_the_question_is_anchored() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "answer.md",
+        "---\nname: Zanzibar quota\nrelated: [near]\n---\nThe zanzibar quota is forty.\n",
+    );
+    write_note(
+        &m,
+        "near.md",
+        "---\nname: Near note\nrelated: [far]\n---\nCapacity planning.\n",
+    );
+    write_note(&m, "far.md", "---\nname: Far note\n---\nOffice plants.\n");
+    for i in 0..6 {
+        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
+    m.index().unwrap();
+    let r = m.recall(&Query::text("zanzibar quota")).unwrap();
+    let got = ids(&r);
+    assert_eq!(got[..2], ["answer", "near"], "{:?}", r.results);
+    assert!(!got.contains(&"far"), "{:?}", r.results);
+    let best = r.results[0].score;
+    assert!(
+        r.results[1].score >= mnemon::ranking::MIN_NEIGHBOUR_SHARE * best,
+        "{:?}",
+        r.results
+    );
+    let anchored = m.recall(&Query::anchors(["answer"])).unwrap();
+    let far = anchored
+        .results
+        .iter()
+        .find(|h| h.id == "far")
+        .expect("the anchor's neighbourhood, two hops out");
+    assert!(far.score < mnemon::ranking::MIN_NEIGHBOUR_SHARE * anchored.results[0].score);
 }

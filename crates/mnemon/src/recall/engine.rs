@@ -508,32 +508,52 @@ pub fn run(
         scored.push(s);
     };
     let mut rest: Vec<(u32, f32)> = Vec::with_capacity(cands.len());
+    let mut reached_with_stats: Vec<(u32, f32, NodeStats)> = Vec::new();
     for i in 0..cands.len() {
         let ord = cands.ords()[i];
         let Some(c) = cands.hot_mut(ord) else {
             continue;
         };
         let st = stats(ord);
-        if c.source == Source::Direct {
-            c.base += ranking::GRAPH_SUPPORT_WEIGHT * c.support;
-        } else if st == NodeStats::default() {
-            rest.push((ord, c.base));
+        if c.source != Source::Direct {
+            if st == NodeStats::default() {
+                rest.push((ord, c.base));
+            } else {
+                reached_with_stats.push((ord, c.base, st));
+            }
             continue;
         }
+        c.base += ranking::GRAPH_SUPPORT_WEIGHT * c.support;
         if let Some(s) = score_of(ord, c.base, st) {
+            keep(s, &mut scored, &mut best);
+        }
+    }
+    // A note the walk reached far below the best direct hit is its tail, not an answer: a
+    // question sharing a word or two with one note would otherwise bring back that note's whole
+    // neighbourhood. An anchored question asks for the neighbourhood: nothing is cut there.
+    let reached_floor = if anchors.is_empty() {
+        let best_direct = scored.iter().map(|s| s.score).fold(0.0f32, f32::max);
+        ranking::MIN_NEIGHBOUR_SHARE * best_direct
+    } else {
+        0.0
+    };
+    for (ord, base, st) in reached_with_stats {
+        if let Some(s) = score_of(ord, base, st).filter(|s| s.score >= reached_floor) {
             keep(s, &mut scored, &mut best);
         }
     }
     for (ord, base) in rest {
         let bound = best_without_stats(base);
-        if best.len() >= q.limit
-            && best
-                .peek()
-                .is_some_and(|b| bound < from_total_order_key(b.0))
+        if bound < reached_floor
+            || best.len() >= q.limit
+                && best
+                    .peek()
+                    .is_some_and(|b| bound < from_total_order_key(b.0))
         {
             continue;
         }
-        if let Some(s) = score_of(ord, base, NodeStats::default()) {
+        if let Some(s) = score_of(ord, base, NodeStats::default()).filter(|s| s.score >= reached_floor)
+        {
             keep(s, &mut scored, &mut best);
         }
     }

@@ -84,6 +84,7 @@ class FloorReport(TypedDict):
     terms: List[TermWeight]
     rejected: List[Rejected]
     weak: bool
+    reached_floor: float
 
 
 class IndexHealth(TypedDict):

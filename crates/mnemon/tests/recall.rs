@@ -600,8 +600,12 @@ fn notes_far_below_the_best_hit_are_left_out_unless_the_question_is_anchored() {
     assert_eq!(got[..2], ["answer", "near"], "{:?}", r.results);
     assert!(!got.contains(&"far"), "{:?}", r.results);
     let best = r.results[0].score;
+    assert_eq!(
+        r.floor.reached_floor,
+        mnemon::ranking::MIN_NEIGHBOUR_SHARE * best
+    );
     assert!(
-        r.results[1].score >= mnemon::ranking::MIN_NEIGHBOUR_SHARE * best,
+        r.results[1].score >= r.floor.reached_floor,
         "{:?}",
         r.results
     );
@@ -612,4 +616,5 @@ fn notes_far_below_the_best_hit_are_left_out_unless_the_question_is_anchored() {
         .find(|h| h.id == "far")
         .expect("the anchor's neighbourhood, two hops out");
     assert!(far.score < mnemon::ranking::MIN_NEIGHBOUR_SHARE * anchored.results[0].score);
+    assert_eq!(anchored.floor.reached_floor, 0.0);
 }

@@ -363,6 +363,16 @@ impl Out {
                 ))
             );
         }
+        if f.reached_floor > 0.0 {
+            outln!(
+                "  {}",
+                self.dim(&format!(
+                    "notes reached over the graph need a score of {:.3} ({:.0}% of the best direct hit's)",
+                    f.reached_floor,
+                    mnemon::ranking::MIN_NEIGHBOUR_SHARE * 100.0
+                ))
+            );
+        }
         for r in &f.rejected {
             outln!(
                 "  {}",

@@ -309,6 +309,7 @@ pub fn run(
         terms: evidence.terms(&matches),
         rejected: Vec::new(),
         weak: false,
+        reached_floor: 0.0,
     };
     // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
     // do not pass the floor (none: they do), its coverage, and whether its note was used before
@@ -537,6 +538,7 @@ pub fn run(
     } else {
         0.0
     };
+    floor.reached_floor = reached_floor;
     for (ord, base, st) in reached_with_stats {
         if let Some(s) = score_of(ord, base, st).filter(|s| s.score >= reached_floor) {
             keep(s, &mut scored, &mut best);

@@ -107,8 +107,9 @@ pub const MAX_DEPTH: u8 = 5;
 pub const HOP_DECAY: f32 = 0.5;
 /// A note the walk reached (not a direct hit) is returned for a question without anchors only
 /// when its score is at least this share of the best direct hit's: what two hops over
-/// full-weight edges leave of it (one hop over a synthesized edge leaves less). Lower returns more of the walk's tail (whole neighbourhoods for questions
-/// that share a word with one note); higher drops notes linked to the answer.
+/// full-weight edges leave of it (one hop over a synthesized edge leaves less). Lower returns
+/// more of the walk's tail (whole neighbourhoods for questions that share a word with one note);
+/// higher drops notes linked to the answer.
 pub const MIN_NEIGHBOUR_SHARE: f32 = HOP_DECAY * HOP_DECAY;
 /// Walking an edge against its direction (from its target back to its source) keeps this much of
 /// the forward weight: a note that links here is related, a little less than one linked from here.

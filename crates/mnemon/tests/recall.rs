@@ -7,6 +7,13 @@ use common::{fresh, loopal_fixtures, write_note};
 use mnemon::notes::{EdgeKind, Provenance};
 use mnemon::recall::{FixedClock, Query, Source};
 
+/// Six notes on nothing in particular, so that the words of the notes under test are rare.
+fn write_fillers(m: &mnemon::Memory) {
+    for i in 0..6 {
+        write_note(m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
+}
+
 fn ids(r: &mnemon::recall::Recall) -> Vec<&str> {
     r.results.iter().map(|h| h.id.as_str()).collect()
 }
@@ -235,9 +242,7 @@ fn expired_ttl_ranks_below_a_fresh_twin() {
         "stale.md",
         "---\nname: Retry budget\nupdated_at: 2026-01-01\nttl_days: 30\n---\nretry budget is three attempts\n",
     );
-    for i in 0..6 {
-        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
-    }
+    write_fillers(&m);
     m.index().unwrap();
     let now = mnemon::notes::parse_date_unix_s("2026-11-30").unwrap();
     let m = m.with_clock(FixedClock(now));
@@ -263,9 +268,7 @@ fn expired_ttl_does_not_overturn_a_clear_lexical_lead() {
         "fresh.md",
         "---\nname: Queue workers\nupdated_at: 2026-11-29\n---\nWorkers give up on a job once its retry budget is spent.\n",
     );
-    for i in 0..6 {
-        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
-    }
+    write_fillers(&m);
     m.index().unwrap();
     let now = mnemon::notes::parse_date_unix_s("2026-11-30").unwrap();
     let m = m.with_clock(FixedClock(now));
@@ -553,9 +556,7 @@ fn identifiers_match_across_camel_case_snake_case_and_words() {
         "cache.md",
         "---\nname: Cache runbook\n---\nThe ElastiCache primary fails over in a minute.\n",
     );
-    for i in 0..6 {
-        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
-    }
+    write_fillers(&m);
     m.index().unwrap();
     let first = |q: &str| {
         let r = m.recall(&Query::text(q)).unwrap();
@@ -591,9 +592,7 @@ fn notes_far_below_the_best_hit_are_left_out_unless_the_question_is_anchored() {
         "---\nname: Near note\nrelated: [far]\n---\nCapacity planning.\n",
     );
     write_note(&m, "far.md", "---\nname: Far note\n---\nOffice plants.\n");
-    for i in 0..6 {
-        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
-    }
+    write_fillers(&m);
     m.index().unwrap();
     let r = m.recall(&Query::text("zanzibar quota")).unwrap();
     let got = ids(&r);

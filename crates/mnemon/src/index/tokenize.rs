@@ -294,8 +294,7 @@ impl Tokenizer {
     /// The index term of a folded word: its stem when it is made of ASCII letters and longer
     /// than 2 bytes (as the scan decides), else the word itself.
     pub fn stem_word(&self, folded: &str) -> String {
-        let stem = folded.len() > 2 && folded.bytes().all(|b| b.is_ascii_alphabetic());
-        self.normalise(folded, stem)
+        self.normalise(folded, stemmable(folded))
     }
 
     /// Folded word -> index term (stemmed when eligible).
@@ -874,7 +873,7 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 {
                     (self.emit)(Token::Word {
                         surface: part,
-                        stem: part.len() > 2 && part.bytes().all(|b| b.is_ascii_alphabetic()),
+                        stem: stemmable(part),
                         end: self.word_end,
                         part: true,
                     });
@@ -898,6 +897,12 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
             self.cjk_start = self.cjk_end;
         }
     }
+}
+
+/// Whether a folded word's index term is its stem: ASCII letters only, longer than 2 bytes (the
+/// scanner decides the same as it goes, without looking at the word again).
+fn stemmable(word: &str) -> bool {
+    word.len() > 2 && word.bytes().all(|b| b.is_ascii_alphabetic())
 }
 
 /// Most parts a word is split into at its case humps (`scaleDownDelaySeconds` -> `scale`, `down`,

@@ -533,14 +533,16 @@ pub fn run(
     // question sharing a word or two with one note would otherwise bring back that note's whole
     // neighbourhood. An anchored question asks for the neighbourhood: nothing is cut there.
     let reached_floor = if anchors.is_empty() {
+        // Only direct hits are scored so far.
         let best_direct = scored.iter().map(|s| s.score).fold(0.0f32, f32::max);
         ranking::MIN_NEIGHBOUR_SHARE * best_direct
     } else {
         0.0
     };
     floor.reached_floor = reached_floor;
+    let above_floor = |s: &Scored| s.score >= reached_floor;
     for (ord, base, st) in reached_with_stats {
-        if let Some(s) = score_of(ord, base, st).filter(|s| s.score >= reached_floor) {
+        if let Some(s) = score_of(ord, base, st).filter(above_floor) {
             keep(s, &mut scored, &mut best);
         }
     }
@@ -554,8 +556,7 @@ pub fn run(
         {
             continue;
         }
-        if let Some(s) = score_of(ord, base, NodeStats::default()).filter(|s| s.score >= reached_floor)
-        {
+        if let Some(s) = score_of(ord, base, NodeStats::default()).filter(above_floor) {
             keep(s, &mut scored, &mut best);
         }
     }

@@ -108,8 +108,9 @@ pub fn contradicting(graph: &Graph, o: u32) -> Vec<u32> {
 /// under it, ahead of everything it led. A successor the question finds far less (the old note's
 /// evidence leads by more than [`ranking::CLEAR_LEAD`]) comes right below the old note instead:
 /// the question is about what only the old note says (an old file name, a retired setting),
-/// which the answer must show first, with what replaced it next. `key` gives an entry's ordinal and score, `evidence` a note's evidence for the
-/// question before priors (0 for a note the question does not find), `set` changes a score.
+/// which the answer must show first, with what replaced it next. `key` gives an entry's ordinal
+/// and score, `evidence` a note's evidence for the question before priors (0 for a note the
+/// question does not find), `set` changes a score.
 pub fn lift_successors<T>(
     graph: &Graph,
     scored: &mut [T],

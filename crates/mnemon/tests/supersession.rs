@@ -267,3 +267,50 @@ fn the_core_view_leaves_superseded_notes_out_and_says_so() {
     assert_eq!(core.superseded, vec!["conventions-2025".to_string()]);
     assert!(!core.text.contains("Tabs"), "{}", core.text);
 }
+
+/// Recall skips the supersession and contradiction steps in a graph without such edges; the
+/// graph counts them as edits patch it (not only when it is loaded whole), so an edge added by an
+/// edit is honoured at once and one removed by an edit no longer shows.
+#[test]
+fn supersedes_and_contradicts_edges_added_or_removed_by_edits_show_in_the_next_recall() {
+    let (_tmp, m) = fresh();
+    note(
+        &m,
+        "runbook-v1",
+        "",
+        "Rollback with the zanzibar script from the ops host.",
+    );
+    note(
+        &m,
+        "runbook-v2",
+        "",
+        "Rollback is one command in the deploy tool now.",
+    );
+    m.index().unwrap();
+    let hits = ask(&m, "zanzibar");
+    assert_eq!(ids(&hits), vec!["runbook-v1"]);
+    assert!(hits[0].superseded_by.is_empty() && hits[0].contradicts.is_empty());
+
+    note(
+        &m,
+        "runbook-v2",
+        "supersedes: [runbook-v1]\ncontradicts: [runbook-v1]\n",
+        "Rollback is one command in the deploy tool now.",
+    );
+    m.index().unwrap();
+    let hits = ask(&m, "zanzibar");
+    assert_eq!(ids(&hits), vec!["runbook-v1", "runbook-v2"], "{hits:?}");
+    assert_eq!(hits[0].superseded_by, vec!["runbook-v2".to_string()]);
+    assert_eq!(hits[0].contradicts, vec!["runbook-v2".to_string()]);
+
+    note(
+        &m,
+        "runbook-v2",
+        "",
+        "Rollback is one command in the deploy tool now.",
+    );
+    m.index().unwrap();
+    let hits = ask(&m, "zanzibar");
+    assert_eq!(ids(&hits), vec!["runbook-v1"]);
+    assert!(hits[0].superseded_by.is_empty() && hits[0].contradicts.is_empty());
+}

@@ -252,6 +252,7 @@ pub fn decode(bytes: &[u8]) -> Result<Graph, GraphFileError> {
     if !c.buf.is_empty() {
         return Err(bad(format!("{} bytes after the in-lists", c.buf.len())));
     }
+    g.recount();
     Ok(g)
 }
 

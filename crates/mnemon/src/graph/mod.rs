@@ -86,6 +86,18 @@ pub struct Graph {
     meta: Vec<Option<NodeMeta>>,
     out: Vec<Vec<GraphEdge>>,
     inn: Vec<Vec<GraphEdge>>,
+    /// Edges of kind `supersedes` and of kind `contradicts`: recall reads neither kind off a
+    /// note's lists when the graph has none (most memories).
+    verdict_edges: [usize; 2],
+}
+
+/// Where an edge kind is counted in `Graph::verdict_edges`.
+fn verdict_slot(kind: EdgeKind) -> Option<usize> {
+    match kind {
+        EdgeKind::Supersedes => Some(0),
+        EdgeKind::Contradicts => Some(1),
+        _ => None,
+    }
 }
 
 impl Graph {
@@ -119,6 +131,7 @@ impl Graph {
             // Out-lists arrive in stored order; in-lists are sorted once below.
             g.out[f as usize].push(edge);
             g.inn[to as usize].push(edge.mirror(f));
+            g.tally(edge.kind, true);
         })?;
         // The sources arrive in id order (the out-edge table's key order, bytes compared), so an
         // in-list already holds its edges of equal key in id order: a stable sort by the key
@@ -162,6 +175,7 @@ impl Graph {
         let old = std::mem::take(&mut self.out[o as usize]);
         for e in old {
             self.inn[e.other as usize].retain(|x| x.other != o);
+            self.tally(e.kind, false);
         }
         self.meta[o as usize] = reader.node(id)?.as_ref().map(NodeMeta::of);
         let mut out = Vec::new();
@@ -170,6 +184,7 @@ impl Graph {
             out.push(edge_of(to, e.borrowed()));
         }
         for e in &out {
+            self.tally(e.kind, true);
             let mirror = e.mirror(o);
             let ids = &self.ids;
             let list = &mut self.inn[e.other as usize];
@@ -180,6 +195,35 @@ impl Graph {
         }
         self.out[o as usize] = out;
         Ok(())
+    }
+
+    /// Count an edge of `kind` in (`added`) or out.
+    fn tally(&mut self, kind: EdgeKind, added: bool) {
+        if let Some(i) = verdict_slot(kind) {
+            let n = &mut self.verdict_edges[i];
+            *n = if added { *n + 1 } else { n.saturating_sub(1) };
+        }
+    }
+
+    /// Count the edges of every out-list anew (a graph built list by list).
+    pub(crate) fn recount(&mut self) {
+        let mut n = [0; 2];
+        for e in self.out.iter().flatten() {
+            if let Some(i) = verdict_slot(e.kind) {
+                n[i] += 1;
+            }
+        }
+        self.verdict_edges = n;
+    }
+
+    /// Whether any note declares it replaces another (`supersedes` edges).
+    pub fn has_supersedes(&self) -> bool {
+        self.verdict_edges[0] > 0
+    }
+
+    /// Whether any two notes are said to contradict each other (`contradicts` edges).
+    pub fn has_contradicts(&self) -> bool {
+        self.verdict_edges[1] > 0
     }
 
     fn intern(&mut self, id: &str) -> u32 {

@@ -17,9 +17,12 @@ pub const MAX_CHAIN: usize = 16;
 
 /// The notes that declare they replace `o` (sources of `supersedes` edges into it).
 pub fn successors(graph: &Graph, o: u32) -> impl Iterator<Item = u32> + '_ {
-    graph
-        .inn(o)
-        .iter()
+    let inn = if graph.has_supersedes() {
+        graph.inn(o)
+    } else {
+        &[]
+    };
+    inn.iter()
         .filter(move |e| e.kind == EdgeKind::Supersedes && e.other != o)
         .map(|e| e.other)
 }
@@ -90,6 +93,9 @@ pub fn newest_successors(graph: &Graph, o: u32) -> Option<Vec<u32>> {
 
 /// The notes `o` contradicts or that contradict it, sorted by ordinal, without repeats.
 pub fn contradicting(graph: &Graph, o: u32) -> Vec<u32> {
+    if !graph.has_contradicts() {
+        return Vec::new();
+    }
     let mut v: Vec<u32> = graph
         .out(o)
         .iter()
@@ -118,6 +124,9 @@ pub fn lift_successors<T>(
     evidence: impl Fn(u32) -> f32,
     set: impl Fn(&mut T, f32),
 ) {
+    if !graph.has_supersedes() {
+        return;
+    }
     let olds: Vec<(usize, Vec<u32>)> = (0..scored.len())
         .filter_map(|i| {
             let (o, _) = key(&scored[i]);

@@ -328,8 +328,8 @@ impl Store {
         }))
     }
 
-    fn err(&self, e: impl std::fmt::Display) -> Error {
-        Error::store(&self.path, e)
+    fn err(&self, e: impl Into<redb::Error>) -> Error {
+        store_error(&self.path, e.into())
     }
 
     fn corrupt(&self, key: &str, e: CodecError) -> Error {
@@ -421,6 +421,26 @@ fn is_environment(e: &std::io::Error) -> bool {
     )
 }
 
+/// Whether an I/O error while reading the store says its bytes are bad: a read past the end of
+/// the file (a page pointer or length beyond it) or data the reader refused.
+fn is_bad_bytes(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(e.kind(), K::UnexpectedEof | K::InvalidData)
+}
+
+/// The error of a failed store operation on the file at `path`. redb reading past the file's end
+/// means a page pointer or length in it is bad: damage (see [`is_damage`]), like a failed
+/// checksum, not an environment that refused.
+fn store_error(path: &Path, e: redb::Error) -> Error {
+    match e {
+        redb::Error::Io(io) if is_bad_bytes(&io) => Error::Corrupt {
+            path: path.to_path_buf(),
+            reason: format!("a read failed ({io}): it points outside the file"),
+        },
+        e => Error::store(path, e),
+    }
+}
+
 fn open_db(path: &Path) -> std::result::Result<Database, OpenFailure> {
     let mut builder = Database::builder();
     builder.set_concurrency_mode(ConcurrencyMode::MultiWriter);
@@ -499,7 +519,7 @@ pub struct StoreReader<'s> {
 }
 
 impl StoreReader<'_> {
-    fn err(&self, e: impl std::fmt::Display) -> Error {
+    fn err(&self, e: impl Into<redb::Error>) -> Error {
         self.store.err(e)
     }
     fn corrupt(&self, key: &str, e: CodecError) -> Error {
@@ -816,5 +836,26 @@ pub fn is_damage(e: &Error) -> bool {
         }
         Error::Store { message, .. } => message.to_ascii_lowercase().contains("corrupt"),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bit flipped in a page pointer made redb read past the file's end; the I/O error it gave
+    /// was taken for the environment refusing, so `doctor` failed instead of rebuilding the store.
+    #[test]
+    fn a_read_past_the_end_of_the_store_is_damage_not_an_environment_error() {
+        let path = Path::new("/m/index").join(STORE_FILE);
+        let eof = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "failed to fill buffer");
+        let e = store_error(&path, redb::Error::Io(eof));
+        assert!(is_damage(&e), "{e}");
+        assert!(matches!(&e, Error::Corrupt { path: p, .. } if *p == path), "{e}");
+        let full = std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left");
+        let e = store_error(&path, redb::Error::Io(full));
+        assert!(!is_damage(&e), "a full disk is not damage: {e}");
+        let e = store_error(&path, redb::Error::Corrupted("bad checksum".into()));
+        assert!(is_damage(&e), "{e}");
     }
 }

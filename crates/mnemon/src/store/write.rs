@@ -93,10 +93,6 @@ impl Store {
 }
 
 impl BatchWriter<'_> {
-    fn err(&self, e: impl std::fmt::Display) -> Error {
-        self.store.err(e)
-    }
-
     /// Step 1: everything of `batch` but its edges. `batch` must come back to
     /// [`BatchWriter::commit`] with the same notes (its edges may have grown in between).
     pub fn write_notes(&mut self, batch: &Batch) -> Result<()> {
@@ -181,10 +177,13 @@ impl BatchWriter<'_> {
         match self.notes_written {
             None => self.write_notes(batch)?,
             Some(n) if n != batch.upserts.len() => {
-                return Err(self.err(format!(
-                    "internal error: the batch wrote {n} notes but commits {}",
-                    batch.upserts.len()
-                )));
+                return Err(Error::store(
+                    &self.store.path,
+                    format!(
+                        "internal error: the batch wrote {n} notes but commits {}",
+                        batch.upserts.len()
+                    ),
+                ));
             }
             Some(_) => {}
         }

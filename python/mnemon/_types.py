@@ -85,6 +85,7 @@ class FloorReport(TypedDict):
     rejected: List[Rejected]
     weak: bool
     reached_floor: float
+    reached_share: float
 
 
 class IndexHealth(TypedDict):

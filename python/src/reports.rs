@@ -206,7 +206,8 @@ impl Recall {
     /// Why the question's lexical matches passed the score floor or not (a dict: `terms`, each
     /// term with its `idf` and `in_memory`; `rejected`, the best matches turned away with their
     /// `coverage` and `reason`; `weak`, true when no match covered much of the question;
-    /// `reached_floor`, the score a note reached over the graph needed, 0 with anchors).
+    /// `reached_floor`, the score a note reached over the graph needed, and `reached_share`, that
+    /// score's share of the best direct hit's; both 0 with anchors).
     #[getter]
     fn floor<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_data(py, &self.floor)

@@ -111,6 +111,28 @@ pub const HOP_DECAY: f32 = 0.5;
 /// more of the walk's tail (whole neighbourhoods for questions that share a word with one note);
 /// higher drops notes linked to the answer.
 pub const MIN_NEIGHBOUR_SHARE: f32 = HOP_DECAY * HOP_DECAY;
+/// ... when a direct hit answers the whole question (covers [`FULL_COVERAGE`] of it). When the
+/// best answers only part of it, the tail needs more, up to this share for a best hit at the
+/// [`STRONG_COVERAGE`] bar: one hop over a full-weight edge (which keeps [`HOP_DECAY`]) still
+/// passes, two hops or a damped edge do not. A partial match is how off-topic questions find a
+/// note, and each neighbour shown for one is noise. Lower keeps more of the tail of partial
+/// matches; higher drops linked notes of paraphrased questions.
+pub const PARTIAL_NEIGHBOUR_SHARE: f32 = 0.4;
+/// A direct hit covering this share of the question answers all of it (see
+/// [`neighbour_share`]).
+pub const FULL_COVERAGE: f32 = 0.8;
+
+/// The share of the best direct hit's score a note the walk reached needs, for a question whose
+/// best direct hit covers `best_coverage` of it (1 when the question names it): from
+/// [`PARTIAL_NEIGHBOUR_SHARE`] at [`STRONG_COVERAGE`] down to [`MIN_NEIGHBOUR_SHARE`] at
+/// [`FULL_COVERAGE`], linearly.
+pub fn neighbour_share(best_coverage: f32) -> f32 {
+    let t = ((best_coverage - STRONG_COVERAGE) / (FULL_COVERAGE - STRONG_COVERAGE)).clamp(0.0, 1.0);
+    PARTIAL_NEIGHBOUR_SHARE + (MIN_NEIGHBOUR_SHARE - PARTIAL_NEIGHBOUR_SHARE) * t
+}
+const _: () = assert!(MIN_NEIGHBOUR_SHARE <= PARTIAL_NEIGHBOUR_SHARE);
+const _: () = assert!(PARTIAL_NEIGHBOUR_SHARE < HOP_DECAY);
+const _: () = assert!(STRONG_COVERAGE < FULL_COVERAGE);
 /// Walking an edge against its direction (from its target back to its source) keeps this much of
 /// the forward weight: a note that links here is related, a little less than one linked from here.
 pub const REVERSE_EDGE_FACTOR: f32 = 0.85;

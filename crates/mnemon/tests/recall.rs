@@ -576,6 +576,70 @@ fn identifiers_match_across_camel_case_snake_case_and_words() {
     );
 }
 
+/// The less of the question the best hit answers, the more of its score a note reached over the
+/// graph needs: a neighbour over a damped edge is shown with a hit that answers the whole
+/// question and left out with one that matches only part of it.
+#[test]
+fn a_hit_that_answers_part_of_the_question_brings_less_of_its_neighbourhood() {
+    let (_t, m) = fresh();
+    // Twenty links: the hub's edges are damped, its neighbours score about a third of it.
+    let links: Vec<String> = (0..20).map(|i| format!("linked{i}")).collect();
+    write_note(
+        &m,
+        "answer.md",
+        format!(
+            "---\nname: Zanzibar quota\nrelated: [{}]\n---\nThe zanzibar quota is forty.\n",
+            links.join(", ")
+        ),
+    );
+    for l in &links {
+        write_note(
+            &m,
+            &format!("{l}.md"),
+            format!("---\nname: {l}\n---\nCapacity planning.\n"),
+        );
+    }
+    write_fillers(&m);
+    m.index().unwrap();
+    let whole = m.recall(&Query::text("zanzibar quota")).unwrap();
+    assert_eq!(whole.results[0].id, "answer");
+    assert_eq!(
+        whole.floor.reached_share,
+        mnemon::ranking::MIN_NEIGHBOUR_SHARE
+    );
+    let neighbour = whole
+        .results
+        .iter()
+        .find(|h| h.id == "linked0")
+        .expect("a neighbour of a hit that answers the whole question");
+    // The premise: the neighbour scores between the two bars.
+    let ratio = neighbour.score / whole.results[0].score;
+    assert!(
+        ratio > mnemon::ranking::MIN_NEIGHBOUR_SHARE
+            && ratio < mnemon::ranking::PARTIAL_NEIGHBOUR_SHARE - 0.02,
+        "{ratio}"
+    );
+
+    // Half of this question is words the memory does not hold.
+    let part = m
+        .recall(&Query::text("zanzibar quota walrus penguin marmot"))
+        .unwrap();
+    assert_eq!(ids(&part), ["answer"], "{:?}", part.results);
+    assert!(
+        part.floor.reached_share > ratio,
+        "{} {ratio}",
+        part.floor.reached_share
+    );
+    assert_eq!(
+        part.floor.reached_floor,
+        part.floor.reached_share * part.results[0].score
+    );
+    assert!(
+        !part.floor.weak,
+        "the hit is strong enough to bring neighbours"
+    );
+}
+
 /// The walk's tail is not an answer: a note two hops from the only direct hit, under a quarter
 /// of its score, is left out of a text question, and returned when the hit is an anchor.
 #[test]

@@ -364,12 +364,21 @@ impl Out {
             );
         }
         if f.reached_floor > 0.0 {
+            let partial = if f.reached_share > mnemon::ranking::MIN_NEIGHBOUR_SHARE {
+                format!(
+                    "; {:.0}% when a hit answers {:.0}% of the question",
+                    mnemon::ranking::MIN_NEIGHBOUR_SHARE * 100.0,
+                    mnemon::ranking::FULL_COVERAGE * 100.0
+                )
+            } else {
+                String::new()
+            };
             outln!(
                 "  {}",
                 self.dim(&format!(
-                    "notes reached over the graph need a score of {:.3} ({:.0}% of the best direct hit's)",
+                    "notes reached over the graph need a score of {:.3} ({:.0}% of the best direct hit's{partial})",
                     f.reached_floor,
-                    mnemon::ranking::MIN_NEIGHBOUR_SHARE * 100.0
+                    f.reached_share * 100.0
                 ))
             );
         }

@@ -310,6 +310,7 @@ pub fn run(
         rejected: Vec::new(),
         weak: false,
         reached_floor: 0.0,
+        reached_share: 0.0,
     };
     // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
     // do not pass the floor (none: they do), its coverage, and whether its note was used before
@@ -531,11 +532,17 @@ pub fn run(
     }
     // A note the walk reached far below the best direct hit is its tail, not an answer: a
     // question sharing a word or two with one note would otherwise bring back that note's whole
-    // neighbourhood. An anchored question asks for the neighbourhood: nothing is cut there.
+    // neighbourhood. How far below depends on how much of the question the best hit answers. An
+    // anchored question asks for the neighbourhood: nothing is cut there.
     let reached_floor = if anchors.is_empty() {
         // Only direct hits are scored so far.
         let best_direct = scored.iter().map(|s| s.score).fold(0.0f32, f32::max);
-        ranking::MIN_NEIGHBOUR_SHARE * best_direct
+        let best_strength = direct_info
+            .iter()
+            .map(|(_, i)| i.strength())
+            .fold(0.0f32, f32::max);
+        floor.reached_share = ranking::neighbour_share(best_strength);
+        floor.reached_share * best_direct
     } else {
         0.0
     };

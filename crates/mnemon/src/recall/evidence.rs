@@ -34,7 +34,17 @@ impl DirectInfo {
     /// showing: it covers [`ranking::STRONG_COVERAGE`] of the question, feedback says as much, or
     /// the question names it.
     pub fn is_strong(&self) -> bool {
-        self.title_match || self.coverage.max(self.learned) >= ranking::STRONG_COVERAGE
+        self.strength() >= ranking::STRONG_COVERAGE
+    }
+
+    /// How much of the question this hit answers, 0..=1: the share its words cover or feedback
+    /// gives it, 1 when the question names it.
+    pub fn strength(&self) -> f32 {
+        if self.title_match {
+            1.0
+        } else {
+            self.coverage.max(self.learned).clamp(0.0, 1.0)
+        }
     }
 }
 

@@ -193,10 +193,12 @@ pub struct FloorReport {
     /// No direct hit covered much of the question: only the best two were returned, without the
     /// notes around them.
     pub weak: bool,
-    /// The score a note the walk reached needed to be returned:
-    /// [`crate::ranking::MIN_NEIGHBOUR_SHARE`] of the best direct hit's (0 for a question with
-    /// anchors, or without direct hits).
+    /// The score a note the walk reached needed to be returned: `reached_share` of the best
+    /// direct hit's (0 for a question with anchors, or without direct hits).
     pub reached_floor: f32,
+    /// That share ([`crate::ranking::neighbour_share`] of how much of the question the best
+    /// direct hit answers; 0 with anchors).
+    pub reached_share: f32,
 }
 
 /// The answer to a query.

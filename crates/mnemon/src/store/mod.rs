@@ -428,16 +428,30 @@ fn is_bad_bytes(e: &std::io::Error) -> bool {
     matches!(e.kind(), K::UnexpectedEof | K::InvalidData)
 }
 
-/// The error of a failed store operation on the file at `path`. redb reading past the file's end
-/// means a page pointer or length in it is bad: damage (see [`is_damage`]), like a failed
-/// checksum, not an environment that refused.
+/// The error of a failed store operation on the file at `path`: damage (see [`is_damage`]) when
+/// it can only come from the file's bytes, like a failed checksum. mnemon opens every table with
+/// the definitions it created it with, and creates them all before any other read, so a table
+/// that is missing, of other types or of the other kind is a flipped bit in the file's table
+/// directory; a read past the file's end is a page pointer or length a flipped bit moved.
 fn store_error(path: &Path, e: redb::Error) -> Error {
-    match e {
-        redb::Error::Io(io) if is_bad_bytes(&io) => Error::Corrupt {
+    let reason = match &e {
+        redb::Error::Io(io) if is_bad_bytes(io) => {
+            Some(format!("a read failed ({io}): it points outside the file"))
+        }
+        redb::Error::Corrupted(_)
+        | redb::Error::TableTypeMismatch { .. }
+        | redb::Error::TypeDefinitionChanged { .. }
+        | redb::Error::TableIsMultimap(_)
+        | redb::Error::TableIsNotMultimap(_)
+        | redb::Error::TableDoesNotExist(_) => Some(e.to_string()),
+        _ => None,
+    };
+    match reason {
+        Some(reason) => Error::Corrupt {
             path: path.to_path_buf(),
-            reason: format!("a read failed ({io}): it points outside the file"),
+            reason,
         },
-        e => Error::store(path, e),
+        None => Error::store(path, e),
     }
 }
 
@@ -857,5 +871,23 @@ mod tests {
         assert!(!is_damage(&e), "a full disk is not damage: {e}");
         let e = store_error(&path, redb::Error::Corrupted("bad checksum".into()));
         assert!(is_damage(&e), "{e}");
+    }
+
+    /// A bit flipped in redb's table directory made a table's stored key or value type differ
+    /// from the one it was opened with; every command, `doctor --fix` included, stopped on it.
+    #[test]
+    fn a_table_of_other_types_or_missing_is_damage() {
+        let path = Path::new("/m/index").join(STORE_FILE);
+        let errors = [
+            redb::Error::TableDoesNotExist("nodes".into()),
+            redb::Error::TableIsMultimap("nodes".into()),
+            redb::Error::TableIsNotMultimap("edges".into()),
+        ];
+        for e in errors {
+            let e = store_error(&path, e);
+            assert!(is_damage(&e), "{e}");
+        }
+        let busy = store_error(&path, redb::Error::DatabaseAlreadyOpen);
+        assert!(!is_damage(&busy), "{busy}");
     }
 }

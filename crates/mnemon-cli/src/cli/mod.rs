@@ -323,15 +323,24 @@ fn cwd() -> mnemon::Result<PathBuf> {
 /// inside the store's reads), move the store aside, say so, and run it once more on a store
 /// rebuilt from the notes. `doctor` reports damage instead (and `--fix` repairs it).
 fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
-    let run = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli, out)));
+    let long_running = matches!(cli.command, Command::Serve { .. } | Command::Watch { .. });
+    let run = || {
+        // A panic this run catches is reported in the repair notice, not as a Rust panic
+        // message; `serve` and `watch` let it end the process, with the message.
+        let _quiet = (!long_running).then(panic_note::Quiet::begin);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli, out)))
+    };
     let damage = match run() {
         Ok(Err(e)) if mnemon::is_store_damage(&e) => e.to_string(),
         Ok(result) => return result,
         Err(panic) => {
-            if matches!(cli.command, Command::Serve { .. } | Command::Watch { .. }) {
+            if long_running {
                 std::panic::resume_unwind(panic);
             }
-            "a read of it panicked".to_string()
+            match panic_note::take() {
+                Some(p) => format!("a read of it panicked: {p}"),
+                None => "a read of it panicked".to_string(),
+            }
         }
     };
     match cli.command {
@@ -360,7 +369,15 @@ fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
     ));
     match run() {
         Ok(result) => result,
-        Err(panic) => std::panic::resume_unwind(panic),
+        Err(panic) => {
+            // Not the store's bytes this time: a bug, shown as Rust shows a panic.
+            if let Some(p) = panic_note::take() {
+                out.notice(&format!(
+                    "the command {p} (on a store rebuilt from the notes)"
+                ));
+            }
+            std::panic::resume_unwind(panic)
+        }
     }
 }
 
@@ -690,5 +707,73 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             Ok(if failed == 0 { EXIT_OK } else { EXIT_FAILURE })
         }
         Command::Demo { notes } => demo::run(notes.as_deref(), out),
+    }
+}
+
+/// The message of a panic that [`dispatch_repairing`] catches: kept for its notice instead of
+/// printed by the default hook (a damaged store can make redb panic; that is a repair, not a
+/// crash). Panics outside a [`Quiet`] span go to the default hook as before.
+mod panic_note {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Mutex, Once};
+
+    static QUIET: AtomicBool = AtomicBool::new(false);
+    static LAST: Mutex<Option<String>> = Mutex::new(None);
+    static HOOK: Once = Once::new();
+
+    /// While alive, panics are noted instead of printed.
+    pub struct Quiet;
+
+    impl Quiet {
+        pub fn begin() -> Quiet {
+            HOOK.call_once(|| {
+                let default = std::panic::take_hook();
+                std::panic::set_hook(Box::new(move |info| {
+                    if QUIET.load(Ordering::SeqCst) {
+                        if let Ok(mut last) = LAST.lock() {
+                            *last = Some(describe(info));
+                        }
+                    } else {
+                        default(info);
+                    }
+                }));
+            });
+            QUIET.store(true, Ordering::SeqCst);
+            Quiet
+        }
+    }
+
+    impl Drop for Quiet {
+        fn drop(&mut self) {
+            QUIET.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// `panicked at <crate>/src/<file>:<line>: <message>` on one line, the path cut to the crate
+    /// (not the build machine's registry folders).
+    fn describe(info: &std::panic::PanicHookInfo<'_>) -> String {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        let message = message.replace('\n', " ");
+        match info.location() {
+            Some(l) => {
+                let file = l.file();
+                let short = match file.rfind("/src/") {
+                    Some(i) => file[..i].rfind('/').map_or(file, |j| &file[j + 1..]),
+                    None => file,
+                };
+                format!("panicked at {short}:{}: {message}", l.line())
+            }
+            None => format!("panicked: {message}"),
+        }
+    }
+
+    /// The last noted panic, if any.
+    pub fn take() -> Option<String> {
+        LAST.lock().ok().and_then(|mut l| l.take())
     }
 }

@@ -717,16 +717,22 @@ pub fn run(
             trail: trail_of(s.ord),
             excerpt: rec.excerpt.clone(),
             explain,
-            superseded_by: {
+            superseded_by: if graph.has_supersedes() {
                 let mut v: Vec<u32> = supersession::successors(graph, s.ord).collect();
                 v.sort_unstable();
                 v.dedup();
                 v.into_iter().map(|o| graph.id(o).to_string()).collect()
+            } else {
+                Vec::new()
             },
-            contradicts: supersession::contradicting(graph, s.ord)
-                .into_iter()
-                .map(|o| graph.id(o).to_string())
-                .collect(),
+            contradicts: if graph.has_contradicts() {
+                supersession::contradicting(graph, s.ord)
+                    .into_iter()
+                    .map(|o| graph.id(o).to_string())
+                    .collect()
+            } else {
+                Vec::new()
+            },
         });
     }
     Ok((out, floor))

@@ -106,15 +106,15 @@ pub const MAX_DEPTH: u8 = 5;
 /// Score kept per hop: lower keeps neighbours further below their seed.
 pub const HOP_DECAY: f32 = 0.5;
 /// A note the walk reached (not a direct hit) is returned for a question without anchors only
-/// when its score is at least this share of the best direct hit's: what two hops over
+/// when its score is at least this share of the best direct hit's, when that hit answers the
+/// whole question (covers [`FULL_COVERAGE`] of it; see [`neighbour_share`]): what two hops over
 /// full-weight edges leave of it (one hop over a synthesized edge leaves less). Lower returns
 /// more of the walk's tail (whole neighbourhoods for questions that share a word with one note);
 /// higher drops notes linked to the answer.
 pub const MIN_NEIGHBOUR_SHARE: f32 = HOP_DECAY * HOP_DECAY;
-/// ... when a direct hit answers the whole question (covers [`FULL_COVERAGE`] of it). When the
-/// best answers only part of it, the tail needs more, up to this share for a best hit at the
-/// [`STRONG_COVERAGE`] bar: one hop over a full-weight edge (which keeps [`HOP_DECAY`]) still
-/// passes, two hops or a damped edge do not. A partial match is how off-topic questions find a
+/// When the best direct hit answers only part of the question, the walk's tail needs more of its
+/// score, up to this share for a best hit at the [`STRONG_COVERAGE`] bar: one hop over a
+/// full-weight edge (which keeps [`HOP_DECAY`]) still passes, two hops or a damped edge do not. A partial match is how off-topic questions find a
 /// note, and each neighbour shown for one is noise. Lower keeps more of the tail of partial
 /// matches; higher drops linked notes of paraphrased questions.
 pub const PARTIAL_NEIGHBOUR_SHARE: f32 = 0.4;

@@ -26,9 +26,9 @@ pub const UNKNOWN_TERM_IDF_SHARE: f32 = 0.5;
 pub const GENERIC_TERM_IDF_SHARE: f32 = 0.3;
 /// A direct hit must cover at least this share of the question's information: the idf-weighted
 /// share of its informative terms the note matches (a typo or prefix match counts
-/// [`FUZZY_TERM_WEIGHT`] / [`PREFIX_TERM_WEIGHT`] of a term). Long questions in other words than
-/// the note's share a few words with it; lower returns more of those and more noise, higher
-/// returns nothing for partial paraphrases.
+/// `index::scoring::FUZZY_TERM_WEIGHT` / `PREFIX_TERM_WEIGHT` of a term). Long questions in other
+/// words than the note's share a few words with it; lower returns more of those and more noise,
+/// higher returns nothing for partial paraphrases.
 pub const MIN_COVERAGE: f32 = 0.2;
 /// A direct hit that matches one informative term of a longer question must cover at least this
 /// share of it: one shared word (a "pool" or a "canary" in another sense) is how off-topic

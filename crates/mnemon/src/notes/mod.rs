@@ -123,7 +123,7 @@ pub enum EdgeKind {
     PartOf,
     /// `from` was derived from `to` (`derived_from:`, or a project note linking a user note).
     DerivedFrom,
-    /// `from` supersedes `to` (`supersedes:`, or "supersedes/replaces/deprecates [[to]]").
+    /// `from` supersedes `to` (`supersedes:`, or "supersedes/replaces/deprecates `[[to]]`").
     Supersedes,
     /// `from` contradicts `to` (`contradicts:`).
     Contradicts,

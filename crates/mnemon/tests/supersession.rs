@@ -17,6 +17,27 @@ fn note(memory: &Memory, id: &str, front: &str, body: &str) {
     );
 }
 
+/// An old runbook only a question about the "zanzibar" script finds, and a second runbook
+/// whose front matter (`v2_front`) may declare it replaces or contradicts the first.
+fn runbooks(memory: &Memory, v2_front: &str) {
+    note(
+        memory,
+        "runbook-v1",
+        "",
+        "Rollback with the zanzibar script from the ops host.",
+    );
+    runbook_v2(memory, v2_front);
+}
+
+fn runbook_v2(memory: &Memory, front: &str) {
+    note(
+        memory,
+        "runbook-v2",
+        front,
+        "Rollback is one command in the deploy tool now.",
+    );
+}
+
 fn ask(memory: &Memory, text: &str) -> Vec<mnemon::recall::Hit> {
     let mut q = Query::text(text);
     q.record = false;
@@ -108,18 +129,7 @@ fn an_old_note_the_question_finds_far_better_stays_first_with_its_successor_righ
 #[test]
 fn a_question_that_finds_only_the_old_note_brings_its_successor_right_below_it() {
     let (_tmp, m) = fresh();
-    note(
-        &m,
-        "runbook-v1",
-        "",
-        "Rollback with the zanzibar script from the ops host.",
-    );
-    note(
-        &m,
-        "runbook-v2",
-        "supersedes: [runbook-v1]\n",
-        "Rollback is one command in the deploy tool now.",
-    );
+    runbooks(&m, "supersedes: [runbook-v1]\n");
     m.index().unwrap();
     let hits = ask(&m, "zanzibar");
     assert_eq!(ids(&hits), vec!["runbook-v1", "runbook-v2"], "{hits:?}");
@@ -274,41 +284,20 @@ fn the_core_view_leaves_superseded_notes_out_and_says_so() {
 #[test]
 fn supersedes_and_contradicts_edges_added_or_removed_by_edits_show_in_the_next_recall() {
     let (_tmp, m) = fresh();
-    note(
-        &m,
-        "runbook-v1",
-        "",
-        "Rollback with the zanzibar script from the ops host.",
-    );
-    note(
-        &m,
-        "runbook-v2",
-        "",
-        "Rollback is one command in the deploy tool now.",
-    );
+    runbooks(&m, "");
     m.index().unwrap();
     let hits = ask(&m, "zanzibar");
     assert_eq!(ids(&hits), vec!["runbook-v1"]);
     assert!(hits[0].superseded_by.is_empty() && hits[0].contradicts.is_empty());
 
-    note(
-        &m,
-        "runbook-v2",
-        "supersedes: [runbook-v1]\ncontradicts: [runbook-v1]\n",
-        "Rollback is one command in the deploy tool now.",
-    );
+    runbook_v2(&m, "supersedes: [runbook-v1]\ncontradicts: [runbook-v1]\n");
     m.index().unwrap();
     let hits = ask(&m, "zanzibar");
     assert_eq!(ids(&hits), vec!["runbook-v1", "runbook-v2"], "{hits:?}");
     assert_eq!(hits[0].superseded_by, vec!["runbook-v2".to_string()]);
     assert_eq!(hits[0].contradicts, vec!["runbook-v2".to_string()]);
 
-    note(
-        &m,
-        "runbook-v2",
-        "",
-        "Rollback is one command in the deploy tool now.",
-    );
+    runbook_v2(&m, "");
     m.index().unwrap();
     let hits = ask(&m, "zanzibar");
     assert_eq!(ids(&hits), vec!["runbook-v1"]);

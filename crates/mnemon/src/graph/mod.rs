@@ -131,7 +131,6 @@ impl Graph {
             // Out-lists arrive in stored order; in-lists are sorted once below.
             g.out[f as usize].push(edge);
             g.inn[to as usize].push(edge.mirror(f));
-            g.tally(edge.kind, true);
         })?;
         // The sources arrive in id order (the out-edge table's key order, bytes compared), so an
         // in-list already holds its edges of equal key in id order: a stable sort by the key
@@ -144,6 +143,7 @@ impl Graph {
             let ids = &g.ids;
             l.is_sorted_by(|a, b| stored_order(ids, a, b).is_le())
         }));
+        g.recount();
         Ok(g)
     }
 
@@ -205,7 +205,8 @@ impl Graph {
         }
     }
 
-    /// Count the edges of every out-list anew (a graph built list by list).
+    /// Count the edges of every out-list anew (a whole graph, loaded or decoded; a patch counts
+    /// as it goes).
     pub(crate) fn recount(&mut self) {
         let mut n = [0; 2];
         for e in self.out.iter().flatten() {

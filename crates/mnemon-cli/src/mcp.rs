@@ -6,9 +6,10 @@
 //! come back as tool errors (`isError: true`) whose text says what to fix. Malformed lines are
 //! answered with JSON-RPC errors before the MCP service sees them ([`lines`]).
 
+use crate::live::LiveMemory;
 use mnemon::args;
 use mnemon::recall::{Query, RecallLayout};
-use mnemon::{Memory, OnDuplicate, WriteRequest};
+use mnemon::{OnDuplicate, WriteRequest};
 use rmcp::handler::server::{tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
@@ -175,7 +176,7 @@ fn write_request(a: WriteArgs) -> mnemon::Result<WriteRequest> {
 /// The MCP server.
 #[derive(Clone)]
 pub struct MemoryServer {
-    memory: Arc<Memory>,
+    memory: Arc<LiveMemory>,
     tool_router: ToolRouter<MemoryServer>,
 }
 
@@ -209,8 +210,8 @@ fn recall_query(a: RecallArgs) -> mnemon::Result<Query> {
 
 #[tool_router]
 impl MemoryServer {
-    /// A server over an open memory.
-    pub fn new(memory: Arc<Memory>) -> Self {
+    /// A server over an open memory (healed when its index store turns out damaged).
+    pub fn new(memory: Arc<LiveMemory>) -> Self {
         MemoryServer {
             memory,
             tool_router: Self::tool_router(),
@@ -222,7 +223,7 @@ impl MemoryServer {
         description = "Recall what this project's memory knows about a question: call it at the start of a task and whenever the user mentions a topic, system, incident or preference that may have history. Give `query` (natural language or keywords), or `anchors` (note ids you already have) to explore around them, or both. Returns the most relevant notes with id, name, description, score, source (direct / neighbor / co_occur), the trail of links that reached each note, and a short excerpt; a note a newer note replaces carries `superseded_by` (trust the newer note, which ranks above it) and notes that disagree carry `contradicts` (weigh them together); an empty list means nothing relevant is remembered. After using the results, call memory_feedback with the ids that helped."
     )]
     async fn memory_recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
-        match recall_query(a).and_then(|q| self.memory.recall(&q)) {
+        match recall_query(a).and_then(|q| self.memory.with(|m| m.recall(&q))) {
             Ok(r) => {
                 json_result(&serde_json::to_value(r.json(RecallLayout::Mcp)).unwrap_or_default())
             }
@@ -236,7 +237,10 @@ impl MemoryServer {
     )]
     async fn memory_feedback(&self, Parameters(a): Parameters<FeedbackArgs>) -> CallToolResult {
         let wrong = a.wrong.unwrap_or_default();
-        match self.memory.feedback(&a.used, &wrong, a.query.as_deref()) {
+        match self
+            .memory
+            .with(|m| m.feedback(&a.used, &wrong, a.query.as_deref()))
+        {
             Ok(r) => json_result(&serde_json::to_value(&r).unwrap_or_default()),
             Err(e) => tool_error(e.to_string()),
         }
@@ -252,14 +256,12 @@ impl MemoryServer {
     ) -> CallToolResult {
         let tags = a.tags.unwrap_or_default();
         let note = a.note.unwrap_or_default();
-        match args::IMPORTANCE
-            .parse(a.importance)
-            .and_then(|importance| {
-                self.memory
-                    .set_importance(&a.node, importance, &tags, &note)
+        match args::IMPORTANCE.parse(a.importance).and_then(|importance| {
+            self.memory.with(|m| {
+                m.set_importance(&a.node, importance, &tags, &note)?;
+                m.stats(&a.node)
             })
-            .and_then(|_| self.memory.stats(&a.node))
-        {
+        }) {
             Ok(s) => json_result(&serde_json::to_value(&s).unwrap_or_default()),
             Err(e) => tool_error(e.to_string()),
         }
@@ -275,7 +277,7 @@ impl MemoryServer {
             args::BUDGET_TOKENS,
             args::DEFAULT_BUDGET_TOKENS,
         )
-        .and_then(|budget| self.memory.core(budget))
+        .and_then(|budget| self.memory.with(|m| m.core(budget)))
         {
             Ok(v) => json_result(&serde_json::to_value(&v).unwrap_or_default()),
             Err(e) => tool_error(e.to_string()),
@@ -287,7 +289,7 @@ impl MemoryServer {
         description = "Show one note by id: its name, type, description, tags, excerpt, and its links in both directions (with kind and provenance), the notes that replace it (`superseded_by`), the notes it replaces (`supersedes`), the notes it disagrees with (`contradicts`), and `sha256`, the hash of the note file as it is now: pass it as `expected_sha256` to memory_write to update the note. Use it to follow up on a recalled note, and before updating one."
     )]
     async fn memory_show(&self, Parameters(a): Parameters<ShowArgs>) -> CallToolResult {
-        match self.memory.show(&a.node) {
+        match self.memory.with(|m| m.show(&a.node)) {
             Ok(v) => json_result(&serde_json::to_value(&v).unwrap_or_default()),
             Err(e) => tool_error(e.to_string()),
         }
@@ -298,10 +300,48 @@ impl MemoryServer {
         description = "Save something worth remembering as a note in this project's memory, for later sessions (and other agents) to recall. Write durable knowledge: decisions and their reasons, facts about the project and its systems, the user's preferences and corrections, incidents and how they were fixed; never chit-chat, transient task state or what the memory already says. First call memory_recall on the topic: if a note already covers it, update that note instead of writing a new one (memory_show it, then memory_write the same `id` with the whole new text and `expected_sha256` set to the `sha256` memory_show returned; a replacement is the whole note, fields left out are dropped). A new note takes a new `id` (a short path like `decisions/db-pool-size`) and no expected_sha256. The note is indexed at once. The result says `written` true or false; when false, `refused` says why and `message` what to do: `exists` (the id is taken: show it and pass its sha256, or choose another id), `stale` (the note changed since you read it: show it again, merge, retry with the new sha256), `missing` (the note you meant to update is gone), `near_duplicate` (`near_duplicates` names notes saying nearly the same: update that note instead, or if yours replaces it write again with `supersedes: [its id]`, or with `on_duplicate: \"create\"` only if the notes are truly distinct). `likely_predecessors` names older notes yours may replace: if it does, write again adding them to `supersedes`."
     )]
     async fn memory_write(&self, Parameters(a): Parameters<WriteArgs>) -> CallToolResult {
-        match write_request(a).and_then(|req| self.memory.write_note(&req)) {
+        match write_request(a).and_then(|req| self.write_note(&req)) {
             Ok(o) => json_result(&serde_json::to_value(&o).unwrap_or_default()),
             Err(e) => tool_error(e.to_string()),
         }
+    }
+}
+
+impl MemoryServer {
+    /// `memory_write`'s work. A write that meets a damaged store after the note file was
+    /// written is not run again once the store is rebuilt (it would be refused: the id now
+    /// exists): the rebuilt store indexed the new file, so it is reported as written.
+    fn write_note(&self, req: &WriteRequest) -> mnemon::Result<mnemon::WriteOutcome> {
+        let path = format!("memory/{}.md", req.id);
+        let file = self.memory.get().dir().root().join(&path);
+        let before = std::fs::read(&file).ok();
+        self.memory.with_then(
+            |m| m.write_note(req),
+            |healed| {
+                if std::fs::read(&file).ok() == before {
+                    return None;
+                }
+                Some(healed.show(&req.id).map(|view| mnemon::WriteOutcome {
+                    id: req.id.clone(),
+                    path: path.clone(),
+                    written: true,
+                    created: before.is_none(),
+                    sha256: view.sha256,
+                    refused: None,
+                    message: format!(
+                        "{} {path}; the index store was found damaged while indexing it and \
+                         was rebuilt from the notes, this one included: it can be recalled",
+                        if before.is_none() {
+                            "created"
+                        } else {
+                            "replaced"
+                        }
+                    ),
+                    near_duplicates: Vec::new(),
+                    likely_predecessors: Vec::new(),
+                }))
+            },
+        )
     }
 }
 
@@ -320,7 +360,7 @@ impl ServerHandler for MemoryServer {
 }
 
 /// Serve `memory` over stdio until the client disconnects.
-pub async fn serve_stdio(memory: Arc<Memory>) -> mnemon::Result<()> {
+pub async fn serve_stdio(memory: Arc<LiveMemory>) -> mnemon::Result<()> {
     let (read, write) = rmcp::transport::stdio_pipes();
     serve_on(memory, read, write).await
 }
@@ -328,7 +368,7 @@ pub async fn serve_stdio(memory: Arc<Memory>) -> mnemon::Result<()> {
 /// Serve `memory` over a byte stream pair until `read` ends. Every line is checked by
 /// [`lines::LineReader`] first: malformed input is answered with a JSON-RPC error and the server
 /// keeps serving.
-pub async fn serve_on<R, W>(memory: Arc<Memory>, read: R, write: W) -> mnemon::Result<()>
+pub async fn serve_on<R, W>(memory: Arc<LiveMemory>, read: R, write: W) -> mnemon::Result<()>
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,

@@ -8,7 +8,7 @@
 //! the new index, never a half-built one (one redb transaction, a lexical manifest renamed into
 //! place, an `Arc` swap in memory).
 
-use mnemon::Memory;
+use crate::live::LiveMemory;
 use mnemon::error::{Error, Result};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,7 +65,7 @@ fn watcher_config() -> notify::Config {
 /// Watch `memory/` and re-index on changes until `stop` receives a message (or is dropped).
 /// `on_error` is told about each failure (the watcher keeps going).
 pub fn run(
-    memory: &Memory,
+    memory: &LiveMemory,
     stats: &WatchStats,
     stop: mpsc::Receiver<()>,
     on_error: &dyn Fn(String),
@@ -131,11 +131,13 @@ pub fn run(
                     .collect();
                 paths.sort();
                 paths.dedup();
-                let result = if rescan || paths.is_empty() {
-                    memory.index()
-                } else {
-                    memory.index_paths(&paths)
-                };
+                let result = memory.with(|m| {
+                    if rescan || paths.is_empty() {
+                        m.index()
+                    } else {
+                        m.index_paths(&paths)
+                    }
+                });
                 match result {
                     Ok(r) => {
                         stats.reindexes.fetch_add(1, Ordering::Relaxed);

@@ -5,6 +5,7 @@ mod common;
 
 use common::{fresh, write_note};
 use mnemon::recall::Query;
+use mnemon_cli::live::LiveMemory;
 use mnemon_cli::watch::{self, WatchStats};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
@@ -20,12 +21,17 @@ fn a_burst_of_writes_is_one_reindex() {
         );
     }
     m.index().unwrap();
-    let m = Arc::new(m);
+    let live = Arc::new(LiveMemory::new(
+        m,
+        mnemon::OpenOptions::default(),
+        Box::new(|e| eprintln!("{e}")),
+    ));
+    let m = live.get();
     let stats = Arc::new(WatchStats::default());
     let (stop, rx) = mpsc::channel();
     let handle = {
-        let (m, stats) = (m.clone(), stats.clone());
-        std::thread::spawn(move || watch::run(&m, &stats, rx, &|e| eprintln!("{e}")).unwrap())
+        let (live, stats) = (live.clone(), stats.clone());
+        std::thread::spawn(move || watch::run(&live, &stats, rx, &|e| eprintln!("{e}")).unwrap())
     };
     std::thread::sleep(Duration::from_millis(300));
     // Over about 0.4 s: the debouncer checks every 0.5 s and expires each file on its own clock,

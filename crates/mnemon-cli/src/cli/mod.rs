@@ -390,6 +390,18 @@ fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
     Ok(memory)
 }
 
+/// The memory a long-running command holds: opened, indexed, and healed if its index store
+/// turns out damaged later (repairs are logged to stderr, which is not the MCP protocol).
+fn live(cli: &Cli, out: &Out) -> mnemon::Result<std::sync::Arc<crate::live::LiveMemory>> {
+    let memory = open(cli, out)?;
+    progress::with_spinner(out, "indexing notes", || memory.index())?;
+    Ok(std::sync::Arc::new(crate::live::LiveMemory::new(
+        memory,
+        options(cli),
+        Box::new(|m| eprintln!("mnemon: {m}")),
+    )))
+}
+
 fn options(cli: &Cli) -> mnemon::OpenOptions {
     let opts = mnemon::OpenOptions::default().with_sync(cli.sync.into());
     match &cli.session {
@@ -594,15 +606,9 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             }
             Ok(EXIT_OK)
         }
-        Command::Serve { no_watch } => {
-            let memory = std::sync::Arc::new(open(cli, out)?);
-            progress::with_spinner(out, "indexing notes", || memory.index())?;
-            serve::run(memory, !*no_watch)
-        }
+        Command::Serve { no_watch } => serve::run(live(cli, out)?, !*no_watch),
         Command::Watch { for_secs } => {
-            let memory = std::sync::Arc::new(open(cli, out)?);
-            progress::with_spinner(out, "indexing notes", || memory.index())?;
-            let report = serve::watch_until_interrupted(memory, *for_secs)?;
+            let report = serve::watch_until_interrupted(live(cli, out)?, *for_secs)?;
             if out.json {
                 out.json(&report);
             } else {

@@ -1,7 +1,7 @@
 //! `mnemon serve` and `mnemon watch`: long-running commands.
 
+use crate::live::LiveMemory;
 use crate::watch::{self, WatchReport, WatchStats};
-use mnemon::Memory;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ fn runtime() -> mnemon::Result<tokio::runtime::Runtime> {
 
 /// Start a watcher thread; returns its stop channel and join handle.
 fn spawn_watcher(
-    memory: Arc<Memory>,
+    memory: Arc<LiveMemory>,
     stats: Arc<WatchStats>,
 ) -> (mpsc::Sender<()>, std::thread::JoinHandle<()>) {
     let (stop_tx, stop_rx) = mpsc::channel();
@@ -28,7 +28,7 @@ fn spawn_watcher(
 }
 
 /// Serve MCP on stdio; logs to stderr only.
-pub fn run(memory: Arc<Memory>, watch_notes: bool) -> mnemon::Result<i32> {
+pub fn run(memory: Arc<LiveMemory>, watch_notes: bool) -> mnemon::Result<i32> {
     let stats = Arc::new(WatchStats::default());
     let watcher = watch_notes.then(|| spawn_watcher(memory.clone(), stats.clone()));
     let result = runtime()?.block_on(crate::mcp::serve_stdio(memory.clone()));
@@ -52,7 +52,7 @@ pub fn run(memory: Arc<Memory>, watch_notes: bool) -> mnemon::Result<i32> {
 
 /// Watch until Ctrl-C (or `for_secs`), then report.
 pub fn watch_until_interrupted(
-    memory: Arc<Memory>,
+    memory: Arc<LiveMemory>,
     for_secs: Option<u64>,
 ) -> mnemon::Result<WatchReport> {
     let stats = Arc::new(WatchStats::default());

@@ -392,6 +392,29 @@ impl Memory {
         &self.dir
     }
 
+    /// Continue `previous`'s session in this memory (a server that reopened its folder after
+    /// repairing it): recall ids go on from where `previous` stopped, so none repeats, and
+    /// feedback without a question still means the last recall of either.
+    pub fn continue_session(&self, previous: &Memory) {
+        use std::sync::atomic::Ordering;
+        self.qid_counter.fetch_max(
+            previous.qid_counter.load(Ordering::SeqCst),
+            Ordering::SeqCst,
+        );
+        let last = previous.last_question.lock().ok().and_then(|l| l.clone());
+        if let (Some(last), Ok(mut mine)) = (last, self.last_question.lock())
+            && mine.is_none()
+        {
+            *mine = Some(last);
+        }
+    }
+
+    /// The session id this process records its events under (`OpenOptions::with_session`, or
+    /// one made up at open).
+    pub fn session(&self) -> &str {
+        self.events.session()
+    }
+
     /// Messages about repairs made while opening or since (rebuilt index, a damaged graph
     /// cache, ...), for the caller to show.
     pub fn take_notices(&mut self) -> Vec<String> {

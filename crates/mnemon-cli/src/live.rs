@@ -1,0 +1,125 @@
+//! A memory that heals its index store while a long-running command (`serve`, `watch`) holds it.
+//!
+//! A one-shot command that finds the store damaged moves it aside, rebuilds it from the notes
+//! and runs again (`cli::dispatch_repairing`). A server cannot start over: it keeps one open
+//! [`Memory`] for the whole session, so damage that appears after it started (another program
+//! writing into `index/graph.redb`, a disk that returns bad pages) would fail every later call
+//! until someone restarted it. [`LiveMemory::with`] runs an operation and, when it fails on
+//! store damage (or panics inside a read of the store), moves the store aside, opens the folder
+//! again (a new store, indexed from the notes) and runs the operation once more on it. Notes
+//! and events are never touched; the log line says where the damaged file went.
+
+use mnemon::{Memory, MemoryDir, OpenOptions, Result};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::{Arc, Mutex, RwLock};
+
+/// Where a heal is reported (a server's stderr, a test's collector).
+pub type Log = dyn Fn(String) + Send + Sync;
+
+/// The memory a long-running command serves, replaced by a rebuilt one when its store is found
+/// damaged.
+pub struct LiveMemory {
+    current: RwLock<Arc<Memory>>,
+    dir: MemoryDir,
+    options: OpenOptions,
+    /// One heal at a time: callers that fail on the same damaged memory wait for the first
+    /// heal and then use its result.
+    healing: Mutex<()>,
+    log: Box<Log>,
+}
+
+impl LiveMemory {
+    /// Serve `memory`; a rebuilt memory is opened with `options` and this memory's session id,
+    /// so events recorded after a heal stay in the session.
+    pub fn new(memory: Memory, options: OpenOptions, log: Box<Log>) -> LiveMemory {
+        let options = options.with_session(memory.session().to_string());
+        LiveMemory {
+            dir: memory.dir().clone(),
+            current: RwLock::new(Arc::new(memory)),
+            options,
+            healing: Mutex::new(()),
+            log,
+        }
+    }
+
+    /// The memory folder.
+    pub fn dir(&self) -> &MemoryDir {
+        &self.dir
+    }
+
+    /// The memory as it is now.
+    pub fn get(&self) -> Arc<Memory> {
+        match self.current.read() {
+            Ok(m) => m.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Run `op` on the memory. When it fails because the index store is damaged (or panics,
+    /// which redb does on some damaged pages), heal the store and run `op` once more: its
+    /// result is the answer. A panic on the healed memory is a bug and goes on unwinding.
+    pub fn with<T>(&self, op: impl Fn(&Memory) -> Result<T>) -> Result<T> {
+        self.with_then(op, |_| None)
+    }
+
+    /// [`LiveMemory::with`] for an operation that may have done part of its work before it met
+    /// the damage (a note written, then its indexing failed): after the heal, `after_heal`
+    /// answers in its place (`Some`) or lets `op` run again (`None`).
+    pub fn with_then<T>(
+        &self,
+        op: impl Fn(&Memory) -> Result<T>,
+        after_heal: impl FnOnce(&Memory) -> Option<Result<T>>,
+    ) -> Result<T> {
+        let memory = self.get();
+        let damage = match catch_unwind(AssertUnwindSafe(|| op(&memory))) {
+            Ok(Err(e)) if mnemon::is_store_damage(&e) => e.to_string(),
+            Ok(result) => return result,
+            Err(panic) => format!("a read of it panicked: {}", panic_message(&*panic)),
+        };
+        let healed = self.heal(&memory, &damage)?;
+        if let Some(answer) = after_heal(&healed) {
+            return answer;
+        }
+        match catch_unwind(AssertUnwindSafe(|| op(&healed))) {
+            Ok(result) => result,
+            Err(panic) => resume_unwind(panic),
+        }
+    }
+
+    /// Replace `damaged` (unless another caller already did): move its store aside, open the
+    /// folder again and index the notes into the new store.
+    fn heal(&self, damaged: &Arc<Memory>, damage: &str) -> Result<Arc<Memory>> {
+        let _one_at_a_time = self.healing.lock().unwrap_or_else(|p| p.into_inner());
+        let now = self.get();
+        if !Arc::ptr_eq(&now, damaged) {
+            return Ok(now);
+        }
+        let aside = Memory::discard_store(&self.dir)?;
+        let mut memory = Memory::open_with(self.dir.clone(), self.options.clone())?;
+        for n in memory.take_notices() {
+            (self.log)(n);
+        }
+        memory.continue_session(damaged);
+        memory.index()?;
+        (self.log)(format!(
+            "the index store was damaged ({damage}); moved it to {} and rebuilt it from the notes",
+            aside.display()
+        ));
+        let memory = Arc::new(memory);
+        match self.current.write() {
+            Ok(mut m) => *m = memory.clone(),
+            Err(poisoned) => *poisoned.into_inner() = memory.clone(),
+        }
+        Ok(memory)
+    }
+}
+
+/// A panic's message, on one line.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+        .replace('\n', " ")
+}

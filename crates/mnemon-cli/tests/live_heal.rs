@@ -1,0 +1,234 @@
+//! A long-running command (`serve`, `watch`) whose index store is damaged after it started:
+//! the next call moves the store aside, rebuilds it from the notes and answers, instead of
+//! failing every call until a restart.
+
+mod common;
+
+use common::{bin, fresh, write_note};
+use mnemon::recall::Query;
+use mnemon::{Memory, OpenOptions, WriteRequest};
+use mnemon_cli::live::LiveMemory;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// A memory of three linked notes, indexed, served by a [`LiveMemory`] whose log lines are kept.
+fn live() -> (tempfile::TempDir, Arc<LiveMemory>, Arc<Mutex<Vec<String>>>) {
+    let (tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "pool.md",
+        "---\nname: Connection pool\nrelated: [deploy]\n---\nThe pgbouncer pool holds 40 connections.\n",
+    );
+    write_note(
+        &memory,
+        "deploy.md",
+        "---\nname: Deploy\n---\nDeploys go through the canary first.\n",
+    );
+    write_note(
+        &memory,
+        "style.md",
+        "---\nname: Style\n---\nAnswers are short; diffs come first.\n",
+    );
+    memory.index().expect("index");
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = log.clone();
+    let live = LiveMemory::new(
+        memory,
+        OpenOptions::default(),
+        Box::new(move |m| sink.lock().expect("log").push(m)),
+    );
+    (tmp, Arc::new(live), log)
+}
+
+/// Overwrite the store's header (its magic and both commit slots): every later read of it
+/// fails, whoever has it open.
+fn damage_store(root: &Path) {
+    let store = root.join("index/graph.redb");
+    let mut bytes = std::fs::read(&store).expect("read store");
+    bytes[..4096].fill(0xA5);
+    std::fs::write(&store, &bytes).expect("write store");
+}
+
+fn ids(memory: &Memory, q: &str) -> Vec<String> {
+    memory
+        .recall(&Query::text(q))
+        .expect("recall")
+        .results
+        .iter()
+        .map(|h| h.id.clone())
+        .collect()
+}
+
+#[test]
+fn a_store_damaged_mid_session_is_rebuilt_and_the_call_answered() {
+    let (_tmp, live, log) = live();
+    let root = live.dir().root().to_path_buf();
+    let before = live.with(|m| Ok(ids(m, "pgbouncer pool"))).expect("recall");
+    assert_eq!(before.first().map(String::as_str), Some("pool"));
+    let first = live.get();
+    damage_store(&root);
+    // The memory opened before the damage fails on it: the premise. (A recall on an unchanged
+    // store may answer from what it read before; a note's view is read from the store.)
+    let err = first
+        .show("pool")
+        .expect_err("a read of the damaged store fails");
+    assert!(mnemon::is_store_damage(&err), "{err}");
+
+    let shown = live.with(|m| m.show("pool")).expect("healed");
+    assert_eq!(shown.name.as_deref(), Some("Connection pool"));
+    let after = live.with(|m| Ok(ids(m, "pgbouncer pool"))).expect("recall");
+    assert_eq!(after, before);
+    assert!(!Arc::ptr_eq(&first, &live.get()), "a new memory serves");
+    assert!(root.join("index/graph.redb.damaged").exists());
+    let log = log.lock().expect("log").join("\n");
+    assert!(
+        log.contains("the index store was damaged") && log.contains("graph.redb.damaged"),
+        "{log}"
+    );
+    // Recall ids go on in the session: none repeats after the heal.
+    let q1 = live
+        .with(|m| m.recall(&Query::text("canary")))
+        .expect("recall");
+    let q2 = live
+        .with(|m| m.recall(&Query::text("diffs")))
+        .expect("recall");
+    assert_eq!(live.get().session(), first.session());
+    assert_ne!(q1.qid, q2.qid);
+    assert!(
+        q1.qid.ends_with("-q2") && q2.qid.ends_with("-q3"),
+        "{} {}",
+        q1.qid,
+        q2.qid
+    );
+}
+
+#[test]
+fn callers_that_meet_the_same_damage_heal_it_once() {
+    let (_tmp, live, log) = live();
+    let root = live.dir().root().to_path_buf();
+    live.with(|m| Ok(ids(m, "canary"))).expect("recall");
+    damage_store(&root);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                let shown = live.with(|m| m.show("deploy")).expect("healed");
+                assert_eq!(shown.name.as_deref(), Some("Deploy"));
+            });
+        }
+    });
+    let heals = log
+        .lock()
+        .expect("log")
+        .iter()
+        .filter(|l| l.contains("the index store was damaged"))
+        .count();
+    assert_eq!(heals, 1);
+}
+
+#[test]
+fn an_error_that_is_not_store_damage_is_returned_without_a_heal() {
+    let (_tmp, live, log) = live();
+    let first = live.get();
+    let err = live
+        .with(|m| m.show("no-such-note"))
+        .expect_err("unknown id");
+    assert!(!mnemon::is_store_damage(&err), "{err}");
+    assert!(Arc::ptr_eq(&first, &live.get()));
+    assert!(log.lock().expect("log").is_empty());
+}
+
+#[test]
+fn a_note_written_through_a_healed_memory_is_indexed_and_recalled() {
+    let (_tmp, live, log) = live();
+    let root = live.dir().root().to_path_buf();
+    damage_store(&root);
+    let req = WriteRequest::new(
+        "runbooks/failover",
+        "Promote the replica, then repoint pgbouncer.",
+    );
+    let out = live.with(|m| m.write_note(&req)).expect("write");
+    assert!(out.written, "{}", out.message);
+    let got = live
+        .with(|m| Ok(ids(m, "promote replica")))
+        .expect("recall");
+    assert_eq!(got.first().map(String::as_str), Some("runbooks/failover"));
+    let log = log.lock().expect("log").join("\n");
+    assert!(log.contains("the index store was damaged"), "{log}");
+}
+
+/// `mnemon serve` end to end: a recall after the store was damaged under the running server
+/// answers as before, and the repair is on stderr (not the protocol).
+#[test]
+fn serve_answers_after_its_store_is_damaged_under_it() {
+    use serde_json::{Value, json};
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let (_tmp, live, _log) = live();
+    let root = live.dir().root().to_path_buf();
+    drop(live);
+    let mut child = bin()
+        .arg("--dir")
+        .arg(&root)
+        .args(["serve", "--no-watch"])
+        .env_remove("MNEMON_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mnemon serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut call = |msg: Value| -> Option<Value> {
+        writeln!(stdin, "{msg}").expect("write");
+        stdin.flush().expect("flush");
+        msg.get("id")?;
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("read");
+        Some(serde_json::from_str(&line).expect("reply is JSON"))
+    };
+    call(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}}),
+    );
+    call(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let recall = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "memory_recall", "arguments": {"query": "pgbouncer pool", "limit": 3}}})
+    };
+    let ids_of = |reply: &Value| -> Vec<String> {
+        let result = &reply["result"];
+        assert_ne!(result["isError"], true, "{reply}");
+        let text = result["content"][0]["text"].as_str().expect("text");
+        let body: Value = serde_json::from_str(text).expect("recall JSON");
+        body["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .map(|r| r["id"].as_str().expect("id").to_string())
+            .collect()
+    };
+    let before = ids_of(&call(recall(2)).expect("reply"));
+    assert_eq!(before.first().map(String::as_str), Some("pool"));
+    damage_store(&root);
+    let shown = call(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "memory_show", "arguments": {"node": "pool"}}}),
+    )
+    .expect("reply");
+    assert_ne!(shown["result"]["isError"], true, "{shown}");
+    let text = shown["result"]["content"][0]["text"]
+        .as_str()
+        .expect("text");
+    assert!(text.contains("Connection pool"), "{text}");
+    let after = ids_of(&call(recall(4)).expect("reply"));
+    assert_eq!(after, before);
+    drop(stdin);
+    let out = child.wait_with_output().expect("serve ends with its input");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the index store was damaged") && stderr.contains("graph.redb.damaged"),
+        "{stderr}"
+    );
+    assert!(root.join("index/graph.redb.damaged").exists());
+}

@@ -25,6 +25,9 @@ pub struct LiveMemory {
     /// One heal at a time: callers that fail on the same damaged memory wait for the first
     /// heal and then use its result.
     healing: Mutex<()>,
+    /// The store file `current` opened (device and inode), to tell a store still damaged from
+    /// one another process has rebuilt since.
+    store_file: Mutex<Option<(u64, u64)>>,
     log: Box<Log>,
 }
 
@@ -33,11 +36,13 @@ impl LiveMemory {
     /// so events recorded after a heal stay in the session.
     pub fn new(memory: Memory, options: OpenOptions, log: Box<Log>) -> LiveMemory {
         let options = options.with_session(memory.session().to_string());
+        let store_file = file_id(&memory.dir().store_file());
         LiveMemory {
             dir: memory.dir().clone(),
             current: RwLock::new(Arc::new(memory)),
             options,
             healing: Mutex::new(()),
+            store_file: Mutex::new(store_file),
             log,
         }
     }
@@ -87,24 +92,42 @@ impl LiveMemory {
     }
 
     /// Replace `damaged` (unless another caller already did): move its store aside, open the
-    /// folder again and index the notes into the new store.
+    /// folder again and index the notes into the new store. When the store file is no longer
+    /// the one `damaged` opened (another process found the damage first and rebuilt it), that
+    /// new store is opened as it is.
     fn heal(&self, damaged: &Arc<Memory>, damage: &str) -> Result<Arc<Memory>> {
         let _one_at_a_time = self.healing.lock().unwrap_or_else(|p| p.into_inner());
         let now = self.get();
         if !Arc::ptr_eq(&now, damaged) {
             return Ok(now);
         }
-        let aside = Memory::discard_store(&self.dir)?;
+        let path = self.dir.store_file();
+        let mut recorded = self.store_file.lock().unwrap_or_else(|p| p.into_inner());
+        let rebuilt_elsewhere = recorded.is_some() && file_id(&path) != *recorded;
+        let aside = if rebuilt_elsewhere {
+            None
+        } else {
+            Some(Memory::discard_store(&self.dir)?)
+        };
         let mut memory = Memory::open_with(self.dir.clone(), self.options.clone())?;
+        *recorded = file_id(&path);
         for n in memory.take_notices() {
             (self.log)(n);
         }
         memory.continue_session(damaged);
         memory.index()?;
-        (self.log)(format!(
-            "the index store was damaged ({damage}); moved it to {} and rebuilt it from the notes",
-            aside.display()
-        ));
+        (self.log)(match aside {
+            Some(aside) => format!(
+                "the index store was damaged ({damage}); moved it to {} and rebuilt it from the \
+                 notes",
+                aside.display()
+            ),
+            None => format!(
+                "the index store was damaged ({damage}); another process had already rebuilt \
+                 it: opened {}",
+                path.display()
+            ),
+        });
         let memory = Arc::new(memory);
         match self.current.write() {
             Ok(mut m) => *m = memory.clone(),
@@ -112,6 +135,19 @@ impl LiveMemory {
         }
         Ok(memory)
     }
+}
+
+/// The device and inode of `path`, if it exists (elsewhere than Unix: unknown, and a heal
+/// always rebuilds).
+#[cfg(unix)]
+fn file_id(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_path: &std::path::Path) -> Option<(u64, u64)> {
+    None
 }
 
 /// A panic's message, on one line.

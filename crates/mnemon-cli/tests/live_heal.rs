@@ -232,3 +232,42 @@ fn serve_answers_after_its_store_is_damaged_under_it() {
     );
     assert!(root.join("index/graph.redb.damaged").exists());
 }
+
+/// Another process found the damage first and rebuilt the store (a one-shot command, or another
+/// server): the server opens that store as it is, and does not move a healthy store aside.
+#[test]
+fn a_store_another_process_already_rebuilt_is_opened_not_moved_aside() {
+    let (_tmp, live, log) = live();
+    let root = live.dir().root().to_path_buf();
+    let before = live.with(|m| Ok(ids(m, "pgbouncer pool"))).expect("recall");
+    damage_store(&root);
+    let out = bin()
+        .arg("--dir")
+        .arg(&root)
+        .args(["doctor", "--fix"])
+        .env_remove("MNEMON_DIR")
+        .output()
+        .expect("run doctor --fix");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rebuilt = std::fs::read(root.join("index/graph.redb")).expect("read the rebuilt store");
+    let shown = live.with(|m| m.show("pool")).expect("healed");
+    assert_eq!(shown.name.as_deref(), Some("Connection pool"));
+    assert_eq!(
+        live.with(|m| Ok(ids(m, "pgbouncer pool"))).expect("recall"),
+        before
+    );
+    let log = log.lock().expect("log").join("\n");
+    assert!(
+        log.contains("another process had already rebuilt it"),
+        "{log}"
+    );
+    // The damaged store doctor moved aside is still the damaged one.
+    let aside = std::fs::read(root.join("index/graph.redb.damaged")).expect("aside");
+    assert!(aside[..4096].iter().all(|&b| b == 0xA5));
+    assert_ne!(rebuilt[..4096], aside[..4096]);
+}

@@ -149,6 +149,10 @@ impl MemoryDir {
     pub fn index(&self) -> PathBuf {
         self.root.join("index")
     }
+    /// `index/graph.redb`: the index store (nodes, edges, problems).
+    pub fn store_file(&self) -> PathBuf {
+        self.index().join(crate::store::STORE_FILE)
+    }
     /// The memory folder's own `.gitignore`.
     pub fn gitignore(&self) -> PathBuf {
         self.root.join(".gitignore")

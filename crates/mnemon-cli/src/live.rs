@@ -110,12 +110,14 @@ impl LiveMemory {
             Some(Memory::discard_store(&self.dir)?)
         };
         let mut memory = Memory::open_with(self.dir.clone(), self.options.clone())?;
-        *recorded = file_id(&path);
         for n in memory.take_notices() {
             (self.log)(n);
         }
         memory.continue_session(damaged);
         memory.index()?;
+        // Only a store indexed whole is recorded: after a failed index (a full disk), the next
+        // heal opens the new store as it is and indexes it again instead of moving it aside.
+        *recorded = file_id(&path);
         (self.log)(match aside {
             Some(aside) => format!(
                 "the index store was damaged ({damage}); moved it to {} and rebuilt it from the \
@@ -123,8 +125,9 @@ impl LiveMemory {
                 aside.display()
             ),
             None => format!(
-                "the index store was damaged ({damage}); another process had already rebuilt \
-                 it: opened {}",
+                "the index store was damaged ({damage}); {} had already been replaced (by \
+                 another process, or a repair that did not finish): opened it and indexed the \
+                 notes into it",
                 path.display()
             ),
         });

@@ -10,7 +10,7 @@
 //! and events are never touched; the log line says where the damaged file went.
 
 use mnemon::{Memory, MemoryDir, OpenOptions, Result};
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// Where a heal is reported (a server's stderr, a test's collector).
@@ -85,10 +85,7 @@ impl LiveMemory {
         if let Some(answer) = after_heal(&healed) {
             return answer;
         }
-        match catch_unwind(AssertUnwindSafe(|| op(&healed))) {
-            Ok(result) => result,
-            Err(panic) => resume_unwind(panic),
-        }
+        op(&healed)
     }
 
     /// Replace `damaged` (unless another caller already did): move its store aside, open the

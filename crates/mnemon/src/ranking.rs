@@ -254,6 +254,34 @@ pub const CLEAR_LEAD: f32 =
 // Priors decide only close calls: a lead of two thirds again is always clear.
 const _: () = assert!(CLEAR_LEAD < 5.0 / 3.0);
 
+/// Words that ask about what was there before ("the old pool settings", "the previous rate
+/// limiter", "our legacy deploy script"): such a question gets a replaced note above the notes
+/// replacing it when it finds them about as well (neither leads by [`CLEAR_LEAD`]). Words that
+/// also say "the last one" or "before doing" (`previous version`, `before deploying`) are left
+/// out: they ask for a rollback or an order of steps as often as for history.
+pub const PAST_WORDS: &[&str] = &[
+    "old",
+    "older",
+    "oldest",
+    "legacy",
+    "original",
+    "originally",
+    "former",
+    "formerly",
+    "retired",
+    "deprecated",
+    "superseded",
+    "obsolete",
+    "outdated",
+];
+
+/// Whether `question` asks about what was there before (one of [`PAST_WORDS`], any case).
+pub fn asks_about_the_past(question: &str) -> bool {
+    question
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| PAST_WORDS.iter().any(|p| w.eq_ignore_ascii_case(p)))
+}
+
 /// Usage reinforcement: a note the agents used apart from any question (fetched it by id, or
 /// said so in feedback naming no question) has its evidence multiplied by
 /// `1 + min(USAGE_CAP, USAGE_COEF * (ln(1 + used) - ln(1 + wrong)))`. It multiplies evidence,

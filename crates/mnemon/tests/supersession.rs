@@ -90,6 +90,85 @@ fn a_successor_ranks_above_the_note_it_replaces_when_the_question_finds_both_abo
     assert!(lead > 1.0 && lead < mnemon::ranking::CLEAR_LEAD, "{lead}");
 }
 
+/// Two pool notes, the second replacing the first, that a question about pool settings finds
+/// about as well.
+fn pool_notes(m: &Memory) {
+    note(
+        m,
+        "pool-settings-2025",
+        "",
+        "Postgres connection pool settings: pool size 20, pool timeout 30 s, pgbouncer pool \
+         mode session.",
+    );
+    note(
+        m,
+        "pool-settings",
+        "supersedes: [pool-settings-2025]\n",
+        "Postgres connection pool settings: size 50 and timeout 10 s since the March change.",
+    );
+    note(
+        m,
+        "unrelated",
+        "",
+        "The deploy pipeline runs on every merge.",
+    );
+    m.index().unwrap();
+}
+
+/// A question about what was there before ("old", "legacy", "original", ...) gets the replaced
+/// note first when it finds both about as well; the same question without such a word gets the
+/// successor first.
+#[test]
+fn a_question_about_the_old_version_gets_the_replaced_note_above_its_successor() {
+    let (_tmp, m) = fresh();
+    pool_notes(&m);
+    let current = ask(&m, "postgres connection pool settings");
+    assert_eq!(ids(&current)[..2], ["pool-settings", "pool-settings-2025"]);
+    // The premise: neither note leads the other clearly.
+    let lead = current[0].explain.base / current[1].explain.base;
+    assert!(
+        lead < mnemon::ranking::CLEAR_LEAD && lead > 1.0 / mnemon::ranking::CLEAR_LEAD,
+        "{lead}"
+    );
+    for q in [
+        "old postgres connection pool settings",
+        "the ORIGINAL postgres connection pool settings",
+        "legacy postgres connection pool settings",
+    ] {
+        let hits = ask(&m, q);
+        assert_eq!(
+            ids(&hits)[..2],
+            ["pool-settings-2025", "pool-settings"],
+            "{q}: {hits:?}"
+        );
+        assert_eq!(hits[0].superseded_by, vec!["pool-settings".to_string()]);
+    }
+    // A word that merely contains one of them is not one ("golden", "bold").
+    assert_eq!(
+        ids(&ask(&m, "golden postgres connection pool settings"))[..2],
+        ["pool-settings", "pool-settings-2025"]
+    );
+}
+
+/// Asking about the old version does not overturn a clear lead: a successor the question finds
+/// far better stays first.
+#[test]
+fn a_question_about_the_old_version_keeps_a_successor_that_leads_clearly_first() {
+    let (_tmp, m) = fresh();
+    pool_notes(&m);
+    let hits = ask(&m, "old pool settings since the March change");
+    let got = ids(&hits);
+    assert_eq!(got[0], "pool-settings", "{hits:?}");
+    let old = got
+        .iter()
+        .position(|i| *i == "pool-settings-2025")
+        .expect("old note");
+    assert!(
+        hits[0].explain.base / hits[old].explain.base > mnemon::ranking::CLEAR_LEAD,
+        "the premise: the successor leads clearly"
+    );
+}
+
 /// Supersession is a prior: it decides close calls, not a question about what only the old note
 /// says (an old setting, a retired file). The old note answers it; its successor comes next.
 #[test]

@@ -639,6 +639,7 @@ pub fn run(
         |s| (s.ord, s.score),
         evidence,
         |s, v| s.score = v,
+        ranking::asks_about_the_past(&q.text),
     );
     scored.sort_by(by_rank);
     scored.truncate(q.limit);

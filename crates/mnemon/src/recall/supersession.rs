@@ -117,14 +117,23 @@ pub fn contradicting(graph: &Graph, o: u32) -> Vec<u32> {
 /// which the answer must show first, with what replaced it next. `key` gives an entry's ordinal
 /// and score, `evidence` a note's evidence for the question before priors (0 for a note the
 /// question does not find), `set` changes a score.
+///
+/// A question about what was there before (`old_first`: [`ranking::asks_about_the_past`]) turns
+/// this around: the old note is lifted above the successors it ranks below unless one of them
+/// leads it by more than [`ranking::CLEAR_LEAD`] (a chain a -> b -> c then ranks a, b, c).
 pub fn lift_successors<T>(
     graph: &Graph,
     scored: &mut [T],
     key: impl Fn(&T) -> (u32, f32),
     evidence: impl Fn(u32) -> f32,
     set: impl Fn(&mut T, f32),
+    old_first: bool,
 ) {
     if !graph.has_supersedes() {
+        return;
+    }
+    if old_first {
+        lift_olds(graph, scored, key, evidence, set);
         return;
     }
     let olds: Vec<(usize, Vec<u32>)> = (0..scored.len())
@@ -158,6 +167,49 @@ pub fn lift_successors<T>(
                     set(entry, place);
                     moved = true;
                 }
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+}
+
+/// [`lift_successors`] for a question about what was there before: each replaced note in
+/// `scored` goes right above the highest of its successors (down its chain) that ranks above it
+/// without leading it by more than [`ranking::CLEAR_LEAD`].
+fn lift_olds<T>(
+    graph: &Graph,
+    scored: &mut [T],
+    key: impl Fn(&T) -> (u32, f32),
+    evidence: impl Fn(u32) -> f32,
+    set: impl Fn(&mut T, f32),
+) {
+    let olds: Vec<(usize, Vec<u32>)> = (0..scored.len())
+        .filter_map(|i| {
+            let (o, _) = key(&scored[i]);
+            if !is_superseded(graph, o) {
+                return None;
+            }
+            chain(graph, o).map(|(later, _)| (i, later))
+        })
+        .collect();
+    for _ in 0..=MAX_CHAIN {
+        let mut moved = false;
+        for (i, later) in &olds {
+            let (old, old_score) = key(&scored[*i]);
+            let bar = evidence(old) * ranking::CLEAR_LEAD;
+            let top = scored
+                .iter()
+                .map(&key)
+                .filter(|&(x, score)| {
+                    score >= old_score && later.binary_search(&x).is_ok() && evidence(x) <= bar
+                })
+                .map(|(_, score)| score)
+                .fold(f32::NEG_INFINITY, f32::max);
+            if top.is_finite() && next_above(top) > old_score {
+                set(&mut scored[*i], next_above(top));
+                moved = true;
             }
         }
         if !moved {

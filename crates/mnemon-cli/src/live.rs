@@ -5,9 +5,11 @@
 //! [`Memory`] for the whole session, so damage that appears after it started (another program
 //! writing into `index/graph.redb`, a disk that returns bad pages) would fail every later call
 //! until someone restarted it. [`LiveMemory::with`] runs an operation and, when it fails on
-//! store damage (or panics inside a read of the store), moves the store aside, opens the folder
-//! again (a new store, indexed from the notes) and runs the operation once more on it. Notes
-//! and events are never touched; the log line says where the damaged file went.
+//! store damage, moves the store aside, opens the folder again (a new store, indexed from the
+//! notes) and runs the operation once more on it. A panic (redb and fst panic on some damaged
+//! bytes) first opens the folder again without moving anything, since opening checks every
+//! derived file and rebuilds the damaged ones; a second failure rebuilds the store. Notes and
+//! events are never touched; the log line says what was repaired and where a damaged file went.
 
 use mnemon::{Memory, MemoryDir, OpenOptions, Result};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -60,39 +62,50 @@ impl LiveMemory {
         }
     }
 
-    /// Run `op` on the memory. When it fails because the index store is damaged (or panics,
-    /// which redb does on some damaged pages), heal the store and run `op` once more: its
-    /// result is the answer. A panic on the healed memory is a bug and goes on unwinding.
+    /// Run `op` on the memory. When it fails because the index store is damaged, heal the
+    /// store and run `op` once more: its result is the answer. A panic (redb and fst panic on
+    /// some damaged bytes, and any index file may hold them) first opens the folder again,
+    /// which checks the derived files and rebuilds the damaged ones; only when `op` fails again
+    /// is the store moved aside. A panic on the rebuilt memory is a bug and goes on unwinding.
     pub fn with<T>(&self, op: impl Fn(&Memory) -> Result<T>) -> Result<T> {
         self.with_then(op, |_| None)
     }
 
     /// [`LiveMemory::with`] for an operation that may have done part of its work before it met
-    /// the damage (a note written, then its indexing failed): after the heal, `after_heal`
+    /// the damage (a note written, then its indexing failed): after each repair, `after_heal`
     /// answers in its place (`Some`) or lets `op` run again (`None`).
     pub fn with_then<T>(
         &self,
         op: impl Fn(&Memory) -> Result<T>,
-        after_heal: impl FnOnce(&Memory) -> Option<Result<T>>,
+        after_heal: impl Fn(&Memory) -> Option<Result<T>>,
     ) -> Result<T> {
-        let memory = self.get();
-        let damage = match catch_unwind(AssertUnwindSafe(|| op(&memory))) {
-            Ok(Err(e)) if mnemon::is_store_damage(&e) => e.to_string(),
+        let mut memory = self.get();
+        let mut failure = match attempt(&op, &memory) {
             Ok(result) => return result,
-            Err(panic) => format!("a read of it panicked: {}", panic_message(&*panic)),
+            Err(failure) => failure,
         };
-        let healed = self.heal(&memory, &damage)?;
+        if let Failure::Panic(_) = failure {
+            let reopened = self.heal(&memory, &failure, false)?;
+            if let Some(answer) = after_heal(&reopened) {
+                return answer;
+            }
+            match attempt(&op, &reopened) {
+                Ok(result) => return result,
+                Err(again) => (memory, failure) = (reopened, again),
+            }
+        }
+        let healed = self.heal(&memory, &failure, true)?;
         if let Some(answer) = after_heal(&healed) {
             return answer;
         }
         op(&healed)
     }
 
-    /// Replace `damaged` (unless another caller already did): move its store aside, open the
-    /// folder again and index the notes into the new store. When the store file is no longer
-    /// the one `damaged` opened (another process found the damage first and rebuilt it), that
-    /// new store is opened as it is.
-    fn heal(&self, damaged: &Arc<Memory>, damage: &str) -> Result<Arc<Memory>> {
+    /// Replace `damaged` (unless another caller already did) by the folder opened again, its
+    /// notes indexed. With `rebuild`, the store is first moved aside, so the new one is built
+    /// from the notes; when the store file is no longer the one `damaged` opened (another
+    /// process found the damage first and rebuilt it), that new store is opened as it is.
+    fn heal(&self, damaged: &Arc<Memory>, failure: &Failure, rebuild: bool) -> Result<Arc<Memory>> {
         let _one_at_a_time = self.healing.lock().unwrap_or_else(|p| p.into_inner());
         let now = self.get();
         if !Arc::ptr_eq(&now, damaged) {
@@ -100,11 +113,11 @@ impl LiveMemory {
         }
         let path = self.dir.store_file();
         let mut recorded = self.store_file.lock().unwrap_or_else(|p| p.into_inner());
-        let rebuilt_elsewhere = recorded.is_some() && file_id(&path) != *recorded;
-        let aside = if rebuilt_elsewhere {
-            None
-        } else {
+        let replaced = recorded.is_some() && file_id(&path) != *recorded;
+        let aside = if rebuild && !replaced {
             Some(Memory::discard_store(&self.dir)?)
+        } else {
+            None
         };
         let mut memory = Memory::open_with(self.dir.clone(), self.options.clone())?;
         for n in memory.take_notices() {
@@ -115,18 +128,25 @@ impl LiveMemory {
         // Only a store indexed whole is recorded: after a failed index (a full disk), the next
         // heal opens the new store as it is and indexes it again instead of moving it aside.
         *recorded = file_id(&path);
-        (self.log)(match aside {
-            Some(aside) => format!(
-                "the index store was damaged ({damage}); moved it to {} and rebuilt it from the \
+        (self.log)(match (aside, rebuild, failure) {
+            (Some(aside), _, _) => format!(
+                "the index store was damaged ({failure}); moved it to {} and rebuilt it from the \
                  notes",
                 aside.display()
             ),
-            None => format!(
-                "the index store was damaged ({damage}); {} had already been replaced (by \
+            (None, true, _) => format!(
+                "the index store was damaged ({failure}); {} had already been replaced (by \
                  another process, or a repair that did not finish): opened it and indexed the \
                  notes into it",
                 path.display()
             ),
+            (None, false, Failure::Panic(p)) => format!(
+                "a read of the index panicked ({p}); opened the memory folder again, its index \
+                 files checked (and rebuilt where damaged)"
+            ),
+            (None, false, Failure::Store(e)) => {
+                format!("opened the memory folder again after: {e}")
+            }
         });
         let memory = Arc::new(memory);
         match self.current.write() {
@@ -134,6 +154,35 @@ impl LiveMemory {
             Err(poisoned) => *poisoned.into_inner() = memory.clone(),
         }
         Ok(memory)
+    }
+}
+
+/// Why an operation needs a repair.
+enum Failure {
+    /// The store reported damage (the error's text).
+    Store(String),
+    /// The operation panicked (the panic's message).
+    Panic(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Store(e) => f.write_str(e),
+            Failure::Panic(p) => write!(f, "a read of it panicked: {p}"),
+        }
+    }
+}
+
+/// `op`'s result, or the failure a repair may cure.
+fn attempt<T>(
+    op: &impl Fn(&Memory) -> Result<T>,
+    memory: &Memory,
+) -> std::result::Result<Result<T>, Failure> {
+    match catch_unwind(AssertUnwindSafe(|| op(memory))) {
+        Ok(Err(e)) if mnemon::is_store_damage(&e) => Err(Failure::Store(e.to_string())),
+        Ok(result) => Ok(result),
+        Err(panic) => Err(Failure::Panic(panic_message(&*panic))),
     }
 }
 

@@ -268,3 +268,60 @@ fn a_store_another_process_already_rebuilt_is_opened_not_moved_aside() {
     assert!(aside[..4096].iter().all(|&b| b == 0xA5));
     assert_ne!(rebuilt[..4096], aside[..4096]);
 }
+
+/// A panic can come from any index file (fst and redb both panic on some damaged bytes): the
+/// first repair opens the folder again, which checks every derived file and rebuilds the
+/// damaged ones, and leaves the store where it is.
+#[test]
+fn a_panic_reopens_the_folder_and_leaves_the_store_in_place() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (_tmp, live, log) = live();
+    let root = live.dir().root().to_path_buf();
+    let first = live.get();
+    let calls = AtomicUsize::new(0);
+    let got = live
+        .with(|m| {
+            if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                panic!("a damaged page");
+            }
+            Ok(ids(m, "pgbouncer pool"))
+        })
+        .expect("answered after the reopen");
+    assert_eq!(got.first().map(String::as_str), Some("pool"));
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert!(
+        !Arc::ptr_eq(&first, &live.get()),
+        "the folder was opened again"
+    );
+    assert!(!root.join("index/graph.redb.damaged").exists());
+    let log = log.lock().expect("log").join("\n");
+    assert!(
+        log.contains("a read of the index panicked (a damaged page)"),
+        "{log}"
+    );
+}
+
+/// An operation that still fails after the reopen gets the store rebuilt from the notes.
+#[test]
+fn a_panic_that_outlives_the_reopen_gets_the_store_rebuilt() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (_tmp, live, log) = live();
+    let root = live.dir().root().to_path_buf();
+    let calls = AtomicUsize::new(0);
+    let got = live
+        .with(|m| {
+            if calls.fetch_add(1, Ordering::SeqCst) < 2 {
+                panic!("a damaged page");
+            }
+            Ok(ids(m, "canary"))
+        })
+        .expect("answered after the rebuild");
+    assert_eq!(got.first().map(String::as_str), Some("deploy"));
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert!(root.join("index/graph.redb.damaged").exists());
+    let log = log.lock().expect("log").join("\n");
+    assert!(
+        log.contains("the index store was damaged (a read of it panicked: a damaged page)"),
+        "{log}"
+    );
+}

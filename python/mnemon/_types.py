@@ -86,6 +86,7 @@ class FloorReport(TypedDict):
     weak: bool
     reached_floor: float
     reached_share: float
+    old_first: bool
 
 
 class IndexHealth(TypedDict):

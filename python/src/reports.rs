@@ -207,7 +207,8 @@ impl Recall {
     /// term with its `idf` and `in_memory`; `rejected`, the best matches turned away with their
     /// `coverage` and `reason`; `weak`, true when no match covered much of the question;
     /// `reached_floor`, the score a note reached over the graph needed, and `reached_share`, that
-    /// score's share of the best direct hit's; both 0 with anchors).
+    /// score's share of the best direct hit's; both 0 with anchors; `old_first`, true when the
+    /// question asks about what was there before, so a replaced note ranks above its successors).
     #[getter]
     fn floor<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_data(py, &self.floor)

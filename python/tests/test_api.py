@@ -124,7 +124,9 @@ def test_recall_report_has_the_qid_latency_and_floor(memory: mnemon.Memory) -> N
     assert isinstance(r, mnemon.Recall)
     assert r.qid and r.latency_us >= 0
     assert len(r) == len(r.hits) and [h.id for h in r] == [h.id for h in r.hits]
-    assert {"terms", "rejected", "weak", "reached_floor", "reached_share"} == set(r.floor)
+    assert {"terms", "rejected", "weak", "reached_floor", "reached_share", "old_first"} == set(
+        r.floor
+    )
     assert r.floor["reached_floor"] > 0
     assert 0.25 <= r.floor["reached_share"] <= 0.4
     d = r.to_dict()

@@ -142,7 +142,15 @@ fn a_question_about_the_old_version_gets_the_replaced_note_above_its_successor()
             "{q}: {hits:?}"
         );
         assert_eq!(hits[0].superseded_by, vec!["pool-settings".to_string()]);
+        let floor = m.recall(&Query::text(q)).expect("recall").floor;
+        assert!(floor.old_first, "{q}");
     }
+    assert!(
+        !m.recall(&Query::text("postgres connection pool settings"))
+            .expect("recall")
+            .floor
+            .old_first
+    );
     // A word that merely contains one of them is not one ("golden", "bold").
     assert_eq!(
         ids(&ask(&m, "golden postgres connection pool settings"))[..2],

@@ -382,6 +382,14 @@ impl Out {
                 ))
             );
         }
+        if f.old_first {
+            outln!(
+                "  {}",
+                self.dim(
+                    "the question asks about what was there before: a replaced note ranks above the notes replacing it unless they lead it clearly"
+                )
+            );
+        }
         for r in &f.rejected {
             outln!(
                 "  {}",

@@ -311,6 +311,7 @@ pub fn run(
         weak: false,
         reached_floor: 0.0,
         reached_share: 0.0,
+        old_first: ranking::asks_about_the_past(&q.text),
     };
     // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
     // do not pass the floor (none: they do), its coverage, and whether its note was used before
@@ -639,7 +640,7 @@ pub fn run(
         |s| (s.ord, s.score),
         evidence,
         |s, v| s.score = v,
-        ranking::asks_about_the_past(&q.text),
+        floor.old_first,
     );
     scored.sort_by(by_rank);
     scored.truncate(q.limit);

@@ -199,6 +199,9 @@ pub struct FloorReport {
     /// That share ([`crate::ranking::neighbour_share`] of how much of the question the best
     /// direct hit answers; 0 with anchors).
     pub reached_share: f32,
+    /// The question asks about what was there before ([`crate::ranking::PAST_WORDS`]): a
+    /// replaced note ranks above the notes replacing it unless they lead it clearly.
+    pub old_first: bool,
 }
 
 /// The answer to a query.

@@ -252,9 +252,11 @@ fn a_chain_of_three_resolves_to_the_newest() {
         "Capacity plan: eight nodes.",
     );
     m.index().unwrap();
-    // Every note matches: newest first.
+    // Every note matches: newest first; asked about the old plan, oldest first.
     let all = ask(&m, "capacity plan");
     assert_eq!(ids(&all), vec!["plan-c", "plan-b", "plan-a"], "{all:?}");
+    let old = ask(&m, "old capacity plan");
+    assert_eq!(ids(&old), vec!["plan-a", "plan-b", "plan-c"], "{old:?}");
     // Only the oldest matches well: it answers, and the notes replacing it follow it.
     let hits = ask(&m, "kestrel quota");
     let mut got = ids(&hits);

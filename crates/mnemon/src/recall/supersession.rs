@@ -132,10 +132,7 @@ pub fn lift_successors<T>(
     if !graph.has_supersedes() {
         return;
     }
-    if old_first {
-        lift_olds(graph, scored, key, evidence, set);
-        return;
-    }
+    // Each replaced note's entry, and every note replacing it down its chain.
     let olds: Vec<(usize, Vec<u32>)> = (0..scored.len())
         .filter_map(|i| {
             let (o, _) = key(&scored[i]);
@@ -145,6 +142,10 @@ pub fn lift_successors<T>(
             chain(graph, o).map(|(later, _)| (i, later))
         })
         .collect();
+    if old_first {
+        lift_olds(&olds, scored, key, evidence, set);
+        return;
+    }
     // Per entry: the score of an old note it was placed under, which no later lift may reach.
     let mut under = vec![f32::INFINITY; scored.len()];
     for _ in 0..=MAX_CHAIN {
@@ -176,27 +177,18 @@ pub fn lift_successors<T>(
 }
 
 /// [`lift_successors`] for a question about what was there before: each replaced note in
-/// `scored` goes right above the highest of its successors (down its chain) that ranks above it
-/// without leading it by more than [`ranking::CLEAR_LEAD`].
+/// `scored` (`olds`: its entry and the notes replacing it) goes right above the highest of its
+/// successors that ranks above it without leading it by more than [`ranking::CLEAR_LEAD`].
 fn lift_olds<T>(
-    graph: &Graph,
+    olds: &[(usize, Vec<u32>)],
     scored: &mut [T],
     key: impl Fn(&T) -> (u32, f32),
     evidence: impl Fn(u32) -> f32,
     set: impl Fn(&mut T, f32),
 ) {
-    let olds: Vec<(usize, Vec<u32>)> = (0..scored.len())
-        .filter_map(|i| {
-            let (o, _) = key(&scored[i]);
-            if !is_superseded(graph, o) {
-                return None;
-            }
-            chain(graph, o).map(|(later, _)| (i, later))
-        })
-        .collect();
     for _ in 0..=MAX_CHAIN {
         let mut moved = false;
-        for (i, later) in &olds {
+        for (i, later) in olds {
             let (old, old_score) = key(&scored[*i]);
             let bar = evidence(old) * ranking::CLEAR_LEAD;
             let top = scored

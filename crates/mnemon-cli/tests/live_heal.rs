@@ -161,46 +161,22 @@ fn a_note_written_through_a_healed_memory_is_indexed_and_recalled() {
 #[test]
 fn serve_answers_after_its_store_is_damaged_under_it() {
     use serde_json::{Value, json};
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
     let (_tmp, live, _log) = live();
     let root = live.dir().root().to_path_buf();
     drop(live);
-    let mut child = bin()
-        .arg("--dir")
-        .arg(&root)
-        .args(["serve", "--no-watch"])
-        .env_remove("MNEMON_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mnemon serve");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut call = |msg: Value| -> Option<Value> {
-        writeln!(stdin, "{msg}").expect("write");
-        stdin.flush().expect("flush");
-        msg.get("id")?;
-        let mut line = String::new();
-        stdout.read_line(&mut line).expect("read");
-        Some(serde_json::from_str(&line).expect("reply is JSON"))
-    };
-    call(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-03-26", "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"}}}),
-    );
-    call(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    let recall = |id: u64| {
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-            "name": "memory_recall", "arguments": {"query": "pgbouncer pool", "limit": 3}}})
-    };
-    let ids_of = |reply: &Value| -> Vec<String> {
+    let mut server = common::mcp::Server::start_logged(&root);
+    let mut call = |id: u64, name: &str, arguments: Value| -> Value {
+        let reply = server.rpc(
+            id,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        );
         let result = &reply["result"];
         assert_ne!(result["isError"], true, "{reply}");
         let text = result["content"][0]["text"].as_str().expect("text");
-        let body: Value = serde_json::from_str(text).expect("recall JSON");
+        serde_json::from_str(text).expect("the tool's JSON")
+    };
+    let ids_of = |body: &Value| -> Vec<String> {
         body["results"]
             .as_array()
             .expect("results")
@@ -208,27 +184,18 @@ fn serve_answers_after_its_store_is_damaged_under_it() {
             .map(|r| r["id"].as_str().expect("id").to_string())
             .collect()
     };
-    let before = ids_of(&call(recall(2)).expect("reply"));
+    let recall = json!({"query": "pgbouncer pool", "limit": 3});
+    let before = ids_of(&call(2, "memory_recall", recall.clone()));
     assert_eq!(before.first().map(String::as_str), Some("pool"));
     damage_store(&root);
-    let shown = call(
-        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-        "name": "memory_show", "arguments": {"node": "pool"}}}),
-    )
-    .expect("reply");
-    assert_ne!(shown["result"]["isError"], true, "{shown}");
-    let text = shown["result"]["content"][0]["text"]
-        .as_str()
-        .expect("text");
-    assert!(text.contains("Connection pool"), "{text}");
-    let after = ids_of(&call(recall(4)).expect("reply"));
-    assert_eq!(after, before);
-    drop(stdin);
-    let out = child.wait_with_output().expect("serve ends with its input");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let shown = call(3, "memory_show", json!({"node": "pool"}));
+    assert_eq!(shown["name"], "Connection pool", "{shown}");
+    assert_eq!(ids_of(&call(4, "memory_recall", recall)), before);
+    let (ok, log) = server.finish_with_log();
+    assert!(ok);
     assert!(
-        stderr.contains("the index store was damaged") && stderr.contains("graph.redb.damaged"),
-        "{stderr}"
+        log.contains("the index store was damaged") && log.contains("graph.redb.damaged"),
+        "{log}"
     );
     assert!(root.join("index/graph.redb.damaged").exists());
 }

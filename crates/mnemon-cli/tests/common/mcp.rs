@@ -2,6 +2,7 @@
 //! drive the MCP server as an agent does.
 
 use serde_json::Value;
+use std::io::Read;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
@@ -16,13 +17,23 @@ pub struct Server {
 impl Server {
     /// Start `mnemon serve --no-watch` on the memory folder `root` and initialize the session.
     pub fn start(root: &Path) -> Server {
+        Server::spawn(root, Stdio::null())
+    }
+
+    /// [`Server::start`], keeping the server's log (stderr) for [`Server::finish_with_log`].
+    pub fn start_logged(root: &Path) -> Server {
+        Server::spawn(root, Stdio::piped())
+    }
+
+    fn spawn(root: &Path, stderr: Stdio) -> Server {
         let mut child = super::bin()
             .arg("--dir")
             .arg(root)
             .args(["serve", "--no-watch"])
+            .env_remove("MNEMON_DIR")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("spawn serve");
         let stdin = child.stdin.take();
@@ -62,8 +73,19 @@ impl Server {
     }
 
     /// Close the server's stdin and wait for it: whether it exited successfully.
-    pub fn finish(mut self) -> bool {
+    pub fn finish(self) -> bool {
+        self.finish_with_log().0
+    }
+
+    /// [`Server::finish`], with what the server logged (empty unless started logged).
+    pub fn finish_with_log(mut self) -> (bool, String) {
         drop(self.stdin.take());
-        self.child.wait().is_ok_and(|s| s.success())
+        let mut log = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            stderr
+                .read_to_string(&mut log)
+                .expect("read the server's log");
+        }
+        (self.child.wait().is_ok_and(|s| s.success()), log)
     }
 }

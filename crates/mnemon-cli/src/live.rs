@@ -182,7 +182,7 @@ fn attempt<T>(
     match catch_unwind(AssertUnwindSafe(|| op(memory))) {
         Ok(Err(e)) if mnemon::is_store_damage(&e) => Err(Failure::Store(e.to_string())),
         Ok(result) => Ok(result),
-        Err(panic) => Err(Failure::Panic(panic_message(&*panic))),
+        Err(panic) => Err(Failure::Panic(crate::cli::panic_note::message(&*panic))),
     }
 }
 
@@ -197,14 +197,4 @@ fn file_id(path: &std::path::Path) -> Option<(u64, u64)> {
 #[cfg(not(unix))]
 fn file_id(_path: &std::path::Path) -> Option<(u64, u64)> {
     None
-}
-
-/// A panic's message, on one line.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into())
-        .replace('\n', " ")
 }

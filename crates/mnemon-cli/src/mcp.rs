@@ -313,7 +313,7 @@ impl MemoryServer {
     /// exists): the rebuilt store indexed the new file, so it is reported as written.
     fn write_note(&self, req: &WriteRequest) -> mnemon::Result<mnemon::WriteOutcome> {
         let path = format!("memory/{}.md", req.id);
-        let file = self.memory.get().dir().root().join(&path);
+        let file = self.memory.dir().root().join(&path);
         let before = std::fs::read(&file).ok();
         self.memory.with_then(
             |m| m.write_note(req),

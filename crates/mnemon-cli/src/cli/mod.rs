@@ -719,7 +719,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
 /// The message of a panic that [`dispatch_repairing`] catches: kept for its notice instead of
 /// printed by the default hook (a damaged store can make redb panic; that is a repair, not a
 /// crash). Panics outside a [`Quiet`] span go to the default hook as before.
-mod panic_note {
+pub(crate) mod panic_note {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Mutex, Once};
 
@@ -758,13 +758,7 @@ mod panic_note {
     /// `panicked at <crate>/src/<file>:<line>: <message>` on one line, the path cut to the crate
     /// (not the build machine's registry folders).
     fn describe(info: &std::panic::PanicHookInfo<'_>) -> String {
-        let payload = info.payload();
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "no message".into());
-        let message = message.replace('\n', " ");
+        let message = message(info.payload());
         match info.location() {
             Some(l) => {
                 let file = l.file();
@@ -776,6 +770,16 @@ mod panic_note {
             }
             None => format!("panicked: {message}"),
         }
+    }
+
+    /// A panic's message (its payload, when a string), on one line.
+    pub(crate) fn message(payload: &(dyn std::any::Any + Send)) -> String {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into())
+            .replace('\n', " ")
     }
 
     /// The last noted panic, if any.

@@ -68,6 +68,7 @@ class TermWeight(TypedDict):
     term: str
     idf: float
     in_memory: bool
+    name: bool
 
 
 class Rejected(TypedDict):

@@ -20,6 +20,11 @@ pub const SMALL_MEMORY_IDF_SHARE: f32 = 0.5;
 /// distance) counts as informative with this share of the idf of a word in no note: it says the
 /// question may be about something the memory lacks, but paraphrases use such words too.
 pub const UNKNOWN_TERM_IDF_SHARE: f32 = 0.5;
+/// A name the question writes (capitalised where no sentence starts: `Gmail`, `iPhone`, `UK`;
+/// see `recall::evidence::name_terms`) that no note holds counts with this share instead: a name
+/// has no other words a paraphrase could use for it, so a memory without it is most likely
+/// about something else, and a note sharing the question's other words answers less of it.
+pub const UNKNOWN_NAME_IDF_SHARE: f32 = 1.0;
 /// A common English word in a question ("keep", "over", "without": see
 /// `recall::evidence::is_generic`) counts with this share of its idf: in a small memory such
 /// words are rare and so look informative, but they say little about what is asked.

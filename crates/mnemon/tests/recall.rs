@@ -681,3 +681,43 @@ fn notes_far_below_the_best_hit_are_left_out_unless_the_question_is_anchored() {
     assert!(far.score < mnemon::ranking::MIN_NEIGHBOUR_SHARE * anchored.results[0].score);
     assert_eq!(anchored.floor.reached_floor, 0.0);
 }
+
+/// A name the question writes and no note holds ("Outlook" the mail program) says the question
+/// is about something the memory lacks: the one word it shares with a note ("contacts") no
+/// longer carries enough of it. The same words written in lower case leave room for a
+/// paraphrase and find the note.
+#[test]
+fn a_name_no_note_holds_weighs_its_full_idf() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "contacts.md",
+        "---\nname: Customer contacts\n---\nThe customer contacts table holds one row per billing email.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let lower = m.recall(&Query::text("contacts in outlook")).unwrap();
+    assert_eq!(ids(&lower), ["contacts"], "{:?}", lower.floor);
+    let named = m.recall(&Query::text("contacts in Outlook")).unwrap();
+    assert!(named.results.is_empty(), "{:?}", named.results);
+    let weight = |r: &mnemon::recall::Recall| {
+        r.floor
+            .terms
+            .iter()
+            .find(|t| t.term == "outlook")
+            .map(|t| (t.idf, t.name, t.in_memory))
+            .expect("outlook is a term of the question")
+    };
+    let (lower_idf, lower_name, _) = weight(&lower);
+    let (named_idf, named_name, in_memory) = weight(&named);
+    assert!(!lower_name && named_name && !in_memory);
+    assert_eq!(
+        named_idf,
+        lower_idf * mnemon::ranking::UNKNOWN_NAME_IDF_SHARE
+            / mnemon::ranking::UNKNOWN_TERM_IDF_SHARE
+    );
+    assert_eq!(
+        named.floor.rejected.first().map(|r| r.id.as_str()),
+        Some("contacts")
+    );
+}

@@ -338,6 +338,8 @@ impl Out {
             .map(|t| {
                 if t.idf <= 0.0 {
                     format!("{} (too common)", t.term)
+                } else if !t.in_memory && t.name {
+                    format!("{} (a name in no note, {:.2})", t.term, t.idf)
                 } else if !t.in_memory {
                     format!("{} (in no note, {:.2})", t.term, t.idf)
                 } else {

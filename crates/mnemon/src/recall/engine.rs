@@ -6,7 +6,7 @@
 
 use super::NodeStats;
 use super::cands::{Cand, Cands, Slot, Via};
-use super::evidence::{DirectInfo, Evidence, title_matches, with_learned};
+use super::evidence::{DirectInfo, Evidence, name_terms, title_matches, with_learned};
 use super::learned::Learned;
 use super::query::{Explain, FloorReport, Hit, Query, Rejected, Source, TrailEdge};
 use super::shown::ShownCache;
@@ -294,7 +294,8 @@ pub fn run(
     } else {
         lex.search(&matches, want)
     };
-    let evidence = Evidence::of(lex, &qt, &matches);
+    let names = name_terms(tok, &q.text);
+    let evidence = Evidence::of(lex, &qt, &matches, &names);
     // With anchors, the anchors' neighbourhood is the context: a weak lexical hit outside it is
     // noise, a hit inside it is kept.
     if !anchors.is_empty() && !hits.is_empty() {
@@ -306,7 +307,7 @@ pub fn run(
     }
     let mut learned_of = evidence.learned(&matches, graph, learned);
     let mut floor = FloorReport {
-        terms: evidence.terms(&matches),
+        terms: evidence.terms(&matches, &names),
         rejected: Vec::new(),
         weak: false,
         reached_floor: 0.0,

@@ -77,6 +77,39 @@ pub fn is_generic(surface: &str) -> bool {
     GENERIC_WORDS.contains(surface)
 }
 
+/// Months and days of the week: capitalised by convention, not names of things.
+const CALENDAR_WORDS: [&str; 19] = [
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
+    "saturday", "sunday",
+];
+
+/// The index terms of the words `text` writes as names: capitalised (`Gmail`, `iPhone`, `UK`)
+/// where a sentence does not start, made of letters only (identifiers are left out), months and
+/// weekdays left out.
+pub fn name_terms(tok: &Tokenizer, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut sentence_start = true;
+    for raw in text.split_whitespace() {
+        let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        let starts = sentence_start;
+        sentence_start = raw.ends_with(['.', '?', '!', ':']);
+        if starts
+            || word.len() < 2
+            || !word.bytes().all(|b| b.is_ascii_alphabetic())
+            || !word.bytes().any(|b| b.is_ascii_uppercase())
+        {
+            continue;
+        }
+        let folded = word.to_ascii_lowercase();
+        if CALENDAR_WORDS.contains(&folded.as_str()) {
+            continue;
+        }
+        out.push(tok.stem_word(&folded));
+    }
+    out
+}
+
 fn idf(docs: f32, df: u64) -> f32 {
     let df = df as f32;
     (1.0 + (docs - df + 0.5) / (df + 0.5)).ln()
@@ -86,9 +119,15 @@ impl Evidence {
     /// The informativeness of each term of `matches` (the expansions of `qt`'s terms, in query
     /// order) in `lex`: the idf of the term, or of its most frequent expansion when only its
     /// expansions are in the memory; a word found nowhere weighs
-    /// [`ranking::UNKNOWN_TERM_IDF_SHARE`] of an unseen word's idf, a common English word
+    /// [`ranking::UNKNOWN_TERM_IDF_SHARE`] of an unseen word's idf (a name, one of `names`,
+    /// [`ranking::UNKNOWN_NAME_IDF_SHARE`]), a common English word
     /// [`ranking::GENERIC_TERM_IDF_SHARE`] of its idf.
-    pub fn of(lex: &LexicalIndex, qt: &QueryTerms, matches: &[TermMatch]) -> Evidence {
+    pub fn of(
+        lex: &LexicalIndex,
+        qt: &QueryTerms,
+        matches: &[TermMatch],
+        names: &[String],
+    ) -> Evidence {
         let docs = lex.live_docs().max(1) as f32;
         // In a memory of a few notes no word can be rare: even one held by a single note has a
         // low idf. The bar is lowered to what such a word reaches.
@@ -101,6 +140,7 @@ impl Evidence {
             let generic = qt.terms.get(i).is_some_and(|t| is_generic(&t.surface));
             let mut w = match m.expansions.first() {
                 Some(_) => idf(docs, m.first_df),
+                None if names.contains(&m.term) => idf(docs, 0) * ranking::UNKNOWN_NAME_IDF_SHARE,
                 None => idf(docs, 0) * ranking::UNKNOWN_TERM_IDF_SHARE,
             };
             held.push((if m.expansions.is_empty() { 0.0 } else { w }, generic));
@@ -151,7 +191,7 @@ impl Evidence {
     }
 
     /// The informative terms with their weights (`--explain`).
-    pub fn terms(&self, matches: &[TermMatch]) -> Vec<TermWeight> {
+    pub fn terms(&self, matches: &[TermMatch], names: &[String]) -> Vec<TermWeight> {
         matches
             .iter()
             .zip(&self.info)
@@ -159,6 +199,7 @@ impl Evidence {
                 term: m.term.clone(),
                 idf,
                 in_memory: !m.expansions.is_empty(),
+                name: names.contains(&m.term),
             })
             .collect()
     }
@@ -336,4 +377,33 @@ pub fn title_matches(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_capitalised_words_where_no_sentence_starts() {
+        let tok = Tokenizer::new();
+        assert_eq!(
+            name_terms(&tok, "migrating my contacts from Gmail to Outlook"),
+            ["gmail", "outlook"]
+        );
+        // Case humps and acronyms are names; the first word of each sentence and "I" are not.
+        assert_eq!(
+            name_terms(&tok, "Downgrade an iPhone? Then I call the UK office."),
+            ["iphon", "uk"]
+        );
+        // Months and weekdays are capitalised by convention; identifiers, versions and paths
+        // are not names of this kind.
+        assert_eq!(
+            name_terms(
+                &tok,
+                "what broke in March on Friday with PgPoolOptions max_connections(50) v2 Next.js"
+            ),
+            ["pgpooloption"]
+        );
+        assert!(name_terms(&tok, "why did the pool time out at month end?").is_empty());
+    }
 }

@@ -170,6 +170,9 @@ pub struct TermWeight {
     pub idf: f32,
     /// Some note holds it (or a word within typo distance).
     pub in_memory: bool,
+    /// The question writes it as a name (capitalised where no sentence starts); one no note
+    /// holds weighs its full idf (`ranking::UNKNOWN_NAME_IDF_SHARE`).
+    pub name: bool,
 }
 
 /// A lexical hit the score floor turned away, and why.

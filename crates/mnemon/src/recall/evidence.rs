@@ -402,7 +402,7 @@ mod tests {
                 &tok,
                 "what broke in March on Friday with PgPoolOptions max_connections(50) v2 Next.js"
             ),
-            ["pgpooloption"]
+            ["pgpoolopt"]
         );
         assert!(name_terms(&tok, "why did the pool time out at month end?").is_empty());
     }

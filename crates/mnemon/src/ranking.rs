@@ -26,9 +26,13 @@ pub const UNKNOWN_TERM_IDF_SHARE: f32 = 0.5;
 /// about something else, and a note sharing the question's other words answers less of it.
 pub const UNKNOWN_NAME_IDF_SHARE: f32 = 1.0;
 /// A common English word in a question ("keep", "over", "without": see
-/// `recall::evidence::is_generic`) counts with this share of its idf: in a small memory such
-/// words are rare and so look informative, but they say little about what is asked.
+/// `recall::evidence::is_generic`), or a short number, counts with this share of its idf: in a
+/// small memory such words are rare and so look informative, but they say little about what is
+/// asked.
 pub const GENERIC_TERM_IDF_SHARE: f32 = 0.3;
+/// A number of at most this many digits counts as a common word ("iOS 18", "the 5 % step"):
+/// dates, counts and versions put such numbers in notes on every subject.
+pub const SMALL_NUMBER_DIGITS: usize = 2;
 /// A direct hit must cover at least this share of the question's information: the idf-weighted
 /// share of its informative terms the note matches (a typo or prefix match counts
 /// `index::scoring::FUZZY_TERM_WEIGHT` / `PREFIX_TERM_WEIGHT` of a term). Long questions in other

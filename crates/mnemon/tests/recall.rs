@@ -721,3 +721,31 @@ fn a_name_no_note_holds_weighs_its_full_idf() {
         Some("contacts")
     );
 }
+
+/// A short number in a question ("iOS 18") weighs like a common word: a note holding it in a
+/// date says nothing about the question's subject, though the number is as rare as a word.
+#[test]
+fn a_short_number_weighs_like_a_common_word() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "freeze.md",
+        "---\nname: Deploy freeze\n---\nNo deploys from 2026-03-18 to 2026-03-20.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let r = m.recall(&Query::text("freeze on the 18 2026")).unwrap();
+    let weight = |term: &str| {
+        r.floor
+            .terms
+            .iter()
+            .find(|t| t.term == term)
+            .map(|t| t.idf)
+            .expect("a term of the question")
+    };
+    // All three are held by the one note: the same idf before the share.
+    assert!(weight("freez") > 0.0);
+    assert_eq!(weight("2026"), weight("freez"));
+    assert!(weight("18") <= mnemon::ranking::GENERIC_TERM_IDF_SHARE * weight("freez") + 1e-6);
+    assert_eq!(ids(&r), ["freeze"]);
+}

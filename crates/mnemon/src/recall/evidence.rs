@@ -72,9 +72,13 @@ static GENERIC_WORDS: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
             .collect()
     });
 
-/// Whether a folded question word is a common English word.
+/// Whether a folded question word says little about a question's topic: a common English word,
+/// or a number of at most [`ranking::SMALL_NUMBER_DIGITS`] digits (a day of a date, a count, a
+/// version: "iOS 18", "tram 28"), which notes hold for as many reasons.
 pub fn is_generic(surface: &str) -> bool {
     GENERIC_WORDS.contains(surface)
+        || (surface.len() <= ranking::SMALL_NUMBER_DIGITS
+            && surface.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Months and days of the week: capitalised by convention, not names of things.
@@ -405,5 +409,15 @@ mod tests {
             ["pgpoolopt"]
         );
         assert!(name_terms(&tok, "why did the pool time out at month end?").is_empty());
+    }
+
+    #[test]
+    fn short_numbers_and_common_words_are_generic_longer_numbers_are_not() {
+        for w in ["18", "5", "00", "over", "without"] {
+            assert!(is_generic(w), "{w}");
+        }
+        for w in ["429", "2026", "v2", "p99", "pgbouncer"] {
+            assert!(!is_generic(w), "{w}");
+        }
     }
 }

@@ -50,9 +50,10 @@ pub fn slug_edges(id: &str, cluster: &[String]) -> Vec<EdgeValue> {
         .collect()
 }
 
-/// Can `term` be a probe term? Single characters (a CJK char, a letter) are too common a link.
+/// Can `term` be a probe term? Single characters (a CJK char, a letter) are too common a link,
+/// and a name mark is no word of the text.
 pub fn is_probe_term(term: &str) -> bool {
-    term.chars().nth(1).is_some()
+    term.chars().nth(1).is_some() && !crate::index::fields::is_name_mark(term)
 }
 
 /// The idf of a term in `df` notes, or `None` for a term too rare (one note) or too common to
@@ -650,6 +651,13 @@ pub fn derived_from_user_edges(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn name_marks_and_single_characters_are_never_probes() {
+        assert!(is_probe_term("stripe"));
+        assert!(!is_probe_term("x"));
+        assert!(!is_probe_term(&crate::index::fields::name_mark("stripe")));
+    }
 
     #[test]
     fn the_dictionary_is_cut_into_the_parts_asked_for_in_key_order() {

@@ -21,7 +21,8 @@ pub const SMALL_MEMORY_IDF_SHARE: f32 = 0.5;
 /// question may be about something the memory lacks, but paraphrases use such words too.
 pub const UNKNOWN_TERM_IDF_SHARE: f32 = 0.5;
 /// A name the question writes (capitalised where no sentence starts: `Gmail`, `iPhone`, `UK`;
-/// see `recall::evidence::name_terms`) that no note holds counts with this share instead: a name
+/// see `recall::evidence::name_words`) that no note holds, or that notes hold only in lower case
+/// (`recall::evidence::forget_names_written_lower`), counts with this share instead: a name
 /// has no other words a paraphrase could use for it, so a memory without it is most likely
 /// about something else, and a note sharing the question's other words answers less of it.
 pub const UNKNOWN_NAME_IDF_SHARE: f32 = 1.0;

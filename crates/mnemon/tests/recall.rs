@@ -722,6 +722,67 @@ fn a_name_no_note_holds_weighs_its_full_idf() {
     );
 }
 
+/// A name the question writes ("templates in Word") that the notes hold only in lower case
+/// ("words") is another word: it matches nothing and weighs as a name in no note. A name the
+/// notes write capitalised anywhere (a heading, a sentence start) still matches, and so does the
+/// same word asked in lower case; an update that writes the name makes it match.
+#[test]
+fn a_name_the_notes_write_only_in_lower_case_matches_nothing() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "reply-style.md",
+        "---\nname: Reply style\n---\nKeep replies under two hundred words and use invoice numbers.\n",
+    );
+    write_note(
+        &m,
+        "deploy-windows.md",
+        "---\nname: Deploy times\n---\n## Windows\n\nDeploys run in two windows a day.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let lower = m.recall(&Query::text("reply words limit")).unwrap();
+    assert_eq!(ids(&lower), ["reply-style"], "{:?}", lower.floor);
+    let named = m
+        .recall(&Query::text("free invoice template in Word"))
+        .unwrap();
+    assert!(named.results.is_empty(), "{:?}", named.results);
+    let word = named
+        .floor
+        .terms
+        .iter()
+        .find(|t| t.term == "word")
+        .expect("word is a term of the question");
+    assert!(word.name && !word.in_memory, "{word:?}");
+    // Without the name rule the note would match "invoice" and "word": it is turned away for
+    // matching too little.
+    assert_eq!(
+        named.floor.rejected.first().map(|r| r.id.as_str()),
+        Some("reply-style")
+    );
+    // "Windows" is a heading of the other note: written capitalised, so it still matches.
+    let heading = m
+        .recall(&Query::text("deploy in the Windows we have"))
+        .unwrap();
+    assert_eq!(ids(&heading).first().copied(), Some("deploy-windows"));
+    // Once a note writes the name, the word matches again.
+    write_note(
+        &m,
+        "reply-style.md",
+        "---\nname: Reply style\n---\nKeep replies under two hundred words; invoices go out from Word.\n",
+    );
+    m.index().unwrap();
+    let again = m
+        .recall(&Query::text("free invoice template in Word"))
+        .unwrap();
+    assert_eq!(
+        ids(&again).first().copied(),
+        Some("reply-style"),
+        "{:?}",
+        again.floor
+    );
+}
+
 /// A short number in a question ("iOS 18") weighs like a common word: a note holding it in a
 /// date says nothing about the question's subject, though the number is as rare as a word.
 #[test]

@@ -339,7 +339,7 @@ impl Out {
                 if t.idf <= 0.0 {
                     format!("{} (too common)", t.term)
                 } else if !t.in_memory && t.name {
-                    format!("{} (a name in no note, {:.2})", t.term, t.idf)
+                    format!("{} (a name no note writes, {:.2})", t.term, t.idf)
                 } else if !t.in_memory {
                     format!("{} (in no note, {:.2})", t.term, t.idf)
                 } else {

@@ -13,6 +13,59 @@ pub const FIELD_NAMES: [&str; FIELD_COUNT] = ["id", "name", "description", "tags
 /// A term counted more often than this in one field is stored as this (format limit, u16).
 pub const MAX_TF: u32 = u16::MAX as u32;
 
+/// The first byte of a name mark: a term that says a note writes a word with a capital letter
+/// (`^stripe` for `Stripe`, `^elasticache` for `ElastiCache`). The tokenizer never makes a term
+/// with it (it splits words on punctuation), so a mark is never a word of a query or a note.
+pub const NAME_MARK: char = '^';
+
+/// Whether `term` is a name mark (see [`NAME_MARK`]), not a word of the text.
+pub fn is_name_mark(term: &str) -> bool {
+    term.starts_with(NAME_MARK)
+}
+
+/// The name mark of a word folded to lower case.
+pub fn name_mark(folded: &str) -> String {
+    let mut mark = String::with_capacity(folded.len() + 1);
+    mark.push(NAME_MARK);
+    mark.push_str(folded);
+    mark
+}
+
+/// Hand `f` the field and the mark (see [`NAME_MARK`]) of each distinct word of ASCII letters
+/// that `note` writes with a capital letter anywhere in its name, description, tags or body,
+/// sentence starts and headings included: a word written so somewhere may be a name, and recall
+/// takes a name the question writes that no note does for one the memory lacks
+/// (`recall::evidence`). Counting too many words as written so only makes that rule rarer.
+fn each_name_mark(note: &ParsedNote, mut f: impl FnMut(usize, &str)) {
+    let tags = note.meta.tags.join(" ");
+    let texts: [&str; FIELD_COUNT] = [
+        "",
+        note.meta.name.as_deref().unwrap_or(""),
+        note.meta.description.as_deref().unwrap_or(""),
+        &tags,
+        &note.body,
+    ];
+    let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
+    let mut mark = String::new();
+    for (field, text) in texts.iter().enumerate() {
+        for word in text.split(|c: char| !c.is_ascii_alphabetic()) {
+            if word.len() < 2
+                || word.len() >= crate::index::tokenize::MAX_TERM_BYTES
+                || !word.bytes().any(|b| b.is_ascii_uppercase())
+            {
+                continue;
+            }
+            mark.clear();
+            mark.push(NAME_MARK);
+            mark.extend(word.chars().map(|c| c.to_ascii_lowercase()));
+            if !seen.contains(mark.as_str()) {
+                f(field, &mark);
+                seen.insert(mark.clone());
+            }
+        }
+    }
+}
+
 /// One document's terms: for each distinct term, its count in each field; plus field lengths.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DocTerms {
@@ -80,6 +133,11 @@ impl DocTerms {
                 slot[f] = 1;
                 counts.insert(term.to_owned(), slot);
             }
+        });
+        each_name_mark(note, |f, mark| {
+            let mut slot = [0; FIELD_COUNT];
+            slot[f] = 1;
+            counts.insert(mark.to_owned(), slot);
         });
         let mut terms: Vec<_> = counts.into_iter().collect();
         terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -210,6 +268,19 @@ impl<'p> TermBatch<'p> {
                     batch.postings.push((t as u32, tfs));
                 }
             });
+            // A note's marks are distinct, and no word of the text is one.
+            each_name_mark(note, |f, mark| {
+                let Some(t) = batch.terms.intern(mark) else {
+                    full = true;
+                    return;
+                };
+                if t as usize == slot_of.len() {
+                    slot_of.push(usize::MAX);
+                }
+                let mut tfs = [0; FIELD_COUNT];
+                tfs[f] = 1;
+                batch.postings.push((t, tfs));
+            });
             if full {
                 return Err(BatchFull);
             }
@@ -243,6 +314,42 @@ mod tests {
     }
 
     #[test]
+    fn words_written_capitalised_anywhere_get_a_name_mark_once() {
+        let tok = Tokenizer::new();
+        let note = parse_note(
+            "stripe",
+            b"---\nname: Stripe payouts\ntags: [Ops]\n---\n## Windows\nStripe's ElastiCache and stripe again; an x Y UK.\n",
+        );
+        let d = DocTerms::from_note(&tok, &note);
+        let marks: Vec<(&str, [u16; FIELD_COUNT])> = d
+            .terms
+            .iter()
+            .filter(|(t, _)| is_name_mark(t))
+            .map(|(t, c)| (t.as_str(), *c))
+            .collect();
+        // One mark per word, counted once in the field it is first written in; one-letter
+        // words and lower-case words get none.
+        assert_eq!(
+            marks,
+            [
+                ("^elasticache", [0, 0, 0, 0, 1]),
+                ("^ops", [0, 0, 0, 1, 0]),
+                ("^stripe", [0, 1, 0, 0, 0]),
+                ("^uk", [0, 0, 0, 0, 1]),
+                ("^windows", [0, 0, 0, 0, 1]),
+            ]
+        );
+        // Marks are not words: field lengths count the text's words only (`ElastiCache` is
+        // three words: the whole and its parts).
+        let plain = parse_note(
+            "stripe",
+            b"---\nname: stripe payouts\ntags: [ops]\n---\n## windows\nstripe's elasticache elasti cache and stripe again; an x y uk.\n",
+        );
+        assert_eq!(d.field_lens, DocTerms::from_note(&tok, &plain).field_lens);
+        assert_eq!(name_mark("stripe"), "^stripe");
+    }
+
+    #[test]
     fn a_batch_counts_what_each_note_counts_alone() {
         let tok = Tokenizer::new();
         let notes = [
@@ -250,7 +357,7 @@ mod tests {
                 "pool-sizing",
                 b"---\nname: Pool sizing\ntags: [pool, db]\n---\npool pool size of the db pool\n",
             ),
-            parse_note("db/retry", b"retry the db; size matters, pool too\n"),
+            parse_note("db/retry", b"retry the db; size matters, Pool too\n"),
             parse_note("empty", b"---\nname: x\n---\n"),
         ];
         let refs: Vec<&ParsedNote> = notes.iter().collect();

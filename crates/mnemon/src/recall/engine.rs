@@ -6,7 +6,9 @@
 
 use super::NodeStats;
 use super::cands::{Cand, Cands, Slot, Via};
-use super::evidence::{DirectInfo, Evidence, name_terms, title_matches, with_learned};
+use super::evidence::{
+    DirectInfo, Evidence, forget_names_written_lower, name_words, title_matches, with_learned,
+};
 use super::learned::Learned;
 use super::query::{Explain, FloorReport, Hit, Query, Rejected, Source, TrailEdge};
 use super::shown::ShownCache;
@@ -282,11 +284,14 @@ pub fn run(
     // 2. Lexical hits and notes used for earlier questions like this one, each kept only when
     //    its evidence passes the floor, normalised to the best lexical hit.
     let qt = lex.split_unknown_compounds(tok.query_terms(text));
-    let matches = if qt.terms.is_empty() {
+    let mut matches = if qt.terms.is_empty() {
         Vec::new()
     } else {
         lex.expand(&qt, tok)
     };
+    let name_words = name_words(&q.text);
+    forget_names_written_lower(lex, tok, &name_words, &mut matches);
+    let names: Vec<String> = name_words.iter().map(|w| tok.stem_word(w)).collect();
     // As many lexical hits as the walk takes seeds (or the caller wants results).
     let want = q.limit.max(ranking::MAX_SEEDS);
     let hits = if matches.is_empty() {
@@ -294,7 +299,6 @@ pub fn run(
     } else {
         lex.search(&matches, want)
     };
-    let names = name_terms(tok, &q.text);
     let evidence = Evidence::of(lex, &qt, &matches, &names);
     // With anchors, the anchors' neighbourhood is the context: a weak lexical hit outside it is
     // noise, a hit inside it is kept.

@@ -88,10 +88,10 @@ const CALENDAR_WORDS: [&str; 19] = [
     "saturday", "sunday",
 ];
 
-/// The index terms of the words `text` writes as names: capitalised (`Gmail`, `iPhone`, `UK`)
+/// The words `text` writes as names, folded to lower case: capitalised (`Gmail`, `iPhone`, `UK`)
 /// where a sentence does not start, made of letters only (identifiers are left out), months and
 /// weekdays left out.
-pub fn name_terms(tok: &Tokenizer, text: &str) -> Vec<String> {
+pub fn name_words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut sentence_start = true;
     for raw in text.split_whitespace() {
@@ -109,9 +109,42 @@ pub fn name_terms(tok: &Tokenizer, text: &str) -> Vec<String> {
         if CALENDAR_WORDS.contains(&folded.as_str()) {
             continue;
         }
-        out.push(tok.stem_word(&folded));
+        out.push(folded);
     }
     out
+}
+
+/// The index terms of [`name_words`].
+pub fn name_terms(tok: &Tokenizer, text: &str) -> Vec<String> {
+    name_words(text)
+        .iter()
+        .map(|w| tok.stem_word(w))
+        .collect()
+}
+
+/// Forget what the memory holds of each name the question writes (`names`, from
+/// [`name_words`]) that no note writes with a capital letter (neither the word nor its stem):
+/// "Word" where the notes only say "words", "Swift" where they say "swift rollback". The same
+/// letters in lower case are another word, so the name counts as one the memory lacks
+/// ([`ranking::UNKNOWN_NAME_IDF_SHARE`]) and matches nothing, not even a typo. A name the memory
+/// does not hold as it is (a typo of a name) keeps its typo matches.
+pub fn forget_names_written_lower(
+    lex: &LexicalIndex,
+    tok: &Tokenizer,
+    names: &[String],
+    matches: &mut [TermMatch],
+) {
+    for word in names {
+        let stem = tok.stem_word(word);
+        let Some(m) = matches.iter_mut().find(|m| m.term == stem) else {
+            continue;
+        };
+        let held = m.expansions.iter().any(|(t, _)| *t == m.term);
+        if held && !lex.writes_capitalised(word) && !lex.writes_capitalised(&stem) {
+            m.expansions.clear();
+            m.first_df = 0;
+        }
+    }
 }
 
 fn idf(docs: f32, df: u64) -> f32 {

@@ -293,6 +293,12 @@ impl LexicalIndex {
         self.df(term.as_bytes())
     }
 
+    /// Whether a live note writes `folded` (a word of ASCII letters in lower case) with a
+    /// capital letter somewhere (its name mark, see `index::fields::NAME_MARK`).
+    pub fn writes_capitalised(&self, folded: &str) -> bool {
+        self.df(crate::index::fields::name_mark(folded).as_bytes()) > 0
+    }
+
     /// The terms the live documents `ids` hold, each with those of `ids` that hold it (their
     /// places in `ids`, ascending); a term more than `max_df` live documents hold may be left
     /// out. What an update

@@ -168,10 +168,12 @@ pub struct TermWeight {
     pub term: String,
     /// The idf it weighs in coverage; 0 when too common to say anything.
     pub idf: f32,
-    /// Some note holds it (or a word within typo distance).
+    /// Some note holds it (or a word within typo distance), and it is not a name only the
+    /// same letters in lower case stand for.
     pub in_memory: bool,
     /// The question writes it as a name (capitalised where no sentence starts); one no note
-    /// holds weighs its full idf (`ranking::UNKNOWN_NAME_IDF_SHARE`).
+    /// holds weighs its full idf (`ranking::UNKNOWN_NAME_IDF_SHARE`), and so does one that no
+    /// note writes capitalised (it then matches nothing: `in_memory` is false).
     pub name: bool,
 }
 

@@ -223,7 +223,8 @@ impl LexicalIndex {
     }
 
     /// Dictionary terms within the allowed edit distance of `t`'s stem, and the stems of `t` with
-    /// one letter left out (an English word of 5+ letters, not its first), most frequent first.
+    /// one letter left out or two neighbouring letters swapped (an English word of 5+ letters,
+    /// not its first letter), most frequent first.
     /// The second catch typos that change the stem's form, not just a letter of it: `flakey` is
     /// two edits from `flaki` (the stem of `flaky`), `flaky` one from `flakey`.
     pub(super) fn fuzzy(&self, t: &QueryTerm, tok: &Tokenizer) -> Vec<String> {
@@ -259,23 +260,41 @@ impl LexicalIndex {
         }
         let word = t.surface.as_bytes();
         if found.complete && word.len() >= 5 && word.iter().all(u8::is_ascii_lowercase) {
-            let mut shorter = String::with_capacity(word.len());
-            for skip in crate::index::scoring::FUZZY_PREFIX_CHARS..word.len() {
-                if skip > 0 && word[skip] == word[skip - 1] {
-                    continue; // the same word as leaving out the letter before
-                }
-                shorter.clear();
-                shorter.push_str(&t.surface[..skip]);
-                shorter.push_str(&t.surface[skip + 1..]);
-                let stem = tok.stem_word(&shorter);
+            let fixed = crate::index::scoring::FUZZY_PREFIX_CHARS;
+            let mut variant = String::with_capacity(word.len());
+            let look_up = |variant: &str, found: &mut Found| {
+                let stem = tok.stem_word(variant);
                 if stem == t.term || found.df.contains_key(&stem) {
-                    continue;
+                    return;
                 }
                 for l in &self.segments {
                     if let Some(off) = l.seg.term_offset(stem.as_bytes()) {
                         found.add(l, &stem, off);
                     }
                 }
+            };
+            // One letter left out: a letter typed twice or one too many.
+            for skip in fixed..word.len() {
+                if skip > 0 && word[skip] == word[skip - 1] {
+                    continue; // the same word as leaving out the letter before
+                }
+                variant.clear();
+                variant.push_str(&t.surface[..skip]);
+                variant.push_str(&t.surface[skip + 1..]);
+                look_up(&variant, &mut found);
+            }
+            // Two neighbouring letters swapped back (`failvoer`): one edit on the stems only
+            // when the swap is inside the stem, which the suffix a stemmer cuts often is not.
+            for at in fixed..word.len() - 1 {
+                if word[at] == word[at + 1] {
+                    continue;
+                }
+                variant.clear();
+                variant.push_str(&t.surface[..at]);
+                variant.push(char::from(word[at + 1]));
+                variant.push(char::from(word[at]));
+                variant.push_str(&t.surface[at + 2..]);
+                look_up(&variant, &mut found);
             }
         }
         self.top_by_df(found)

@@ -565,6 +565,30 @@ mod tests {
         assert!(ids(&idx, &tok, "xflaky ").is_empty());
     }
 
+    /// Two neighbouring letters swapped (`failvoer`) where the stemmer then cuts another suffix:
+    /// the typo's stem (`failvoer`) is three edits from the word's (`failov`), the word with the
+    /// two letters swapped back is the word.
+    #[test]
+    fn a_typo_that_swaps_two_letters_matches_through_the_word_swapped_back() {
+        let tok = Tokenizer::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let idx = LexicalIndex::rebuild(
+            tmp.path(),
+            &[
+                doc(&tok, "a", "redis failover runbook"),
+                doc(&tok, "b", "kubernetes deployment"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(tok.query_terms("failvoer").terms[0].term, "failvoer");
+        assert_eq!(tok.query_terms("failover").terms[0].term, "failov");
+        let m = idx.expand(&tok.query_terms("failvoer "), &tok);
+        assert_eq!(m[0].expansions, vec![("failov".to_string(), crate::index::scoring::FUZZY_TERM_WEIGHT)]);
+        assert_eq!(ids(&idx, &tok, "failvoer steps"), vec!["a"]);
+        // The first letter stays where it is (as for edit-distance typos).
+        assert!(ids(&idx, &tok, "afilover ").is_empty());
+    }
+
     #[test]
     fn typos_within_the_distance_and_an_unfinished_last_word_match() {
         let tok = Tokenizer::new();

@@ -31,6 +31,19 @@ pub fn name_mark(folded: &str) -> String {
     mark
 }
 
+/// The text of each field of `note` (`tags` its tags joined by spaces); the id field's words
+/// come from the id, not from a text, so its text is empty. The one place that says which text
+/// goes into which field.
+fn field_texts<'n>(note: &'n ParsedNote, tags: &'n str) -> [&'n str; FIELD_COUNT] {
+    [
+        "",
+        note.meta.name.as_deref().unwrap_or(""),
+        note.meta.description.as_deref().unwrap_or(""),
+        tags,
+        &note.body,
+    ]
+}
+
 /// Hand `f` the field and the mark (see [`NAME_MARK`]) of each distinct word of ASCII letters
 /// that `note` writes with a capital letter anywhere in its name, description, tags or body,
 /// sentence starts and headings included: a word written so somewhere may be a name, and recall
@@ -38,13 +51,7 @@ pub fn name_mark(folded: &str) -> String {
 /// (`recall::evidence`). Counting too many words as written so only makes that rule rarer.
 fn each_name_mark(note: &ParsedNote, mut f: impl FnMut(usize, &str)) {
     let tags = note.meta.tags.join(" ");
-    let texts: [&str; FIELD_COUNT] = [
-        "",
-        note.meta.name.as_deref().unwrap_or(""),
-        note.meta.description.as_deref().unwrap_or(""),
-        &tags,
-        &note.body,
-    ];
+    let texts = field_texts(note, &tags);
     let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
     let mut mark = String::new();
     for (field, text) in texts.iter().enumerate() {
@@ -77,8 +84,7 @@ pub struct DocTerms {
 }
 
 /// Tokenize each field of a note, handing `f` the field number and each word (see
-/// [`Tokenizer::for_each_index_word`]); returns the token count of each field. The one place that
-/// says which text goes into which field.
+/// [`Tokenizer::for_each_index_word`]); returns the token count of each field.
 fn each_field_word(
     tok: &Tokenizer,
     note: &ParsedNote,
@@ -86,13 +92,7 @@ fn each_field_word(
 ) -> [u32; FIELD_COUNT] {
     let mut field_lens = [0u32; FIELD_COUNT];
     let tags = note.meta.tags.join(" ");
-    let texts: [&str; FIELD_COUNT] = [
-        "",
-        note.meta.name.as_deref().unwrap_or(""),
-        note.meta.description.as_deref().unwrap_or(""),
-        &tags,
-        &note.body,
-    ];
+    let texts = field_texts(note, &tags);
     for (field, text) in texts.iter().enumerate() {
         let mut len = 0u32;
         let mut count = |word: IndexWord<'_>| {

@@ -760,6 +760,16 @@ fn a_name_the_notes_write_only_in_lower_case_matches_nothing() {
         named.floor.rejected.first().map(|r| r.id.as_str()),
         Some("reply-style")
     );
+    // A question in title case marks no names: its words match as they are.
+    for question in ["What Is The Reply Words Limit", "Reply Words"] {
+        let title_case = m.recall(&Query::text(question)).unwrap();
+        assert_eq!(
+            ids(&title_case).first().copied(),
+            Some("reply-style"),
+            "{question}"
+        );
+        assert!(title_case.floor.terms.iter().all(|t| !t.name), "{question}");
+    }
     // "Windows" is a heading of the other note: written capitalised, so it still matches.
     let heading = m
         .recall(&Query::text("deploy in the Windows we have"))

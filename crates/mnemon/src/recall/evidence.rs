@@ -90,29 +90,50 @@ const CALENDAR_WORDS: [&str; 19] = [
 
 /// The words `text` writes as names, folded to lower case: capitalised (`Gmail`, `iPhone`, `UK`)
 /// where a sentence does not start, made of letters only (identifiers are left out), months and
-/// weekdays left out.
+/// weekdays left out. A question that capitalises every word ("Service Map") or most of them
+/// ("How To Roll Back A Deploy", one in capitals) says nothing by it: it has no names.
 pub fn name_words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    // Words of letters, and how many of them are capitalised: all of them, and those where no
+    // sentence starts.
+    let (mut words, mut words_capitalised) = (0usize, 0usize);
+    let (mut inner, mut inner_capitalised) = (0usize, 0usize);
     let mut sentence_start = true;
     for raw in text.split_whitespace() {
         let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
         let starts = sentence_start;
         sentence_start = raw.ends_with(['.', '?', '!', ':']);
-        if starts
-            || word.len() < 2
-            || !word.bytes().all(|b| b.is_ascii_alphabetic())
-            || !word.bytes().any(|b| b.is_ascii_uppercase())
-        {
+        if word.len() < 2 || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
             continue;
         }
+        let capitalised = word.bytes().any(|b| b.is_ascii_uppercase());
+        words += 1;
+        words_capitalised += usize::from(capitalised);
+        if starts {
+            continue;
+        }
+        inner += 1;
+        if !capitalised {
+            continue;
+        }
+        inner_capitalised += 1;
         let folded = word.to_ascii_lowercase();
         if CALENDAR_WORDS.contains(&folded.as_str()) {
             continue;
         }
         out.push(folded);
     }
+    let every_word = words >= 2 && words_capitalised == words;
+    let most_words = inner >= TITLE_CASE_MIN_WORDS && inner_capitalised * 2 > inner;
+    if every_word || most_words {
+        out.clear();
+    }
     out
 }
+
+/// A question with at least this many words of letters where no sentence starts, most of them
+/// capitalised, is written in title case or in capitals: its capitals mark no names.
+const TITLE_CASE_MIN_WORDS: usize = 3;
 
 /// The index terms of [`name_words`].
 pub fn name_terms(tok: &Tokenizer, text: &str) -> Vec<String> {
@@ -442,6 +463,16 @@ mod tests {
             ["pgpoolopt"]
         );
         assert!(name_terms(&tok, "why did the pool time out at month end?").is_empty());
+        // Title case and capitals mark no names; a few names among lower-case words do.
+        assert!(name_words("How To Roll Back A Deploy").is_empty());
+        assert!(name_words("HOW TO ROLL BACK THE DEPLOY").is_empty());
+        assert_eq!(
+            name_words("Jetpack Compose LazyColumn scrolling is slow"),
+            ["compose", "lazycolumn"]
+        );
+        assert_eq!(name_words("Gmail to Outlook"), ["outlook"]);
+        assert!(name_words("Service Map").is_empty());
+        assert_eq!(name_words("service map in Word"), ["word"]);
     }
 
     #[test]

@@ -135,33 +135,25 @@ pub fn name_words(text: &str) -> Vec<String> {
 /// capitalised, is written in title case or in capitals: its capitals mark no names.
 const TITLE_CASE_MIN_WORDS: usize = 3;
 
-/// The index terms of [`name_words`].
-pub fn name_terms(tok: &Tokenizer, text: &str) -> Vec<String> {
-    name_words(text)
-        .iter()
-        .map(|w| tok.stem_word(w))
-        .collect()
-}
-
-/// Forget what the memory holds of each name the question writes (`names`, from
-/// [`name_words`]) that no note writes with a capital letter (neither the word nor its stem):
+/// Forget what the memory holds of each name the question writes (`words`, from
+/// [`name_words`], with their index terms `terms`) that no note writes with a capital letter
+/// (neither the word nor its stem):
 /// "Word" where the notes only say "words", "Swift" where they say "swift rollback". The same
 /// letters in lower case are another word, so the name counts as one the memory lacks
 /// ([`ranking::UNKNOWN_NAME_IDF_SHARE`]) and matches nothing, not even a typo. A name the memory
 /// does not hold as it is (a typo of a name) keeps its typo matches.
 pub fn forget_names_written_lower(
     lex: &LexicalIndex,
-    tok: &Tokenizer,
-    names: &[String],
+    words: &[String],
+    terms: &[String],
     matches: &mut [TermMatch],
 ) {
-    for word in names {
-        let stem = tok.stem_word(word);
-        let Some(m) = matches.iter_mut().find(|m| m.term == stem) else {
+    for (word, stem) in words.iter().zip(terms) {
+        let Some(m) = matches.iter_mut().find(|m| m.term == *stem) else {
             continue;
         };
         let held = m.expansions.iter().any(|(t, _)| *t == m.term);
-        if held && !lex.writes_capitalised(word) && !lex.writes_capitalised(&stem) {
+        if held && !lex.writes_capitalised(word) && !lex.writes_capitalised(stem) {
             m.expansions.clear();
             m.first_df = 0;
         }
@@ -440,6 +432,11 @@ pub fn title_matches(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The index terms of [`name_words`].
+    fn name_terms(tok: &Tokenizer, text: &str) -> Vec<String> {
+        name_words(text).iter().map(|w| tok.stem_word(w)).collect()
+    }
 
     #[test]
     fn names_are_capitalised_words_where_no_sentence_starts() {

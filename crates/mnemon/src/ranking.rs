@@ -42,7 +42,9 @@ pub const SMALL_NUMBER_DIGITS: usize = 2;
 pub const MIN_COVERAGE: f32 = 0.2;
 /// A direct hit that matches one informative term of a longer question must cover at least this
 /// share of it: one shared word (a "pool" or a "canary" in another sense) is how off-topic
-/// questions find notes, so that word must carry most of the question.
+/// questions find notes, so that word must carry most of the question. A name the question
+/// writes that the note's id, name, description or tags hold is exempt
+/// (`recall::evidence::Evidence::floor`).
 pub const SINGLE_TERM_MIN_COVERAGE: f32 = 0.5;
 /// A note agents used before (see [`counts_as_used`]) passes the floor covering this share of
 /// the question with at least one informative term as it is, and is returned even for a weak

@@ -820,3 +820,42 @@ fn a_short_number_weighs_like_a_common_word() {
     assert!(weight("18") <= mnemon::ranking::GENERIC_TERM_IDF_SHARE * weight("freez") + 1e-6);
     assert_eq!(ids(&r), ["freeze"]);
 }
+
+/// A question about someone or something the notes name passes on that name alone when a note's
+/// summary (its name, description or tags) holds it: the note is about it. A note that only
+/// mentions the name in its body still needs more of the question.
+#[test]
+fn a_name_a_note_is_titled_with_passes_alone() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "priya-focus.md",
+        "---\nname: Priya's focus this week\n---\nHeads-down on the export queue; park the webhook tasks.\n",
+    );
+    write_note(
+        &m,
+        "standup.md",
+        "---\nname: Standup notes\n---\nPriya said the export queue is slow on Mondays.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let question = "what is Priya busy with right now and what should wait";
+    let r = m.recall(&Query::text(question)).unwrap();
+    assert_eq!(ids(&r), ["priya-focus"], "{:?}", r.floor);
+    let priya = r.floor.terms.iter().find(|t| t.term == "priya");
+    assert!(
+        priya.is_some_and(|t| t.name && t.in_memory),
+        "{:?}",
+        r.floor
+    );
+    let standup = r.floor.rejected.iter().find(|x| x.id == "standup");
+    assert_eq!(
+        standup.map(|x| x.reason),
+        Some("shares a single word with a longer question"),
+        "{:?}",
+        r.floor
+    );
+    // Written in lower case the word is no name: one word of a longer question is not enough.
+    let lower = m.recall(&Query::text(question.to_lowercase())).unwrap();
+    assert!(lower.results.is_empty(), "{:?}", lower.results);
+}

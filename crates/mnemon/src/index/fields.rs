@@ -9,6 +9,8 @@ use rustc_hash::FxHashMap;
 /// Number of indexed fields.
 pub const FIELD_COUNT: usize = 5;
 /// Field order, as in the segment format and `crate::index::scoring::FIELD_WEIGHTS`.
+/// The fields before the body (id, name, description, tags): what a note says it is about.
+pub const SUMMARY_FIELDS: usize = 4;
 pub const FIELD_NAMES: [&str; FIELD_COUNT] = ["id", "name", "description", "tags", "body"];
 /// A term counted more often than this in one field is stored as this (format limit, u16).
 pub const MAX_TF: u32 = u16::MAX as u32;

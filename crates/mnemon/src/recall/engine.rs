@@ -328,7 +328,7 @@ pub fn run(
             let coverage = evidence.coverage(h.matched, h.exact);
             let lexical_floor = |used: bool| {
                 evidence
-                    .floor(h.matched, h.exact, coverage, used)
+                    .floor(h.matched, h.exact, h.titled, coverage, used)
                     .or_else(|| {
                         (h.score < evidence.lexical_floor())
                             .then_some("lexical score under the floor")

@@ -59,6 +59,9 @@ pub struct Evidence {
     total: f32,
     /// The largest weight of a term the memory holds.
     held_max: f32,
+    /// Bits of the terms that are names the question writes and the memory holds (see
+    /// [`name_words`]).
+    held_names: u32,
 }
 
 /// Common English words (the ISO stop-word list, lower case): in a question they say little
@@ -186,7 +189,11 @@ impl Evidence {
         let mut partial = Vec::with_capacity(matches.len());
         // Per term: its idf when the memory holds it, and whether it is a common English word.
         let mut held = Vec::with_capacity(matches.len());
+        let mut held_names = 0u32;
         for (i, m) in matches.iter().enumerate() {
+            if !m.expansions.is_empty() && names.contains(&m.term) {
+                held_names |= 1u32 << (i % 32);
+            }
             let generic = qt.terms.get(i).is_some_and(|t| is_generic(&t.surface));
             let mut w = match m.expansions.first() {
                 Some(_) => idf(docs, m.first_df),
@@ -237,6 +244,7 @@ impl Evidence {
             partial,
             total,
             held_max,
+            held_names,
         }
     }
 
@@ -303,12 +311,17 @@ impl Evidence {
     /// does: it must cover [`ranking::MIN_COVERAGE`] of the question, more
     /// ([`ranking::SINGLE_TERM_MIN_COVERAGE`]) when it matches a single informative term, and a
     /// single term of a longer question matched only through a typo or prefix is never enough
-    /// (a one-word question matched through a typo is). A note `used` before
-    /// passes with [`ranking::USED_MIN_COVERAGE`] and one informative term as it is.
+    /// (a one-word question matched through a typo is). A single term that is a name the
+    /// question writes, matched as it is in the note's id, name, description or tags (bits
+    /// `titled`), needs only [`ranking::MIN_COVERAGE`]: a note that says it is about Maya
+    /// answers a question about Maya, whatever else the question says in words the notes lack.
+    /// A note `used` before passes with [`ranking::USED_MIN_COVERAGE`] and one informative term
+    /// as it is.
     pub fn floor(
         &self,
         matched: u32,
         exact: u32,
+        titled: u32,
         coverage: f32,
         used: bool,
     ) -> Option<&'static str> {
@@ -320,7 +333,11 @@ impl Evidence {
             Some("matches too little of the question")
         } else if exact_n == 0 && any_n < 2 && self.informative() > 1 {
             Some("matches one term, only through a typo or prefix")
-        } else if any_n < 2 && coverage < ranking::SINGLE_TERM_MIN_COVERAGE {
+        } else if any_n < 2
+            && coverage < ranking::SINGLE_TERM_MIN_COVERAGE
+            && titled & self.held_names == 0
+        {
+            // ...unless that word is a name the note's summary holds: the note is about it.
             Some("shares a single word with a longer question")
         } else {
             None

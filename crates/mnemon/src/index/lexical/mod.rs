@@ -80,6 +80,9 @@ pub struct LexHit<'a> {
     /// Bit i set when query term i matched as it is (not only through a typo or prefix
     /// expansion).
     pub exact: u32,
+    /// Bit i set when query term i matched as it is in the note's id, name, description or
+    /// tags: what the note says it is about.
+    pub titled: u32,
     /// The highest idf among the terms it matched (how distinctive its best match is).
     pub max_idf: f32,
 }

@@ -2,7 +2,7 @@
 //! without scoring every document a common word matches; and the term statistics synthesis reads.
 
 use super::*;
-use crate::index::fields::FIELD_COUNT;
+use crate::index::fields::{FIELD_COUNT, SUMMARY_FIELDS};
 use crate::index::segment::Posting;
 use crate::prefetch::prefetch;
 use fst::Streamer;
@@ -14,6 +14,7 @@ pub(super) struct DocAcc {
     score: f32,
     matched: u32,
     exact: u32,
+    titled: u32,
     best_idf: f32,
 }
 
@@ -181,6 +182,8 @@ impl LexicalIndex {
                         a.score += w * tf * (crate::index::scoring::BM25_K1 + 1.0) / (crate::index::scoring::BM25_K1 + tf);
                         a.matched |= 1u32 << (qi % 32);
                         a.exact |= u32::from(*exact) << (qi % 32);
+                        a.titled |= u32::from(*exact && p.tfs[..SUMMARY_FIELDS].iter().any(|&c| c > 0))
+                            << (qi % 32);
                         a.best_idf = a.best_idf.max(*idf);
                     };
                     if admit_new {
@@ -254,6 +257,7 @@ impl LexicalIndex {
                             score: a.score,
                             matched: a.matched,
                             exact: a.exact,
+                            titled: a.titled,
                             max_idf: a.best_idf,
                         });
                     }

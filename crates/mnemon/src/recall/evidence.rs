@@ -76,10 +76,12 @@ static GENERIC_WORDS: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
     });
 
 /// Whether a folded question word says little about a question's topic: a common English word,
-/// or a number of at most [`ranking::SMALL_NUMBER_DIGITS`] digits (a day of a date, a count, a
-/// version: "iOS 18", "tram 28"), which notes hold for as many reasons.
+/// a month or weekday, or a number of at most [`ranking::SMALL_NUMBER_DIGITS`] digits (a day of
+/// a date, a count, a version: "iOS 18", "tram 28"): notes hold dates and such numbers for as
+/// many reasons as they have subjects.
 pub fn is_generic(surface: &str) -> bool {
     GENERIC_WORDS.contains(surface)
+        || CALENDAR_WORDS.contains(&surface)
         || (surface.len() <= ranking::SMALL_NUMBER_DIGITS
             && surface.bytes().all(|b| b.is_ascii_digit()))
 }
@@ -490,11 +492,11 @@ mod tests {
     }
 
     #[test]
-    fn short_numbers_and_common_words_are_generic_longer_numbers_are_not() {
-        for w in ["18", "5", "00", "over", "without"] {
+    fn short_numbers_months_and_common_words_are_generic_longer_numbers_are_not() {
+        for w in ["18", "5", "00", "over", "without", "february", "march", "friday"] {
             assert!(is_generic(w), "{w}");
         }
-        for w in ["429", "2026", "v2", "p99", "pgbouncer"] {
+        for w in ["429", "2026", "v2", "p99", "pgbouncer", "febr", "marching"] {
             assert!(!is_generic(w), "{w}");
         }
     }

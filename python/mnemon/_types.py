@@ -69,6 +69,7 @@ class TermWeight(TypedDict):
     idf: float
     in_memory: bool
     name: bool
+    form_of: Optional[str]
 
 
 class Rejected(TypedDict):

@@ -204,7 +204,8 @@ pub(crate) fn hit_list(
 #[pymethods]
 impl Recall {
     /// Why the question's lexical matches passed the score floor or not (a dict: `terms`, each
-    /// term with its `idf`, `in_memory` and `name` (the question writes it as a name);
+    /// term with its `idf`, `in_memory`, `name` (the question writes it as a name) and `form_of`
+    /// (the question's other term it is a form of, which it counts as);
     /// `rejected`, the best matches turned away with their `coverage` and `reason`; `weak`, true when no match covered much of the question;
     /// `reached_floor`, the score a note reached over the graph needed, and `reached_share`, that
     /// score's share of the best direct hit's; both 0 with anchors; `old_first`, true when the

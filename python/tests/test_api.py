@@ -128,7 +128,7 @@ def test_recall_report_has_the_qid_latency_and_floor(memory: mnemon.Memory) -> N
         r.floor
     )
     assert r.floor["reached_floor"] > 0
-    assert [set(t) for t in r.floor["terms"]] == [{"term", "idf", "in_memory", "name"}] * len(
+    assert [set(t) for t in r.floor["terms"]] == [{"term", "idf", "in_memory", "name", "form_of"}] * len(
         r.floor["terms"]
     )
     assert 0.25 <= r.floor["reached_share"] <= 0.4

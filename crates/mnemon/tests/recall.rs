@@ -859,3 +859,37 @@ fn a_name_a_note_is_titled_with_passes_alone() {
     let lower = m.recall(&Query::text(question.to_lowercase())).unwrap();
     assert!(lower.results.is_empty(), "{:?}", lower.results);
 }
+
+/// Two forms of one word that the stemmer keeps apart ("certified", "certificate"), the first
+/// matched only through the second, are one word of the question: a note holding that word
+/// shares a single word with it, not two.
+#[test]
+fn two_forms_of_one_word_count_once() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "cert.md",
+        "---\nname: Device keys\n---\nRotate the device certificate every year.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let r = m
+        .recall(&Query::text("certified translation of a birth certificate"))
+        .unwrap();
+    assert!(r.results.is_empty(), "{:?}", r.results);
+    let weight = |term: &str| r.floor.terms.iter().find(|t| t.term == term).map(|t| t.idf);
+    assert_eq!(weight("certifi"), Some(0.0), "{:?}", r.floor);
+    let form = r.floor.terms.iter().find(|t| t.term == "certifi");
+    assert_eq!(form.and_then(|t| t.form_of.as_deref()), Some("certif"));
+    assert!(weight("certif").is_some_and(|w| w > 0.0), "{:?}", r.floor);
+    let rejected = r.floor.rejected.iter().find(|x| x.id == "cert");
+    assert_eq!(
+        rejected.map(|x| x.reason),
+        Some("shares a single word with a longer question")
+    );
+    // Asked about the certificate itself, the note answers.
+    let asked = m
+        .recall(&Query::text("rotate the certified device certificate"))
+        .unwrap();
+    assert_eq!(ids(&asked), ["cert"]);
+}

@@ -336,7 +336,9 @@ impl Out {
             .terms
             .iter()
             .map(|t| {
-                if t.idf <= 0.0 {
+                if let Some(word) = &t.form_of {
+                    format!("{} (another form of {word})", t.term)
+                } else if t.idf <= 0.0 {
                     format!("{} (too common)", t.term)
                 } else if !t.in_memory && t.name {
                     format!("{} (a name no note writes, {:.2})", t.term, t.idf)

@@ -165,6 +165,21 @@ pub fn forget_names_written_lower(
     }
 }
 
+/// The term of another of the question's words that `m` is a form of: `m` is not held as it is
+/// but matches, through a typo or prefix expansion, what that word is held as.
+fn another_form_of<'m>(m: &TermMatch, matches: &'m [TermMatch]) -> Option<&'m str> {
+    let held_as_is = |x: &TermMatch| x.expansions.iter().any(|(t, _)| *t == x.term);
+    if held_as_is(m) {
+        return None;
+    }
+    matches
+        .iter()
+        .find(|o| {
+            !std::ptr::eq(*o, m) && held_as_is(o) && m.expansions.iter().any(|(t, _)| *t == o.term)
+        })
+        .map(|o| o.term.as_str())
+}
+
 fn idf(docs: f32, df: u64) -> f32 {
     let df = df as f32;
     (1.0 + (docs - df + 0.5) / (df + 0.5)).ln()
@@ -198,6 +213,9 @@ impl Evidence {
             }
             let generic = qt.terms.get(i).is_some_and(|t| is_generic(&t.surface));
             let mut w = match m.expansions.first() {
+                // Another form of a word the question also writes ("certified" and
+                // "certificate", stemmed apart, the first matched through the second): one word.
+                Some(_) if another_form_of(m, matches).is_some() => 0.0,
                 Some(_) => idf(docs, m.first_df),
                 None if names.contains(&m.term) => idf(docs, 0) * ranking::UNKNOWN_NAME_IDF_SHARE,
                 None => idf(docs, 0) * ranking::UNKNOWN_TERM_IDF_SHARE,
@@ -260,6 +278,7 @@ impl Evidence {
                 idf,
                 in_memory: !m.expansions.is_empty(),
                 name: names.contains(&m.term),
+                form_of: another_form_of(m, matches).map(str::to_string),
             })
             .collect()
     }

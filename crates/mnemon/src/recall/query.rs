@@ -175,6 +175,10 @@ pub struct TermWeight {
     /// holds weighs its full idf (`ranking::UNKNOWN_NAME_IDF_SHARE`), and so does one that no
     /// note writes capitalised (it then matches nothing: `in_memory` is false).
     pub name: bool,
+    /// Another of the question's terms that this one is a form of ("certifi" of "certif",
+    /// stemmed apart, matched only through it): the two count as one word, so this one weighs
+    /// nothing.
+    pub form_of: Option<String>,
 }
 
 /// A lexical hit the score floor turned away, and why.

@@ -893,3 +893,52 @@ fn two_forms_of_one_word_count_once() {
         .unwrap();
     assert_eq!(ids(&asked), ["cert"]);
 }
+
+/// A question in British spelling finds notes in American spelling and the other way round:
+/// the stemmer alone keeps `normalis` apart from `normal`.
+#[test]
+fn british_and_american_spellings_meet() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "loudness.md",
+        "---\nname: Audio loudness normalization\n---\nEvery upload is normalized to -16 LUFS.\n",
+    );
+    write_note(
+        &m,
+        "colours.md",
+        "---\nname: Status colours\n---\nThe dashboard centre panel shows grey for paused jobs.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    for (question, want, term) in [
+        ("loudness normalisation", "loudness", "normal"),
+        ("how do we normalise uploads", "loudness", "normal"),
+        ("status colors", "colours", "color"),
+        (
+            "what does gray mean in the center panel",
+            "colours",
+            "center",
+        ),
+    ] {
+        let r = m.recall(&Query::text(question)).unwrap();
+        assert_eq!(
+            ids(&r).first().copied(),
+            Some(want),
+            "{question}: {:?}",
+            r.floor
+        );
+        // The word meets the note's as it is, not through the typo search.
+        let hit = &r.results[0];
+        assert!(
+            hit.explain.matched_terms.iter().any(|t| t == term),
+            "{question}: {:?}",
+            hit.explain
+        );
+        assert!(
+            r.floor.terms.iter().any(|t| t.term == term && t.in_memory),
+            "{question}: {:?}",
+            r.floor
+        );
+    }
+}

@@ -7,6 +7,7 @@ pub mod lexical;
 pub mod manifest;
 pub mod scoring;
 pub mod segment;
+pub mod spelling;
 pub mod tokenize;
 
 pub use lexical::{LexHit, LexicalIndex, TermMatch};

@@ -28,7 +28,9 @@
 //!   term and its parts aside ([`QueryTerm::parts`], stop words left out); recall asks for the
 //!   parts when the memory does not hold the whole word. Only ASCII letters and digits make humps.
 //! * **Stemming.** Words made only of ASCII letters and longer than 2 bytes are stemmed with the
-//!   Snowball English stemmer (`deploying`, `deployed`, `deploys` -> `deploy`). Words with digits
+//!   Snowball English stemmer (`deploying`, `deployed`, `deploys` -> `deploy`), after British
+//!   spellings are folded to American ones (`normalisation` -> `normalization` -> `normal`,
+//!   `colour` -> `color`; see `index::spelling`). Words with digits
 //!   (`2026`, `v1`, `ipv4`) or non-ASCII letters (`café`, `сервер`) are kept folded but unstemmed.
 //!   Numbers are ordinary terms.
 //! * **CJK** (Han, Hiragana, Katakana, Hangul, Bopomofo; decided by code-point ranges). A maximal
@@ -347,8 +349,11 @@ impl Tokenizer {
         stem
     }
 
-    /// Stems a lowercase ASCII word; never returns an empty or over-long term.
+    /// Stems a lowercase ASCII word, in its American spelling ([`super::spelling::american`]);
+    /// never returns an empty or over-long term.
     fn stem(&self, word: &str) -> String {
+        let word = super::spelling::american(word);
+        let word = word.as_ref();
         let mut term = match self.stemmer.stem(word) {
             Cow::Borrowed(s) if !s.is_empty() => s.to_owned(),
             Cow::Owned(s) if !s.is_empty() => s,

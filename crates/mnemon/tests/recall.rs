@@ -855,6 +855,13 @@ fn a_name_a_note_is_titled_with_passes_alone() {
         "{:?}",
         r.floor
     );
+    // A possessive is the same name.
+    let possessive = m
+        .recall(&Query::text(
+            "what is Priya's plan right now and what should wait",
+        ))
+        .unwrap();
+    assert_eq!(ids(&possessive), ["priya-focus"], "{:?}", possessive.floor);
     // Written in lower case the word is no name: one word of a longer question is not enough.
     let lower = m.recall(&Query::text(question.to_lowercase())).unwrap();
     assert!(lower.results.is_empty(), "{:?}", lower.results);

@@ -94,9 +94,10 @@ const CALENDAR_WORDS: [&str; 19] = [
 ];
 
 /// The words `text` writes as names, folded to lower case: capitalised (`Gmail`, `iPhone`, `UK`)
-/// where a sentence does not start, made of letters only (identifiers are left out), months and
-/// weekdays left out. A question that capitalises every word ("Service Map") or most of them
-/// ("How To Roll Back A Deploy", one in capitals) says nothing by it: it has no names.
+/// where a sentence does not start, made of letters only (identifiers are left out; a possessive
+/// `'s` is dropped), months and weekdays left out. A question that capitalises every word
+/// ("Service Map") or most of them ("How To Roll Back A Deploy", one in capitals) says nothing
+/// by it: it has no names.
 pub fn name_words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     // Words of letters, and how many of them are capitalised: all of them, and those where no
@@ -106,6 +107,11 @@ pub fn name_words(text: &str) -> Vec<String> {
     let mut sentence_start = true;
     for raw in text.split_whitespace() {
         let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        // A possessive names the same thing: "Maya's" is the name "Maya".
+        let word = word
+            .strip_suffix("'s")
+            .or_else(|| word.strip_suffix("\u{2019}s"))
+            .unwrap_or(word);
         let starts = sentence_start;
         sentence_start = raw.ends_with(['.', '?', '!', ':']);
         if word.len() < 2 || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
@@ -508,6 +514,16 @@ mod tests {
         assert_eq!(name_words("Gmail to Outlook"), ["outlook"]);
         assert!(name_words("Service Map").is_empty());
         assert_eq!(name_words("service map in Word"), ["word"]);
+        // A possessive is the name it belongs to; the term is what the tokenizer makes of it.
+        assert_eq!(name_words("what is Maya's focus and Chen\u{2019}s plan"), ["maya", "chen"]);
+        assert_eq!(
+            name_terms(&tok, "what is Maya's focus"),
+            tok.query_terms("Maya's")
+                .terms
+                .iter()
+                .map(|t| t.term.clone())
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -94,11 +94,11 @@ const ROOT_ENDINGS: [&str; 24] = [
 /// Roots also folded inside a longer word (`kilometre`, `millilitre`, `epicentre`).
 const INNER_ROOTS: [&str; 3] = ["metre", "litre", "centre"];
 
-/// The American spelling of a folded word of ASCII letters (`word` itself when it has none).
-/// Runs on every word the stemmer has not seen: most words leave after a binary search of the
-/// roots and a look at their last nine letters.
+/// The American spelling of a folded word of ASCII letters (`word` itself when it has none;
+/// any other text comes back as it is, since every rule is in lower-case ASCII). Runs on every
+/// word the stemmer has not seen: most words leave after a binary search of the roots and a look
+/// at their last nine letters.
 pub fn american(word: &str) -> Cow<'_, str> {
-    debug_assert!(word.bytes().all(|b| b.is_ascii_lowercase()), "{word:?}");
     // A root that starts the word sorts at or before it, and no other root sorts between them
     // (no root starts another).
     let next = ROOTS.partition_point(|(british, _)| *british <= word);
@@ -190,6 +190,13 @@ mod tests {
         }
         for inner in INNER_ROOTS {
             assert!(ROOTS.iter().any(|(b, _)| *b == inner), "{inner}");
+        }
+    }
+
+    #[test]
+    fn other_text_comes_back_as_it_is() {
+        for word in ["Colour", "NORMALISE", "café", "normalisé", "", "é"] {
+            assert_eq!(american(word), word, "{word}");
         }
     }
 

@@ -62,6 +62,8 @@ pub struct Evidence {
     /// Bits of the terms that are names the question writes and the memory holds (see
     /// [`name_words`]).
     held_names: u32,
+    /// Per query term: the position of the other term it is a form of, which it counts as.
+    form_of: Vec<Option<usize>>,
 }
 
 /// Common English words (the ISO stop-word list, lower case): in a question they say little
@@ -163,27 +165,26 @@ pub fn forget_names_written_lower(
         let Some(m) = matches.iter_mut().find(|m| m.term == *stem) else {
             continue;
         };
-        let held = m.expansions.iter().any(|(t, _)| *t == m.term);
-        if held && !lex.writes_capitalised(word) && !lex.writes_capitalised(stem) {
+        if m.held_as_is() && !lex.writes_capitalised(word) && !lex.writes_capitalised(stem) {
             m.expansions.clear();
             m.first_df = 0;
         }
     }
 }
 
-/// The term of another of the question's words that `m` is a form of: `m` is not held as it is
-/// but matches, through a typo or prefix expansion, what that word is held as.
-fn another_form_of<'m>(m: &TermMatch, matches: &'m [TermMatch]) -> Option<&'m str> {
-    let held_as_is = |x: &TermMatch| x.expansions.iter().any(|(t, _)| *t == x.term);
-    if held_as_is(m) {
+/// The position in `matches` of another of the question's words that `matches[i]` is a form
+/// of: `matches[i]` is not held as it is but matches, through a typo or prefix expansion, what
+/// that word is held as.
+fn another_form_of(i: usize, matches: &[TermMatch]) -> Option<usize> {
+    let m = matches.get(i)?;
+    if m.held_as_is() {
         return None;
     }
     matches
         .iter()
-        .find(|o| {
-            !std::ptr::eq(*o, m) && held_as_is(o) && m.expansions.iter().any(|(t, _)| *t == o.term)
-        })
-        .map(|o| o.term.as_str())
+        .enumerate()
+        .find(|(j, o)| *j != i && o.held_as_is() && m.expansions.iter().any(|(t, _)| *t == o.term))
+        .map(|(j, _)| j)
 }
 
 fn idf(docs: f32, df: u64) -> f32 {
@@ -213,6 +214,8 @@ impl Evidence {
         // Per term: its idf when the memory holds it, and whether it is a common English word.
         let mut held = Vec::with_capacity(matches.len());
         let mut held_names = 0u32;
+        let form_of: Vec<Option<usize>> =
+            (0..matches.len()).map(|i| another_form_of(i, matches)).collect();
         for (i, m) in matches.iter().enumerate() {
             if !m.expansions.is_empty() && names.contains(&m.term) {
                 held_names |= 1u32 << (i % 32);
@@ -221,7 +224,7 @@ impl Evidence {
             let mut w = match m.expansions.first() {
                 // Another form of a word the question also writes ("certified" and
                 // "certificate", stemmed apart, the first matched through the second): one word.
-                Some(_) if another_form_of(m, matches).is_some() => 0.0,
+                Some(_) if form_of[i].is_some() => 0.0,
                 Some(_) => idf(docs, m.first_df),
                 None if names.contains(&m.term) => idf(docs, 0) * ranking::UNKNOWN_NAME_IDF_SHARE,
                 None => idf(docs, 0) * ranking::UNKNOWN_TERM_IDF_SHARE,
@@ -271,6 +274,7 @@ impl Evidence {
             total,
             held_max,
             held_names,
+            form_of,
         }
     }
 
@@ -279,12 +283,13 @@ impl Evidence {
         matches
             .iter()
             .zip(&self.info)
-            .map(|(m, &idf)| TermWeight {
+            .zip(&self.form_of)
+            .map(|((m, &idf), form_of)| TermWeight {
                 term: m.term.clone(),
                 idf,
                 in_memory: !m.expansions.is_empty(),
                 name: names.contains(&m.term),
-                form_of: another_form_of(m, matches).map(str::to_string),
+                form_of: form_of.and_then(|j| matches.get(j)).map(|o| o.term.clone()),
             })
             .collect()
     }

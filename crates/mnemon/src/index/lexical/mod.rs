@@ -99,6 +99,13 @@ pub struct TermMatch {
     pub first_df: u64,
 }
 
+impl TermMatch {
+    /// Whether live notes hold the term as it is (not only typo or prefix expansions of it).
+    pub fn held_as_is(&self) -> bool {
+        self.expansions.iter().any(|(t, _)| *t == self.term)
+    }
+}
+
 /// The live lexical index.
 pub struct LexicalIndex {
     generation: u64,

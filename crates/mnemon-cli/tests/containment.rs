@@ -453,6 +453,86 @@ fn flipped_bits_in_the_store_never_crash_and_doctor_fix_restores_clean_answers()
     }
 }
 
+/// Bytes flipped in redb's allocator pages leave reads working; redb panics only when the
+/// store is closed, writing its allocator state, after the command printed its answer. The
+/// command then ran again on a rebuilt store: two answers on stdout (two JSON objects), every
+/// recall and feedback recorded twice, and `doctor --json` printed "healthy" and then an error.
+#[test]
+fn damage_found_when_the_store_closes_neither_repeats_the_command_nor_its_events() {
+    let (_tmp, base) = linked_memory();
+    let mut bytes = std::fs::read(base.join("index/graph.redb")).expect("read");
+    for at in [4596usize, 8392] {
+        for b in &mut bytes[at..at + 4] {
+            *b ^= 0xff;
+        }
+    }
+    let damaged = tempfile::tempdir().expect("tempdir");
+    let copy = |to: &std::path::Path| {
+        for sub in ["memory", "index"] {
+            copy_dir(&base.join(sub), &to.join(sub));
+        }
+        std::fs::write(to.join("index/graph.redb"), &bytes).expect("write");
+    };
+    copy(damaged.path());
+    let recall = mnemon(damaged.path(), &["--json", "recall", "pgbouncer sizing"]);
+    let stdout = String::from_utf8_lossy(&recall.stdout);
+    let stderr = String::from_utf8_lossy(&recall.stderr);
+    assert_eq!(recall.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout.lines().count(), 1, "one answer: {stdout}");
+    let answer: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(answer["results"][0]["id"], "pgbouncer-notes");
+    let dump = mnemon(damaged.path(), &["events", "dump"]);
+    let queries = String::from_utf8_lossy(&dump.stdout)
+        .lines()
+        .filter(|l| l.contains("\"type\":\"query\""))
+        .count();
+    assert_eq!(queries, 1, "the recall is recorded once");
+    assert!(
+        stderr.contains("turned out damaged after this command printed its output"),
+        "the flips no longer reach redb's close: {stderr}"
+    );
+    // The next command finds the store moved aside and rebuilds it.
+    assert!(damaged.path().join("index/graph.redb.damaged").exists());
+    assert_eq!(
+        answers(damaged.path(), "pgbouncer sizing")[0].0,
+        "pgbouncer-notes"
+    );
+
+    let again = tempfile::tempdir().expect("tempdir");
+    copy(again.path());
+    let doctor = mnemon(again.path(), &["--json", "doctor"]);
+    let stdout = String::from_utf8_lossy(&doctor.stdout);
+    assert_eq!(
+        doctor.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&doctor.stderr)
+    );
+    assert_eq!(stdout.lines().count(), 1, "one report: {stdout}");
+    serde_json::from_str::<serde_json::Value>(&stdout).expect("one JSON object");
+}
+
+/// `from`'s files and folders copied into `to`, modification times kept (a note newer than
+/// the index would be indexed again, and the damage met while writing, not at close).
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let dest = to.join(e.file_name());
+        if e.file_type().expect("type").is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).expect("copy");
+            let mtime = e.metadata().expect("metadata").modified().expect("mtime");
+            std::fs::File::options()
+                .write(true)
+                .open(&dest)
+                .and_then(|f| f.set_modified(mtime))
+                .expect("set mtime");
+        }
+    }
+}
+
 #[test]
 fn doctor_is_healthy_when_a_note_says_it_replaces_another() {
     let (_tmp, m) = fresh();

@@ -343,6 +343,30 @@ fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             }
         }
     };
+    if stdout::wrote() {
+        // The command had already printed (and recorded) its answer: the damage showed when the
+        // store was closed (redb writes its allocator state then). Running it again would print
+        // and record everything twice, and a second answer would follow the first on stdout.
+        if matches!(cli.command, Command::Doctor { fix: false } | Command::Init) {
+            out.notice(&format!(
+                "the index store turned out damaged after this command printed its output \
+                 ({damage}); run `mnemon doctor --fix` to rebuild it from the notes"
+            ));
+            return Ok(EXIT_PROBLEMS);
+        }
+        let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
+        let aside = Memory::discard_store(&dir)?;
+        out.notice(&format!(
+            "the index store turned out damaged after this command printed its output \
+             ({damage}); moved it to {}: the next command rebuilds it from the notes",
+            aside.display()
+        ));
+        // The answer was complete; only `doctor`'s report is wrong about the store.
+        return Ok(match cli.command {
+            Command::Doctor { .. } => EXIT_PROBLEMS,
+            _ => EXIT_OK,
+        });
+    }
     match cli.command {
         Command::Doctor { fix: false } => {
             out.error(&Error::InvalidArgument {

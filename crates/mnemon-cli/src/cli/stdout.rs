@@ -7,6 +7,7 @@
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
+        $crate::cli::stdout::WROTE.store(true, std::sync::atomic::Ordering::Relaxed);
         if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
             $crate::cli::stdout::failed(e)
         }
@@ -17,10 +18,20 @@ macro_rules! outln {
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
+        $crate::cli::stdout::WROTE.store(true, std::sync::atomic::Ordering::Relaxed);
         if let Err(e) = write!(std::io::stdout().lock(), $($arg)*) {
             $crate::cli::stdout::failed(e)
         }
     }};
+}
+
+/// Set by the first write to stdout: a command that has printed its answer is not run again
+/// (see `dispatch_repairing`).
+pub static WROTE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether anything was written to stdout.
+pub fn wrote() -> bool {
+    WROTE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// A write to stdout failed: a closed pipe ends the process with 0, anything else with 1.

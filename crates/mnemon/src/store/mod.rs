@@ -434,6 +434,17 @@ fn is_bad_bytes(e: &std::io::Error) -> bool {
 /// that is missing, of other types or of the other kind is a flipped bit in the file's table
 /// directory; a read past the file's end is a page pointer or length a flipped bit moved.
 fn store_error(path: &Path, e: redb::Error) -> Error {
+    // A full disk or a denied write is the environment's, not damage: say the environment's fix
+    // (free space, check the mode), not "delete the store".
+    if let redb::Error::Io(io) = &e
+        && is_environment(io)
+    {
+        return Error::io(
+            "read or write",
+            path,
+            std::io::Error::new(io.kind(), io.to_string()),
+        );
+    }
     let reason = match &e {
         redb::Error::Io(io) if is_bad_bytes(io) => {
             Some(format!("a read failed ({io}): it points outside the file"))
@@ -871,6 +882,21 @@ mod tests {
         assert!(!is_damage(&e), "a full disk is not damage: {e}");
         let e = store_error(&path, redb::Error::Corrupted("bad checksum".into()));
         assert!(is_damage(&e), "{e}");
+    }
+
+    /// A full disk while the store committed said "delete graph.redb to rebuild it": the store
+    /// was sound, and the fix is to free space.
+    #[test]
+    fn a_full_disk_in_the_store_says_to_free_space_not_to_delete_it() {
+        let path = Path::new("/m/index").join(STORE_FILE);
+        let full = std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left");
+        let e = store_error(&path, redb::Error::Io(full)).to_string();
+        assert!(e.contains("free space and retry"), "{e}");
+        assert!(!e.contains("delete"), "{e}");
+        let denied = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = store_error(&path, redb::Error::Io(denied)).to_string();
+        assert!(e.contains("check its owner and mode"), "{e}");
+        assert!(!e.contains("delete"), "{e}");
     }
 
     /// A bit flipped in redb's table directory made a table's stored key or value type differ

@@ -536,6 +536,50 @@ fn damaged_snapshots_mean_a_refold_with_a_message() {
     }
 }
 
+/// A segment deleted by hand (a `git checkout` of `events/`, a feedback taken back) while the
+/// snapshot still counted its events: the snapshot's counts stood, and the feedback kept lifting
+/// the note though the log no longer held it.
+#[test]
+fn a_snapshot_counting_a_deleted_segment_is_refolded_once() {
+    let (_tmp, root) = siblings();
+    {
+        let m = session(&root, "kept");
+        m.recall(&Query::anchors(["a"]).with_depth(0)).unwrap();
+    }
+    let kept = session(&root, "s0").stats("a").unwrap();
+    {
+        let m = session(&root, "gone");
+        for _ in 0..2 {
+            m.recall(&Query::anchors(["a"]).with_depth(0)).unwrap();
+        }
+        m.feedback(&["a".to_string()], &[], Some("alpha")).unwrap();
+        m.write_snapshot().unwrap();
+    }
+    let all = session(&root, "s3").stats("a").unwrap();
+    assert_eq!(all.recall_count, 3);
+    assert!(all.used_count > kept.used_count, "{all:?}");
+    let gone: Vec<_> = std::fs::read_dir(root.join("events"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("-gone-"))
+        .collect();
+    assert_eq!(gone.len(), 1, "{gone:?}");
+    std::fs::remove_file(&gone[0]).unwrap();
+
+    let mut m = session(&root, "s4");
+    let notices = m.take_notices();
+    assert!(
+        notices.iter().any(|n| n.contains("no longer holds")),
+        "{notices:?}"
+    );
+    assert_eq!(m.stats("a").unwrap(), kept);
+    drop(m);
+    // The snapshot was replaced: the next open says nothing and counts the same.
+    let mut m = session(&root, "s5");
+    assert!(m.take_notices().is_empty());
+    assert_eq!(m.stats("a").unwrap(), kept);
+}
+
 /// Random event streams spread over segments: snapshot after a prefix + fold of the rest equals a
 /// full fold (and the order of segments does not matter).
 fn arb_events() -> impl Strategy<Value = Vec<(u8, u8, u8, i64)>> {

@@ -7,7 +7,7 @@ use crate::events::{EventKind, RecallStats};
 use serde::Serialize;
 
 /// `mnemon stats ID` output.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeStatsView {
     /// The note's id.
     pub id: String,

@@ -110,6 +110,41 @@ pub fn new_session_id() -> String {
     format!("p{}-{:08x}", std::process::id(), nanos)
 }
 
+/// The id of a segment whose events `snap` counts but that `events/` (or its archive) no longer
+/// holds, if any: a segment deleted or taken back by hand (a `git checkout` of `events/`). The
+/// snapshot's counts then include events the log lacks, and only a fold of the segments that are
+/// there says what the log holds. A segment the snapshot counts no frame of (its watermark at most
+/// its header's length: compaction removes such empty segments) is not missed.
+fn counts_a_lost_segment(snap: &Snapshot, fs: &dyn Fs, events_dir: &Path) -> Option<String> {
+    let marks = snap.watermarks();
+    if marks.is_empty() {
+        return None;
+    }
+    // An unreadable folder is reported by the fold that follows; the snapshot is kept.
+    let (present, _) = all_segments(fs, events_dir).ok()?;
+    let present: std::collections::HashSet<&str> =
+        present.iter().map(|s| s.file.id.as_str()).collect();
+    let mut lost: Vec<&String> = marks
+        .iter()
+        .filter(|(id, mark)| **mark > header_len_of(id) && !present.contains(id.as_str()))
+        .map(|(id, _)| id)
+        .collect();
+    lost.sort();
+    lost.first().map(|id| (*id).clone())
+}
+
+/// The longest header segment `id` can have (`<created_ms>-<session>-<pid>-<n>`, format
+/// version 2), or [`segment::MAX_HEADER_LEN`] when the id is not of that form.
+fn header_len_of(id: &str) -> u64 {
+    let session = id
+        .split_once('-')
+        .and_then(|(_, rest)| rest.rsplitn(3, '-').nth(2));
+    let len = session.map_or(segment::MAX_HEADER_LEN, |s| {
+        (segment::H_SESSION + s.len() + 4).min(segment::MAX_HEADER_LEN)
+    });
+    len as u64
+}
+
 impl EventLog {
     /// Open the log: read the snapshot (or re-fold everything if it is unusable), fold the tail.
     pub fn open(
@@ -160,6 +195,24 @@ impl EventLog {
                 None
             }
         };
+        // Replaced at once when it counts a lost segment: else every open would say so again.
+        let mut stale = false;
+        let snapshot = match snapshot.map(|s| {
+            let lost = counts_a_lost_segment(&s, log.fs.as_ref(), &log.events_dir);
+            (s, lost)
+        }) {
+            Some((_, Some(id))) => {
+                stale = true;
+                log.notice(format!(
+                    "stats snapshot {} counts events of segment {id}, which events/ no longer \
+                     holds: re-folding every event",
+                    log.index_dir.join(snapshot::SNAPSHOT_FILE).display()
+                ));
+                None
+            }
+            Some((s, None)) => Some(s),
+            None => None,
+        };
         if let Ok(mut st) = log.state.write() {
             if let Some(s) = &snapshot {
                 st.marks = s.watermarks();
@@ -169,7 +222,7 @@ impl EventLog {
             st.feedback_version += 1;
         }
         let folded = log.refresh()?;
-        if folded > SNAPSHOT_AFTER_EVENTS
+        if (folded > SNAPSHOT_AFTER_EVENTS || stale)
             && let Err(e) = log.write_snapshot()
         {
             log.notice(format!("could not write the stats snapshot: {e}"));

@@ -512,6 +512,57 @@ fn damage_found_when_the_store_closes_neither_repeats_the_command_nor_its_events
     serde_json::from_str::<serde_json::Value>(&stdout).expect("one JSON object");
 }
 
+/// A folder where a file of index/ belongs (made by hand or by a tool) stopped every command
+/// with "Is a directory", and `doctor --fix` could not repair it.
+#[test]
+fn a_folder_where_an_index_file_belongs_is_moved_aside_and_the_file_rebuilt() {
+    let (_clean_tmp, clean) = linked_memory();
+    let want = answers(&clean, "pgbouncer sizing");
+    for file in ["graph.redb", "lexical.manifest", "stats.snapshot"] {
+        let (_tmp, base) = linked_memory();
+        let path = base.join("index").join(file);
+        let _ = std::fs::remove_file(&path);
+        std::fs::create_dir_all(path.join("inside")).expect("mkdir");
+        let first = mnemon(&base, &["recall", "pgbouncer sizing"]);
+        let stderr = String::from_utf8_lossy(&first.stderr);
+        assert_eq!(first.status.code(), Some(0), "{file}: {stderr}");
+        assert!(stderr.contains("a folder stood where"), "{file}: {stderr}");
+        assert!(
+            path.is_file() || !path.exists(),
+            "{file}: the folder is gone"
+        );
+        assert!(
+            base.join("index")
+                .join(format!("{file}.damaged"))
+                .join("inside")
+                .is_dir()
+        );
+        let second = mnemon(&base, &["recall", "pgbouncer sizing"]);
+        let stderr = String::from_utf8_lossy(&second.stderr);
+        assert!(
+            !stderr.contains("a folder stood"),
+            "{file}: said once: {stderr}"
+        );
+        assert_eq!(answers(&base, "pgbouncer sizing"), want, "{file}");
+    }
+    // The lock file holds nothing to rebuild, and other processes may be waiting on it: the
+    // message says what to do.
+    let (_tmp, base) = linked_memory();
+    let lock = base.join("index/write.lock");
+    let _ = std::fs::remove_file(&lock);
+    std::fs::create_dir(&lock).expect("mkdir");
+    std::fs::write(
+        base.join("memory/new-note.md"),
+        "---\nname: New\n---\nNew text.\n",
+    )
+    .expect("write");
+    let index = mnemon(&base, &["index"]);
+    let stderr = String::from_utf8_lossy(&index.stderr);
+    assert_eq!(index.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("write.lock"), "{stderr}");
+    assert!(stderr.contains("move the folder away"), "{stderr}");
+}
+
 /// `from`'s files and folders copied into `to`, modification times kept (a note newer than
 /// the index would be indexed again, and the damage met while writing, not at close).
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {

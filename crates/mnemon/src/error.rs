@@ -289,6 +289,10 @@ fn io_fix(e: &std::io::Error) -> &'static str {
         }
         K::ReadOnlyFilesystem => "; the file system is read-only: remount it read-write",
         K::StorageFull | K::QuotaExceeded => "; the disk is full: free space and retry",
+        K::IsADirectory => {
+            "; a folder stands where this file belongs: move the folder away (a file of index/ \
+             is rebuilt from the notes)"
+        }
         _ => "",
     }
 }

@@ -107,6 +107,10 @@ pub fn to_stats(r: &ArchivedStatsRec) -> RecallStats {
 pub enum SnapshotError {
     #[error("cannot read it: {0}")]
     Read(#[source] std::io::Error),
+    /// A folder made by hand or a tool stood at the snapshot's path; it was moved out of the way
+    /// (else no snapshot could be written there again).
+    #[error("a folder stood where the file belongs; moved to {}", aside.display())]
+    Folder { aside: std::path::PathBuf },
     #[error("{len} bytes is too short for a snapshot")]
     TooShort { len: usize },
     #[error("bad magic: not a mnemon stats snapshot")]
@@ -215,7 +219,14 @@ impl Snapshot {
         let map = match fs.map(&path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(SnapshotError::Read(e)),
+            Err(e) => {
+                if fs.list(&path).is_ok() {
+                    let aside = path.with_extension("snapshot.damaged");
+                    fs.rename(&path, &aside).map_err(SnapshotError::Read)?;
+                    return Err(SnapshotError::Folder { aside });
+                }
+                return Err(SnapshotError::Read(e));
+            }
         };
         let b: &[u8] = map.as_ref().as_ref();
         if b.len() < HEADER_LEN {

@@ -211,6 +211,16 @@ impl Manifest {
         {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+                // A folder made by hand or a tool: moved out of the way, as damage is.
+                let aside = path.with_extension("manifest.damaged");
+                fs.rename(&path, &aside)
+                    .map_err(|e| Error::io("move aside", &path, e))?;
+                return Err(Error::Corrupt {
+                    path,
+                    reason: format!("a folder stood where the file belongs; moved to {}", aside.display()),
+                });
+            }
             Err(e) => return Err(Error::io("read", &path, e)),
         }
         Manifest::decode(&bytes)

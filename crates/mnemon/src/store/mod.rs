@@ -164,13 +164,20 @@ impl Store {
         let path = index_dir.join(STORE_FILE);
         let mut rebuilt = None;
         // A file this process may not write is not damaged: say which file and why, and leave it.
-        if let Err(e) = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            return Err(Error::io("open for reading and writing", &path, e));
+        match std::fs::OpenOptions::new().read(true).write(true).open(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+                // A folder made by hand or a tool: moved out of the way, as damage is.
+                let aside = move_aside(index_dir)?;
+                rebuilt = Some(format!(
+                    "a folder stood where the index store {} belongs; moved it to {} and rebuilt the store from the notes",
+                    path.display(),
+                    aside.display()
+                ));
+            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io("open for reading and writing", &path, e));
+            }
+            _ => {}
         }
         let db = match open_db(&path) {
             Ok(db) => db,

@@ -187,6 +187,48 @@ fn trail_line_names_the_node_each_edge_reaches() {
     );
 }
 
+/// A note's name or description with control characters (an escape sequence that clears the
+/// screen or sets the window title) reached the terminal as it was from `recall`, `show` and
+/// `index`: each is now shown as its escape; `--json` keeps the text exact (escaped by JSON).
+#[test]
+fn control_characters_in_a_note_never_reach_the_terminal_raw() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert_eq!(run(tmp.path(), &["init", "--json"]).0, 0);
+    let mem = tmp.path().join(".mnemon/memory");
+    std::fs::write(
+        mem.join("evil.md"),
+        "---\nname: \"Evil \\e[2J\\e]0;title\\a note\"\ndescription: \"a \\r b\"\n---\nDeploy rollback.\r\n",
+    )
+    .unwrap();
+    for args in [
+        &["index"][..],
+        &["recall", "deploy rollback"],
+        &["show", "evil"],
+    ] {
+        let out = bin()
+            .current_dir(tmp.path())
+            .env_remove("MNEMON_DIR")
+            .args(args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {stdout}");
+        assert!(
+            !stdout.chars().any(|c| c.is_control() && c != '\n'),
+            "{args:?}: {stdout:?}"
+        );
+        if args[0] != "index" {
+            assert!(stdout.contains("Evil \\u{1b}[2J"), "{args:?}: {stdout}");
+        }
+    }
+    let (code, v, _) = run(tmp.path(), &["recall", "deploy rollback", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        v["results"][0]["name"],
+        "Evil \u{1b}[2J\u{1b}]0;title\u{7} note"
+    );
+}
+
 /// Regression: `mnemon index | head -1` panicked ("failed printing to stdout: Broken pipe")
 /// once `head` had closed the pipe. A closed stdout now ends the command quietly, exit 0.
 #[test]

@@ -724,3 +724,25 @@ fn new_segment_never_reuses_the_id_of_a_compressed_one() {
     );
     assert!(!compressed_id_exists(&fs, &dir, "4-s-1-0"));
 }
+
+/// A damaged archived segment was named `events/<id>.seg.zst` in the notice, a file that does not
+/// exist; `events verify` named it right.
+#[test]
+fn a_damaged_archived_segment_is_named_where_it_is() {
+    let (_tmp, root) = siblings();
+    let archive = root.join("events/archive");
+    std::fs::create_dir_all(&archive).unwrap();
+    std::fs::write(
+        archive.join("1700000000000-s-1-0.seg.zst"),
+        b"not zstd at all, not a segment",
+    )
+    .unwrap();
+    let mut m = session(&root, "reader");
+    let notices = m.take_notices();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.starts_with("events/archive/1700000000000-s-1-0.seg.zst: ")),
+        "{notices:?}"
+    );
+}

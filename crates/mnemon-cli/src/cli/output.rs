@@ -1,6 +1,7 @@
 //! Printing results: one JSON object on stdout with `--json`, readable text otherwise.
 //! Colours only on a terminal and never when `NO_COLOR` is set.
 
+use super::stdout;
 use mnemon::recall::{Recall, Source, TrailEdge};
 use mnemon::{DoctorReport, Error, IndexReport, NodeView};
 use mnemon_testkit::eval::run::EvalReport;
@@ -19,6 +20,7 @@ impl Out {
         let color = !json
             && std::io::stdout().is_terminal()
             && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        stdout::HUMAN.store(!json, std::sync::atomic::Ordering::Relaxed);
         Out { json, color }
     }
 
@@ -57,12 +59,12 @@ impl Out {
 
     /// A message about a repair or a condition worth knowing (always stderr).
     pub fn notice(&self, msg: &str) {
-        eprintln!("mnemon: {msg}");
+        eprintln!("mnemon: {}", stdout::for_terminal(msg.to_string()));
     }
 
     /// An error: on stderr always; also as `{"error": ..}` on stdout with `--json`.
     pub fn error(&self, e: &Error) {
-        eprintln!("mnemon: error: {e}");
+        eprintln!("mnemon: error: {}", stdout::for_terminal(e.to_string()));
         if self.json {
             self.json(&serde_json::json!({ "error": e.to_string() }));
         }

@@ -5,10 +5,14 @@
 
 /// `println!` to stdout, ending the process quietly when the pipe is closed.
 macro_rules! outln {
+    () => {
+        outln!("")
+    };
     ($($arg:tt)*) => {{
         use std::io::Write as _;
         $crate::cli::stdout::WROTE.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+        let text = $crate::cli::stdout::for_terminal(format!($($arg)*));
+        if let Err(e) = writeln!(std::io::stdout().lock(), "{text}") {
             $crate::cli::stdout::failed(e)
         }
     }};
@@ -19,7 +23,8 @@ macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
         $crate::cli::stdout::WROTE.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Err(e) = write!(std::io::stdout().lock(), $($arg)*) {
+        let text = $crate::cli::stdout::for_terminal(format!($($arg)*));
+        if let Err(e) = write!(std::io::stdout().lock(), "{text}") {
             $crate::cli::stdout::failed(e)
         }
     }};
@@ -34,6 +39,58 @@ pub fn wrote() -> bool {
     WROTE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Set for human output (not `--json`, whose strings serde escapes and whose reader is a
+/// program): text printed is then made safe for a terminal by [`for_terminal`].
+pub static HUMAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Text for a terminal: a note's name, description or body may hold control characters (an
+/// escape sequence that clears the screen or sets the window title, a carriage return that
+/// overwrites a line). Each is shown as its escape (`\u{1b}`) instead; tabs, line ends and
+/// colour sequences (`ESC [ digits ; m`, what mnemon paints with) are kept.
+pub fn for_terminal(text: String) -> String {
+    if !HUMAN.load(std::sync::atomic::Ordering::Relaxed) || !text.chars().any(is_control) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text.as_str();
+    while let Some(c) = rest.chars().next() {
+        if c == '\x1b'
+            && let Some(len) = colour_len(rest)
+        {
+            out.push_str(&rest[..len]);
+            rest = &rest[len..];
+            continue;
+        }
+        if c == '\r' && rest[1..].starts_with('\n') {
+            // A Windows line end is a line end.
+        } else if is_control(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// A control character other than a tab or a line end.
+fn is_control(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// The length of the colour sequence (`ESC [ [0-9;]* m`) `s` starts with, if it starts with one.
+fn colour_len(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    if b.get(1) != Some(&b'[') {
+        return None;
+    }
+    let digits = b[2..]
+        .iter()
+        .take_while(|x| x.is_ascii_digit() || **x == b';')
+        .count();
+    (b.get(2 + digits) == Some(&b'm')).then_some(3 + digits)
+}
+
 /// A write to stdout failed: a closed pipe ends the process with 0, anything else with 1.
 pub fn failed(e: std::io::Error) -> ! {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
@@ -41,4 +98,27 @@ pub fn failed(e: std::io::Error) -> ! {
     }
     eprintln!("mnemon: cannot write to stdout: {e}");
     std::process::exit(1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_shown_escaped_colours_tabs_and_line_ends_kept() {
+        HUMAN.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(for_terminal("plain text\n".into()), "plain text\n");
+        assert_eq!(for_terminal("crlf\r\nline".into()), "crlf\nline");
+        assert_eq!(
+            for_terminal("a\x1b[2Jb\x1b]0;pwned\x07c\rd\u{9b}e".into()),
+            "a\\u{1b}[2Jb\\u{1b}]0;pwned\\u{7}c\\u{d}d\\u{9b}e"
+        );
+        assert_eq!(
+            for_terminal("\x1b[1;32mok\x1b[0m\tx".into()),
+            "\x1b[1;32mok\x1b[0m\tx"
+        );
+        // A lone ESC at the end, or one not followed by a colour, is escaped.
+        assert_eq!(for_terminal("x\x1b".into()), "x\\u{1b}");
+        assert_eq!(for_terminal("\x1b[12".into()), "\\u{1b}[12");
+    }
 }

@@ -233,7 +233,9 @@ impl EventLog {
                 self.hold_back_unfinished_recall(&path, &mut read);
             }
             if let Some(e) = &read.error {
-                self.notice(format!("events/{}: {e}", seg.name));
+                // Named as `events verify` names it: an archived segment is in `events/archive/`.
+                let shown = path.strip_prefix(&self.events_dir).unwrap_or(&path);
+                self.notice(format!("events/{}: {e}", shown.display()));
             }
             let Some(h) = &read.header else { continue };
             for (_, ev) in &read.events {

@@ -95,6 +95,11 @@ pub const DEFAULT_MIN_SCORE: f32 = 0.05;
 /// segment; typos allowed) adds this to the note's evidence (the best lexical hit has 1): what a
 /// user names, they mean, whatever the priors say.
 pub const EXACT_TITLE_BONUS: f32 = 1.0;
+/// A direct hit whose id, name, description or tags hold a proper name the question writes
+/// (`Maya`, `Porto`; see `recall::evidence::proper_name_words`) adds this to its evidence (the
+/// best lexical hit has 1): the note is about the person, place or product asked about. Less
+/// than [`EXACT_TITLE_BONUS`]: the rest of the question still counts.
+pub const TITLED_NAME_BONUS: f32 = 0.5;
 /// Lexical hits checked for an exact title match (best first): a title match is nearly always
 /// among the best lexical hits, and each check may read a note's record.
 pub const TITLE_CHECKS: usize = 3;

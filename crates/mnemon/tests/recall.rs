@@ -867,6 +867,57 @@ fn a_name_a_note_is_titled_with_passes_alone() {
     assert!(lower.results.is_empty(), "{:?}", lower.results);
 }
 
+/// A question about a person that a note is titled with ("How does Tomasz want incident
+/// timelines written?") ranked post-mortems that mention Tomasz and share more of its words above
+/// Tomasz's own note. A proper name the note's title, description or tags hold now weighs.
+#[test]
+fn a_note_titled_with_the_person_asked_about_comes_first() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "tomasz-preferences.md",
+        "---\nname: \"Tomasz Nowak: working preferences\"\n---\nWants incident timelines in UTC, \
+         one line per event.\n",
+    );
+    write_note(
+        &m,
+        "outage-march.md",
+        "---\nname: Post-mortem of the March outage\n---\nTomasz led the incident. The \
+         timeline was written during the outage; the outage lasted an hour.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let r = m
+        .recall(&Query::text(
+            "How does Tomasz expect incident timelines to be written during an outage?",
+        ))
+        .unwrap();
+    assert_eq!(
+        ids(&r)[..2],
+        ["tomasz-preferences", "outage-march"],
+        "{r:?}"
+    );
+    // An acronym is often the question's setting, not its subject: no weight of this kind.
+    write_note(
+        &m,
+        "ci-layout.md",
+        "---\nname: CI layout\n---\nThe workflows and their jobs.\n",
+    );
+    write_note(
+        &m,
+        "quarantine.md",
+        "---\nname: Test quarantine\n---\nA test that fails now and then is moved out of the \
+         blocking run automatically by CI.\n",
+    );
+    m.index().unwrap();
+    let r = m
+        .recall(&Query::text(
+            "will CI move a test that fails now and then out of the blocking run",
+        ))
+        .unwrap();
+    assert_eq!(ids(&r)[0], "quarantine", "{r:?}");
+}
+
 /// Two forms of one word that the stemmer keeps apart ("certified", "certificate"), the first
 /// matched only through the second, are one word of the question: a note holding that word
 /// shares a single word with it, not two.

@@ -7,7 +7,8 @@
 use super::NodeStats;
 use super::cands::{Cand, Cands, Slot, Via};
 use super::evidence::{
-    DirectInfo, Evidence, forget_names_written_lower, name_words, title_matches, with_learned,
+    DirectInfo, Evidence, forget_names_written_lower, name_words, proper_name_words, title_matches,
+    with_learned,
 };
 use super::learned::Learned;
 use super::query::{Explain, FloorReport, Hit, Query, Rejected, Source, TrailEdge};
@@ -300,6 +301,16 @@ pub fn run(
         lex.search(&matches, want)
     };
     let evidence = Evidence::of(lex, &qt, &matches, &names);
+    // The terms that are proper names the question writes and the memory holds as they are.
+    let proper: Vec<String> = proper_name_words(&q.text)
+        .iter()
+        .map(|w| tok.stem_word(w))
+        .collect();
+    let proper_bits = matches
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| !m.expansions.is_empty() && proper.contains(&m.term))
+        .fold(0u32, |bits, (i, _)| bits | 1u32 << (i % 32));
     // With anchors, the anchors' neighbourhood is the context: a weak lexical hit outside it is
     // noise, a hit inside it is kept.
     if !anchors.is_empty() && !hits.is_empty() {
@@ -363,7 +374,15 @@ pub fn run(
             (h.score < relative * top).then_some("far below the best hit's lexical score")
         });
         let lexical_base = if why_not.is_none() {
-            h.score / top
+            // A note whose title, description or tags hold a proper name the question writes
+            // is about what the question is about: notes that only mention the name (a meeting
+            // log, a post-mortem) do not outrank it on more shared words alone.
+            let about = if h.titled & proper_bits != 0 {
+                ranking::TITLED_NAME_BONUS
+            } else {
+                0.0
+            };
+            h.score / top + about
         } else {
             0.0
         };

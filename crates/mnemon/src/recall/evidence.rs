@@ -101,6 +101,23 @@ const CALENDAR_WORDS: [&str; 19] = [
 /// ("Service Map") or most of them ("How To Roll Back A Deploy", one in capitals) says nothing
 /// by it: it has no names.
 pub fn name_words(text: &str) -> Vec<String> {
+    names_in(text).into_iter().map(|(w, _)| w).collect()
+}
+
+/// The words of [`name_words`] written as a proper name is: a capital, then lower-case letters
+/// only (`Maya`, `Porto`, `Kafka`; not `CI`, `iPhone` or `GitHub`). A question naming a person,
+/// a place or a product this way is about it; an acronym or an identifier is often only its
+/// setting ("will CI pull the test out").
+pub fn proper_name_words(text: &str) -> Vec<String> {
+    names_in(text)
+        .into_iter()
+        .filter(|(_, proper)| *proper)
+        .map(|(w, _)| w)
+        .collect()
+}
+
+/// [`name_words`], each with whether it is written as a proper name.
+fn names_in(text: &str) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     // Words of letters, and how many of them are capitalised: all of them, and those where no
     // sentence starts.
@@ -134,7 +151,9 @@ pub fn name_words(text: &str) -> Vec<String> {
         if CALENDAR_WORDS.contains(&folded.as_str()) {
             continue;
         }
-        out.push(folded);
+        let proper = word.as_bytes()[0].is_ascii_uppercase()
+            && word.bytes().skip(1).all(|b| b.is_ascii_lowercase());
+        out.push((folded, proper));
     }
     let every_word = words >= 2 && words_capitalised == words;
     let most_words = inner >= TITLE_CASE_MIN_WORDS && inner_capitalised * 2 > inner;
@@ -519,6 +538,12 @@ mod tests {
         assert_eq!(name_words("Gmail to Outlook"), ["outlook"]);
         assert!(name_words("Service Map").is_empty());
         assert_eq!(name_words("service map in Word"), ["word"]);
+        // Proper names are written with one capital: no acronyms, no humps.
+        assert_eq!(
+            proper_name_words("will CI pull it for Maya's team in Porto via GitHub on an iPhone"),
+            ["maya", "porto"]
+        );
+        assert!(proper_name_words("How To Roll Back A Deploy").is_empty());
         // A possessive is the name it belongs to; the term is what the tokenizer makes of it.
         assert_eq!(name_words("what is Maya's focus and Chen\u{2019}s plan"), ["maya", "chen"]);
         assert_eq!(

@@ -84,6 +84,7 @@ static GENERIC_WORDS: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
 pub fn is_generic(surface: &str) -> bool {
     GENERIC_WORDS.contains(surface)
         || CALENDAR_WORDS.contains(&surface)
+        || TIME_WORDS.contains(&surface)
         || (surface.len() <= ranking::SMALL_NUMBER_DIGITS
             && surface.bytes().all(|b| b.is_ascii_digit()))
 }
@@ -93,6 +94,12 @@ const CALENDAR_WORDS: [&str; 19] = [
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
     "saturday", "sunday",
+];
+
+/// Other words of when, which notes hold on every subject ("no deploys on weekends", "paged
+/// over the holidays") as they hold dates.
+const TIME_WORDS: [&str; 7] = [
+    "weekend", "weekends", "tonight", "tomorrow", "yesterday", "holiday", "holidays",
 ];
 
 /// The words `text` writes as names, folded to lower case: capitalised (`Gmail`, `iPhone`, `UK`)
@@ -557,8 +564,11 @@ mod tests {
     }
 
     #[test]
-    fn short_numbers_months_and_common_words_are_generic_longer_numbers_are_not() {
-        for w in ["18", "5", "00", "over", "without", "february", "march", "friday"] {
+    fn short_numbers_time_words_and_common_words_are_generic_longer_numbers_are_not() {
+        for w in [
+            "18", "5", "00", "over", "without", "february", "march", "friday", "weekend",
+            "holidays",
+        ] {
             assert!(is_generic(w), "{w}");
         }
         for w in ["429", "2026", "v2", "p99", "pgbouncer", "febr", "marching"] {

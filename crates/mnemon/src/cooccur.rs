@@ -51,9 +51,11 @@ pub fn slug_edges(id: &str, cluster: &[String]) -> Vec<EdgeValue> {
 }
 
 /// Can `term` be a probe term? Single characters (a CJK char, a letter) are too common a link,
-/// and a name mark is no word of the text.
+/// and a name mark is no word of the text, nor a joined identifier (its parts are).
 pub fn is_probe_term(term: &str) -> bool {
-    term.chars().nth(1).is_some() && !crate::index::fields::is_name_mark(term)
+    term.chars().nth(1).is_some()
+        && !crate::index::fields::is_name_mark(term)
+        && !crate::index::joined::is_joined_term(term)
 }
 
 /// The idf of a term in `df` notes, or `None` for a term too rare (one note) or too common to

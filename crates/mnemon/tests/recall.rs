@@ -918,6 +918,46 @@ fn a_note_titled_with_the_person_asked_about_comes_first() {
     assert_eq!(ids(&r)[0], "quarantine", "{r:?}");
 }
 
+/// A version or a path is split into its parts, so "canopy-fw 4.6.3" ranked first a note that
+/// holds `4`, `6` and `3` apart (and canopy-fw more often) above the note that writes the version.
+/// The identifier is indexed whole too: the note writing it as the question does comes first, and
+/// the note holding the parts apart is still found.
+#[test]
+fn an_identifier_written_whole_ranks_the_note_that_writes_it_first() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "delta-ota.md",
+        "---\nname: Delta OTA for canopy-fw\n---\ncanopy-fw ships deltas: 4 hubs in ring 6 got 3 \
+         deltas. canopy-fw rolls ring 4, then 6, then 3.\n",
+    );
+    write_note(
+        &m,
+        "fw-versions.md",
+        "---\nname: Firmware versions\n---\nThe fleet runs canopy-fw 4.6.3; 4.5.0 is pulled.\n",
+    );
+    write_note(
+        &m,
+        "ch-schema.md",
+        "---\nname: ClickHouse schema\n---\nThe db holds readings; clickhouse migrations run \
+         nightly; the clickhouse db is sharded; migrations are reviewed.\n",
+    );
+    write_note(
+        &m,
+        "chmigrate.md",
+        "---\nname: Schema changes\n---\nEvery change is a file in db/clickhouse/migrations.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let r = m.recall(&Query::text("canopy-fw 4.6.3")).unwrap();
+    assert_eq!(ids(&r)[..2], ["fw-versions", "delta-ota"], "{r:?}");
+    let r = m.recall(&Query::text("db/clickhouse/migrations")).unwrap();
+    assert_eq!(ids(&r)[..2], ["chmigrate", "ch-schema"], "{r:?}");
+    // The whole takes no part in the floor: the question's terms are its parts.
+    let terms: Vec<&str> = r.floor.terms.iter().map(|t| t.term.as_str()).collect();
+    assert_eq!(terms, ["db", "clickhous", "migrat"]);
+}
+
 /// Two forms of one word that the stemmer keeps apart ("certified", "certificate"), the first
 /// matched only through the second, are one word of the question: a note holding that word
 /// shares a single word with it, not two.

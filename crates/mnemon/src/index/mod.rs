@@ -3,6 +3,7 @@
 
 pub mod fields;
 pub mod interner;
+pub mod joined;
 pub mod lexical;
 pub mod manifest;
 pub mod scoring;

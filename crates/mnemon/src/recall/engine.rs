@@ -15,13 +15,16 @@ use super::query::{Explain, FloorReport, Hit, Query, Rejected, Source, TrailEdge
 use super::shown::ShownCache;
 use super::supersession;
 use crate::error::{Error, Result};
-use crate::index::LexicalIndex;
+use crate::index::{LexicalIndex, TermMatch};
 use crate::index::tokenize::Tokenizer;
 use crate::notes::EdgeKind;
 use crate::ranking;
 use crate::graph::Graph;
 use crate::store::LazyReader;
 use std::collections::BinaryHeap;
+
+/// Term bits (`LexHit::matched`) are a `u32`: a question matches at most this many terms.
+const MAX_MATCHED_TERMS: usize = 32;
 
 thread_local! {
     /// This thread's candidate tables, kept from recall to recall (see [`Cands`]): the recall's
@@ -290,6 +293,23 @@ pub fn run(
     } else {
         lex.expand(&qt, tok)
     };
+    // The question's words; after them, each identifier it writes joined by dots, slashes,
+    // underscores or colons that the memory holds whole (`index::joined`): it adds to the lexical
+    // score of the notes that write it as written, and takes no part in the floor (its parts,
+    // among the words, do).
+    let words = matches.len();
+    crate::index::joined::for_each_joined(text, |whole| {
+        if matches.len() < MAX_MATCHED_TERMS && !matches.iter().any(|m| m.term == whole) {
+            let df = lex.doc_freq(whole);
+            if df > 0 {
+                matches.push(TermMatch {
+                    term: whole.to_string(),
+                    expansions: vec![(whole.to_string(), 1.0)],
+                    first_df: df,
+                });
+            }
+        }
+    });
     let name_words = name_words(&q.text);
     let names: Vec<String> = name_words.iter().map(|w| tok.stem_word(w)).collect();
     forget_names_written_lower(lex, &name_words, &names, &mut matches);
@@ -322,7 +342,7 @@ pub fn run(
     }
     let mut learned_of = evidence.learned(&matches, graph, learned);
     let mut floor = FloorReport {
-        terms: evidence.terms(&matches, &names),
+        terms: evidence.terms(&matches[..words], &names),
         rejected: Vec::new(),
         weak: false,
         reached_floor: 0.0,
@@ -436,7 +456,15 @@ pub fn run(
         ));
     }
     // A question that names a note (its title, its id) means that note.
-    title_matches(graph, store, shown, tok, &matches, cands, &mut direct_info)?;
+    title_matches(
+        graph,
+        store,
+        shown,
+        tok,
+        &matches[..words],
+        cands,
+        &mut direct_info,
+    )?;
 
     // A question whose direct hits are all weak (none covers much of it, none is named by it)
     // gets its best few and nothing reached from them.

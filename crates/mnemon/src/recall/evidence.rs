@@ -243,6 +243,14 @@ impl Evidence {
         let form_of: Vec<Option<usize>> =
             (0..matches.len()).map(|i| another_form_of(i, matches)).collect();
         for (i, m) in matches.iter().enumerate() {
+            if i >= qt.terms.len() {
+                // A joined identifier whole, after the question's words (`index::joined`): it
+                // ranks the notes that write it; its parts are the words that count.
+                info.push(0.0);
+                partial.push(0.0);
+                held.push((0.0, false));
+                continue;
+            }
             if !m.expansions.is_empty() && names.contains(&m.term) {
                 held_names |= 1u32 << (i % 32);
             }
@@ -476,7 +484,7 @@ pub fn title_matches(
         (1u32 << matches.len()) - 1
     };
     let mut best: Vec<usize> = (0..direct.len())
-        .filter(|&i| cands.get(direct[i].0).map(|c| c.matched) == Some(all))
+        .filter(|&i| cands.get(direct[i].0).map(|c| c.matched & all) == Some(all))
         .collect();
     if best.is_empty() {
         return Ok(());

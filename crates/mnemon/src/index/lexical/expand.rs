@@ -31,6 +31,11 @@ impl Default for Found {
 
 impl Found {
     fn add(&mut self, l: &Live, term: &str, off: u64) {
+        // A joined identifier is asked for only as the question writes it, never as the typo or
+        // the completion of a word (`index::joined`).
+        if crate::index::joined::is_joined_term(term) {
+            return;
+        }
         *self.df.entry(term.to_string()).or_default() += l.live_df_at(off);
     }
 }

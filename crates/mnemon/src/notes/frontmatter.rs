@@ -107,8 +107,20 @@ impl NoteMeta {
     fn read_key(&mut self, key: &str, v: Value, warnings: &mut Vec<String>) {
         let meta = self;
         match key {
-            "name" => meta.name = scalar_string(&v),
-            "description" => meta.description = scalar_string(&v),
+            "name" | "description" => {
+                let text = scalar_string(&v);
+                if text.is_none() && !v.is_null() {
+                    warnings.push(format!(
+                        "`{key}` must be text (quote it if it holds a `: ` or starts with `[`); \
+                         it was ignored"
+                    ));
+                }
+                if key == "name" {
+                    meta.name = text;
+                } else {
+                    meta.description = text;
+                }
+            }
             "type" => match scalar_string(&v) {
                 Some(s) => match NoteType::parse(&s) {
                     Some(t) => meta.note_type = t,
@@ -247,6 +259,20 @@ mod tests {
         assert_eq!(m.related, vec!["single"]);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("updated_at"));
+    }
+
+    /// `description: [1, 2]` (or a name that YAML reads as a list or a mapping) was dropped
+    /// without a word.
+    #[test]
+    fn a_name_or_description_that_is_no_text_is_named_in_a_warning() {
+        let (m, w) = NoteMeta::from_yaml("name: {a: b}\ndescription: [1, 2]\n").unwrap();
+        assert_eq!((m.name, m.description), (None, None));
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("`name` must be text"), "{w:?}");
+        assert!(w[1].starts_with("`description` must be text"), "{w:?}");
+        let (m, w) = NoteMeta::from_yaml("name:\ndescription: 42\n").unwrap();
+        assert_eq!((m.name, m.description.as_deref()), (None, Some("42")));
+        assert!(w.is_empty(), "{w:?}");
     }
 
     #[test]

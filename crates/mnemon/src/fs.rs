@@ -205,6 +205,17 @@ pub fn temp_path(path: &Path) -> PathBuf {
     ))
 }
 
+/// Move a folder that stands where mnemon keeps a derived file (made by hand or by a tool) to
+/// `<path>.damaged`, as damage is moved aside, so that the file can be written there again.
+/// Returns where it went.
+pub fn move_folder_aside(fs: &dyn Fs, path: &Path) -> io::Result<PathBuf> {
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(".damaged");
+    let aside = PathBuf::from(aside);
+    fs.rename(path, &aside)?;
+    Ok(aside)
+}
+
 /// Prefix of every temporary file name mnemon makes ([`temp_path`]).
 pub const TEMP_PREFIX: &str = ".tmp-";
 

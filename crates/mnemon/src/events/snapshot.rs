@@ -221,8 +221,8 @@ impl Snapshot {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
                 if fs.list(&path).is_ok() {
-                    let aside = path.with_extension("snapshot.damaged");
-                    fs.rename(&path, &aside).map_err(SnapshotError::Read)?;
+                    let aside =
+                        crate::fs::move_folder_aside(fs, &path).map_err(SnapshotError::Read)?;
                     return Err(SnapshotError::Folder { aside });
                 }
                 return Err(SnapshotError::Read(e));

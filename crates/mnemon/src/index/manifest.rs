@@ -212,9 +212,7 @@ impl Manifest {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
-                // A folder made by hand or a tool: moved out of the way, as damage is.
-                let aside = path.with_extension("manifest.damaged");
-                fs.rename(&path, &aside)
+                let aside = crate::fs::move_folder_aside(fs, &path)
                     .map_err(|e| Error::io("move aside", &path, e))?;
                 return Err(Error::Corrupt {
                     path,

@@ -110,27 +110,29 @@ pub fn new_session_id() -> String {
     format!("p{}-{:08x}", std::process::id(), nanos)
 }
 
+/// The segment files of `events/` and `events/archive/`, listed once for what reads them.
+pub(super) struct Listing {
+    segs: Vec<SegmentFile>,
+    archived: Vec<SegmentFile>,
+}
+
 /// The id of a segment whose events `snap` counts but that `events/` (or its archive) no longer
 /// holds, if any: a segment deleted or taken back by hand (a `git checkout` of `events/`). The
 /// snapshot's counts then include events the log lacks, and only a fold of the segments that are
 /// there says what the log holds. A segment the snapshot counts no frame of (its watermark at most
 /// its header's length: compaction removes such empty segments) is not missed.
-fn counts_a_lost_segment(snap: &Snapshot, fs: &dyn Fs, events_dir: &Path) -> Option<String> {
-    let marks = snap.watermarks();
-    if marks.is_empty() {
-        return None;
-    }
-    // An unreadable folder is reported by the fold that follows; the snapshot is kept.
-    let (present, _) = all_segments(fs, events_dir).ok()?;
-    let present: std::collections::HashSet<&str> =
-        present.iter().map(|s| s.file.id.as_str()).collect();
-    let mut lost: Vec<&String> = marks
+fn counts_a_lost_segment(snap: &Snapshot, listing: &Listing) -> Option<String> {
+    let present: std::collections::HashSet<&str> = listing
+        .segs
         .iter()
-        .filter(|(id, mark)| **mark > header_len_of(id) && !present.contains(id.as_str()))
-        .map(|(id, _)| id)
+        .chain(&listing.archived)
+        .map(|s| s.id.as_str())
         .collect();
-    lost.sort();
-    lost.first().map(|id| (*id).clone())
+    snap.watermarks()
+        .into_iter()
+        .filter(|(id, mark)| *mark > header_len_of(id) && !present.contains(id.as_str()))
+        .map(|(id, _)| id)
+        .min()
 }
 
 /// The longest header segment `id` can have (`<created_ms>-<session>-<pid>-<n>`, format
@@ -185,7 +187,7 @@ impl EventLog {
             last_refresh: Mutex::new(Some(std::time::Instant::now())),
             compressed_lens: Mutex::new(HashMap::new()),
         };
-        let snapshot = match Snapshot::open(log.fs.as_ref(), &log.index_dir) {
+        let mut snapshot = match Snapshot::open(log.fs.as_ref(), &log.index_dir) {
             Ok(s) => s,
             Err(reason) => {
                 log.notice(format!(
@@ -195,24 +197,19 @@ impl EventLog {
                 None
             }
         };
+        let listing = log.listing()?;
         // Replaced at once when it counts a lost segment: else every open would say so again.
-        let mut stale = false;
-        let snapshot = match snapshot.map(|s| {
-            let lost = counts_a_lost_segment(&s, log.fs.as_ref(), &log.events_dir);
-            (s, lost)
-        }) {
-            Some((_, Some(id))) => {
-                stale = true;
-                log.notice(format!(
-                    "stats snapshot {} counts events of segment {id}, which events/ no longer \
-                     holds: re-folding every event",
-                    log.index_dir.join(snapshot::SNAPSHOT_FILE).display()
-                ));
-                None
-            }
-            Some((s, None)) => Some(s),
-            None => None,
-        };
+        let lost = snapshot
+            .as_ref()
+            .and_then(|s| counts_a_lost_segment(s, &listing));
+        if let Some(id) = &lost {
+            log.notice(format!(
+                "stats snapshot {} counts events of segment {id}, which events/ no longer \
+                 holds: re-folding every event",
+                log.index_dir.join(snapshot::SNAPSHOT_FILE).display()
+            ));
+            snapshot = None;
+        }
         if let Ok(mut st) = log.state.write() {
             if let Some(s) = &snapshot {
                 st.marks = s.watermarks();
@@ -221,8 +218,8 @@ impl EventLog {
             st.bump(Change::All);
             st.feedback_version += 1;
         }
-        let folded = log.refresh()?;
-        if (folded > SNAPSHOT_AFTER_EVENTS || stale)
+        let folded = log.refresh_listed(listing)?;
+        if (folded > SNAPSHOT_AFTER_EVENTS || lost.is_some())
             && let Err(e) = log.write_snapshot()
         {
             log.notice(format!("could not write the stats snapshot: {e}"));

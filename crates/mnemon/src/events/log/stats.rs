@@ -178,7 +178,23 @@ impl EventLog {
     /// Fold events appended since the last fold (by any process) into the stats. Returns how
     /// many events were folded.
     pub fn refresh(&self) -> Result<u64> {
-        let (mut segs, _) = list_segments(self.fs.as_ref(), &self.events_dir)?;
+        self.refresh_listed(self.listing()?)
+    }
+
+    /// The segment files of `events/` and of `events/archive/`, as [`list_segments`] finds them.
+    pub(super) fn listing(&self) -> Result<Listing> {
+        let (segs, _) = list_segments(self.fs.as_ref(), &self.events_dir)?;
+        let archive = self.events_dir.join(super::segment::ARCHIVE_DIR);
+        let (archived, _) = list_segments(self.fs.as_ref(), &archive)?;
+        Ok(Listing { segs, archived })
+    }
+
+    /// [`EventLog::refresh`] over segment files already listed.
+    pub(super) fn refresh_listed(&self, listing: Listing) -> Result<u64> {
+        let Listing {
+            mut segs,
+            archived,
+        } = listing;
         // Failure mode 1: a crash between rename and remove leaves `X.seg` beside `X.seg.zst`;
         // the compressed copy is authoritative (compaction removes the orphan later).
         let compressed: std::collections::HashSet<String> = segs
@@ -188,7 +204,6 @@ impl EventLog {
             .collect();
         segs.retain(|s| s.compressed || !compressed.contains(&s.id));
         let archive = self.events_dir.join(super::segment::ARCHIVE_DIR);
-        let (archived, _) = list_segments(self.fs.as_ref(), &archive)?;
         let mut located: Vec<(PathBuf, SegmentFile)> = archived
             .into_iter()
             .filter(|s| s.compressed && !compressed.contains(&s.id))

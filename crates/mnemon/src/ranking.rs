@@ -60,7 +60,7 @@ pub fn counts_as_used(untied_used: u64, wrong_count: u64) -> bool {
 }
 
 /// A direct hit seeds the walk (the notes around it are worth showing) only when it covers at
-/// least this share of the question, is named by it, or is what feedback says it means: the
+/// least this share of the question with two informative terms or more, is named by it, or is what feedback says it means: the
 /// neighbours of a weak hit inherit nothing.
 pub const STRONG_COVERAGE: f32 = 0.45;
 /// A question whose direct hits are all weak returns at most this many (and hits on notes used

@@ -1040,3 +1040,44 @@ fn british_and_american_spellings_meet() {
         );
     }
 }
+
+/// "best things to do in Porto for a weekend" found the one note that says where a teammate
+/// lives, and brought that note's whole neighbourhood along. One shared word of a longer question
+/// may find a note; the notes around it have nothing to go on.
+#[test]
+fn a_note_sharing_one_word_with_the_question_brings_no_neighbours() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "offsite.md",
+        "---\nname: Team offsite\nrelated: [expenses, visas]\n---\nThis year the offsite is in Lisbon, the week after the release.\n",
+    );
+    write_note(
+        &m,
+        "expenses.md",
+        "---\nname: Expenses\n---\nClaim travel costs within thirty days, receipts attached.\n",
+    );
+    write_note(
+        &m,
+        "visas.md",
+        "---\nname: Visas\n---\nStaff from outside the Schengen area apply six weeks ahead.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let one_word = m.recall(&Query::text("Lisbon restaurants")).unwrap();
+    assert_eq!(ids(&one_word), ["offsite"], "{:?}", one_word.floor);
+    assert!(one_word.floor.weak, "{:?}", one_word.floor);
+    // Two of the question's words in the note: its neighbours come along.
+    let two_words = m
+        .recall(&Query::text("Lisbon offsite restaurants"))
+        .unwrap();
+    let mut found = ids(&two_words);
+    found.sort_unstable();
+    assert_eq!(
+        found,
+        ["expenses", "offsite", "visas"],
+        "{:?}",
+        two_words.floor
+    );
+    assert!(!two_words.floor.weak, "{:?}", two_words.floor);
+}

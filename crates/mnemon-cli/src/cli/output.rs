@@ -363,7 +363,7 @@ impl Out {
             outln!(
                 "  {}",
                 self.dim(&format!(
-                    "weak question: no hit covers {:.0}% of it, so only the best {} are shown, without their neighbours",
+                    "weak question: no hit covers {:.0}% of it with two of its words or more, so only the best {} are shown, without their neighbours",
                     mnemon::ranking::STRONG_COVERAGE * 100.0,
                     mnemon::ranking::WEAK_QUESTION_RESULTS
                 ))

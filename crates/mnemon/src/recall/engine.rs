@@ -427,6 +427,7 @@ pub fn run(
                 learned,
                 title_match: false,
                 used,
+                single: evidence.single(h.matched),
             },
         ));
     }
@@ -452,6 +453,7 @@ pub fn run(
                 learned,
                 title_match: false,
                 used: false,
+                single: false,
             },
         ));
     }

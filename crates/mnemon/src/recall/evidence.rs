@@ -27,14 +27,20 @@ pub struct DirectInfo {
     pub title_match: bool,
     /// The note was used before (see [`ranking::counts_as_used`]).
     pub used: bool,
+    /// Its words match one informative term of a question with more.
+    pub single: bool,
 }
 
 impl DirectInfo {
     /// Whether this hit's evidence is strong enough for the notes around it to be worth
-    /// showing: it covers [`ranking::STRONG_COVERAGE`] of the question, feedback says as much, or
-    /// the question names it.
+    /// showing: it covers [`ranking::STRONG_COVERAGE`] of the question with more than one of its
+    /// informative terms, feedback says as much, or the question names it. One shared word of a
+    /// longer question is a coincidence as often as not (a place a note mentions, a word in
+    /// another sense): the note may answer, its neighbours have nothing to go on.
     pub fn is_strong(&self) -> bool {
-        self.strength() >= ranking::STRONG_COVERAGE
+        let by_words = !self.single || self.title_match;
+        (by_words || self.learned >= ranking::STRONG_COVERAGE)
+            && self.strength() >= ranking::STRONG_COVERAGE
     }
 
     /// How much of the question this hit answers, 0..=1: the share its words cover or feedback
@@ -352,6 +358,11 @@ impl Evidence {
     /// question in words most notes hold), since every score is low then.
     pub fn lexical_floor(&self) -> f32 {
         ranking::MIN_LEXICAL_SCORE.min(ranking::LEXICAL_FLOOR_IDF_SHARE * self.held_max)
+    }
+
+    /// Whether a hit's words match one informative term of a question with more.
+    pub fn single(&self, matched: u32) -> bool {
+        self.informative() > 1 && self.counts(matched, matched).1 < 2
     }
 
     /// How many of the question's terms are informative.

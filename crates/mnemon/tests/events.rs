@@ -746,3 +746,63 @@ fn a_damaged_archived_segment_is_named_where_it_is() {
         "{notices:?}"
     );
 }
+
+/// A segment copied under another name (a file-sync tool's conflict copy `... (1).seg`, or a
+/// copy given a writer's name) counted every event twice. A segment whose header is another
+/// listed segment's, under a name that is not its own, is that segment's copy: counted once, and
+/// named in a notice. Renamed with its original gone, it is no copy: its events count.
+#[test]
+fn a_segment_copied_under_another_name_is_counted_once() {
+    let (_tmp, root) = siblings();
+    {
+        let m = session(&root, "orig");
+        for _ in 0..2 {
+            m.recall(&Query::anchors(["a"]).with_depth(0)).unwrap();
+        }
+        m.feedback(&["a".to_string()], &[], Some("alpha")).unwrap();
+    }
+    let once = session(&root, "s1").stats("a").unwrap();
+    assert_eq!(once.recall_count, 2, "{once:?}");
+    let events = root.join("events");
+    let original: Vec<_> = std::fs::read_dir(&events)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("-orig-"))
+        .collect();
+    assert_eq!(original.len(), 1, "{original:?}");
+    let stem = original[0]
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let conflict = events.join(format!("{stem} (1).seg"));
+    let writer_like = events.join("9999999999999-other-1-0.seg");
+    std::fs::copy(&original[0], &conflict).unwrap();
+    std::fs::copy(&original[0], &writer_like).unwrap();
+
+    let mut m = session(&root, "s2");
+    assert_eq!(m.stats("a").unwrap(), once);
+    let notices = m.take_notices();
+    for copy in [&conflict, &writer_like] {
+        let name = copy.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.contains(&name) && n.contains(&format!("a copy of segment {stem}"))),
+            "{name}: {notices:?}"
+        );
+    }
+    m.write_snapshot().unwrap();
+    drop(m);
+    // Folded into the snapshot as a copy: the next open counts the same and says nothing.
+    let mut m = session(&root, "s3");
+    assert!(m.take_notices().is_empty());
+    assert_eq!(m.stats("a").unwrap(), once);
+    drop(m);
+
+    // The original gone, one copy holds the events: they count, once.
+    std::fs::remove_file(&original[0]).unwrap();
+    std::fs::remove_file(&writer_like).unwrap();
+    let m = session(&root, "s4");
+    assert_eq!(m.stats("a").unwrap(), once);
+}

@@ -133,6 +133,26 @@ pub fn open_stream(
     }
 }
 
+/// The header of a segment file, if it has a whole one this build reads.
+pub fn read_header(fs: &dyn Fs, path: &Path, compressed: bool) -> Option<Header> {
+    let mut stream = open_stream(fs, path, compressed).ok()?;
+    Header::read(&mut stream).ok().map(|(h, _)| h)
+}
+
+/// Whether `id` is the name a writer gives the segment with header `h`:
+/// `<created_ms, 13 digits>-<session>-<pid>-<n>` (format-spec/events.md, "File name"). A segment
+/// under another name was renamed or copied by hand (a file-sync tool's conflict copy,
+/// `... (1).seg`).
+pub fn names_header(id: &str, h: &Header) -> bool {
+    let prefix = format!("{:013}-{}-", h.created_ms, h.session);
+    let Some(rest) = id.strip_prefix(&prefix) else {
+        return false;
+    };
+    let number = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    rest.split_once('-')
+        .is_some_and(|(pid, n)| number(pid) && number(n))
+}
+
 /// Read the events of a segment at or after `from` (an offset in its uncompressed stream).
 pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> SegmentRead {
     let mut out = SegmentRead::default();
@@ -196,4 +216,31 @@ pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> Se
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_segment_is_named_by_its_header_only_under_a_writers_name() {
+        let h = Header::new("p42-1a2b3c4d".into(), 1_764_489_600_000);
+        assert!(names_header("1764489600000-p42-1a2b3c4d-42-0", &h));
+        assert!(names_header("1764489600000-p42-1a2b3c4d-42-17", &h));
+        for other in [
+            "1764489600000-p42-1a2b3c4d-42-0 (1)",
+            "1764489600000-p42-1a2b3c4d-42",
+            "1764489600000-p42-1a2b3c4d-42-0-1",
+            "1764489600001-p42-1a2b3c4d-42-0",
+            "1764489600000-p43-1a2b3c4d-42-0",
+            "0764489600000-p42-1a2b3c4d-42-0",
+            "copy",
+        ] {
+            assert!(!names_header(other, &h), "{other}");
+        }
+        // Creation times before 2001 are zero-padded to 13 digits, as writers name them.
+        let early = Header::new("s1".into(), 1);
+        assert!(names_header("0000000000001-s1-7-0", &early));
+        assert!(!names_header("1-s1-7-0", &early));
+    }
 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::events::fold::{Stats, Verdicts, max_opt};
+use crate::events::segment::Header;
 use crate::events::snapshot::{self};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -210,6 +211,11 @@ impl EventLog {
             .map(|s| (archive.join(&s.name), s))
             .collect();
         located.extend(segs.into_iter().map(|s| (self.events_dir.join(&s.name), s)));
+        // Every segment by id, to tell a copy under another name from its original.
+        let by_id: Vec<(String, PathBuf, bool)> = located
+            .iter()
+            .map(|(path, s)| (s.id.clone(), path.clone(), s.compressed))
+            .collect();
         let own = self.own_segment_id();
         let marks: HashMap<String, u64> = self
             .state
@@ -253,6 +259,17 @@ impl EventLog {
                 self.notice(format!("events/{}: {e}", shown.display()));
             }
             let Some(h) = &read.header else { continue };
+            if let Some(original) = self.original_of(&seg.id, h, &by_id) {
+                let shown = path.strip_prefix(&self.events_dir).unwrap_or(&path);
+                self.notice(format!(
+                    "events/{}: a copy of segment {original} (the same session, creation time and \
+                     salt); its events are counted once, from {original}. Delete the copy; \
+                     nothing is lost",
+                    shown.display()
+                ));
+                new_marks.push((seg.id, read.end));
+                continue;
+            }
             for (_, ev) in &read.events {
                 delta.apply(&h.session, ev);
             }
@@ -273,6 +290,23 @@ impl EventLog {
             }
         }
         Ok(folded)
+    }
+
+    /// The id of the segment that `id` (with header `h`) is a copy of, if any: `id` is not the
+    /// name its header gives it, and a segment under that name has the same header (session,
+    /// creation time, salt). Its events are the original's; counting them again would double
+    /// every count. A segment renamed whose original is gone is no copy: its events count.
+    fn original_of(&self, id: &str, h: &Header, by_id: &[(String, PathBuf, bool)]) -> Option<String> {
+        if names_header(id, h) {
+            return None;
+        }
+        by_id
+            .iter()
+            .filter(|(other, _, _)| other != id && names_header(other, h))
+            .find(|(_, path, compressed)| {
+                read_header(self.fs.as_ref(), path, *compressed).is_some_and(|o| o == *h)
+            })
+            .map(|(other, _, _)| other.clone())
     }
 
     /// A recall's events are one batch (its QueryEvent, the Feedback of a fetch, one RecallHit per

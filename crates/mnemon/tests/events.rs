@@ -792,6 +792,24 @@ fn a_segment_copied_under_another_name_is_counted_once() {
             "{name}: {notices:?}"
         );
     }
+    // `events verify` names them too; the original is no copy.
+    let read = m.event_segments().unwrap();
+    let copies: Vec<(&str, Option<&str>)> = read
+        .segments
+        .iter()
+        .filter(|s| s.name.contains(&stem) || s.name.starts_with("9999"))
+        .map(|s| (s.name.as_str(), s.copy_of.as_deref()))
+        .collect();
+    let original_name = format!("{stem}.seg");
+    let conflict_name = format!("{stem} (1).seg");
+    assert_eq!(
+        copies,
+        [
+            (conflict_name.as_str(), Some(original_name.as_str())),
+            (original_name.as_str(), None),
+            ("9999999999999-other-1-0.seg", Some(original_name.as_str())),
+        ]
+    );
     m.write_snapshot().unwrap();
     drop(m);
     // Folded into the snapshot as a copy: the next open counts the same and says nothing.
@@ -805,4 +823,49 @@ fn a_segment_copied_under_another_name_is_counted_once() {
     std::fs::remove_file(&writer_like).unwrap();
     let m = session(&root, "s4");
     assert_eq!(m.stats("a").unwrap(), once);
+}
+
+/// A copy taken before its original was damaged holds events the original lost: those count
+/// (once, however many copies hold them), the events both hold count once.
+#[test]
+fn a_copy_supplies_the_events_its_damaged_original_lost() {
+    let (_tmp, root) = siblings();
+    {
+        let m = session(&root, "orig");
+        for _ in 0..3 {
+            m.recall(&Query::anchors(["a"]).with_depth(0)).unwrap();
+        }
+    }
+    let events = root.join("events");
+    let original: Vec<_> = std::fs::read_dir(&events)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("-orig-"))
+        .collect();
+    assert_eq!(original.len(), 1, "{original:?}");
+    let stem = original[0]
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    for copy in [format!("{stem} (1).seg"), format!("{stem} (2).seg")] {
+        std::fs::copy(&original[0], events.join(copy)).unwrap();
+    }
+    // One byte flipped in the original's last frame: its last event no longer reads there.
+    let mut bytes = std::fs::read(&original[0]).unwrap();
+    let last = bytes.len() - 2;
+    bytes[last] ^= 0xff;
+    std::fs::write(&original[0], &bytes).unwrap();
+    let mut m = session(&root, "s1");
+    let s = m.stats("a").unwrap();
+    assert_eq!((s.recall_count, s.used_count), (3, 3), "{s:?}");
+    let notices = m.take_notices();
+    assert_eq!(
+        notices
+            .iter()
+            .filter(|n| n.contains("a copy of segment"))
+            .count(),
+        2,
+        "{notices:?}"
+    );
 }

@@ -51,6 +51,7 @@ pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<
                     "damaged": damaged,
                     "empty": seg.empty,
                     "error": seg.error,
+                    "copy_of": seg.copy_of,
                 }));
             }
             // Files that are not segments are never read nor removed by mnemon: listed, they
@@ -73,6 +74,12 @@ pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<
                             ", empty (its creation never completed; it holds nothing)".to_string()
                         }
                         _ => String::new(),
+                    };
+                    let note = match r["copy_of"].as_str() {
+                        Some(o) => {
+                            format!("{note}, a copy of {o}: the events both hold are counted once")
+                        }
+                        None => note,
                     };
                     outln!(
                         "{}: {} events, {} damaged ranges{note}",

@@ -4,7 +4,7 @@
 use super::Memory;
 use crate::error::Result;
 use crate::events::Event;
-use crate::events::log::{all_segments, read_segment};
+use crate::events::log::{all_segments, names_header, read_segment};
 
 /// One segment file read back.
 #[derive(Debug, Clone)]
@@ -21,6 +21,9 @@ pub struct SegmentContents {
     pub empty: bool,
     /// Why reading stopped before the end, if it did (what was read is kept).
     pub error: Option<String>,
+    /// The segment this file is a copy of (the same header under a name that is not its own;
+    /// format-spec/events.md, "File name"): folds count the events both hold once.
+    pub copy_of: Option<String>,
 }
 
 impl SegmentContents {
@@ -46,18 +49,36 @@ impl Memory {
         let log = &self.events;
         let fs = log.fs();
         let (segs, unknown_files) = all_segments(fs, log.events_dir())?;
+        let reads: Vec<_> = segs
+            .iter()
+            .map(|seg| read_segment(fs, &seg.path, seg.file.compressed, 0))
+            .collect();
+        let copy_of = |i: usize| -> Option<String> {
+            let h = reads[i].header.as_ref()?;
+            let id = &segs[i].file.id;
+            if names_header(id, h) {
+                return None;
+            }
+            segs.iter()
+                .zip(&reads)
+                .find(|(o, r)| {
+                    o.file.id != *id && names_header(&o.file.id, h) && r.header.as_ref() == Some(h)
+                })
+                .map(|(o, _)| o.shown.clone())
+        };
+        let copies: Vec<Option<String>> = (0..segs.len()).map(copy_of).collect();
         let segments = segs
             .iter()
-            .map(|seg| {
-                let r = read_segment(fs, &seg.path, seg.file.compressed, 0);
-                SegmentContents {
-                    name: seg.shown.clone(),
-                    session: r.header.as_ref().map(|h| h.session.clone()),
-                    events: r.events,
-                    damaged: r.damaged,
-                    empty: r.empty,
-                    error: r.error,
-                }
+            .zip(reads)
+            .zip(copies)
+            .map(|((seg, r), copy_of)| SegmentContents {
+                name: seg.shown.clone(),
+                session: r.header.as_ref().map(|h| h.session.clone()),
+                events: r.events,
+                damaged: r.damaged,
+                empty: r.empty,
+                error: r.error,
+                copy_of,
             })
             .collect();
         Ok(EventSegments {

@@ -133,12 +133,6 @@ pub fn open_stream(
     }
 }
 
-/// The header of a segment file, if it has a whole one this build reads.
-pub fn read_header(fs: &dyn Fs, path: &Path, compressed: bool) -> Option<Header> {
-    let mut stream = open_stream(fs, path, compressed).ok()?;
-    Header::read(&mut stream).ok().map(|(h, _)| h)
-}
-
 /// Whether `id` is the name a writer gives the segment with header `h`:
 /// `<created_ms, 13 digits>-<session>-<pid>-<n>` (format-spec/events.md, "File name"). A segment
 /// under another name was renamed or copied by hand (a file-sync tool's conflict copy,

@@ -6,7 +6,7 @@ use crate::events::fold::{Stats, Verdicts, max_opt};
 use crate::events::segment::Header;
 use crate::events::snapshot::{self};
 use crate::error::{Error, Result};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// A read view of the folded stats.
@@ -216,6 +216,7 @@ impl EventLog {
             .iter()
             .map(|(path, s)| (s.id.clone(), path.clone(), s.compressed))
             .collect();
+        let mut originals: HashMap<String, (Header, HashSet<u64>)> = HashMap::new();
         let own = self.own_segment_id();
         let marks: HashMap<String, u64> = self
             .state
@@ -259,16 +260,26 @@ impl EventLog {
                 self.notice(format!("events/{}: {e}", shown.display()));
             }
             let Some(h) = &read.header else { continue };
-            if let Some(original) = self.original_of(&seg.id, h, &by_id) {
+            if let Some(original) = self.original_of(&seg.id, h, &by_id, &mut originals) {
+                let held = originals
+                    .get_mut(&original)
+                    .map(|(_, seqs)| seqs)
+                    .ok_or_else(|| Error::Poisoned {
+                        path: path.clone(),
+                        reason: "a copy's original was not read".into(),
+                    })?;
+                let before = read.events.len();
+                read.events.retain(|(_, e)| !held.contains(&e.seq));
+                // Another copy of the same segment counts none of these again.
+                held.extend(read.events.iter().map(|(_, e)| e.seq));
                 let shown = path.strip_prefix(&self.events_dir).unwrap_or(&path);
                 self.notice(format!(
-                    "events/{}: a copy of segment {original} (the same session, creation time and \
-                     salt); its events are counted once, from {original}. Delete the copy; \
-                     nothing is lost",
-                    shown.display()
+                    "events/{}: a copy of segment {original} (the same writer: session, creation \
+                     time and salt); {} of its events are counted already, from {original} or \
+                     another copy of it, and are not counted again",
+                    shown.display(),
+                    before - read.events.len()
                 ));
-                new_marks.push((seg.id, read.end));
-                continue;
             }
             for (_, ev) in &read.events {
                 delta.apply(&h.session, ev);
@@ -292,21 +303,42 @@ impl EventLog {
         Ok(folded)
     }
 
-    /// The id of the segment that `id` (with header `h`) is a copy of, if any: `id` is not the
-    /// name its header gives it, and a segment under that name has the same header (session,
-    /// creation time, salt). Its events are the original's; counting them again would double
-    /// every count. A segment renamed whose original is gone is no copy: its events count.
-    fn original_of(&self, id: &str, h: &Header, by_id: &[(String, PathBuf, bool)]) -> Option<String> {
+    /// The segment that `id` (with header `h`) is a copy of, with the sequence numbers of the
+    /// events it holds, if any: `id` is not the name its header gives it, and a segment under
+    /// that name has the same header (session, creation time, salt), so the same writer wrote
+    /// both and a sequence number is one event in either. The copy counts only the events the
+    /// original lacks (it may hold more: the original damaged or cut back since the copy was
+    /// taken). A segment renamed whose original is gone is no copy: its events count.
+    /// `originals` keeps, per original read in this fold, the sequence numbers counted so far.
+    fn original_of(
+        &self,
+        id: &str,
+        h: &Header,
+        by_id: &[(String, PathBuf, bool)],
+        originals: &mut HashMap<String, (Header, HashSet<u64>)>,
+    ) -> Option<String> {
         if names_header(id, h) {
             return None;
         }
-        by_id
-            .iter()
-            .filter(|(other, _, _)| other != id && names_header(other, h))
-            .find(|(_, path, compressed)| {
-                read_header(self.fs.as_ref(), path, *compressed).is_some_and(|o| o == *h)
-            })
-            .map(|(other, _, _)| other.clone())
+        for (other, path, compressed) in by_id {
+            if other == id || !names_header(other, h) {
+                continue;
+            }
+            if let Some((oh, _)) = originals.get(other) {
+                if oh == h {
+                    return Some(other.clone());
+                }
+                continue;
+            }
+            // Named alike, but another segment of the writer (another salt) is no original.
+            let r = read_segment(self.fs.as_ref(), path, *compressed, 0);
+            if r.header.as_ref() == Some(h) {
+                let seqs = r.events.iter().map(|(_, e)| e.seq).collect();
+                originals.insert(other.clone(), (h.clone(), seqs));
+                return Some(other.clone());
+            }
+        }
+        None
     }
 
     /// A recall's events are one batch (its QueryEvent, the Feedback of a fetch, one RecallHit per

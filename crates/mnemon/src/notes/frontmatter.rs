@@ -44,17 +44,15 @@ pub struct NoteMeta {
 }
 
 /// Split `text` into (frontmatter YAML, body). The frontmatter is the block between a first line
-/// `---` and the next line `---` (or `...`); without it the whole text is the body.
+/// `---` and the next line `---` (or `...`); spaces or tabs after either are allowed (an editor
+/// leaves them, a reader cannot see them). Without it the whole text is the body.
 pub fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
-    let Some(rest) = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-    else {
+    let Some(rest) = after_opening(text) else {
         return (None, text);
     };
     let mut offset = 0;
     for line in rest.split_inclusive('\n') {
-        let trimmed = line.trim_end_matches(['\n', '\r']);
+        let trimmed = line.trim_end_matches(['\n', '\r', ' ', '\t']);
         if trimmed == "---" || trimmed == "..." {
             let yaml = &rest[..offset];
             let body = &rest[offset + line.len()..];
@@ -64,6 +62,78 @@ pub fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
     }
     // An opening `---` with no closing line: treat the whole text as body.
     (None, text)
+}
+
+/// The text after a first line `---` (trailing spaces or tabs allowed), if `text` starts so.
+fn after_opening(text: &str) -> Option<&str> {
+    let (first, rest) = text.split_once('\n')?;
+    (first.trim_end_matches(['\r', ' ', '\t']) == "---").then_some(rest)
+}
+
+/// Why a note that seems meant to have a frontmatter block has none that mnemon reads, with the
+/// fix, or `None`: an opening `---` never closed, a block that starts below blank lines, or one
+/// opened with more than three dashes. Such a note is indexed from its body only (its name,
+/// type, tags and links are lost), so it is named rather than read as it is without a word.
+pub fn frontmatter_shape_problem(text: &str) -> Option<String> {
+    if split_frontmatter(text).0.is_some() {
+        return None;
+    }
+    if after_opening(text).is_some() {
+        return Some(
+            "the frontmatter opened by `---` on line 1 is never closed, so the note is indexed \
+             from its body only: add a line `---` after its last key"
+                .into(),
+        );
+    }
+    let blank_lines = text
+        .split_inclusive('\n')
+        .take_while(|l| l.trim().is_empty())
+        .count();
+    let from_first_text: String = text
+        .split_inclusive('\n')
+        .skip(blank_lines)
+        .collect::<String>();
+    let first = from_first_text.lines().next().unwrap_or("").trim_end();
+    let dashes = !first.is_empty() && first.bytes().all(|b| b == b'-');
+    if !dashes || first.len() < 3 {
+        return None;
+    }
+    // Read as if it were meant: does a block of `key: value` lines follow, closed by dashes?
+    let block: Vec<&str> = from_first_text
+        .lines()
+        .skip(1)
+        .take_while(|l| {
+            let l = l.trim_end();
+            !(l.len() >= 3 && l.bytes().all(|b| b == b'-'))
+        })
+        .collect();
+    if block.len() == from_first_text.lines().count().saturating_sub(1) {
+        return None;
+    }
+    let keyed = block
+        .iter()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .is_some_and(|l| {
+            l.split_once(':').is_some_and(|(k, _)| {
+                !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            })
+        });
+    if !keyed {
+        return None;
+    }
+    Some(if blank_lines > 0 {
+        format!(
+            "the frontmatter block starts on line {}, not on line 1, so it is not read and the \
+             note is indexed from its body only: remove the blank lines above it",
+            blank_lines + 1
+        )
+    } else {
+        format!(
+            "the frontmatter block opens with `{first}` ({} dashes), so it is not read and the \
+             note is indexed from its body only: open it with exactly `---`",
+            first.len()
+        )
+    })
 }
 
 impl NoteMeta {
@@ -241,6 +311,41 @@ mod tests {
         );
         assert_eq!(split_frontmatter("no fm"), (None, "no fm"));
         assert_eq!(split_frontmatter("---\nunclosed"), (None, "---\nunclosed"));
+    }
+
+    /// An editor's trailing space after `---` dropped the whole block (name, type, tags, links)
+    /// without a word.
+    #[test]
+    fn spaces_after_the_delimiters_are_allowed() {
+        assert_eq!(
+            split_frontmatter("--- \na: 1\n---\t\nbody"),
+            (Some("a: 1\n"), "body")
+        );
+        assert_eq!(
+            split_frontmatter("---  \r\na: 1\r\n--- \r\nbody"),
+            (Some("a: 1\r\n"), "body")
+        );
+        assert_eq!(split_frontmatter("--- x\na: 1\n---\n").0, None);
+    }
+
+    #[test]
+    fn a_block_mnemon_cannot_read_is_named_with_its_fix() {
+        let problem = |t: &str| frontmatter_shape_problem(t).unwrap_or_default();
+        assert!(problem("---\nname: A\nbody").contains("never closed"));
+        assert!(problem("\n\n---\nname: A\n---\nbody").contains("starts on line 3"));
+        assert!(problem("----\nname: A\n----\nbody").contains("`----` (4 dashes)"));
+        assert!(problem("---\r\nname: A\r\n").contains("never closed"));
+        // What reads, and what is no frontmatter at all, says nothing.
+        for fine in [
+            "---\nname: A\n---\nbody",
+            "no frontmatter\n",
+            "",
+            "\n---\n\nA rule, then text: with a colon.\n",
+            "----\nJust a rule.\n----\n",
+            "\n\nname: A\n",
+        ] {
+            assert_eq!(frontmatter_shape_problem(fine), None, "{fine:?}");
+        }
     }
 
     #[test]

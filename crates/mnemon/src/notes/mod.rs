@@ -370,7 +370,12 @@ pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
                 NoteMeta::default()
             }
         },
-        None => NoteMeta::default(),
+        None => {
+            if let Some(message) = frontmatter::frontmatter_shape_problem(text) {
+                problems.push(Problem::new(ProblemKind::Frontmatter, message));
+            }
+            NoteMeta::default()
+        }
     };
 
     let mut edges: Vec<EdgeDraft> = Vec::new();
@@ -504,6 +509,22 @@ mod tests {
             .iter()
             .map(|e| (e.to.clone(), e.kind, e.provenance))
             .collect()
+    }
+
+    #[test]
+    fn a_frontmatter_with_a_trailing_space_keeps_its_links_and_a_broken_one_is_named() {
+        let spaced = parse_note("a", b"--- \nname: A\nsupersedes: [old]\n---  \nbody\n");
+        assert!(spaced.problems.is_empty(), "{:?}", spaced.problems);
+        assert_eq!(spaced.meta.name.as_deref(), Some("A"));
+        assert_eq!(
+            kinds(&spaced),
+            vec![("old".into(), EdgeKind::Supersedes, Provenance::Frontmatter)]
+        );
+        let unclosed = parse_note("a", b"---\nname: A\nsupersedes: [old]\nbody\n");
+        assert_eq!(unclosed.meta.name, None);
+        assert_eq!(unclosed.problems.len(), 1, "{:?}", unclosed.problems);
+        assert_eq!(unclosed.problems[0].kind, ProblemKind::Frontmatter);
+        assert!(unclosed.problems[0].message.contains("never closed"));
     }
 
     #[test]

@@ -111,7 +111,8 @@ pub fn min_score(value: f64) -> Result<f32> {
 }
 
 /// Check a whole query: text or anchors (or both), and every range. Text longer than
-/// [`MAX_QUERY_BYTES`] is not an error: recall reads only that much of it.
+/// [`MAX_QUERY_BYTES`] is not an error: recall reads the whole words that fit
+/// ([`crate::recall::readable_part`]) and says so in its floor report.
 pub fn query(q: &Query) -> Result<()> {
     if q.text.trim().is_empty() && q.anchors.is_empty() {
         return Err(Error::InvalidArgument {

@@ -1081,3 +1081,46 @@ fn a_note_sharing_one_word_with_the_question_brings_no_neighbours() {
     );
     assert!(!two_words.floor.weak, "{:?}", two_words.floor);
 }
+
+/// A question over the byte limit was cut mid-word: the fragment left ("d" of "deploy") was
+/// searched for as the start of a word and changed the answer. It is cut after a whole word,
+/// and the floor report says how much was read.
+#[test]
+fn a_question_over_the_limit_is_read_up_to_its_last_whole_word() {
+    let (_t, m) = corpus();
+    let limit = mnemon::recall::MAX_QUERY_BYTES;
+    let words = "canary deploys ".repeat(limit / 15 + 1);
+    let long = m.recall(&Query::text(&words)).unwrap();
+    let read = long.floor.read_bytes.expect("the question was cut");
+    assert!(read <= limit && read > limit - 16, "{read}");
+    assert!(words[..read].ends_with("canary deploys") || words[..read].ends_with("canary"));
+    let whole = m.recall(&Query::text(&words[..read])).unwrap();
+    assert_eq!(whole.floor.read_bytes, None);
+    assert_eq!(ids(&long), ids(&whole));
+    let terms = |r: &mnemon::recall::Recall| -> Vec<String> {
+        r.floor.terms.iter().map(|t| t.term.clone()).collect()
+    };
+    assert_eq!(terms(&long), terms(&whole));
+    // One word longer than the limit is cut where a character ends.
+    let one_word = "é".repeat(limit);
+    let r = m.recall(&Query::text(&one_word)).unwrap();
+    assert_eq!(r.floor.read_bytes, Some(limit));
+}
+
+#[test]
+fn readable_part_cuts_after_whole_words_only() {
+    use mnemon::recall::readable_part;
+    let limit = mnemon::recall::MAX_QUERY_BYTES;
+    assert_eq!(readable_part("short question"), "short question");
+    let exact = "a".repeat(limit);
+    assert_eq!(readable_part(&exact), exact);
+    let mid = format!("{} deploy", "x ".repeat((limit - 3) / 2));
+    let part = readable_part(&mid);
+    assert!(
+        !part.ends_with('d') && !part.contains("dep"),
+        "{:?}",
+        &part[part.len() - 8..]
+    );
+    let at_space = format!("{} tail", "y".repeat(limit));
+    assert_eq!(readable_part(&at_space), "y".repeat(limit));
+}

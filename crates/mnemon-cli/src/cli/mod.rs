@@ -507,6 +507,14 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             for n in memory.take_notices() {
                 out.notice(&n);
             }
+            if let Some(read) = r.floor.read_bytes.filter(|_| !*explain) {
+                out.notice(&format!(
+                    "the question is {} bytes, over the limit of {}: only its first {read} \
+                     (whole words) were read",
+                    q.text.len(),
+                    mnemon::recall::MAX_QUERY_BYTES
+                ));
+            }
             out.recall(&r, *explain);
             Ok(EXIT_OK)
         }

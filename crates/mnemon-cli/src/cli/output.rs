@@ -388,6 +388,15 @@ impl Out {
                 ))
             );
         }
+        if let Some(read) = f.read_bytes {
+            outln!(
+                "  {}",
+                self.dim(&format!(
+                    "the question is longer than {} bytes: only its first {read} (whole words) were read",
+                    mnemon::recall::MAX_QUERY_BYTES
+                ))
+            );
+        }
         if f.old_first {
             outln!(
                 "  {}",

@@ -262,14 +262,7 @@ pub fn run(
 ) -> Result<(Vec<Hit>, FloorReport)> {
     // The caller (`Memory::recall`) has checked `q` against `args::query`.
     debug_assert!(q.depth <= crate::ranking::MAX_DEPTH, "unchecked query");
-    let mut text = q.text.as_str();
-    if text.len() > super::query::MAX_QUERY_BYTES {
-        let mut cut = super::query::MAX_QUERY_BYTES;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text = &text[..cut];
-    }
+    let text = super::query::readable_part(&q.text);
     let mut tables = Tables::take();
     let Tables { cands, around } = &mut tables;
     cands.reset(graph.len());
@@ -347,7 +340,8 @@ pub fn run(
         weak: false,
         reached_floor: 0.0,
         reached_share: 0.0,
-        old_first: ranking::asks_about_the_past(&q.text),
+        old_first: ranking::asks_about_the_past(text),
+        read_bytes: (text.len() < q.text.len()).then_some(text.len()),
     };
     // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
     // do not pass the floor (none: they do), its coverage, and whether its note was used before

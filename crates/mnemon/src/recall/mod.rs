@@ -8,7 +8,7 @@ pub(crate) mod supersession;
 inner_modules!(engine, evidence, learned, ord_stats, shown);
 
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use query::{DEFAULT_LIMIT, MAX_ANCHORS, MAX_LIMIT, MAX_QUERY_BYTES};
+pub use query::{DEFAULT_LIMIT, MAX_ANCHORS, MAX_LIMIT, MAX_QUERY_BYTES, readable_part};
 pub use query::{
     Explain, FloorReport, Hit, HitFields, HitJson, Query, Recall, RecallJson, RecallLayout,
     Rejected, Source, TermWeight, TrailEdge,

@@ -11,8 +11,34 @@ pub const MAX_LIMIT: usize = 200;
 pub const DEFAULT_LIMIT: usize = 10;
 /// Most anchors in one query.
 pub const MAX_ANCHORS: usize = 64;
-/// Longest query text accepted, in bytes (longer text is cut at a char boundary).
+/// Longest query text read, in bytes (see [`readable_part`]).
 pub const MAX_QUERY_BYTES: usize = 4096;
+
+/// The part of a question recall reads: all of it up to [`MAX_QUERY_BYTES`]; a longer one is cut
+/// after the last whole word that fits (a word cut in two would be searched for as a word of its
+/// own, or as the start of one), or at a character boundary when one word fills the limit.
+pub fn readable_part(text: &str) -> &str {
+    if text.len() <= MAX_QUERY_BYTES {
+        return text;
+    }
+    let mut cut = MAX_QUERY_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let head = &text[..cut];
+    let mid_word = head.chars().next_back().is_some_and(char::is_alphanumeric)
+        && text[cut..]
+            .chars()
+            .next()
+            .is_some_and(char::is_alphanumeric);
+    if !mid_word {
+        return head;
+    }
+    match head.rfind(|c: char| !c.is_alphanumeric()) {
+        Some(i) => &text[..i],
+        None => head,
+    }
+}
 
 /// A recall request.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,6 +237,10 @@ pub struct FloorReport {
     /// The question asks about what was there before ([`crate::ranking::PAST_WORDS`]): a
     /// replaced note ranks above the notes replacing it unless they lead it clearly.
     pub old_first: bool,
+    /// The bytes of the question read when it is longer than [`MAX_QUERY_BYTES`] (see
+    /// [`readable_part`]); `None` when all of it was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<usize>,
 }
 
 /// The answer to a query.
@@ -286,7 +316,8 @@ impl Hit {
     }
 }
 
-/// Which of the two JSON contracts of a recall to render.
+/// Which of the two JSON contracts of a recall to render. Both end with `question_read_bytes`
+/// when the question was over [`MAX_QUERY_BYTES`] (how much of it was read).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecallLayout {
     /// `mnemon recall --json`: `qid`, `results` (hits with `type`), `latency_us`; with `explain`,
@@ -346,6 +377,10 @@ impl Serialize for RecallJson<'_> {
                 m.serialize_entry("latency_us", &r.latency_us)?;
                 m.serialize_entry("results", &hits)?;
             }
+        }
+        // Only for a question over the limit, so that an agent knows what was searched for.
+        if let Some(read) = r.floor.read_bytes {
+            m.serialize_entry("question_read_bytes", &read)?;
         }
         m.end()
     }

@@ -31,7 +31,8 @@ pub struct RecallArgs {
     /// Hops over links from the direct hits ([`args::DEPTH`]).
     #[serde(default)]
     #[schemars(description = format!(
-        "Hops over links from the direct hits ({}..{}, default {}).",
+        "Hops over links from the direct hits ({}..{}, default {}). Anchors at depth 0 fetch \
+         those notes, which counts as a use of them.",
         args::DEPTH.min, args::DEPTH.max, args::DEFAULT_DEPTH
     ))]
     pub depth: Option<i64>,

@@ -104,7 +104,8 @@ enum Command {
         #[arg(long = "anchor", value_name = "ID")]
         anchors: Vec<String>,
         #[arg(long, default_value_t = args::DEFAULT_DEPTH.into(), allow_negative_numbers = true,
-              help = format!("Depth of the walk over typed edges ({}..={})",
+              help = format!("Depth of the walk over typed edges ({}..={}); --anchor ID --depth 0 \
+                              fetches the note, which counts as a use of it",
                              args::DEPTH.min, args::DEPTH.max))]
         depth: i64,
         #[arg(long, default_value_t = args::DEFAULT_LIMIT as i64, allow_negative_numbers = true,

@@ -319,6 +319,11 @@ pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
     let mut problems = Vec::new();
     let text: std::borrow::Cow<'_, str> = match std::str::from_utf8(bytes) {
         Ok(s) => s.into(),
+        // A note over the size cap is read up to it, which may end inside a character: what is
+        // before it is valid, and the size problem is reported apart.
+        Err(e) if e.error_len().is_none() && bytes.len() >= MAX_NOTE_BYTES => {
+            String::from_utf8_lossy(&bytes[..e.valid_up_to()])
+        }
         Err(e) => {
             problems.push(Problem {
                 kind: ProblemKind::Encoding,
@@ -509,6 +514,27 @@ mod tests {
             .iter()
             .map(|e| (e.to.clone(), e.kind, e.provenance))
             .collect()
+    }
+
+    #[test]
+    fn a_note_cut_at_the_size_cap_inside_a_character_is_no_encoding_problem() {
+        // 3-byte characters after as many ASCII bytes as make the cap fall inside one.
+        let mut bytes = b"---\nname: Big1\n---\n".to_vec();
+        while (MAX_NOTE_BYTES - bytes.len()) % 3 == 0 {
+            bytes.push(b'x');
+        }
+        while bytes.len() <= MAX_NOTE_BYTES {
+            bytes.extend_from_slice("日".as_bytes());
+        }
+        bytes.truncate(MAX_NOTE_BYTES);
+        assert!(std::str::from_utf8(&bytes).is_err());
+        let n = parse_note("big", &bytes);
+        assert!(n.problems.is_empty(), "{:?}", n.problems);
+        assert_eq!(n.meta.name.as_deref(), Some("Big1"));
+        assert!(n.body.ends_with('日'));
+        // The same bad end in a note under the cap is a real encoding problem.
+        let short = b"body \xe6\x97";
+        assert_eq!(parse_note("s", short).problems[0].kind, ProblemKind::Encoding);
     }
 
     #[test]

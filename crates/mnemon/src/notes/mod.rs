@@ -520,7 +520,7 @@ mod tests {
     fn a_note_cut_at_the_size_cap_inside_a_character_is_no_encoding_problem() {
         // 3-byte characters after as many ASCII bytes as make the cap fall inside one.
         let mut bytes = b"---\nname: Big1\n---\n".to_vec();
-        while (MAX_NOTE_BYTES - bytes.len()) % 3 == 0 {
+        while (MAX_NOTE_BYTES - bytes.len()).is_multiple_of(3) {
             bytes.push(b'x');
         }
         while bytes.len() <= MAX_NOTE_BYTES {

@@ -27,6 +27,10 @@ pub struct Verified {
     /// Every note's near-duplicate sketch, computed from the parse the comparison made: ids in
     /// order, and their sketches (empty when the store could not be read).
     pub sketches: (Vec<String>, Vec<Sketch>),
+    /// Notes (paths) that changed, appeared or went away while the comparison ran or since the
+    /// index was last brought up to date: differences are then expected, not damage, and the
+    /// comparison says nothing until it is made again.
+    pub changed: Vec<String>,
 }
 
 /// Compare `store` with a full parse of `memory_dir`. A panic inside the store's reads is
@@ -65,6 +69,7 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
     );
     let r = store.read()?;
     let mut found = Vec::new();
+    let mut changed = Vec::new();
 
     // The sketches the notes give, against the ones stored (a stored one is current or absent).
     let mut sketches: Vec<(String, Sketch)> = outcome
@@ -129,6 +134,20 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
             found.push(format!("the store holds `{id}`, which no note defines"));
         }
     }
+    // A note whose file the index saw otherwise (size, mtime) than this parse did, or that
+    // changes while the comparison runs, was edited meanwhile.
+    for u in &outcome.batch.upserts {
+        let seen_by_index = manifest
+            .get(&u.path)
+            .map(|e| (e.size, e.mtime_ns));
+        let now = std::fs::metadata(memory_dir.join(&u.path))
+            .ok()
+            .map(|m| (m.len(), crate::scan::mtime_ns(&m)));
+        let parsed = Some((u.file.size, u.file.mtime_ns));
+        if seen_by_index != parsed || now != parsed {
+            changed.push(u.path.clone());
+        }
+    }
     let files: BTreeSet<&str> = expected.values().copied().collect();
     let failed: BTreeSet<&str> = outcome
         .walk_errors
@@ -137,6 +156,9 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
         .collect();
     for path in manifest.keys() {
         if !files.contains(path.as_str()) && !failed.contains(path.as_str()) {
+            if !memory_dir.join(path).exists() {
+                changed.push(path.clone());
+            }
             found.push(format!("the file list names {path}, which is not a note"));
         }
     }
@@ -227,8 +249,42 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
             found.push(format!("the problems of {path} are not recorded"));
         }
     }
+    changed.sort_unstable();
+    changed.dedup();
     Ok(Verified {
         damage: found,
         sketches: sketches.into_iter().unzip(),
+        changed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `doctor` run while an agent appended to a note called the difference store damage and
+    /// advised a rebuild. A note whose file the index saw otherwise than the comparison did is
+    /// named as changed; a store that differs on notes nobody touched is not.
+    #[test]
+    fn a_note_edited_after_the_index_is_changed_not_damage() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join(".mnemon");
+        let memory = crate::Memory::init(&root).unwrap();
+        let notes = root.join("memory");
+        std::fs::write(notes.join("a.md"), "---\nname: A\n---\nalpha text\n").unwrap();
+        std::fs::write(notes.join("b.md"), "---\nname: B\n---\nbeta text\n").unwrap();
+        memory.index().unwrap();
+        drop(memory);
+        let (store, _) = Store::open(&root.join("index")).unwrap();
+        let quiet = store_against_notes(&store, &notes);
+        assert!(quiet.damage.is_empty(), "{:?}", quiet.damage);
+        assert!(quiet.changed.is_empty(), "{:?}", quiet.changed);
+
+        std::fs::write(notes.join("a.md"), "---\nname: A\n---\nalpha text, edited\n").unwrap();
+        std::fs::write(notes.join("c.md"), "gamma\n").unwrap();
+        std::fs::remove_file(notes.join("b.md")).unwrap();
+        let edited = store_against_notes(&store, &notes);
+        assert!(!edited.damage.is_empty());
+        assert_eq!(edited.changed, ["a.md", "b.md", "c.md"]);
+    }
 }

@@ -167,6 +167,9 @@ pub struct Contradiction {
 /// Most near-duplicate pairs a doctor report lists.
 pub const MAX_REPORTED_NEAR_DUPLICATES: usize = 1000;
 
+/// How many times `doctor` compares the store with notes that change while it compares.
+pub const DOCTOR_TRIES: usize = 3;
+
 /// Two notes with (nearly) the same content, `a` < `b`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NearDuplicate {
@@ -425,7 +428,9 @@ impl Memory {
     }
 
     /// Check the memory: re-scan, then list dangling links, note problems, conflict markers and
-    /// the index state.
+    /// the index state. The store is compared with the notes; notes edited meanwhile make it
+    /// compare again (at most [`DOCTOR_TRIES`] times), then say so instead of calling the
+    /// differences damage.
     pub fn doctor(&self) -> Result<DoctorReport> {
         let indexed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.index()));
         let report = match indexed {
@@ -440,7 +445,51 @@ impl Memory {
                 ));
             }
         };
-        let verified = crate::verify::store_against_notes(&self.store, &self.dir.memory());
+        // Notes edited while the comparison runs differ from the store without any damage: the
+        // index is brought up to date and the comparison made again, a few times at most.
+        let mut report = report;
+        let mut verified = crate::verify::store_against_notes(&self.store, &self.dir.memory());
+        let mut tries = 1;
+        while !verified.damage.is_empty() && !verified.changed.is_empty() && tries < DOCTOR_TRIES {
+            tries += 1;
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.index())) {
+                Ok(Ok(again)) => report = again,
+                Ok(Err(e)) if crate::store::is_damage(&e) => {
+                    return Ok(self.damaged_report(e.to_string()));
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(_) => {
+                    return Ok(self.damaged_report(
+                        "indexing panicked inside redb: the store's bytes are damaged".into(),
+                    ));
+                }
+            }
+            verified = crate::verify::store_against_notes(&self.store, &self.dir.memory());
+        }
+        if !verified.damage.is_empty() && !verified.changed.is_empty() {
+            let mut changing = self.damaged_report(String::new());
+            changing.notes = report.notes;
+            changing.edges = report.edges;
+            changing.index.ok = true;
+            let shown: Vec<&str> = verified
+                .changed
+                .iter()
+                .take(3)
+                .map(String::as_str)
+                .collect();
+            changing.index.message = Some(format!(
+                "notes changed while doctor compared them with the store ({tries} tries; {}{}): \
+                 nothing is known to be damaged; run `mnemon doctor` again when nothing writes \
+                 to memory/",
+                shown.join(", "),
+                if verified.changed.len() > shown.len() {
+                    format!(" and {} more", verified.changed.len() - shown.len())
+                } else {
+                    String::new()
+                }
+            ));
+            return Ok(changing);
+        }
         let store_damage = verified.damage;
         if !store_damage.is_empty() {
             let mut damaged = self.damaged_report(String::new());

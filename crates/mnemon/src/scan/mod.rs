@@ -318,7 +318,7 @@ fn read_changed(root: &Path, found: &[Found], out: &mut ScanOutcome) {
 }
 
 /// A file's mtime in nanoseconds since the Unix epoch (0 when unknown).
-fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+pub(crate) fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     meta.modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())

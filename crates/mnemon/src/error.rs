@@ -31,12 +31,12 @@ pub enum Error {
         start: PathBuf,
     },
     /// The given folder is not a memory folder (it has no `memory/` subfolder).
-    #[error(
-        "{path} is not a mnemon memory folder (no memory/ inside); run `mnemon init --dir {path}`"
-    )]
+    #[error("{path} is not a mnemon memory folder (no memory/ inside); {fix}")]
     NotAMemoryFolder {
         /// The folder given.
         path: PathBuf,
+        /// What to do instead (see [`Error::not_a_memory_folder`]).
+        fix: String,
     },
     /// The redb store failed.
     #[error("index store {path}: {message}; delete {path} to rebuild it from the notes")]
@@ -298,6 +298,33 @@ fn io_fix(e: &std::io::Error) -> &'static str {
 }
 
 impl Error {
+    /// `path` holds no `memory/`: the fix depends on what it is. A file cannot become a memory
+    /// folder; the notes folder itself (`DIR/memory`) is opened through its parent; anything
+    /// else can be made one with `init`.
+    pub fn not_a_memory_folder(path: PathBuf) -> Error {
+        let fix = if path.is_file() {
+            match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                Some(parent) => format!(
+                    "it is a file: pass the folder that holds (or will hold) memory/, such as \
+                     `--dir {}`",
+                    parent.display()
+                ),
+                None => "it is a file: pass the folder that holds (or will hold) memory/".into(),
+            }
+        } else if let Some(parent) = path
+            .parent()
+            .filter(|p| path.file_name() == Some("memory".as_ref()) && p.join("memory").is_dir())
+        {
+            format!(
+                "it is the notes folder itself: pass the folder that holds it, `--dir {}`",
+                parent.display()
+            )
+        } else {
+            format!("run `mnemon init --dir {}` to make it one", path.display())
+        };
+        Error::NotAMemoryFolder { path, fix }
+    }
+
     /// Wrap an `io::Error` with the operation and path it came from.
     pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -50,7 +50,7 @@ impl MemoryDir {
             if nested.join("memory").is_dir() {
                 return Ok(MemoryDir::at(nested));
             }
-            return Err(Error::NotAMemoryFolder { path: dir });
+            return Err(Error::not_a_memory_folder(dir));
         }
         let mut here = Some(cwd);
         while let Some(dir) = here {
@@ -69,6 +69,22 @@ impl MemoryDir {
     /// opened (`Memory::open_with`).
     pub fn init(root: impl Into<PathBuf>) -> Result<Self> {
         let dir = MemoryDir::at(root);
+        // `init --dir DIR/memory` would nest a second memory folder inside the notes.
+        if let Some(parent) = dir.root().parent()
+            && dir.root().file_name() == Some("memory".as_ref())
+            && (parent.join("index").is_dir() || parent.join("events").is_dir())
+        {
+            return Err(Error::InvalidArgument {
+                what: "--dir",
+                message: format!(
+                    "{} is the notes folder of the memory folder {}: a memory folder inside it \
+                     would be indexed as notes; use `--dir {}`",
+                    dir.root().display(),
+                    parent.display(),
+                    parent.display()
+                ),
+            });
+        }
         dir.check_contained()?;
         for sub in [dir.memory(), dir.events(), dir.index()] {
             std::fs::create_dir_all(&sub).map_err(|e| Error::io("create folder", &sub, e))?;
@@ -241,5 +257,35 @@ mod tests {
         assert_eq!(MemoryDir::locate(Some(tmp.path()), &deep).unwrap(), dir);
         let err = MemoryDir::locate(Some(&deep), &deep).unwrap_err();
         assert!(err.to_string().contains("mnemon init"), "{err}");
+    }
+
+    /// `--dir` at a file, or at the notes folder, was told to run `init` there: on a file that
+    /// fails, and on the notes folder it nests a second memory folder inside the notes.
+    #[test]
+    fn a_wrong_dir_is_told_the_right_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = MemoryDir::init(tmp.path().join(".mnemon")).unwrap();
+        let root = dir.root().display().to_string();
+        let notes = dir.memory();
+        let err = MemoryDir::locate(Some(&notes), tmp.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("`--dir {root}`")) && !err.contains("init"),
+            "{err}"
+        );
+        let refused = MemoryDir::init(&notes).unwrap_err().to_string();
+        assert!(refused.contains(&format!("`--dir {root}`")), "{refused}");
+        assert!(!notes.join("memory").exists() && !notes.join("index").exists());
+        let file = tmp.path().join("notes.txt");
+        std::fs::write(&file, "x").unwrap();
+        let err = MemoryDir::locate(Some(&file), tmp.path())
+            .unwrap_err()
+            .to_string();
+        let parent = tmp.path().display().to_string();
+        assert!(
+            err.contains("it is a file") && err.contains(&format!("`--dir {parent}`")),
+            "{err}"
+        );
     }
 }

@@ -206,9 +206,7 @@ impl Memory {
     pub fn open(root: impl Into<std::path::PathBuf>) -> Result<Memory> {
         let dir = MemoryDir::at(root);
         if !dir.memory().is_dir() {
-            return Err(Error::NotAMemoryFolder {
-                path: dir.root().to_path_buf(),
-            });
+            return Err(Error::not_a_memory_folder(dir.root().to_path_buf()));
         }
         Memory::open_dir(dir)
     }

@@ -954,3 +954,37 @@ fn doctor_lists_near_duplicates_with_the_fix() {
         "{text}"
     );
 }
+
+/// A script that asks for `--json` parses stdout: a value the argument parser refuses printed
+/// nothing there (only text on stderr), so the script saw no answer at all.
+#[test]
+fn a_usage_error_is_json_when_json_was_asked_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [
+        &["recall", "--json", "--limit", "abc", "x"][..],
+        &["--json", "no-such-command"][..],
+        &["importance", "--json", "a", "3.5"][..],
+    ] {
+        let (code, v, err) = run(tmp.path(), args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        let message = v["error"].as_str().unwrap_or_default();
+        assert!(
+            !message.is_empty() && !message.contains('\n'),
+            "{args:?}: {v}"
+        );
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+    // Without --json stdout stays empty; after `--` the word is the question's.
+    for args in [
+        &["recall", "--limit", "abc", "x"][..],
+        &["recall", "--limit", "abc", "--", "--json"][..],
+    ] {
+        let out = common::bin()
+            .current_dir(tmp.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}

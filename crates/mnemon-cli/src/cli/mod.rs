@@ -296,6 +296,13 @@ pub fn run() -> i32 {
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
             let _ = e.print();
+            // A script that asked for JSON parses stdout: a usage error is JSON there too.
+            if e.use_stderr() && asks_for_json(std::env::args_os()) {
+                let rendered = e.render().to_string();
+                let first = rendered.split("\n\n").next().unwrap_or_default();
+                let message = first.trim().trim_start_matches("error: ");
+                Out::new(true).json(&serde_json::json!({ "error": message }));
+            }
             return code;
         }
     };
@@ -314,6 +321,14 @@ pub fn run() -> i32 {
             }
         }
     }
+}
+
+/// Whether the command line has `--json` among its options (before a `--`).
+fn asks_for_json(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+    args.into_iter()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
 }
 
 fn cwd() -> mnemon::Result<PathBuf> {

@@ -252,3 +252,43 @@ fn mcp_error_replies_and_service_replies_never_interleave() {
     assert_eq!(refused, (6000..6000 + PAIRS).collect::<Vec<_>>());
     s.close();
 }
+
+/// `tools/call` with its params left out or its `arguments` not an object was answered "method
+/// not found" with only the method's name; an unknown method got its name alone. Both now say
+/// what is wrong, with JSON-RPC's codes.
+#[test]
+fn mcp_params_that_do_not_fit_are_invalid_params_and_unknown_methods_are_named() {
+    let mut s = Server::start();
+    assert_eq!(s.initialize_and_list_tools(1), TOOLS);
+    let message = |s: &mut Server, line: &[u8]| -> (i64, String) {
+        s.send_line(line);
+        let r = s.reply();
+        (
+            r["error"]["code"].as_i64().unwrap_or(0),
+            r["error"]["message"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    for line in [
+        &br#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#[..],
+        &br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory_recall","arguments":"deploy"}}"#[..],
+        &br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"arguments":{}}}"#[..],
+    ] {
+        let (code, text) = message(&mut s, line);
+        assert_eq!(code, -32602, "{text}");
+        assert!(text.contains("`arguments` (an object)"), "{text}");
+    }
+    let (code, text) = message(&mut s, br#"{"jsonrpc":"2.0","id":6,"method":"nope/nope"}"#);
+    assert_eq!(code, -32601, "{text}");
+    assert!(
+        text.contains("`nope/nope`") && text.contains("tools/call"),
+        "{text}"
+    );
+    // A call that fits still works.
+    let r = s.rpc(
+        7,
+        "tools/call",
+        json!({"name": "memory_recall", "arguments": {"query": "anything"}}),
+    );
+    assert!(r.get("result").is_some(), "{r}");
+    s.close();
+}

@@ -40,6 +40,8 @@ pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC 2.0: the method's parameters are not valid.
 pub const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC 2.0: no such method.
+pub const METHOD_NOT_FOUND: i64 = -32601;
 
 /// UTF-8 byte order mark: JSON readers may ignore one at the start (RFC 8259, 8.1).
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -47,7 +49,7 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// A JSON-RPC error reply written by the server itself.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorReply {
-    /// [`PARSE_ERROR`], [`INVALID_REQUEST`] or [`INVALID_PARAMS`].
+    /// [`PARSE_ERROR`], [`INVALID_REQUEST`], [`INVALID_PARAMS`] or [`METHOD_NOT_FOUND`].
     pub code: i64,
     /// The request's id, or `null` when it could not be read.
     pub id: Value,
@@ -80,6 +82,15 @@ impl ErrorReply {
             code: INVALID_PARAMS,
             id,
             message: format!("Invalid params: {why}"),
+        }
+    }
+
+    /// Method not found (`-32601`) answering `id`.
+    pub fn method_not_found(id: Value, why: impl fmt::Display) -> Self {
+        ErrorReply {
+            code: METHOD_NOT_FOUND,
+            id,
+            message: format!("Method not found: {why}"),
         }
     }
 

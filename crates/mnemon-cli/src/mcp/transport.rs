@@ -10,6 +10,10 @@
 //!
 //! Reading happens in its own task rather than in `Transport::receive`, which rmcp polls inside a
 //! `select!` and may cancel: a line half read is never lost that way.
+//!
+//! Requests rmcp would answer without saying why are answered here: params that do not fit a
+//! method this server serves (`-32602`, naming the field) and a method MCP does not have
+//! (`-32601`, listing the ones served).
 
 use super::lines::{ErrorReply, Line, LineReader};
 use rmcp::RoleServer;
@@ -178,6 +182,11 @@ impl Session {
     fn typed(&mut self, v: Value) -> Result<Option<ClientJsonRpcMessage>, ErrorReply> {
         let id = v.get("id").cloned();
         let is_request = v.get("method").is_some() && id.is_some();
+        if let (Some(id), true) = (id.clone(), is_request)
+            && let Some(why) = params_misfit(&v)
+        {
+            return Err(ErrorReply::invalid_params(id, why));
+        }
         let msg = match serde_json::from_value::<ClientJsonRpcMessage>(v) {
             Ok(msg) => msg,
             Err(e) => {
@@ -192,6 +201,16 @@ impl Session {
         };
         match &msg {
             ClientJsonRpcMessage::Request(r) => {
+                if let (ClientRequest::CustomRequest(c), Some(id)) = (&r.request, id) {
+                    return Err(ErrorReply::method_not_found(
+                        id,
+                        format!(
+                            "`{}` is no MCP method; this server answers initialize, ping, \
+                             tools/list and tools/call",
+                            c.method
+                        ),
+                    ));
+                }
                 if matches!(r.request, ClientRequest::InitializeRequest(_)) {
                     self.initialize_sent = true;
                 }
@@ -205,5 +224,40 @@ impl Session {
             _ => {}
         }
         Ok(Some(msg))
+    }
+}
+
+/// Why a request to a method this server answers carries params that do not fit it, if they do
+/// not. rmcp reads such a request as one of an unknown method and answers "method not found";
+/// JSON-RPC calls it invalid params (`-32602`), and the client needs to know which field.
+fn params_misfit(v: &Value) -> Option<String> {
+    let method = v.get("method")?.as_str()?;
+    let params = v.get("params").cloned().unwrap_or(Value::Null);
+    let misfit = |e: serde_json::Error| {
+        Some(match method {
+            "tools/call" => format!(
+                "`tools/call` takes an object with `name` (the tool, text) and `arguments` (an \
+                 object): {e}"
+            ),
+            _ => format!("the params of `{method}` do not fit it: {e}"),
+        })
+    };
+    match method {
+        "tools/call" => {
+            match serde_json::from_value::<rmcp::model::CallToolRequestParams>(params) {
+                Ok(_) => None,
+                Err(e) => misfit(e),
+            }
+        }
+        "initialize" => {
+            match serde_json::from_value::<rmcp::model::InitializeRequestParams>(params) {
+                Ok(_) => None,
+                Err(e) => misfit(e),
+            }
+        }
+        "tools/list" | "ping" if !params.is_null() && !params.is_object() => Some(format!(
+            "the params of `{method}` must be an object or left out"
+        )),
+        _ => None,
     }
 }

@@ -377,3 +377,53 @@ fn a_write_into_a_memory_never_indexed_keeps_the_notes_already_there_recallable(
     assert_eq!(ask(&m, "kafka retention")[0], "kafka");
     assert_eq!(ask(&m, "redis eviction")[0], "redis");
 }
+
+/// Replacing a note's body through `write` (the README's own example: `--from new-body.md
+/// --expected-sha256 ...`) dropped its name, type, tags and links, and every key mnemon does not
+/// write (`ttl_days`, `part_of`, a user's own): the replacement keeps what the request leaves out.
+#[test]
+fn a_replacement_keeps_the_frontmatter_the_request_leaves_out() {
+    let (tmp, m) = fresh();
+    let file = tmp.path().join(".mnemon/memory/ops/pool-sizing.md");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        "---\nname: Pool sizing\ntype: reference\ntags: [postgres]\nttl_days: 30\npart_of: [ops]\nowner: dana\nrelated: [ops/deploy]\ncreated_at: 2026-01-20\n---\nThe pool times out at 20.\n",
+    )
+    .unwrap();
+    m.index().unwrap();
+    let mut body_only = WriteRequest::new("ops/pool-sizing", "The pool times out at 50 now.");
+    body_only.expected_sha256 = m.show("ops/pool-sizing").unwrap().sha256;
+    let out = m.write_note(&body_only).expect("write");
+    assert!(out.written, "{out:?}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let parsed = mnemon::notes::parse_note("ops/pool-sizing", text.as_bytes());
+    assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+    assert_eq!(parsed.meta.name.as_deref(), Some("Pool sizing"));
+    assert_eq!(parsed.meta.note_type, NoteType::Reference);
+    assert_eq!(parsed.meta.tags, ["postgres"]);
+    assert_eq!(parsed.meta.ttl_days, Some(30));
+    assert_eq!(parsed.meta.part_of, ["ops"]);
+    assert_eq!(parsed.meta.related, ["ops/deploy"]);
+    assert!(text.contains("owner: dana"), "{text}");
+    assert_eq!(parsed.body, "The pool times out at 50 now.\n");
+    // The key order of the file is kept; created_at stays, updated_at is new.
+    assert!(
+        text.starts_with("---\nname: Pool sizing\ntype: reference\n"),
+        "{text}"
+    );
+    assert_eq!(parsed.meta.created_s, Some(1_768_867_200));
+    assert!(parsed.meta.updated_s.is_some());
+
+    // What the request gives replaces what was there.
+    let mut retitled = WriteRequest::new("ops/pool-sizing", "The pool times out at 50 now.");
+    retitled.name = Some("Pool limits".into());
+    retitled.tags = vec!["pgbouncer".into()];
+    retitled.expected_sha256 = out.sha256.clone();
+    assert!(m.write_note(&retitled).expect("write").written);
+    let parsed = mnemon::notes::parse_note("x", &std::fs::read(&file).unwrap());
+    assert_eq!(parsed.meta.name.as_deref(), Some("Pool limits"));
+    assert_eq!(parsed.meta.tags, ["pgbouncer"]);
+    assert_eq!(parsed.meta.related, ["ops/deploy"]);
+    assert_eq!(parsed.meta.ttl_days, Some(30));
+}

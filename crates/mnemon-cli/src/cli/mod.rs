@@ -153,7 +153,8 @@ enum Command {
     },
     /// Write a note into memory/ and index it (for agents that do not write files): the body
     /// from --from FILE or stdin, the frontmatter from the options. A note that exists is
-    /// replaced only with --expected-sha256 (the sha256 `mnemon show ID` prints); a note that
+    /// replaced only with --expected-sha256 (the sha256 `mnemon show ID` prints), keeping the
+    /// frontmatter fields the options leave out; a note that
     /// nearly duplicates another is refused unless --on-duplicate create. Exit 1 when refused.
     Write {
         /// Note id: its path below memory/ without .md (`/` between folders).

@@ -46,6 +46,37 @@ struct Frontmatter<'a> {
     contradicts: &'a [String],
 }
 
+/// The frontmatter of the note a write replaces, kept for the keys the request does not set.
+pub(super) struct Kept {
+    /// The YAML mapping as written, in its key order.
+    yaml: serde_yaml_ng::Mapping,
+    /// What mnemon reads from it.
+    meta: notes::NoteMeta,
+}
+
+impl Kept {
+    /// The frontmatter of a note file's first bytes `head` (parsed as `parsed`), when it reads
+    /// as a mapping without any problem; `None` otherwise (a replacement is then written from
+    /// the request alone, as a note without frontmatter would be).
+    pub(super) fn of(head: &[u8], parsed: ParsedNote) -> Option<Kept> {
+        if parsed
+            .problems
+            .iter()
+            .any(|p| p.kind == notes::ProblemKind::Frontmatter)
+        {
+            return None;
+        }
+        let text = std::str::from_utf8(head).ok()?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let yaml = notes::split_frontmatter(text).0?;
+        let yaml = serde_yaml_ng::from_str::<serde_yaml_ng::Mapping>(yaml).ok()?;
+        Some(Kept {
+            yaml,
+            meta: parsed.meta,
+        })
+    }
+}
+
 /// A frontmatter text value as the parser reads it back: trimmed, `None` when empty.
 fn text_field(v: &Option<String>) -> Option<String> {
     v.as_deref()
@@ -172,10 +203,14 @@ impl<'a> Draft<'a> {
 
     /// The note file's bytes, parsed back as the scan will parse them and checked: within the
     /// size cap, no problem, every field read back as given.
+    /// A replacement keeps from `kept` (the replaced note's frontmatter) every key this request
+    /// leaves out: a text field not given, a list given empty, `pin` not set, and the keys mnemon
+    /// does not write.
     pub(super) fn render(
         &self,
         created_s: Option<i64>,
         now_s: i64,
+        kept: Option<&Kept>,
     ) -> std::result::Result<(Vec<u8>, ParsedNote), NoteWriteError> {
         let front = Frontmatter {
             name: self.name.as_deref(),
@@ -189,9 +224,23 @@ impl<'a> Draft<'a> {
             supersedes: &self.supersedes,
             contradicts: &self.contradicts,
         };
-        let yaml = serde_yaml_ng::to_string(&front).map_err(|e| NoteWriteError::Problems {
+        let cannot = |e: serde_yaml_ng::Error| NoteWriteError::Problems {
             problems: format!("the frontmatter cannot be written as YAML ({e})"),
-        })?;
+        };
+        let yaml = match kept {
+            None => serde_yaml_ng::to_string(&front).map_err(cannot)?,
+            Some(k) => {
+                let mut merged = k.yaml.clone();
+                if let serde_yaml_ng::Value::Mapping(given) =
+                    serde_yaml_ng::to_value(&front).map_err(cannot)?
+                {
+                    for (key, value) in given {
+                        merged.insert(key, value);
+                    }
+                }
+                serde_yaml_ng::to_string(&merged).map_err(cannot)?
+            }
+        };
         let mut bytes = Vec::with_capacity(yaml.len() + self.body.len() + 8);
         bytes.extend_from_slice(b"---\n");
         bytes.extend_from_slice(yaml.as_bytes());
@@ -210,20 +259,45 @@ impl<'a> Draft<'a> {
                 problems: texts.join("; "),
             });
         }
-        // Assert the data just before it is written: what the scan will read is what was asked.
+        // Assert the data just before it is written: what the scan will read is what was asked,
+        // and, for what was not, what the replaced note said.
         let m = &parsed.meta;
+        let was = kept.map(|k| &k.meta);
+        let text = |given: &Option<String>, old: Option<&Option<String>>| {
+            given.clone().or_else(|| old.cloned().flatten())
+        };
+        let list = |given: &Vec<String>, old: Option<&Vec<String>>| match old {
+            Some(old) if given.is_empty() => old.clone(),
+            _ => given.clone(),
+        };
         let checks: [(&'static str, bool); 8] = [
-            ("name", m.name == self.name),
-            ("description", m.description == self.description),
+            ("name", m.name == text(&self.name, was.map(|w| &w.name))),
+            (
+                "description",
+                m.description == text(&self.description, was.map(|w| &w.description)),
+            ),
             (
                 "type",
-                m.note_type == self.note_type.unwrap_or(NoteType::Unknown),
+                m.note_type
+                    == self
+                        .note_type
+                        .or_else(|| was.map(|w| w.note_type))
+                        .unwrap_or(NoteType::Unknown),
             ),
-            ("tags", m.tags == self.tags),
-            ("pin", m.pin == self.pin),
-            ("related", m.related == self.related),
-            ("supersedes", m.supersedes == self.supersedes),
-            ("contradicts", m.contradicts == self.contradicts),
+            ("tags", m.tags == list(&self.tags, was.map(|w| &w.tags))),
+            ("pin", m.pin == (self.pin || was.is_some_and(|w| w.pin))),
+            (
+                "related",
+                m.related == list(&self.related, was.map(|w| &w.related)),
+            ),
+            (
+                "supersedes",
+                m.supersedes == list(&self.supersedes, was.map(|w| &w.supersedes)),
+            ),
+            (
+                "contradicts",
+                m.contradicts == list(&self.contradicts, was.map(|w| &w.contradicts)),
+            ),
         ];
         if let Some((field, _)) = checks.iter().find(|(_, same)| !same) {
             return Err(NoteWriteError::ReadsBack { field });

@@ -80,7 +80,9 @@ pub fn parse_note_type(given: &str) -> std::result::Result<Option<NoteType>, Not
 
 /// A note to write with [`Memory::write_note`]: `memory/<id>.md` gets a frontmatter of the given
 /// fields (plus `updated_at`, and `created_at` kept from the note it replaces or set on creation)
-/// and the body. A replacement is the whole note: fields left out are not kept from the old file.
+/// and the body. A replacement replaces the body whole and keeps from the old file every
+/// frontmatter key the request leaves out (a text field not given, a list given empty, `pin` not
+/// set, keys mnemon does not write), when that frontmatter reads without a problem.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteRequest {
     /// The note's id: its path below `memory/` without `.md` (`/` between folders).
@@ -246,6 +248,9 @@ struct Existing {
     sha256: String,
     /// Its frontmatter's `created_at`, kept by the replacement.
     created_s: Option<i64>,
+    /// Its frontmatter, when it read without a problem: the replacement keeps every key the
+    /// request does not set (name, tags, links, `ttl_days`, keys mnemon does not know).
+    kept: Option<draft::Kept>,
 }
 
 impl Memory {
@@ -310,6 +315,7 @@ impl Memory {
                     .as_ref()
                     .map_or(Some(self.clock.now_s()), |e| e.created_s),
                 self.clock.now_s(),
+                existing.as_ref().and_then(|e| e.kept.as_ref()),
             )
             .map_err(refuse)?;
         let current = existing.as_ref().map(|e| e.sha256.clone());

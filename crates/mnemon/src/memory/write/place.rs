@@ -165,8 +165,12 @@ impl Place {
         }
         let (sha256, head) = sha256_of_reader(&file, notes::MAX_NOTE_BYTES)
             .map_err(|e| Error::io("read", &abs, e))?;
-        let created_s = notes::parse_note("", &head).meta.created_s;
-        Ok(Some(Existing { sha256, created_s }))
+        let parsed = notes::parse_note("", &head);
+        Ok(Some(Existing {
+            sha256,
+            created_s: parsed.meta.created_s,
+            kept: super::draft::Kept::of(&head, parsed),
+        }))
     }
 
     /// Write `bytes` as `file_name` in the note's folder, creating the folders missing on

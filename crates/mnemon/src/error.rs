@@ -320,7 +320,7 @@ impl Error {
                 parent.display()
             )
         } else {
-            format!("run `mnemon init --dir {}` to make it one", path.display())
+            format!("run `mnemon init --dir {}`", path.display())
         };
         Error::NotAMemoryFolder { path, fix }
     }

@@ -158,6 +158,16 @@ pub enum NoteWriteError {
         /// The part of the id.
         part: String,
     },
+    /// The id ends in `.md`: the file would be `<id>.md.md`.
+    #[error(
+        "the id `{id}` ends in `.md`, so the file would be `{id}.md`: an id is the path without `.md`, so use `{stem}`"
+    )]
+    IdWithExtension {
+        /// The id given.
+        id: String,
+        /// The id without its `.md`.
+        stem: String,
+    },
     /// The id has more parts than the scan walks.
     #[error(
         "the id has {parts} parts, over the depth limit of {max} folders and file name: use a shallower id"

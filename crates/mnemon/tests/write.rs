@@ -179,6 +179,8 @@ fn bad_ids_are_refused_with_the_fix_and_nothing_is_written_anywhere() {
         (".hidden", "remove the leading dot"),
         ("a/.git/x", "remove the leading dot"),
         ("C:/x", "drive prefix"),
+        ("decisions/pool.md", "so use `decisions/pool`"),
+        ("x.MD", "so use `x`"),
     ] {
         let e = m
             .write_note(&WriteRequest::new(id, "some body"))

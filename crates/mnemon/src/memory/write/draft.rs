@@ -124,6 +124,16 @@ fn list_field(
 /// depth, each part a name the file system takes.
 pub(super) fn id_parts(id: &str) -> std::result::Result<Vec<&str>, NoteWriteError> {
     notes::validate_id(id)?;
+    // `write decisions/pool.md` meant the note `decisions/pool`, not `decisions/pool.md.md`.
+    if id.len() > 3
+        && id.is_char_boundary(id.len() - 3)
+        && id[id.len() - 3..].eq_ignore_ascii_case(".md")
+    {
+        return Err(NoteWriteError::IdWithExtension {
+            id: id.to_string(),
+            stem: id[..id.len() - 3].to_string(),
+        });
+    }
     let parts: Vec<&str> = id.split('/').collect();
     if let Some(part) = parts.iter().find(|p| p.starts_with('.')) {
         return Err(NoteWriteError::HiddenPart {

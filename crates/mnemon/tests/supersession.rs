@@ -290,6 +290,8 @@ fn a_supersede_cycle_is_reported_by_doctor_and_ignored_in_ranking() {
     // Neither steps aside: the note with more of the question ranks first.
     let hits = ask(&m, "backups retention policy encrypted offsite");
     assert_eq!(hits[0].id, "policy-x", "{hits:?}");
+    // And neither is said to be replaced (each named the other as its successor before).
+    assert!(hits.iter().all(|h| h.superseded_by.is_empty()), "{hits:?}");
 }
 
 #[test]

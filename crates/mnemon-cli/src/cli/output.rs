@@ -203,8 +203,9 @@ impl Out {
         }
         for c in &r.supersede_cycles {
             outln!(
-                "{} {}: these notes replace each other in a circle (supersedes); recall ignores \
-                 it until one of them stops declaring it",
+                "{} {}: these notes replace each other in a circle (supersedes); recall ranks them \
+                 as if none replaced another, and names no successor, until one of them stops \
+                 declaring it",
                 self.red("cycle"),
                 c.join(" -> ")
             );

@@ -767,7 +767,11 @@ pub fn run(
             trail: trail_of(s.ord),
             excerpt: rec.excerpt.clone(),
             explain,
-            superseded_by: if graph.has_supersedes() {
+            // A note on a cycle of `supersedes` edges (which `doctor` reports) is ranked as if
+            // nothing replaced it, and says so: no successor is named.
+            superseded_by: if graph.has_supersedes()
+                && supersession::chain(graph, s.ord).is_some()
+            {
                 let mut v: Vec<u32> = supersession::successors(graph, s.ord).collect();
                 v.sort_unstable();
                 v.dedup();

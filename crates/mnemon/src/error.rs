@@ -265,7 +265,8 @@ pub enum NoteWriteError {
     },
     /// The note's own path is a folder, a symbolic link, a named pipe or another non-file.
     #[error(
-        "{path} is a {kind}, not a regular file: mnemon replaces only note files and never follows a link there; write to the note the link points to, or remove it first"
+        "{path} is a {kind}, not a regular file: mnemon replaces only note files; {}",
+        not_regular_fix(.kind)
     )]
     NotRegular {
         /// The path, relative to the memory folder.
@@ -287,6 +288,18 @@ pub enum NoteWriteError {
         "writing notes through mnemon needs a Unix system; write the file into memory/ instead"
     )]
     Unsupported,
+}
+
+/// What to do about a non-file at a note's path, by what it is ([`NoteWriteError::NotRegular`]).
+fn not_regular_fix(kind: &str) -> &'static str {
+    if kind.contains("link") {
+        "it never follows a link there: write to the note the link points to, or remove the link \
+         first"
+    } else if kind.contains("folder") || kind.contains("directory") {
+        "a folder holds notes, it is none: choose another id, or move the folder away"
+    } else {
+        "move it away, or choose another id"
+    }
 }
 
 /// The fix for an I/O error whose cause is the environment, not mnemon's data.

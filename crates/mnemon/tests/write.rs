@@ -297,6 +297,30 @@ fn links_and_files_on_the_way_are_refused_and_nothing_is_written_outside() {
             .file_type()
             .is_symlink()
     );
+    assert!(e.to_string().contains("never follows a link"), "{e}");
+    // A folder or a named pipe at the note's path: refused with advice for what it is.
+    std::fs::create_dir(memory.join("dir.md")).expect("mkdir");
+    let e = m.write_note(&WriteRequest::new("dir", "body")).unwrap_err();
+    assert!(
+        e.to_string().contains("is a folder, not a regular file"),
+        "{e}"
+    );
+    assert!(!e.to_string().contains("link"), "{e}");
+    let fifo = std::ffi::CString::new(memory.join("pipe.md").as_os_str().as_encoded_bytes())
+        .expect("path");
+    // SAFETY: a NUL-terminated path living across the call.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let e = m
+        .write_note(&WriteRequest::new("pipe", "body"))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("named pipe, not a regular file"),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("move it away") && !e.to_string().contains("link"),
+        "{e}"
+    );
     // A file where a folder should be.
     let e = m
         .write_note(&WriteRequest::new("plain/x", "body"))

@@ -326,9 +326,7 @@ impl Memory {
         check_id(id)?;
         self.ensure_indexed()?;
         let r = self.store.read()?;
-        let rec: NodeRecord = r
-            .node(id)?
-            .ok_or_else(|| Error::UnknownNode { id: id.to_string() })?;
+        let rec: NodeRecord = r.node(id)?.ok_or_else(|| self.not_indexed(id))?;
         let mut edges_out = Vec::new();
         for e in r.edges_out(id)? {
             edges_out.push(EdgeOut {
@@ -611,6 +609,20 @@ impl Memory {
     }
 
     /// A doctor report for a store whose bytes are bad: nothing else read from it is trusted.
+    /// Why `id` (a checked id) is not in the store: no such note, or its file is there and
+    /// cannot be read (then the I/O error, with the fix for it).
+    fn not_indexed(&self, id: &str) -> Error {
+        let path = self.dir.memory().join(format!("{id}.md"));
+        let unknown = Error::UnknownNode { id: id.to_string() };
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_file() => match std::fs::File::open(&path) {
+                Err(e) => Error::io("read", &path, e),
+                Ok(_) => unknown,
+            },
+            _ => unknown,
+        }
+    }
+
     pub(super) fn damaged_report(&self, reason: String) -> DoctorReport {
         let mut store_damage = Vec::new();
         if !reason.is_empty() {

@@ -82,6 +82,13 @@ pub(super) fn not_recorded(what: &str, e: &std::io::Error) -> String {
         std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
             "the disk is full: free space, and later events are recorded again without a restart"
         }
+        std::io::ErrorKind::PermissionDenied => {
+            "this process may not write in events/: check the folder's owner and mode (ls -ld), \
+             then run the command again"
+        }
+        std::io::ErrorKind::ReadOnlyFilesystem => {
+            "the file system is read-only: remount it read-write, then run the command again"
+        }
         _ => "the next event is tried again, in a new segment",
     };
     format!("{what} failed ({e}); nothing of these events was recorded; {advice}")
@@ -397,5 +404,27 @@ impl EventLog {
         self.fs
             .sync_dir(&self.events_dir)
             .map_err(|e| Error::io("fsync folder", &self.events_dir, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-shot CLI call that could not write in events/ was told "the next event is tried
+    /// again": there is no next event in that process. The fix depends on the cause.
+    #[test]
+    fn events_not_recorded_say_the_fix_for_their_cause() {
+        let say = |kind| not_recorded("append to events/x.seg", &std::io::Error::from(kind));
+        assert!(say(std::io::ErrorKind::PermissionDenied).contains("owner and mode"));
+        assert!(say(std::io::ErrorKind::ReadOnlyFilesystem).contains("remount"));
+        assert!(say(std::io::ErrorKind::StorageFull).contains("free space"));
+        for s in [
+            say(std::io::ErrorKind::PermissionDenied),
+            say(std::io::ErrorKind::StorageFull),
+        ] {
+            assert!(s.starts_with("append to events/x.seg failed ("), "{s}");
+            assert!(s.contains("nothing of these events was recorded"), "{s}");
+        }
     }
 }

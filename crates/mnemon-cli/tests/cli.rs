@@ -229,6 +229,34 @@ fn control_characters_in_a_note_never_reach_the_terminal_raw() {
     );
 }
 
+/// A note problem names the file: a file name holding a line end split that line in two.
+#[test]
+fn a_line_end_in_a_file_name_does_not_split_the_line_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert_eq!(run(tmp.path(), &["init", "--json"]).0, 0);
+    let mem = tmp.path().join(".mnemon/memory");
+    std::fs::write(
+        mem.join("two\nlines.md"),
+        "---\nname: [unclosed\n---\nbody\n",
+    )
+    .unwrap();
+    for args in [&["index"][..], &["doctor"]] {
+        let out = bin()
+            .current_dir(tmp.path())
+            .env_remove("MNEMON_DIR")
+            .args(args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let line = stdout
+            .lines()
+            .find(|l| l.contains("two"))
+            .unwrap_or_else(|| panic!("{args:?}: {stdout}"));
+        assert!(line.contains("two\\u{a}lines.md"), "{args:?}: {line}");
+        assert!(line.contains("rename the file"), "{args:?}: {line}");
+    }
+}
+
 /// Regression: `mnemon index | head -1` panicked ("failed printing to stdout: Broken pipe")
 /// once `head` had closed the pipe. A closed stdout now ends the command quietly, exit 0.
 #[test]

@@ -116,7 +116,11 @@ impl Out {
         if !r.errors.is_empty() {
             outln!("{} problems:", r.errors.len());
             for e in &r.errors {
-                outln!("  {}: {}", self.bold(&e.path), e.message);
+                outln!(
+                    "  {}: {}",
+                    self.bold(&stdout::name_for_terminal(&e.path)),
+                    e.message
+                );
             }
         }
     }
@@ -196,10 +200,20 @@ impl Out {
             );
         }
         for e in &r.note_errors {
-            outln!("{} {}: {}", self.red("note"), e.path, e.message);
+            outln!(
+                "{} {}: {}",
+                self.red("note"),
+                stdout::name_for_terminal(&e.path),
+                e.message
+            );
         }
         for e in &r.walk_errors {
-            outln!("{} {}: {}", self.red("file"), e.path, e.message);
+            outln!(
+                "{} {}: {}",
+                self.red("file"),
+                stdout::name_for_terminal(&e.path),
+                e.message
+            );
         }
         for c in &r.supersede_cycles {
             outln!(

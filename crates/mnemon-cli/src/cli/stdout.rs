@@ -73,6 +73,25 @@ pub fn for_terminal(text: String) -> String {
     out
 }
 
+/// A file name for a terminal line: every control character in it shown as its escape, line
+/// ends and tabs too (a name holding a newline would otherwise split the line that names it).
+pub fn name_for_terminal(name: &str) -> std::borrow::Cow<'_, str> {
+    if !name.chars().any(char::is_control) {
+        return name.into();
+    }
+    name.chars()
+        .flat_map(|c| {
+            let escaped: Box<dyn Iterator<Item = char>> = if c.is_control() {
+                Box::new(c.escape_unicode())
+            } else {
+                Box::new(std::iter::once(c))
+            };
+            escaped
+        })
+        .collect::<String>()
+        .into()
+}
+
 /// A control character other than a tab or a line end.
 fn is_control(c: char) -> bool {
     c.is_control() && c != '\n' && c != '\t'
@@ -103,6 +122,15 @@ pub fn failed(e: std::io::Error) -> ! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_name_shows_every_control_character_escaped() {
+        assert_eq!(name_for_terminal("plain/name.md"), "plain/name.md");
+        assert_eq!(
+            name_for_terminal("a\nb\tc\u{1b}.md"),
+            "a\\u{a}b\\u{9}c\\u{1b}.md"
+        );
+    }
 
     #[test]
     fn control_characters_are_shown_escaped_colours_tabs_and_line_ends_kept() {

@@ -390,7 +390,8 @@ impl Memory {
     /// ``"stale"``, ``"missing"`` or ``"near_duplicate"``), ``message`` (what to do when
     /// refused), ``near_duplicates`` and ``likely_predecessors`` (lists of ``{"id",
     /// "similarity"}``). A note that exists is replaced only with ``expected_sha256`` set to the
-    /// sha256 :meth:`show` gives; a note nearly duplicating another is refused unless
+    /// sha256 :meth:`show` gives (the body is replaced whole; frontmatter fields left out keep
+    /// their values); a note nearly duplicating another is refused unless
     /// ``on_duplicate="create"``. A bad id, an empty or oversized body, a body with its own
     /// frontmatter block raise :class:`mnemon.InvalidArgument`; nothing is written then.
     #[pyo3(

@@ -430,38 +430,20 @@ impl Memory {
     /// compare again (at most [`DOCTOR_TRIES`] times), then say so instead of calling the
     /// differences damage.
     pub fn doctor(&self) -> Result<DoctorReport> {
-        let indexed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.index()));
-        let report = match indexed {
-            Ok(Ok(report)) => report,
-            Ok(Err(e)) if crate::store::is_damage(&e) => {
-                return Ok(self.damaged_report(e.to_string()));
-            }
-            Ok(Err(e)) => return Err(e),
-            Err(_) => {
-                return Ok(self.damaged_report(
-                    "indexing panicked inside redb: the store's bytes are damaged".into(),
-                ));
-            }
+        let mut report = match self.index_for_doctor()? {
+            Ok(report) => report,
+            Err(damaged) => return Ok(damaged),
         };
         // Notes edited while the comparison runs differ from the store without any damage: the
         // index is brought up to date and the comparison made again, a few times at most.
-        let mut report = report;
         let mut verified = crate::verify::store_against_notes(&self.store, &self.dir.memory());
         let mut tries = 1;
         while !verified.damage.is_empty() && !verified.changed.is_empty() && tries < DOCTOR_TRIES {
             tries += 1;
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.index())) {
-                Ok(Ok(again)) => report = again,
-                Ok(Err(e)) if crate::store::is_damage(&e) => {
-                    return Ok(self.damaged_report(e.to_string()));
-                }
-                Ok(Err(e)) => return Err(e),
-                Err(_) => {
-                    return Ok(self.damaged_report(
-                        "indexing panicked inside redb: the store's bytes are damaged".into(),
-                    ));
-                }
-            }
+            report = match self.index_for_doctor()? {
+                Ok(report) => report,
+                Err(damaged) => return Ok(damaged),
+            };
             verified = crate::verify::store_against_notes(&self.store, &self.dir.memory());
         }
         if !verified.damage.is_empty() && !verified.changed.is_empty() {
@@ -609,6 +591,21 @@ impl Memory {
     }
 
     /// A doctor report for a store whose bytes are bad: nothing else read from it is trusted.
+    /// Bring the index up to date for `doctor`: its report, or (`Err` inside) the report of a
+    /// store found damaged on the way (an error saying so, or a panic inside redb).
+    fn index_for_doctor(&self) -> Result<std::result::Result<IndexReport, DoctorReport>> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.index())) {
+            Ok(Ok(report)) => Ok(Ok(report)),
+            Ok(Err(e)) if crate::store::is_damage(&e) => {
+                Ok(Err(self.damaged_report(e.to_string())))
+            }
+            Ok(Err(e)) => Err(e),
+            Err(_) => Ok(Err(self.damaged_report(
+                "indexing panicked inside redb: the store's bytes are damaged".into(),
+            ))),
+        }
+    }
+
     /// Why `id` (a checked id) is not in the store: no such note, or its file is there and
     /// cannot be read (then the I/O error, with the fix for it).
     fn not_indexed(&self, id: &str) -> Error {

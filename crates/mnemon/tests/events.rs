@@ -747,6 +747,18 @@ fn a_damaged_archived_segment_is_named_where_it_is() {
     );
 }
 
+/// The one segment file session `session` wrote in `events`, and its id.
+fn the_segment_of(events: &std::path::Path, session: &str) -> (std::path::PathBuf, String) {
+    let found: Vec<_> = std::fs::read_dir(events)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains(&format!("-{session}-")))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let stem = found[0].file_stem().unwrap().to_string_lossy().into_owned();
+    (found[0].clone(), stem)
+}
+
 /// A segment copied under another name (a file-sync tool's conflict copy `... (1).seg`, or a
 /// copy given a writer's name) counted every event twice. A segment whose header is another
 /// listed segment's, under a name that is not its own, is that segment's copy: counted once, and
@@ -764,21 +776,11 @@ fn a_segment_copied_under_another_name_is_counted_once() {
     let once = session(&root, "s1").stats("a").unwrap();
     assert_eq!(once.recall_count, 2, "{once:?}");
     let events = root.join("events");
-    let original: Vec<_> = std::fs::read_dir(&events)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains("-orig-"))
-        .collect();
-    assert_eq!(original.len(), 1, "{original:?}");
-    let stem = original[0]
-        .file_stem()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let (original, stem) = the_segment_of(&events, "orig");
     let conflict = events.join(format!("{stem} (1).seg"));
     let writer_like = events.join("9999999999999-other-1-0.seg");
-    std::fs::copy(&original[0], &conflict).unwrap();
-    std::fs::copy(&original[0], &writer_like).unwrap();
+    std::fs::copy(&original, &conflict).unwrap();
+    std::fs::copy(&original, &writer_like).unwrap();
 
     let mut m = session(&root, "s2");
     assert_eq!(m.stats("a").unwrap(), once);
@@ -819,7 +821,7 @@ fn a_segment_copied_under_another_name_is_counted_once() {
     drop(m);
 
     // The original gone, one copy holds the events: they count, once.
-    std::fs::remove_file(&original[0]).unwrap();
+    std::fs::remove_file(&original).unwrap();
     std::fs::remove_file(&writer_like).unwrap();
     let m = session(&root, "s4");
     assert_eq!(m.stats("a").unwrap(), once);
@@ -837,25 +839,15 @@ fn a_copy_supplies_the_events_its_damaged_original_lost() {
         }
     }
     let events = root.join("events");
-    let original: Vec<_> = std::fs::read_dir(&events)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains("-orig-"))
-        .collect();
-    assert_eq!(original.len(), 1, "{original:?}");
-    let stem = original[0]
-        .file_stem()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let (original, stem) = the_segment_of(&events, "orig");
     for copy in [format!("{stem} (1).seg"), format!("{stem} (2).seg")] {
-        std::fs::copy(&original[0], events.join(copy)).unwrap();
+        std::fs::copy(&original, events.join(copy)).unwrap();
     }
     // One byte flipped in the original's last frame: its last event no longer reads there.
-    let mut bytes = std::fs::read(&original[0]).unwrap();
+    let mut bytes = std::fs::read(&original).unwrap();
     let last = bytes.len() - 2;
     bytes[last] ^= 0xff;
-    std::fs::write(&original[0], &bytes).unwrap();
+    std::fs::write(&original, &bytes).unwrap();
     let mut m = session(&root, "s1");
     let s = m.stats("a").unwrap();
     assert_eq!((s.recall_count, s.used_count), (3, 3), "{s:?}");

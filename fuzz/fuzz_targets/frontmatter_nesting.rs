@@ -9,7 +9,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mnemon::notes::{MAX_FRONTMATTER_DEPTH, check_frontmatter_bounds, parse_note};
+use mnemon::notes::{
+    MAX_FRONTMATTER_DEPTH, check_frontmatter_bounds, parse_note, split_frontmatter,
+};
 use serde_yaml_ng::Value;
 
 const PIECES: &[&str] = &[
@@ -63,14 +65,12 @@ fuzz_target!(|data: &[u8]| {
         assert!(d <= MAX_FRONTMATTER_DEPTH, "passed at depth {d}: {yaml:?}");
     }
     // The note parser: the same verdict, reported; the body indexed either way.
-    if yaml
-        .lines()
-        .map(|l| l.trim_end_matches('\r'))
-        .any(|l| l == "---" || l == "...")
-    {
-        return; // the frontmatter would end early: another block than the one checked
-    }
     let note = format!("---\n{yaml}\n---\nthe body\n");
+    // A line of the YAML that closes a block (`---`, `...`, spaces after them allowed) ends the
+    // frontmatter early: another block than the one checked.
+    if split_frontmatter(&note).0.map(str::len) != Some(yaml.len() + 1) {
+        return;
+    }
     let parsed = parse_note("n", note.as_bytes());
     assert_eq!(parsed.body, "the body\n");
     if let Err(over) = check_frontmatter_bounds(&format!("{yaml}\n"), 2) {

@@ -1101,6 +1101,14 @@ fn a_question_over_the_limit_is_read_up_to_its_last_whole_word() {
         r.floor.terms.iter().map(|t| t.term.clone()).collect()
     };
     assert_eq!(terms(&long), terms(&whole));
+    // Both JSON layouts say how much was read, and only when the question was cut.
+    use mnemon::recall::RecallLayout;
+    for layout in [RecallLayout::Mcp, RecallLayout::Cli { explain: false }] {
+        let cut = serde_json::to_value(long.json(layout)).unwrap();
+        assert_eq!(cut["question_read_bytes"], read, "{layout:?}");
+        let whole = serde_json::to_value(whole.json(layout)).unwrap();
+        assert!(whole.get("question_read_bytes").is_none(), "{layout:?}");
+    }
     // One word longer than the limit is cut where a character ends.
     let one_word = "é".repeat(limit);
     let r = m.recall(&Query::text(&one_word)).unwrap();

@@ -79,17 +79,15 @@ pub fn name_for_terminal(name: &str) -> std::borrow::Cow<'_, str> {
     if !name.chars().any(char::is_control) {
         return name.into();
     }
-    name.chars()
-        .flat_map(|c| {
-            let escaped: Box<dyn Iterator<Item = char>> = if c.is_control() {
-                Box::new(c.escape_unicode())
-            } else {
-                Box::new(std::iter::once(c))
-            };
-            escaped
-        })
-        .collect::<String>()
-        .into()
+    let mut out = String::with_capacity(name.len() + 16);
+    for c in name.chars() {
+        if c.is_control() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
 }
 
 /// A control character other than a tab or a line end.

@@ -231,33 +231,23 @@ impl Session {
 /// not. rmcp reads such a request as one of an unknown method and answers "method not found";
 /// JSON-RPC calls it invalid params (`-32602`), and the client needs to know which field.
 fn params_misfit(v: &Value) -> Option<String> {
+    use rmcp::model::{CallToolRequestParams, InitializeRequestParams};
     let method = v.get("method")?.as_str()?;
     let params = v.get("params").cloned().unwrap_or(Value::Null);
-    let misfit = |e: serde_json::Error| {
-        Some(match method {
-            "tools/call" => format!(
-                "`tools/call` takes an object with `name` (the tool, text) and `arguments` (an \
-                 object): {e}"
-            ),
-            _ => format!("the params of `{method}` do not fit it: {e}"),
-        })
+    let fit = match method {
+        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).map(drop),
+        "initialize" => serde_json::from_value::<InitializeRequestParams>(params).map(drop),
+        "tools/list" | "ping" => {
+            return (!params.is_null() && !params.is_object())
+                .then(|| format!("the params of `{method}` must be an object or left out"));
+        }
+        _ => return None,
     };
-    match method {
-        "tools/call" => {
-            match serde_json::from_value::<rmcp::model::CallToolRequestParams>(params) {
-                Ok(_) => None,
-                Err(e) => misfit(e),
-            }
-        }
-        "initialize" => {
-            match serde_json::from_value::<rmcp::model::InitializeRequestParams>(params) {
-                Ok(_) => None,
-                Err(e) => misfit(e),
-            }
-        }
-        "tools/list" | "ping" if !params.is_null() && !params.is_object() => Some(format!(
-            "the params of `{method}` must be an object or left out"
-        )),
-        _ => None,
-    }
+    fit.err().map(|e| match method {
+        "tools/call" => format!(
+            "`tools/call` takes an object with `name` (the tool, text) and `arguments` (an \
+             object): {e}"
+        ),
+        _ => format!("the params of `{method}` do not fit it: {e}"),
+    })
 }

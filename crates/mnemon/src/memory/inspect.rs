@@ -590,7 +590,6 @@ impl Memory {
         })
     }
 
-    /// A doctor report for a store whose bytes are bad: nothing else read from it is trusted.
     /// Bring the index up to date for `doctor`: its report, or (`Err` inside) the report of a
     /// store found damaged on the way (an error saying so, or a panic inside redb).
     fn index_for_doctor(&self) -> Result<std::result::Result<IndexReport, DoctorReport>> {
@@ -620,6 +619,7 @@ impl Memory {
         }
     }
 
+    /// A doctor report for a store whose bytes are bad: nothing else read from it is trusted.
     pub(super) fn damaged_report(&self, reason: String) -> DoctorReport {
         let mut store_damage = Vec::new();
         if !reason.is_empty() {

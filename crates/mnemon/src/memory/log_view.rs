@@ -4,7 +4,7 @@
 use super::Memory;
 use crate::error::Result;
 use crate::events::Event;
-use crate::events::log::{all_segments, names_header, read_segment};
+use crate::events::log::{all_segments, named_as_original, names_header, read_segment};
 
 /// One segment file read back.
 #[derive(Debug, Clone)]
@@ -55,14 +55,15 @@ impl Memory {
             .collect();
         let copy_of = |i: usize| -> Option<String> {
             let h = reads[i].header.as_ref()?;
-            let id = &segs[i].file.id;
-            if names_header(id, h) {
+            // Most segments are under their own name: no pair to look at.
+            if names_header(&segs[i].file.id, h) {
                 return None;
             }
             segs.iter()
                 .zip(&reads)
                 .find(|(o, r)| {
-                    o.file.id != *id && names_header(&o.file.id, h) && r.header.as_ref() == Some(h)
+                    named_as_original(&segs[i].file.id, h, &o.file.id)
+                        && r.header.as_ref() == Some(h)
                 })
                 .map(|(o, _)| o.shown.clone())
         };

@@ -85,40 +85,35 @@ pub fn frontmatter_shape_problem(text: &str) -> Option<String> {
                 .into(),
         );
     }
-    let blank_lines = text
-        .split_inclusive('\n')
-        .take_while(|l| l.trim().is_empty())
-        .count();
-    let from_first_text: String = text
-        .split_inclusive('\n')
-        .skip(blank_lines)
-        .collect::<String>();
-    let first = from_first_text.lines().next().unwrap_or("").trim_end();
-    let dashes = !first.is_empty() && first.bytes().all(|b| b == b'-');
-    if !dashes || first.len() < 3 {
+    let mut lines = text.lines();
+    let mut blank_lines = 0;
+    let first = loop {
+        let line = lines.next()?;
+        if !line.trim().is_empty() {
+            break line.trim_end();
+        }
+        blank_lines += 1;
+    };
+    let dashes = |l: &str| l.len() >= 3 && l.bytes().all(|b| b == b'-');
+    if !dashes(first) {
         return None;
     }
-    // Read as if it were meant: does a block of `key: value` lines follow, closed by dashes?
-    let block: Vec<&str> = from_first_text
-        .lines()
-        .skip(1)
-        .take_while(|l| {
-            let l = l.trim_end();
-            !(l.len() >= 3 && l.bytes().all(|b| b == b'-'))
+    // Read as if it were meant: is the first line below it a `key: value`, and is the block
+    // closed by dashes?
+    let key_line = |l: &str| {
+        l.split_once(':').is_some_and(|(k, _)| {
+            !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
         })
-        .collect();
-    if block.len() == from_first_text.lines().count().saturating_sub(1) {
-        return None;
-    }
-    let keyed = block
-        .iter()
-        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        .is_some_and(|l| {
-            l.split_once(':').is_some_and(|(k, _)| {
-                !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-            })
-        });
-    if !keyed {
+    };
+    let mut keyed = None;
+    let closed = lines.any(|l| {
+        let l = l.trim_end();
+        if keyed.is_none() && !l.trim().is_empty() && !l.trim_start().starts_with('#') {
+            keyed = Some(key_line(l));
+        }
+        dashes(l)
+    });
+    if !closed || keyed != Some(true) {
         return None;
     }
     Some(if blank_lines > 0 {

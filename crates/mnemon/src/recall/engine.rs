@@ -769,7 +769,7 @@ pub fn run(
             explain,
             // A note on a cycle of `supersedes` edges (which `doctor` reports) is ranked as if
             // nothing replaced it, and says so: no successor is named.
-            superseded_by: if graph.has_supersedes()
+            superseded_by: if supersession::is_superseded(graph, s.ord)
                 && supersession::chain(graph, s.ord).is_some()
             {
                 let mut v: Vec<u32> = supersession::successors(graph, s.ord).collect();

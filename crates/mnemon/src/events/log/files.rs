@@ -147,6 +147,12 @@ pub fn names_header(id: &str, h: &Header) -> bool {
         .is_some_and(|(pid, n)| number(pid) && number(n))
 }
 
+/// Whether segment `other` may be the original of segment `id` with header `h`: `id` is not
+/// the name `h` gives, `other` is (its header must still equal `h` for `id` to be its copy).
+pub fn named_as_original(id: &str, h: &Header, other: &str) -> bool {
+    other != id && names_header(other, h) && !names_header(id, h)
+}
+
 /// Read the events of a segment at or after `from` (an offset in its uncompressed stream).
 pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> SegmentRead {
     let mut out = SegmentRead::default();

@@ -211,11 +211,6 @@ impl EventLog {
             .map(|s| (archive.join(&s.name), s))
             .collect();
         located.extend(segs.into_iter().map(|s| (self.events_dir.join(&s.name), s)));
-        // Every segment by id, to tell a copy under another name from its original.
-        let by_id: Vec<(String, PathBuf, bool)> = located
-            .iter()
-            .map(|(path, s)| (s.id.clone(), path.clone(), s.compressed))
-            .collect();
         let mut originals: HashMap<String, (Header, HashSet<u64>)> = HashMap::new();
         let own = self.own_segment_id();
         let marks: HashMap<String, u64> = self
@@ -226,7 +221,7 @@ impl EventLog {
         let mut folded = 0;
         let mut delta = Stats::default();
         let mut new_marks = Vec::new();
-        for (path, seg) in located {
+        for (path, seg) in &located {
             if Some(&seg.id) == own.as_ref() {
                 continue;
             }
@@ -239,40 +234,35 @@ impl EventLog {
             if seg.compressed
                 && let Some(m) = mark
                 && self
-                    .compressed_len(&seg.id, &path)
+                    .compressed_len(&seg.id, path)
                     .is_none_or(|len| len <= m)
             {
                 continue;
             }
             if !seg.compressed
-                && let (Some(m), Ok(len)) = (mark, self.fs.len(&path))
+                && let (Some(m), Ok(len)) = (mark, self.fs.len(path))
                 && len <= m
             {
                 continue;
             }
-            let mut read = read_segment(self.fs.as_ref(), &path, seg.compressed, mark.unwrap_or(0));
+            let mut read = read_segment(self.fs.as_ref(), path, seg.compressed, mark.unwrap_or(0));
             if !seg.compressed {
-                self.hold_back_unfinished_recall(&path, &mut read);
+                self.hold_back_unfinished_recall(path, &mut read);
             }
             if let Some(e) = &read.error {
                 // Named as `events verify` names it: an archived segment is in `events/archive/`.
-                let shown = path.strip_prefix(&self.events_dir).unwrap_or(&path);
+                let shown = path.strip_prefix(&self.events_dir).unwrap_or(path);
                 self.notice(format!("events/{}: {e}", shown.display()));
             }
             let Some(h) = &read.header else { continue };
-            if let Some(original) = self.original_of(&seg.id, h, &by_id, &mut originals) {
-                let held = originals
-                    .get_mut(&original)
-                    .map(|(_, seqs)| seqs)
-                    .ok_or_else(|| Error::Poisoned {
-                        path: path.clone(),
-                        reason: "a copy's original was not read".into(),
-                    })?;
+            if let Some(original) = self.original_of(&seg.id, h, &located, &mut originals)
+                && let Some((_, held)) = originals.get_mut(original)
+            {
                 let before = read.events.len();
                 read.events.retain(|(_, e)| !held.contains(&e.seq));
                 // Another copy of the same segment counts none of these again.
                 held.extend(read.events.iter().map(|(_, e)| e.seq));
-                let shown = path.strip_prefix(&self.events_dir).unwrap_or(&path);
+                let shown = path.strip_prefix(&self.events_dir).unwrap_or(path);
                 self.notice(format!(
                     "events/{}: a copy of segment {original} (the same writer: session, creation \
                      time and salt); {} of its events are counted already, from {original} or \
@@ -285,7 +275,7 @@ impl EventLog {
                 delta.apply(&h.session, ev);
             }
             folded += read.events.len() as u64;
-            new_marks.push((seg.id, read.end));
+            new_marks.push((seg.id.clone(), read.end));
         }
         if let Ok(mut st) = self.state.write() {
             if !delta.nodes.is_empty() {
@@ -303,39 +293,39 @@ impl EventLog {
         Ok(folded)
     }
 
-    /// The segment that `id` (with header `h`) is a copy of, with the sequence numbers of the
-    /// events it holds, if any: `id` is not the name its header gives it, and a segment under
+    /// The segment that `id` (with header `h`) is a copy of, if any, its events' sequence numbers
+    /// then in `originals`: `id` is not the name its header gives it, and a segment under
     /// that name has the same header (session, creation time, salt), so the same writer wrote
     /// both and a sequence number is one event in either. The copy counts only the events the
     /// original lacks (it may hold more: the original damaged or cut back since the copy was
     /// taken). A segment renamed whose original is gone is no copy: its events count.
     /// `originals` keeps, per original read in this fold, the sequence numbers counted so far.
-    fn original_of(
+    fn original_of<'a>(
         &self,
         id: &str,
         h: &Header,
-        by_id: &[(String, PathBuf, bool)],
+        located: &'a [(PathBuf, SegmentFile)],
         originals: &mut HashMap<String, (Header, HashSet<u64>)>,
-    ) -> Option<String> {
+    ) -> Option<&'a str> {
         if names_header(id, h) {
             return None;
         }
-        for (other, path, compressed) in by_id {
-            if other == id || !names_header(other, h) {
+        for (path, other) in located {
+            if !named_as_original(id, h, &other.id) {
                 continue;
             }
-            if let Some((oh, _)) = originals.get(other) {
+            if let Some((oh, _)) = originals.get(&other.id) {
                 if oh == h {
-                    return Some(other.clone());
+                    return Some(&other.id);
                 }
                 continue;
             }
             // Named alike, but another segment of the writer (another salt) is no original.
-            let r = read_segment(self.fs.as_ref(), path, *compressed, 0);
+            let r = read_segment(self.fs.as_ref(), path, other.compressed, 0);
             if r.header.as_ref() == Some(h) {
                 let seqs = r.events.iter().map(|(_, e)| e.seq).collect();
-                originals.insert(other.clone(), (h.clone(), seqs));
-                return Some(other.clone());
+                originals.insert(other.id.clone(), (h.clone(), seqs));
+                return Some(&other.id);
             }
         }
         None

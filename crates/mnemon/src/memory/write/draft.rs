@@ -125,13 +125,13 @@ fn list_field(
 pub(super) fn id_parts(id: &str) -> std::result::Result<Vec<&str>, NoteWriteError> {
     notes::validate_id(id)?;
     // `write decisions/pool.md` meant the note `decisions/pool`, not `decisions/pool.md.md`.
-    if id.len() > 3
-        && id.is_char_boundary(id.len() - 3)
-        && id[id.len() - 3..].eq_ignore_ascii_case(".md")
+    if let Some(stem) = id.get(..id.len().saturating_sub(3))
+        && !stem.is_empty()
+        && id[stem.len()..].eq_ignore_ascii_case(".md")
     {
         return Err(NoteWriteError::IdWithExtension {
             id: id.to_string(),
-            stem: id[..id.len() - 3].to_string(),
+            stem: stem.to_string(),
         });
     }
     let parts: Vec<&str> = id.split('/').collect();

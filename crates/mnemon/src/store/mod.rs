@@ -875,6 +875,25 @@ pub fn is_damage(e: &Error) -> bool {
 mod tests {
     use super::*;
 
+    /// The spec named schema v10 for two versions after v10: the version it states and the last
+    /// row of its version log must be the one this build writes.
+    #[test]
+    fn the_spec_states_the_schema_version_this_build_writes() {
+        let spec_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../format-spec/store.md");
+        let spec = std::fs::read_to_string(spec_path).expect("format-spec/store.md");
+        assert!(
+            spec.contains(&format!("`SCHEMA_VERSION = {SCHEMA_VERSION}`")),
+            "store.md states another schema version"
+        );
+        assert!(spec.contains(&format!("this build uses v{SCHEMA_VERSION}:")));
+        let last_row = spec
+            .lines()
+            .take_while(|l| !l.starts_with("## Sharing"))
+            .filter_map(|l| l.strip_prefix("| ")?.split(' ').next()?.parse::<u32>().ok())
+            .last();
+        assert_eq!(last_row, Some(SCHEMA_VERSION));
+    }
+
     /// A bit flipped in a page pointer made redb read past the file's end; the I/O error it gave
     /// was taken for the environment refusing, so `doctor` failed instead of rebuilding the store.
     #[test]

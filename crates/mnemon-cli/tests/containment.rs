@@ -621,3 +621,54 @@ fn doctor_is_healthy_when_a_note_says_it_replaces_another() {
     assert!(report.store_damage.is_empty(), "{:?}", report.store_damage);
     assert!(report.healthy);
 }
+
+/// `write` through a linked folder below memory/ exited 3 (a failure of the environment) while a
+/// link at the note's own path exited 2: both are the id's choice, so both are bad arguments.
+/// memory/ itself a link leaves no id to choose: a failure, exit 3.
+#[test]
+fn write_through_a_linked_folder_is_a_bad_argument_and_a_linked_memory_folder_a_failure() {
+    let (tmp, root) = indexed_folder();
+    let outside = tmp.path().join("elsewhere");
+    std::fs::create_dir(&outside).expect("mkdir");
+    std::os::unix::fs::symlink(&outside, root.join("memory/ext")).expect("link");
+    let write = |id: &str| {
+        common::bin()
+            .arg("--dir")
+            .arg(&root)
+            .args(["write", id, "--name", "X"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write as _;
+                c.stdin.take().expect("stdin").write_all(b"a body\n")?;
+                c.wait_with_output()
+            })
+            .expect("run")
+    };
+    let out = write("ext/x");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("memory/ext is a symbolic link"), "{stderr}");
+    assert!(stderr.contains("choose an id outside"), "{stderr}");
+    assert!(std::fs::read_dir(&outside).expect("ls").next().is_none());
+
+    let body = tmp.path().join("body.txt");
+    std::fs::write(&body, "a body\n").expect("write");
+    let (_memory_outside, root) = {
+        let (tmp, root) = indexed_folder();
+        let outside = symlink_outside(tmp.path(), &root.join("memory"));
+        ((tmp, outside), root)
+    };
+    let out = common::bin()
+        .arg("--dir")
+        .arg(&root)
+        .args(["write", "x", "--name", "X", "--from"])
+        .arg(&body)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+}

@@ -263,6 +263,17 @@ pub enum NoteWriteError {
         /// The path, relative to the memory folder.
         path: String,
     },
+    /// A folder on the way to the note is a symbolic link: following it could write outside
+    /// the memory folder. The id chose it, so another id is the fix.
+    #[error(
+        "{path} is a symbolic link (to {target}), and notes are written only into real folders below memory/: choose an id outside the linked folder, or replace the link by a folder"
+    )]
+    LinkedFolder {
+        /// The link, relative to the memory folder.
+        path: String,
+        /// Where it points.
+        target: PathBuf,
+    },
     /// The note's own path is a folder, a symbolic link, a named pipe or another non-file.
     #[error(
         "{path} is a {kind}, not a regular file: mnemon replaces only note files; {}",

@@ -60,20 +60,26 @@ fn is_link(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ELOOP | libc::EMLINK))
 }
 
-fn symlinked(memory: &Path, rel: &str) -> Error {
+/// The error for the folder `rel` (relative to the memory folder) being a symbolic link: for
+/// `memory/` itself the folder is unusable for writes whatever the id; a link further down is
+/// on the way the id chose.
+fn symlinked(memory: &Path, id: &str, rel: &str) -> Error {
     let path = memory.parent().unwrap_or(memory).join(rel);
     let target = std::fs::read_link(&path).unwrap_or_default();
-    Error::Symlinked {
-        path,
-        target,
-        fix: if rel == "memory" {
-            "Replace the link by the folder itself (move the notes into it) to write notes \
-             through mnemon."
-                .into()
-        } else {
-            "Notes are written only into real folders below memory/: choose an id outside the \
-             linked folder, or replace the link by a folder."
-                .into()
+    if rel == "memory" {
+        return Error::Symlinked {
+            path,
+            target,
+            fix: "Replace the link by the folder itself (move the notes into it) to write notes \
+                  through mnemon."
+                .into(),
+        };
+    }
+    Error::Write {
+        id: id.to_string(),
+        reason: NoteWriteError::LinkedFolder {
+            path: rel.to_string(),
+            target,
         },
     }
 }
@@ -85,7 +91,7 @@ fn folder_error(memory: &Path, id: &str, rel: &str, e: io::Error) -> Error {
     let abs = memory.parent().unwrap_or(memory).join(rel);
     let is_symlink = std::fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_symlink());
     if is_link(&e) || (e.raw_os_error() == Some(libc::ENOTDIR) && is_symlink) {
-        return symlinked(memory, rel);
+        return symlinked(memory, id, rel);
     }
     if e.raw_os_error() == Some(libc::ENOTDIR) {
         return Error::Write {

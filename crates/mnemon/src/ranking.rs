@@ -63,6 +63,11 @@ pub fn counts_as_used(untied_used: u64, wrong_count: u64) -> bool {
 /// least this share of the question with two informative terms or more, is named by it, or is what feedback says it means: the
 /// neighbours of a weak hit inherit nothing.
 pub const STRONG_COVERAGE: f32 = 0.45;
+/// When no hit is named by the question, answers all of it ([`FULL_COVERAGE`]) or is vouched
+/// for by feedback, at most this many of the best hits strong by their words are read to see
+/// whether they hold two of the question's words together in one passage
+/// (`recall::passages`); the first that does settles it. Each check reads one note.
+pub const MAX_PASSAGE_CHECKS: usize = 3;
 /// A question whose direct hits are all weak returns at most this many (and hits on notes used
 /// before): partial matches of a question the memory may have no answer for.
 pub const WEAK_QUESTION_RESULTS: usize = 2;

@@ -1082,6 +1082,58 @@ fn a_note_sharing_one_word_with_the_question_brings_no_neighbours() {
     assert!(!two_words.floor.weak, "{:?}", two_words.floor);
 }
 
+/// Off-topic questions found notes holding two of their words in separate paragraphs ("merge"
+/// of patient records, a spreadsheet's "cells" elsewhere) and brought those notes' neighbours:
+/// two words of a question, each in another sense, are not an answer. A note holding them
+/// together in one passage still is.
+#[test]
+fn a_note_holding_the_question_words_only_apart_brings_no_neighbours() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "invoicing.md",
+        "---\nname: Invoicing\nrelated: [expenses, visas]\n---\nThe rate table lists the price of each \
+         route.\n\nWe build invoices at the end of the month.\n",
+    );
+    write_note(
+        &m,
+        "expenses.md",
+        "---\nname: Expenses\n---\nClaim travel costs within thirty days, receipts attached.\n",
+    );
+    write_note(
+        &m,
+        "visas.md",
+        "---\nname: Visas\n---\nStaff from outside the Schengen area apply six weeks ahead.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let question = Query::text("build a walnut table for the garden");
+    let apart = m.recall(&question).unwrap();
+    assert_eq!(ids(&apart), ["invoicing"], "{:?}", apart.floor);
+    assert_eq!(apart.floor.apart, ["invoicing"]);
+    assert!(apart.floor.weak, "{:?}", apart.floor);
+
+    // The same words in one paragraph: the note's neighbours come along.
+    write_note(
+        &m,
+        "layout.md",
+        "---\nname: Warehouse layout\nrelated: [expenses, visas]\n---\nTeams build a packing table at \
+         each dock before the season.\n",
+    );
+    m.index().unwrap();
+    let together = m.recall(&question).unwrap();
+    let found = ids(&together);
+    assert_eq!(
+        found.first(),
+        Some(&"layout"),
+        "{found:?} {:?}",
+        together.floor
+    );
+    assert!(found.contains(&"visas"), "{found:?} {:?}", together.floor);
+    assert!(together.floor.apart.is_empty(), "{:?}", together.floor);
+    assert!(!together.floor.weak, "{:?}", together.floor);
+}
+
 /// A question over the byte limit was cut mid-word: the fragment left ("d" of "deploy") was
 /// searched for as the start of a word and changed the answer. It is cut after a whole word,
 /// and the floor report says how much was read.

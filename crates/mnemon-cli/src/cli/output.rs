@@ -374,6 +374,14 @@ impl Out {
                 terms.join(", ")
             ))
         );
+        for id in &f.apart {
+            outln!(
+                "  {}",
+                self.dim(&format!(
+                    "{id} holds the question's words it matches only apart, each in another paragraph: not strong enough to bring its neighbours"
+                ))
+            );
+        }
         if f.weak {
             outln!(
                 "  {}",

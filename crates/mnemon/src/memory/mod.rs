@@ -568,6 +568,22 @@ impl Memory {
         } else {
             Arc::new(ShownCache::new(version))
         };
+        // A note's text, read as the scan reads it (never a file outside memory/), for the check
+        // of whether a partial answer holds the question's words together; a note that cannot
+        // be read or is longer than the check reads gives none.
+        let root = std::sync::OnceLock::new();
+        let read_note = |id: &str| -> Option<String> {
+            let root = root
+                .get_or_init(|| self.dir.memory().canonicalize().ok())
+                .as_ref()?;
+            let (file, _) = notes::open_inside(root, &format!("{id}.md")).ok()?;
+            let (bytes, more) =
+                notes::read_bounded(file, recall::passages::MAX_PASSAGE_READ_BYTES).ok()?;
+            if more {
+                return None;
+            }
+            Some(String::from_utf8_lossy(&bytes).into_owned())
+        };
         recall::engine::run(
             &lex,
             &graph,
@@ -578,6 +594,7 @@ impl Memory {
             q,
             self.clock.now_s(),
             &stats,
+            &read_note,
         )
     }
 

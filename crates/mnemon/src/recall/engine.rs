@@ -13,6 +13,7 @@ use super::evidence::{
 use super::learned::Learned;
 use super::query::{Explain, FloorReport, Hit, Query, Rejected, Source, TrailEdge};
 use super::shown::ShownCache;
+use super::passages;
 use super::supersession;
 use crate::error::{Error, Result};
 use crate::index::{LexicalIndex, TermMatch};
@@ -242,6 +243,67 @@ fn walk<F: Fn(u32, f32) -> bool>(
 
 /// The best score a candidate without usage stats can reach from `base`: the largest type
 /// weight, no TTL penalty, a full recency bonus.
+/// A partial answer is strong only when its note holds two of the question's words together:
+/// unless a hit is named by the question, answers all of it or is vouched for by feedback, the
+/// best [`ranking::MAX_PASSAGE_CHECKS`] hits strong by their words are read in turn until one
+/// holds two of its matched informative words in one passage (`passages::together`); those
+/// read before it are marked [`DirectInfo::apart`]. Returns their ids. A note that cannot be
+/// read, or is longer than the check reads, keeps its strength.
+fn mark_words_apart(
+    matches: &[TermMatch],
+    evidence: &Evidence,
+    graph: &Graph,
+    cands: &Cands,
+    tok: &Tokenizer,
+    read_note: &dyn Fn(&str) -> Option<String>,
+    direct_info: &mut [(u32, DirectInfo)],
+) -> Vec<String> {
+    let settled = direct_info.iter().any(|(_, i)| {
+        i.is_strong()
+            && (i.title_match
+                || i.coverage >= ranking::FULL_COVERAGE
+                || i.learned >= ranking::STRONG_COVERAGE)
+    });
+    let mut apart = Vec::new();
+    if settled {
+        return apart;
+    }
+    let base = |o: u32| cands.get(o).map_or(0.0, |c| c.base);
+    let mut by_words: Vec<usize> = (0..direct_info.len())
+        .filter(|&k| direct_info[k].1.is_strong())
+        .collect();
+    by_words.sort_by(|&a, &b| {
+        let (oa, ob) = (direct_info[a].0, direct_info[b].0);
+        base(ob)
+            .total_cmp(&base(oa))
+            .then_with(|| graph.id(oa).cmp(graph.id(ob)))
+    });
+    for k in by_words.into_iter().take(ranking::MAX_PASSAGE_CHECKS) {
+        let o = direct_info[k].0;
+        let Some(c) = cands.get(o) else {
+            continue;
+        };
+        let bits = evidence.informative_bits(c.matched);
+        let terms: Vec<Vec<String>> = matches
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| bits & (1u32 << (i % 32)) != 0)
+            .map(|(_, m)| m.expansions.iter().map(|(t, _)| t.clone()).collect())
+            .collect();
+        let refs: Vec<&[String]> = terms.iter().map(Vec::as_slice).collect();
+        let id = graph.id(o);
+        let Some(text) = read_note(id) else {
+            break;
+        };
+        if passages::together(tok, id, &text, &refs) {
+            break;
+        }
+        direct_info[k].1.apart = true;
+        apart.push(id.to_string());
+    }
+    apart
+}
+
 fn best_without_stats(base: f32) -> f32 {
     ranking::prior_factor(ranking::MAX_TYPE_WEIGHT, 1.0, ranking::RECENCY_WEIGHT) * base
 }
@@ -259,6 +321,7 @@ pub fn run(
     q: &Query,
     now_s: i64,
     stats: &impl Fn(u32) -> NodeStats,
+    read_note: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(Vec<Hit>, FloorReport)> {
     // The caller (`Memory::recall`) has checked `q` against `args::query`.
     debug_assert!(q.depth <= crate::ranking::MAX_DEPTH, "unchecked query");
@@ -338,6 +401,7 @@ pub fn run(
         terms: evidence.terms(&matches[..words], &names),
         rejected: Vec::new(),
         weak: false,
+        apart: Vec::new(),
         reached_floor: 0.0,
         reached_share: 0.0,
         old_first: ranking::asks_about_the_past(text),
@@ -422,6 +486,7 @@ pub fn run(
                 title_match: false,
                 used,
                 single: evidence.single(h.matched),
+                apart: false,
             },
         ));
     }
@@ -448,6 +513,7 @@ pub fn run(
                 title_match: false,
                 used: false,
                 single: false,
+                apart: false,
             },
         ));
     }
@@ -461,6 +527,18 @@ pub fn run(
         cands,
         &mut direct_info,
     )?;
+
+    if anchors.is_empty() {
+        floor.apart = mark_words_apart(
+            &matches[..words],
+            &evidence,
+            graph,
+            cands,
+            tok,
+            read_note,
+            &mut direct_info,
+        );
+    }
 
     // A question whose direct hits are all weak (none covers much of it, none is named by it)
     // gets its best few and nothing reached from them.

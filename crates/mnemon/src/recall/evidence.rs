@@ -29,6 +29,9 @@ pub struct DirectInfo {
     pub used: bool,
     /// Its words match one informative term of a question with more.
     pub single: bool,
+    /// Its note was read and holds no two of the question's informative words it matches in
+    /// one passage (`recall::passages`): they are there in other senses, apart.
+    pub apart: bool,
 }
 
 impl DirectInfo {
@@ -38,7 +41,7 @@ impl DirectInfo {
     /// longer question is a coincidence as often as not (a place a note mentions, a word in
     /// another sense): the note may answer, its neighbours have nothing to go on.
     pub fn is_strong(&self) -> bool {
-        let by_words = !self.single || self.title_match;
+        let by_words = (!self.single && !self.apart) || self.title_match;
         (by_words || self.learned >= ranking::STRONG_COVERAGE)
             && self.strength() >= ranking::STRONG_COVERAGE
     }
@@ -363,6 +366,15 @@ impl Evidence {
     /// Whether a hit's words match one informative term of a question with more.
     pub fn single(&self, matched: u32) -> bool {
         self.informative() > 1 && self.counts(matched, matched).1 < 2
+    }
+
+    /// The bits of `matched` that are informative terms.
+    pub fn informative_bits(&self, matched: u32) -> u32 {
+        self.info
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w > 0.0)
+            .fold(0u32, |bits, (i, _)| bits | (matched & (1u32 << (i % 32))))
     }
 
     /// How many of the question's terms are informative.

@@ -3,6 +3,7 @@
 
 mod cands;
 mod clock;
+pub(crate) mod passages;
 mod query;
 pub(crate) mod supersession;
 inner_modules!(engine, evidence, learned, ord_stats, shown);

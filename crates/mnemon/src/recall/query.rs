@@ -228,6 +228,10 @@ pub struct FloorReport {
     /// No direct hit covered much of the question: only the best two were returned, without the
     /// notes around them.
     pub weak: bool,
+    /// Hits whose notes were read and hold the question's words they match only apart, each in
+    /// another passage (`recall::passages`): not enough to bring their neighbours.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub apart: Vec<String>,
     /// The score a note the walk reached needed to be returned: `reached_share` of the best
     /// direct hit's (0 for a question with anchors, or without direct hits).
     pub reached_floor: f32,

@@ -1,0 +1,155 @@
+//! Whether a note writes the words a question matched together, in one passage, or only apart.
+//!
+//! A question asks about one thing, so a note that answers it tends to hold the question's
+//! words near each other: in one paragraph, or under a heading that names the rest. A note that
+//! holds two words of an unrelated question ("merge" and "cells", "build" and "table") usually
+//! holds them in separate paragraphs, each in its own sense. Recall asks this only of a hit that
+//! would otherwise make a partial answer strong (`recall::engine`), reading the note's file.
+//!
+//! Passages: the note's text is split at blank lines; a heading's words belong to every
+//! paragraph under it (to the next heading); the frontmatter block, the top-level `# ` title and
+//! the words of the id belong to every paragraph.
+
+use crate::index::tokenize::Tokenizer;
+
+/// How much of a note the check reads: a longer note is not checked (its words count as
+/// together), so one recall never tokenizes more than this per note checked.
+pub const MAX_PASSAGE_READ_BYTES: usize = 64 * 1024;
+
+/// Whether `text` (a note's file, its id `id`) holds two of `terms` together in one passage.
+/// `terms` holds, per matched query term, the index terms it matched through (itself, typo or
+/// prefix expansions). Fewer than two terms have nothing to hold together: `true`.
+pub fn together(tok: &Tokenizer, id: &str, text: &str, terms: &[&[String]]) -> bool {
+    if terms.len() < 2 {
+        return true;
+    }
+    let term_of = |t: &str| terms.iter().position(|exp| exp.iter().any(|e| e == t));
+    // Bit i: query term i occurs in the scope.
+    let mut everywhere = 0u32;
+    let mark = |bits: &mut u32, t: &str| {
+        if let Some(i) = term_of(t) {
+            *bits |= 1u32 << (i % 32);
+        }
+    };
+    tok.for_each_slug_term(id, |t| mark(&mut everywhere, t));
+    let (front, body) = split_front(text);
+    tok.for_each_index_term(front, |t| mark(&mut everywhere, t));
+    for line in body.lines() {
+        if line.starts_with("# ") {
+            tok.for_each_index_term(line, |t| mark(&mut everywhere, t));
+        }
+    }
+    let enough = |bits: u32| bits.count_ones() >= 2;
+    if enough(everywhere) {
+        return true;
+    }
+    let mut heading = 0u32;
+    let mut paragraph = 0u32;
+    for line in body.lines() {
+        let trimmed = line.trim();
+        if line.starts_with("# ") {
+            continue;
+        }
+        if trimmed.starts_with('#') {
+            heading = 0;
+            tok.for_each_index_term(trimmed, |t| mark(&mut heading, t));
+            paragraph = 0;
+        } else if trimmed.is_empty() {
+            paragraph = 0;
+        } else {
+            tok.for_each_index_term(line, |t| mark(&mut paragraph, t));
+        }
+        if enough(everywhere | heading | paragraph) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The frontmatter block (delimiters included) and the text below it; no block: empty, all.
+fn split_front(text: &str) -> (&str, &str) {
+    let rest = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if !rest.starts_with("---") {
+        return ("", rest);
+    }
+    let mut at = 0usize;
+    for (n, line) in rest.split_inclusive('\n').enumerate() {
+        at += line.len();
+        if n > 0 && line.trim_end() == "---" {
+            return rest.split_at(at);
+        }
+    }
+    ("", rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The distinct index terms of `text`.
+    fn terms_of(tok: &Tokenizer, text: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        tok.for_each_index_term(text, |t| {
+            if !out.iter().any(|o| o == t) {
+                out.push(t.to_string());
+            }
+        });
+        out
+    }
+
+    fn expansions(tok: &Tokenizer, words: &[&str]) -> Vec<Vec<String>> {
+        words.iter().map(|w| terms_of(tok, w)).collect()
+    }
+
+    fn check(text: &str, words: &[&str]) -> bool {
+        let tok = Tokenizer::new();
+        let exp = expansions(&tok, words);
+        let refs: Vec<&[String]> = exp.iter().map(|e| e.as_slice()).collect();
+        together(&tok, "notes/some-note", text, &refs)
+    }
+
+    const NOTE: &str = "---\nname: Ledger\ntags: [money]\n---\n# Ledger entries\n\n\
+        Every transfer is two postings.\nThey always balance.\n\n\
+        ## Reconciliation\n\nThe nightly job compares totals with the bank.\n\n\
+        The table of accounts is built at start-up.\n";
+
+    #[test]
+    fn words_of_one_paragraph_are_together() {
+        assert!(check(NOTE, &["transfer", "balance"]));
+    }
+
+    #[test]
+    fn words_of_two_paragraphs_are_apart() {
+        assert!(!check(NOTE, &["transfer", "table"]));
+        assert!(!check(NOTE, &["nightly", "table"]));
+    }
+
+    #[test]
+    fn a_heading_holds_the_words_of_its_section() {
+        assert!(check(NOTE, &["reconciliation", "bank"]));
+        assert!(check(NOTE, &["reconciliation", "table"]));
+        // Not the paragraphs above it.
+        assert!(!check(NOTE, &["reconciliation", "postings"]));
+    }
+
+    #[test]
+    fn the_title_frontmatter_and_id_hold_every_paragraph() {
+        assert!(check(NOTE, &["ledger", "table"]));
+        assert!(check(NOTE, &["money", "nightly"]));
+        assert!(check(NOTE, &["note", "transfer"]));
+        assert!(check(NOTE, &["entries", "bank"]));
+    }
+
+    #[test]
+    fn one_term_is_together_with_itself() {
+        assert!(check(NOTE, &["table"]));
+        assert!(check(NOTE, &[]));
+    }
+
+    #[test]
+    fn a_note_without_frontmatter_is_all_body() {
+        assert!(!check("alpha beta\n\ngamma delta\n", &["alpha", "gamma"]));
+        assert!(check("alpha beta\ngamma delta\n", &["alpha", "gamma"]));
+        assert_eq!(split_front("---\nname: x\n"), ("", "---\nname: x\n"));
+    }
+}

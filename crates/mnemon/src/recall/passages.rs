@@ -34,8 +34,11 @@ pub fn together(tok: &Tokenizer, id: &str, text: &str, terms: &[&[String]]) -> b
     tok.for_each_slug_term(id, |t| mark(&mut everywhere, t));
     let (front, body) = split_front(text);
     tok.for_each_index_term(front, |t| mark(&mut everywhere, t));
+    let mut fenced = false;
     for line in body.lines() {
-        if line.starts_with("# ") {
+        if is_fence(line.trim()) {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with("# ") {
             tok.for_each_index_term(line, |t| mark(&mut everywhere, t));
         }
     }
@@ -45,12 +48,17 @@ pub fn together(tok: &Tokenizer, id: &str, text: &str, terms: &[&[String]]) -> b
     }
     let mut heading = 0u32;
     let mut paragraph = 0u32;
+    // Inside a fenced code block a `#` line is a comment, not a heading.
+    let mut fenced = false;
     for line in body.lines() {
         let trimmed = line.trim();
-        if line.starts_with("# ") {
+        let fence = is_fence(trimmed);
+        fenced ^= fence;
+        if fenced || fence {
+            tok.for_each_index_term(line, |t| mark(&mut paragraph, t));
+        } else if line.starts_with("# ") {
             continue;
-        }
-        if trimmed.starts_with('#') {
+        } else if trimmed.starts_with('#') {
             heading = 0;
             tok.for_each_index_term(trimmed, |t| mark(&mut heading, t));
             paragraph = 0;
@@ -64,6 +72,11 @@ pub fn together(tok: &Tokenizer, id: &str, text: &str, terms: &[&[String]]) -> b
         }
     }
     false
+}
+
+/// Whether a (trimmed) line opens or closes a fenced code block.
+fn is_fence(trimmed: &str) -> bool {
+    trimmed.starts_with("```") || trimmed.starts_with("~~~")
 }
 
 /// The frontmatter block (delimiters included) and the text below it; no block: empty, all.
@@ -144,6 +157,17 @@ mod tests {
     fn one_term_is_together_with_itself() {
         assert!(check(NOTE, &["table"]));
         assert!(check(NOTE, &[]));
+    }
+
+    #[test]
+    fn a_comment_in_a_code_block_is_no_heading() {
+        let note = "## Restart\n\n```sh\n# stop the worker first\nsystemctl stop worker\n```\n\n\
+            Then start it again.\n\nPayments settle nightly.\n";
+        // `# stop ...` inside the fence is neither the title nor a heading: "stop" is in the
+        // fenced paragraph only, and "restart" still heads the section.
+        assert!(!check(note, &["stop", "payments"]));
+        assert!(check(note, &["restart", "payments"]));
+        assert!(check(note, &["stop", "systemctl"]));
     }
 
     #[test]

@@ -176,4 +176,140 @@ mod tests {
         assert!(check("alpha beta\ngamma delta\n", &["alpha", "gamma"]));
         assert_eq!(split_front("---\nname: x\n"), ("", "---\nname: x\n"));
     }
+
+    /// Passages laid out one by one: the note split into sections at headings and each section
+    /// into paragraphs at blank lines (fences kept whole, `# ` titles taken out), each passage
+    /// the section's heading, the paragraph and what holds everywhere.
+    fn together_by_layout(tok: &Tokenizer, id: &str, text: &str, terms: &[&[String]]) -> bool {
+        use std::collections::BTreeSet;
+        if terms.len() < 2 {
+            return true;
+        }
+        let of = |text: &str, slug: bool| -> BTreeSet<usize> {
+            let mut out = BTreeSet::new();
+            let mut add = |t: &str| {
+                if let Some(i) = terms.iter().position(|e| e.iter().any(|x| x == t)) {
+                    out.insert(i);
+                }
+            };
+            if slug {
+                tok.for_each_slug_term(text, &mut add);
+            } else {
+                tok.for_each_index_term(text, &mut add);
+            }
+            out
+        };
+        #[derive(PartialEq)]
+        enum Kind {
+            Title,
+            Heading,
+            Blank,
+            Text,
+        }
+        let (front, body) = split_front(text);
+        let mut lines = Vec::new();
+        let mut fenced = false;
+        for line in body.lines() {
+            let t = line.trim();
+            let kind = if fenced || is_fence(t) {
+                Kind::Text
+            } else if line.starts_with("# ") {
+                Kind::Title
+            } else if t.starts_with('#') {
+                Kind::Heading
+            } else if t.is_empty() {
+                Kind::Blank
+            } else {
+                Kind::Text
+            };
+            if is_fence(t) {
+                fenced = !fenced;
+            }
+            lines.push((kind, line));
+        }
+        let mut everywhere = of(id, true);
+        everywhere.extend(of(front, false));
+        for (_, line) in lines.iter().filter(|(k, _)| *k == Kind::Title) {
+            everywhere.extend(of(line, false));
+        }
+        let mut passages: Vec<BTreeSet<usize>> = vec![everywhere.clone()];
+        let mut heading: BTreeSet<usize> = BTreeSet::new();
+        let mut paragraph: Vec<&str> = Vec::new();
+        let close = |heading: &BTreeSet<usize>,
+                     paragraph: &mut Vec<&str>,
+                     out: &mut Vec<BTreeSet<usize>>| {
+            let mut p = everywhere.clone();
+            p.extend(heading.iter().copied());
+            for l in paragraph.drain(..) {
+                p.extend(of(l, false));
+            }
+            out.push(p);
+        };
+        for (kind, line) in &lines {
+            match kind {
+                Kind::Title => {}
+                Kind::Heading => {
+                    close(&heading, &mut paragraph, &mut passages);
+                    heading = of(line.trim(), false);
+                }
+                Kind::Blank => close(&heading, &mut paragraph, &mut passages),
+                Kind::Text => paragraph.push(line),
+            }
+        }
+        close(&heading, &mut paragraph, &mut passages);
+        passages.iter().any(|p| p.len() >= 2)
+    }
+
+    const LINES: &[&str] = &[
+        "",
+        "# alpha beta",
+        "## gamma",
+        "#delta",
+        "  # epsilon",
+        "```",
+        "~~~",
+        "alpha gamma",
+        "beta",
+        "delta epsilon zeta",
+        "zeta",
+        "---",
+        "name: eta",
+        "   ",
+    ];
+    const WORDS: &[&str] = &[
+        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "note",
+    ];
+    const IDS: &[&str] = &["notes/alpha-note", "zeta", "x"];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+        /// The one-pass check answers as the passages laid out one by one do.
+        #[test]
+        fn the_one_pass_check_agrees_with_the_passages_laid_out(
+            front in proptest::bool::ANY,
+            picks in proptest::collection::vec(0..LINES.len(), 0..24),
+            words in proptest::collection::vec(0..WORDS.len(), 0..4),
+            id in 0..IDS.len(),
+        ) {
+            let mut text = String::new();
+            if front {
+                text.push_str("---\nname: delta\n---\n");
+            }
+            for &i in &picks {
+                text.push_str(LINES[i]);
+                text.push('\n');
+            }
+            let tok = Tokenizer::new();
+            let mut chosen: Vec<&str> = words.iter().map(|&i| WORDS[i]).collect();
+            chosen.dedup();
+            let exp = expansions(&tok, &chosen);
+            let refs: Vec<&[String]> = exp.iter().map(|e| e.as_slice()).collect();
+            proptest::prop_assert_eq!(
+                together(&tok, IDS[id], &text, &refs),
+                together_by_layout(&tok, IDS[id], &text, &refs),
+                "{:?} {:?}", text, chosen
+            );
+        }
+    }
 }

@@ -394,3 +394,34 @@ fn supersedes_and_contradicts_edges_added_or_removed_by_edits_show_in_the_next_r
     assert_eq!(ids(&hits), vec!["runbook-v1"]);
     assert!(hits[0].superseded_by.is_empty() && hits[0].contradicts.is_empty());
 }
+
+/// "This replaces [[old-pool]]" with no note `old-pool` made `doctor` call the store damaged
+/// (a synthesized edge ending at no note), and `doctor --fix` rebuilt the same store forever.
+/// The phrase's edge is a link in the body: like the link, it is listed as dangling.
+#[test]
+fn a_phrase_replacing_a_missing_note_is_a_dangling_link_not_damage() {
+    let (_t, m) = fresh();
+    note(
+        &m,
+        "new-pool",
+        "name: New pool",
+        "Pool size 50. This replaces [[old-pool]].",
+    );
+    m.index().unwrap();
+    let report = m.doctor().unwrap();
+    assert!(report.index.ok, "{report:?}");
+    assert!(report.index.message.is_none(), "{report:?}");
+    let mut dangling: Vec<(&str, &str, EdgeKind)> = report
+        .dangling
+        .iter()
+        .map(|d| (d.from.as_str(), d.to.as_str(), d.kind))
+        .collect();
+    dangling.sort_by_key(|d| d.2.as_str());
+    assert_eq!(
+        dangling,
+        [
+            ("new-pool", "old-pool", EdgeKind::References),
+            ("new-pool", "old-pool", EdgeKind::Supersedes),
+        ]
+    );
+}

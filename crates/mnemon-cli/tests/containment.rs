@@ -672,3 +672,85 @@ fn write_through_a_linked_folder_is_a_bad_argument_and_a_linked_memory_folder_a_
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("symbolic link"), "{stderr}");
 }
+
+/// `mnemon --dir root args…`, killed and failed after 30 s: a hang fails the test, not CI.
+fn mnemon_within_30s(root: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut child = common::bin()
+        .arg("--dir")
+        .arg(root)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("mnemon {args:?} still ran after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+}
+
+/// A named pipe where a file of index/ belongs blocked every command forever (the open, or the
+/// first read, waited for a writer), and a device there (`/dev/zero`) was read until memory ran
+/// out. Derived files are opened only when they are regular files: a pipe is damage, moved
+/// aside and rebuilt; at the lock file, which holds nothing to rebuild, the command stops and
+/// says what is there.
+#[test]
+fn a_named_pipe_where_an_index_file_belongs_blocks_nothing() {
+    let (_clean_tmp, clean) = linked_memory();
+    let want = answers(&clean, "pgbouncer sizing");
+    for file in [
+        "graph.cache",
+        "lexical.manifest",
+        "stats.snapshot",
+        "segment",
+    ] {
+        let (_tmp, base) = linked_memory();
+        mnemon(&base, &["recall", "pgbouncer sizing"]);
+        let index = base.join("index");
+        let path = if file == "segment" {
+            std::fs::read_dir(&index)
+                .expect("ls")
+                .map(|e| e.expect("entry").path())
+                .find(|p| p.extension().is_some_and(|x| x == "seg"))
+                .expect("a segment")
+        } else {
+            index.join(file)
+        };
+        let _ = std::fs::remove_file(&path);
+        mkfifo(&path);
+        let out = mnemon_within_30s(&base, &["recall", "pgbouncer sizing"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{file}: {stderr}");
+        assert_eq!(answers(&base, "pgbouncer sizing"), want, "{file}");
+    }
+    let (_tmp, base) = linked_memory();
+    let lock = base.join("index/write.lock");
+    let _ = std::fs::remove_file(&lock);
+    mkfifo(&lock);
+    std::fs::write(
+        base.join("memory/new-note.md"),
+        "---\nname: New\n---\nNew text.\n",
+    )
+    .expect("write");
+    let out = mnemon_within_30s(&base, &["index"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("write.lock is a named pipe, not a regular file"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("move it away"), "{stderr}");
+}

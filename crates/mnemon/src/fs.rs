@@ -95,6 +95,47 @@ impl AsRef<[u8]> for Map {
     }
 }
 
+/// Open `path` with `opts`, refusing anything but a regular file, without blocking on it: a
+/// named pipe put where a derived file belongs would block the open or the first read until a
+/// writer came, and a device (`/dev/zero`) would be read until memory runs out. The error says
+/// what the path is and to move it away; its kind is [`io::ErrorKind::InvalidData`], which the
+/// readers of derived files treat as damage (rebuilt, replaced by rename).
+pub fn open_regular(path: &Path, opts: &mut std::fs::OpenOptions) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refused = |path: &Path| -> io::Error {
+        let kind = std::fs::symlink_metadata(path)
+            .map(|m| crate::notes::file_kind(m.file_type()))
+            .unwrap_or("special file");
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{} is a {kind}, not a regular file: mnemon keeps only regular files there; move it away",
+                path.display()
+            ),
+        )
+    };
+    let f = match opts.custom_flags(libc::O_NONBLOCK).open(path) {
+        Ok(f) => f,
+        // A pipe opened for writing with no reader.
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Err(refused(path)),
+        Err(e) => return Err(e),
+    };
+    let meta = f.metadata()?;
+    if meta.is_dir() {
+        // As opening a folder for writing fails: what callers that move folders aside look for.
+        return Err(io::Error::from_raw_os_error(libc::EISDIR));
+    }
+    if !meta.is_file() {
+        return Err(refused(path));
+    }
+    Ok(f)
+}
+
+/// [`open_regular`] for reading.
+pub fn open_regular_read(path: &Path) -> io::Result<std::fs::File> {
+    open_regular(path, std::fs::OpenOptions::new().read(true))
+}
+
 impl Fs for RealFs {
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
         let f = std::fs::OpenOptions::new()
@@ -104,20 +145,20 @@ impl Fs for RealFs {
         Ok(Box::new(RealFile(f)))
     }
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
-        let f = std::fs::OpenOptions::new().append(true).open(path)?;
+        let f = open_regular(path, std::fs::OpenOptions::new().append(true))?;
         Ok(Box::new(RealFile(f)))
     }
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
-        Ok(Box::new(std::fs::File::open(path)?))
+        Ok(Box::new(open_regular_read(path)?))
     }
     fn open_read_at(&self, path: &Path, offset: u64) -> io::Result<Box<dyn Read + Send>> {
         use std::io::Seek;
-        let mut f = std::fs::File::open(path)?;
+        let mut f = open_regular_read(path)?;
         f.seek(io::SeekFrom::Start(offset))?;
         Ok(Box::new(f))
     }
     fn map(&self, path: &Path) -> io::Result<Mapped> {
-        let f = std::fs::File::open(path)?;
+        let f = open_regular_read(path)?;
         if f.metadata()?.len() == 0 {
             // Mapping an empty file fails on some systems; an empty slice is the same thing.
             return Ok(Arc::new(Vec::new()));
@@ -162,11 +203,13 @@ impl Fs for RealFs {
             .unwrap_or(0))
     }
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)?;
+        let f = open_regular(
+            path,
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+        )?;
         match f.try_lock() {
             Ok(()) => Ok(Some(LockGuard(Box::new(f)))),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),

@@ -321,7 +321,13 @@ fn lists(
 
 /// The graph kept in `index_dir`, or why there is none to use (`Ok(None)`: no file).
 pub fn read(index_dir: &Path) -> Result<Option<Graph>, GraphFileError> {
-    match std::fs::read(index_dir.join(GRAPH_FILE)) {
+    let read = |path: &Path| -> std::io::Result<Vec<u8>> {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        crate::fs::open_regular_read(path)?.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    };
+    match read(&index_dir.join(GRAPH_FILE)) {
         Ok(bytes) => decode(&bytes).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(bad(format!("cannot read it ({e})"))),

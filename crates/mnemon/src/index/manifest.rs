@@ -211,12 +211,23 @@ impl Manifest {
         {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+            // A folder, or a named pipe or device (`fs::open_regular`), where the file belongs.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::IsADirectory | std::io::ErrorKind::InvalidData
+                ) =>
+            {
+                let what = if e.kind() == std::io::ErrorKind::IsADirectory {
+                    "a folder"
+                } else {
+                    "something other than a regular file"
+                };
                 let aside = crate::fs::move_folder_aside(fs, &path)
                     .map_err(|e| Error::io("move aside", &path, e))?;
                 return Err(Error::Corrupt {
                     path,
-                    reason: format!("a folder stood where the file belongs; moved to {}", aside.display()),
+                    reason: format!("{what} stood where the file belongs; moved to {}", aside.display()),
                 });
             }
             Err(e) => return Err(Error::io("read", &path, e)),

@@ -118,7 +118,7 @@ pub enum SegmentError {
 impl Segment {
     /// Open and verify the segment file at `path`. The error says what is wrong with it.
     pub fn open(path: &Path) -> Result<Segment, SegmentError> {
-        let file = std::fs::File::open(path).map_err(SegmentError::Open)?;
+        let file = crate::fs::open_regular_read(path).map_err(SegmentError::Open)?;
         // SAFETY: segment files are immutable once renamed into place; writers never modify or
         // truncate them (a replaced segment is a new file), so the mapping does not change under us.
         let map = unsafe { Mmap::map(&file) }.map_err(SegmentError::Map)?;

@@ -372,14 +372,17 @@ fn symlink_loop_below_the_root_is_reported_not_walked() {
     );
 }
 
-/// Links leaving `memory/` are reported and skipped, a folder's as a note's; a link to a note
-/// or a folder inside it is followed, and the stat of a linked note is its target's (an edit
-/// through the target is seen by the next re-scan).
+/// Links leaving `memory/` are reported and skipped, a folder's as a note's. A link to a note or
+/// a folder the walk lists anyway was followed, and its notes indexed twice under two ids (both
+/// returned by recall, and called near-duplicates by doctor): it is reported and skipped. A link
+/// to what the walk does not list by itself (a hidden folder) is followed, and the stat of a
+/// linked note is its target's (an edit through the target is seen by the next re-scan).
 #[test]
 fn symlinks_are_followed_inside_memory_and_refused_outside() {
     let (tmp, memory) = fresh();
     let mem = memory.dir().memory();
     write_note(&memory, "real/a.md", "a");
+    write_note(&memory, ".kept/k.md", "k");
     let outside = tmp.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("o.md"), "o").unwrap();
@@ -387,9 +390,11 @@ fn symlinks_are_followed_inside_memory_and_refused_outside() {
     std::os::unix::fs::symlink(outside.join("o.md"), mem.join("o.md")).unwrap();
     std::os::unix::fs::symlink(mem.join("real"), mem.join("alias")).unwrap();
     std::os::unix::fs::symlink(mem.join("real/a.md"), mem.join("l.md")).unwrap();
+    std::os::unix::fs::symlink(mem.join(".kept"), mem.join("kept")).unwrap();
+    std::os::unix::fs::symlink(mem.join(".kept/k.md"), mem.join("k.md")).unwrap();
     std::os::unix::fs::symlink(mem.join("gone.md"), mem.join("broken.md")).unwrap();
     let r = memory.index().unwrap();
-    assert_eq!(r.changed, vec!["alias/a", "l", "real/a"]);
+    assert_eq!(r.changed, vec!["k", "kept/k", "real/a"]);
     let message = |p: &str| {
         r.errors
             .iter()
@@ -408,11 +413,21 @@ fn symlinks_are_followed_inside_memory_and_refused_outside() {
         "{:?}",
         r.errors
     );
-    assert_eq!(r.errors.len(), 3, "{:?}", r.errors);
+    assert!(
+        message("alias").contains("symlink to memory/real, which is indexed where it is"),
+        "{:?}",
+        r.errors
+    );
+    assert!(
+        message("l.md").contains("symlink to memory/real/a.md, which is indexed where it is"),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(r.errors.len(), 5, "{:?}", r.errors);
 
-    write_note(&memory, "real/a.md", "a, edited through its target");
+    write_note(&memory, ".kept/k.md", "k, edited through its target");
     let r = memory.index().unwrap();
-    assert_eq!(r.changed, vec!["alias/a", "l", "real/a"]);
+    assert_eq!(r.changed, vec!["k", "kept/k"]);
 }
 
 /// Folders are walked 32 deep: a note 32 components down is found, one 33 down is not.

@@ -4,8 +4,10 @@
 //! the notes come out in the order of `walkdir`'s `sort_by_file_name` (siblings by name, a
 //! folder's notes right after its name) without a sort of the whole list. Hidden names are
 //! skipped, folders are walked [`MAX_DEPTH`] deep (a deeper folder holding anything is reported,
-//! not listed), symlinks are followed while they stay inside `memory/` (a link back to a folder
-//! above it is a loop, reported and skipped).
+//! not listed), symlinks are followed while they stay inside `memory/` and lead where the walk
+//! does not go by itself (a hidden folder, one too deep): a link to a note or folder the walk
+//! lists anyway would index those notes twice, and a link back to a folder above it is a loop;
+//! both are reported and skipped.
 //!
 //! Re-scanning an unchanged corpus is a stat of every note and nothing else, so the stat is what
 //! this module makes cheap: a known note is stat'ed relative to its folder's open handle
@@ -301,6 +303,24 @@ impl Walk<'_> {
             out.error(rel.to_string(), notes::outside_message(&target));
             return;
         }
+        // A link to a folder or note the walk reaches anyway would index its notes twice, under
+        // two ids, and recall would return both.
+        let alias = |out: &mut Listing| -> bool {
+            let Ok(inside) = target.strip_prefix(self.root) else {
+                return false;
+            };
+            if !reached_by_the_walk(inside) {
+                return false;
+            }
+            out.error(
+                rel.to_string(),
+                format!(
+                    "symlink to memory/{}, which is indexed where it is: it was skipped, so its notes are not indexed twice; remove the link",
+                    inside.display()
+                ),
+            );
+            true
+        };
         if meta.is_dir() {
             // The ancestors' identities are looked up only here: links to folders are rare.
             let id = identity(&meta);
@@ -314,10 +334,16 @@ impl Walk<'_> {
                 out.error(rel.to_string(), message);
                 return;
             }
+            if alias(out) {
+                return;
+            }
             let mut chain = ancestors.to_vec();
             chain.push(rel.to_string());
             self.folder(abs, rel, depth, &chain, out);
         } else if meta.is_file() && rel.ends_with(".md") {
+            if alias(out) {
+                return;
+            }
             // The target's stat, already at hand (a link's own would not change with the note).
             match note(rel.to_string(), self.known, || Ok(meta)) {
                 Entry::Note(found) => out.found.push(found),
@@ -329,6 +355,17 @@ impl Walk<'_> {
             out.error(rel.to_string(), notes::not_regular_message(kind));
         }
     }
+}
+
+/// Whether the walk lists `inside` (a path below the root, symlinks resolved) by itself: no
+/// hidden part, at most [`MAX_DEPTH`] parts.
+fn reached_by_the_walk(inside: &Path) -> bool {
+    let parts: Vec<_> = inside.components().collect();
+    !parts.is_empty()
+        && parts.len() <= MAX_DEPTH
+        && parts
+            .iter()
+            .all(|c| !c.as_os_str().as_encoded_bytes().starts_with(b"."))
 }
 
 /// What the entry `name` of the folder `rel` is: a note (checked against its id, looked up in

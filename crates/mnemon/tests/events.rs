@@ -533,6 +533,16 @@ fn damaged_snapshots_mean_a_refold_with_a_message() {
             "{what}: {notices:?}"
         );
         assert_eq!(m.stats("a").unwrap().recall_count, 3, "{what}");
+        // Replaced once folded: the next open reads it and says nothing (it said so on every
+        // open until some later write happened to replace it).
+        drop(m);
+        let mut again = session(&root, "s3");
+        let notices = again.take_notices();
+        assert!(
+            !notices.iter().any(|n| n.contains("re-folding every event")),
+            "{what}: {notices:?}"
+        );
+        assert_eq!(again.stats("a").unwrap().recall_count, 3, "{what}");
     }
 }
 

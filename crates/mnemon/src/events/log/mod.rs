@@ -187,9 +187,13 @@ impl EventLog {
             last_refresh: Mutex::new(Some(std::time::Instant::now())),
             compressed_lens: Mutex::new(HashMap::new()),
         };
+        // An unusable snapshot is replaced once the events are folded: else every open would
+        // say so again, and fold every event again, until some later write replaced it.
+        let mut unusable = false;
         let mut snapshot = match Snapshot::open(log.fs.as_ref(), &log.index_dir) {
             Ok(s) => s,
             Err(reason) => {
+                unusable = true;
                 log.notice(format!(
                     "stats snapshot {} is unusable ({reason}): re-folding every event",
                     log.index_dir.join(snapshot::SNAPSHOT_FILE).display()
@@ -219,7 +223,7 @@ impl EventLog {
             st.feedback_version += 1;
         }
         let folded = log.refresh_listed(listing)?;
-        if (folded > SNAPSHOT_AFTER_EVENTS || lost.is_some())
+        if (folded > SNAPSHOT_AFTER_EVENTS || lost.is_some() || unusable)
             && let Err(e) = log.write_snapshot()
         {
             log.notice(format!("could not write the stats snapshot: {e}"));

@@ -440,3 +440,103 @@ fn folders_past_the_depth_limit_are_reported_by_index_doctor_and_a_watcher() {
         "{text}"
     );
 }
+
+/// `mnemon ARGS` as a user file permissions apply to: `nobody` through `setpriv` when the
+/// tests run as root (root reads everything), the current user otherwise. `None` when root has
+/// no `setpriv` to drop to.
+fn run_unprivileged(args: &[&str]) -> Option<std::process::Output> {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .ok()
+        .is_some_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let mut cmd = if root {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_mnemon"));
+        c
+    } else {
+        bin()
+    };
+    let out = cmd
+        .env_remove("MNEMON_DIR")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .ok()?;
+    // `setpriv` missing or refused: nothing was run as another user.
+    (!root || out.status.code() != Some(127)).then_some(out)
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// Every folder and file below `dir` open to everyone (the unprivileged user included).
+fn open_to_all(dir: &Path) {
+    chmod(dir, 0o777);
+    for e in std::fs::read_dir(dir).expect("ls") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            open_to_all(&p);
+        } else {
+            chmod(&p, 0o666);
+        }
+    }
+}
+
+/// A folder of `memory/` that could not be read was taken for deleted: its notes left the index
+/// silently (recall stopped finding them, `show` said to run `mnemon index`). A changed note
+/// that could not be read made `doctor` call the store damaged, and `doctor --fix` then dropped
+/// it. Both are kept as the index last read them, and reported as unreadable, not as damage.
+#[test]
+fn notes_that_cannot_be_read_stay_in_the_index_and_are_no_damage() {
+    let (tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "runbooks/rollback.md",
+        "---\nname: Rollback\n---\nRoll back the deploy.\n",
+    );
+    write_note(
+        &memory,
+        "pool.md",
+        "---\nname: Pool\n---\nThe pgbouncer pool holds 40.\n",
+    );
+    memory.index().expect("index");
+    let root = memory.dir().root().to_path_buf();
+    drop(memory);
+    open_to_all(tmp.path());
+    let dir = root.to_str().expect("utf-8");
+    chmod(&root.join("memory/runbooks"), 0o000);
+    std::fs::write(
+        root.join("memory/pool.md"),
+        "---\nname: Pool\n---\nThe pgbouncer pool holds 40, edited.\n",
+    )
+    .expect("edit");
+    chmod(&root.join("memory/pool.md"), 0o000);
+    let Some(index) = run_unprivileged(&["index", "--dir", dir, "--json"]) else {
+        return; // root without setpriv: permissions cannot be tried here
+    };
+    let v: Value = serde_json::from_slice(&index.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        v["notes"],
+        2,
+        "{v} {}",
+        String::from_utf8_lossy(&index.stderr)
+    );
+    assert_eq!(v["removed"], serde_json::json!([]), "{v}");
+    assert!(message_for(&v["errors"], "runbooks").is_some(), "{v}");
+    assert!(message_for(&v["errors"], "pool.md").is_some(), "{v}");
+    let recall =
+        run_unprivileged(&["recall", "--dir", dir, "--json", "roll back the deploy"]).expect("run");
+    let v: Value = serde_json::from_slice(&recall.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["results"][0]["id"], "runbooks/rollback", "{v}");
+    let doctor = run_unprivileged(&["doctor", "--dir", dir]).expect("run");
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert_eq!(doctor.status.code(), Some(1), "{text}");
+    assert!(!text.contains("damaged"), "{text}");
+    assert!(text.contains("index: ok"), "{text}");
+    assert!(text.contains("pool.md: cannot read the note"), "{text}");
+    chmod(&root.join("memory/runbooks"), 0o777);
+}

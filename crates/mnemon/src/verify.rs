@@ -70,6 +70,14 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
     let r = store.read()?;
     let mut found = Vec::new();
     let mut changed = Vec::new();
+    let stored: HashMap<String, NodeRecord> = r.all_nodes()?.into_iter().collect();
+    // Notes this parse could not read (a note or folder without read permission) are kept by
+    // the index as it last read them: not compared, and never taken for damage.
+    let kept: BTreeSet<&str> = stored
+        .iter()
+        .filter(|(_, rec)| outcome.unread_covers(&rec.path))
+        .map(|(id, _)| id.as_str())
+        .collect();
 
     // The sketches the notes give, against the ones stored (a stored one is current or absent).
     let mut sketches: Vec<(String, Sketch)> = outcome
@@ -90,11 +98,11 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
                     found.push(format!("the near-duplicate sketch of `{id}` differs from the note"));
                 }
             }
+            _ if kept.contains(id.as_str()) => {}
             _ => found.push(format!("the store holds a sketch of `{id}`, which no note defines")),
         }
     }
 
-    let stored: HashMap<String, NodeRecord> = r.all_nodes()?.into_iter().collect();
     let manifest = r.manifest()?;
     let mut want_edges: BTreeSet<EdgeKey> = BTreeSet::new();
     for u in &outcome.batch.upserts {
@@ -130,7 +138,7 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
         .map(|u| (u.id.as_str(), u.path.as_str()))
         .collect();
     for id in stored.keys() {
-        if !expected.contains_key(id.as_str()) {
+        if !expected.contains_key(id.as_str()) && !kept.contains(id.as_str()) {
             found.push(format!("the store holds `{id}`, which no note defines"));
         }
     }
@@ -155,7 +163,10 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
         .map(|e| e.path.as_str())
         .collect();
     for path in manifest.keys() {
-        if !files.contains(path.as_str()) && !failed.contains(path.as_str()) {
+        if !files.contains(path.as_str())
+            && !failed.contains(path.as_str())
+            && !outcome.unread_covers(path)
+        {
             if !memory_dir.join(path).exists() {
                 changed.push(path.clone());
             }
@@ -194,6 +205,9 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
     }
     let mut have_edges: BTreeSet<EdgeKey> = BTreeSet::new();
     for (from, list) in lists {
+        if kept.contains(from.as_str()) {
+            continue;
+        }
         for e in list {
             // Edges mnemon computes between notes (co-occurrence, derived_from) end at notes; a
             // `supersedes` a phrase declares ("This replaces [[b]]") is a link in the body, and
@@ -243,7 +257,10 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
     let have_problems: HashMap<String, Vec<crate::notes::Problem>> =
         r.problems()?.into_iter().collect();
     for (path, problems) in &have_problems {
-        if want_problems.get(path.as_str()) != Some(&problems) && !failed.contains(path.as_str()) {
+        if want_problems.get(path.as_str()) != Some(&problems)
+            && !failed.contains(path.as_str())
+            && !outcome.unread_covers(path)
+        {
             found.push(format!(
                 "the problems recorded for {path} differ from the note's"
             ));

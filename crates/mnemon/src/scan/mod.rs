@@ -86,6 +86,28 @@ pub struct ScanOutcome {
     pub removed: Vec<String>,
     /// Errors of the walk itself (unreadable folders, symlink loops, bad file names).
     pub walk_errors: Vec<ScanError>,
+    /// What could not be read (`memory/`-relative): folders whose listing failed (`""` for
+    /// `memory/` itself) and notes whose read failed. The notes below or at them are kept as the
+    /// index has them, not removed nor compared: unreadable is not gone.
+    pub unread: Vec<String>,
+}
+
+impl ScanOutcome {
+    /// Whether the note file `path` (`memory/`-relative) is at or below what could not be read.
+    pub fn unread_covers(&self, path: &str) -> bool {
+        covered(&self.unread, path)
+    }
+}
+
+/// Whether `path` is one of `unread` or below one of its folders.
+fn covered(unread: &[String], path: &str) -> bool {
+    unread.iter().any(|u| {
+        u.is_empty()
+            || path == u
+            || path
+                .strip_prefix(u.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
 }
 
 /// Walk `memory_dir`, compare against `manifest`, and parse what changed.
@@ -156,7 +178,7 @@ fn walk_notes(
     // No folder, no notes: every note of the manifest is then removed.
     let (root, found) = match memory_dir.canonicalize() {
         Ok(root) => {
-            let found = walk::walk(&root, known, &mut out.walk_errors);
+            let found = walk::walk(&root, known, &mut out.walk_errors, &mut out.unread);
             (root, found)
         }
         Err(e) => {
@@ -192,7 +214,7 @@ fn compare_and_read<S: BuildHasher>(
     let seen: HashSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();
     let mut removed: Vec<(String, String)> = manifest
         .keys()
-        .filter(|p| !seen.contains(p.as_str()))
+        .filter(|p| !seen.contains(p.as_str()) && !covered(&out.unread, p))
         .filter_map(|p| {
             notes::id_from_relative_path(Path::new(p))
                 .ok()
@@ -312,7 +334,10 @@ fn read_changed(root: &Path, found: &[Found], out: &mut ScanOutcome) {
                 out.batch.upserts.push(*update);
                 out.parsed.push(*parsed);
             }
-            ReadResult::Unreadable(err) => out.walk_errors.push(err),
+            ReadResult::Unreadable(err) => {
+                out.unread.push(err.path.clone());
+                out.walk_errors.push(err);
+            }
         }
     }
 }

@@ -64,6 +64,7 @@ pub(super) fn walk(
     root: &Path,
     known: &(dyn Fn(&str) -> Option<FileEntry> + Sync),
     errors: &mut Vec<ScanError>,
+    unread: &mut Vec<String>,
 ) -> Vec<Found> {
     let w = Walk { root, known };
     let mut out = Listing::default();
@@ -71,6 +72,7 @@ pub(super) fn walk(
     // are shared out without a hand-over between threads per folder.
     rayon::scope(|_| w.folder(root, "", 0, &[String::new()], &mut out));
     errors.append(&mut out.errors);
+    unread.append(&mut out.unread);
     out.found
 }
 
@@ -113,6 +115,8 @@ struct Walk<'a> {
 struct Listing {
     found: Vec<Found>,
     errors: Vec<ScanError>,
+    /// Folders whose listing failed, whole or in part.
+    unread: Vec<String>,
 }
 
 impl Listing {
@@ -123,6 +127,7 @@ impl Listing {
     fn append(&mut self, mut other: Listing) {
         self.found.append(&mut other.found);
         self.errors.append(&mut other.errors);
+        self.unread.append(&mut other.unread);
     }
 }
 
@@ -179,6 +184,7 @@ impl Walk<'_> {
             Ok(rd) => rd,
             Err(e) => {
                 out.error(here(), cannot_read(e));
+                out.unread.push(rel.to_string());
                 return;
             }
         };
@@ -205,6 +211,7 @@ impl Walk<'_> {
                     Ok(e) => e,
                     Err(e) => {
                         out.error(here(), cannot_read(e));
+                        out.unread.push(rel.to_string());
                         continue;
                     }
                 };

@@ -292,3 +292,48 @@ fn delete_five_edit_five_add_five_then_index_equals_a_clean_rebuild() {
     m.index().expect("index");
     assert_same_as_rebuilt(&m, "delete 5, edit 5, add 5");
 }
+
+/// `index` killed after the lexical update and before the store's commit (lexical.md, crash
+/// case 3): the next `index` rebuilt the lexical index from the notes and then updated the old
+/// store to them, which recomputes the synthesized edges only of notes whose terms' holders
+/// the lexical update moves: none, the index being already there. Edges to the deleted notes
+/// stayed, doctor called the store damaged, and a few scores differed from a clean rebuild.
+#[test]
+fn an_index_killed_before_the_store_commit_recovers_to_a_clean_rebuild() {
+    let fixtures = loopal_fixtures();
+    let (_tmp, m) = fresh();
+    let m = m.with_clock(FixedClock(NOW));
+    copy_into(&m, &fixtures);
+    m.index().expect("index");
+    let root = m.dir().root().to_path_buf();
+    drop(m);
+    let store = root.join("index/graph.redb");
+    let before = std::fs::read(&store).expect("read store");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("memory"))
+        .expect("read memory")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    files.sort();
+    for p in &files[..3] {
+        std::fs::remove_file(p).expect("remove");
+    }
+    let edited = std::fs::read_to_string(&files[3]).expect("read");
+    std::fs::write(
+        &files[3],
+        format!("{edited}\nAn added line about pgbouncer.\n"),
+    )
+    .expect("edit");
+    {
+        let m = Memory::open(&root).expect("open");
+        m.index().expect("index");
+    }
+    // The store's commit lost: the store as it was before, the lexical index as after.
+    std::fs::write(&store, before).expect("restore store");
+    let _ = std::fs::remove_file(root.join("index/graph.cache"));
+    let m = Memory::open(&root)
+        .expect("open")
+        .with_clock(FixedClock(NOW));
+    m.index().expect("index");
+    assert_same_as_rebuilt(&m, "an index killed before the store's commit");
+}

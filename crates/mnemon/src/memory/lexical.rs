@@ -80,6 +80,27 @@ impl Memory {
             return Ok(None);
         }
         let outcome = scan::scan(&self.dir.memory(), &HashMap::new());
+        // The index is rebuilt from the notes as they are now. A store that describes other
+        // notes (a crash between the lexical update and the store's commit, notes edited since)
+        // would be brought to them by the next scan as an update, which recomputes the
+        // synthesized edges only of notes whose terms' holders the lexical update moves: none,
+        // the index already being there, so edges to deleted notes and stale weights would stay.
+        // Such a store is emptied, and the next scan indexes every note anew.
+        let store_differs = {
+            let reader = self.store.read()?;
+            let manifest = reader.manifest()?;
+            let listed = outcome.batch.upserts.len();
+            let kept = manifest.keys().filter(|p| outcome.unread_covers(p)).count();
+            manifest.len() != listed + kept
+                || outcome.batch.upserts.iter().any(|u| {
+                    manifest
+                        .get(&u.path)
+                        .is_none_or(|e| e.hash != u.file.hash || e.size != u.file.size)
+                })
+        };
+        if store_differs {
+            self.store.reset(&_lock)?;
+        }
         let (laid, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, &mut || {})?;
         let segment = laid
             .map(|l| l.finish().map_err(|e| self.index_corrupt(&e)))
@@ -94,7 +115,14 @@ impl Memory {
         let lex = LexicalIndex::rebuild_after(&index_dir, segment, &ids, recorded.max(on_disk))?;
         let stamp = self.manifest_stamp();
         self.set_lexical(lex, stamp);
-        Ok(Some(format!("{problem}: rebuilt it from the notes")))
+        Ok(Some(if store_differs {
+            format!(
+                "{problem}: rebuilt it from the notes, and the store, which described other \
+                 notes, is indexed anew"
+            )
+        } else {
+            format!("{problem}: rebuilt it from the notes")
+        }))
     }
 
     /// The lexical segment of `parsed` (in id order, one note per id; `None` when there are no

@@ -287,6 +287,25 @@ impl Store {
         if found == Some(SCHEMA_VERSION) {
             return Ok(None);
         }
+        self.recreate_tables()?;
+        Ok(found.map(|v| {
+            format!(
+                "index store {} was written with schema v{v}, this build uses v{SCHEMA_VERSION}: rebuilt from the notes",
+                self.path.display()
+            )
+        }))
+    }
+
+    /// Empty every table, as a store of another schema is (the next scan then indexes every
+    /// note anew), for a store that describes other notes than the lexical index just rebuilt
+    /// from `memory/` (`Memory::ensure_lexical`). The caller holds the write lock (`_lock`).
+    pub fn reset(&self, _lock: &WriteLock) -> Result<()> {
+        self.recreate_tables()
+    }
+
+    /// Delete every table and create them empty at [`SCHEMA_VERSION`], with a new epoch, in one
+    /// write transaction (the caller holds the write lock).
+    fn recreate_tables(&self) -> Result<()> {
         let wtx = self.db.begin_write().map_err(|e| self.err(e))?;
         for name in [
             "nodes",
@@ -327,12 +346,7 @@ impl Store {
             let _counted = self.counting();
             wtx.commit().map_err(|e| self.err(e))?;
         }
-        Ok(found.map(|v| {
-            format!(
-                "index store {} was written with schema v{v}, this build uses v{SCHEMA_VERSION}: rebuilt from the notes",
-                self.path.display()
-            )
-        }))
+        Ok(())
     }
 
     fn err(&self, e: impl Into<redb::Error>) -> Error {

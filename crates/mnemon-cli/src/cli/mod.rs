@@ -492,6 +492,17 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 ));
                 let memory = open(cli, out)?;
                 report = progress::with_spinner(out, "rebuilding", || memory.doctor())?;
+            } else if *fix && !report.index.ok {
+                let dir = memory.dir().clone();
+                drop(memory);
+                if let Some(aside) = Memory::discard_change_seq(&dir)? {
+                    out.notice(&format!(
+                        "moved the unusable index change count to {}; a new one is made (processes that have this memory open read the old one until they restart)",
+                        aside.display()
+                    ));
+                }
+                let memory = open(cli, out)?;
+                report = progress::with_spinner(out, "checking", || memory.doctor())?;
             }
             out.doctor(&report);
             Ok(if report.healthy {

@@ -667,4 +667,27 @@ impl Memory {
         }
         Ok(aside)
     }
+
+    /// Move an unusable change count of the memory folder `dir` aside (to `store.seq.damaged`)
+    /// so the next open creates a new one; `None` when it is usable (or absent). The count only
+    /// tells processes when the store changed: nothing is lost, and a process that has the
+    /// memory open keeps reading the old file until it reopens. No process may write to the
+    /// memory meanwhile.
+    pub fn discard_change_seq(dir: &MemoryDir) -> Result<Option<std::path::PathBuf>> {
+        let index = dir.index();
+        if crate::store::seq::ChangeSeq::open(&index).is_ok() {
+            return Ok(None);
+        }
+        let path = index.join(crate::store::seq::SEQ_FILE);
+        let mut aside = path.as_os_str().to_owned();
+        aside.push(".damaged");
+        let aside = std::path::PathBuf::from(aside);
+        if let Ok(meta) = std::fs::symlink_metadata(&aside)
+            && meta.is_dir()
+        {
+            std::fs::remove_dir_all(&aside).map_err(|e| Error::io("remove", &aside, e))?;
+        }
+        std::fs::rename(&path, &aside).map_err(|e| Error::io("move aside", &path, e))?;
+        Ok(Some(aside))
+    }
 }

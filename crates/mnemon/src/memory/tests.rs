@@ -313,9 +313,24 @@ fn an_unusable_change_count_is_reported_at_open_and_by_doctor_and_recalls_stay_e
         d.index
             .message
             .as_deref()
-            .is_some_and(|s| s.contains("Delete the index folder"))
+            .is_some_and(|s| s.contains("mnemon doctor --fix"))
     );
     assert_eq!(std::fs::read(&seq).expect("read"), bytes, "left as it was");
+    // What `doctor --fix` does: the file moved aside, a new one made at the next open.
+    let dir = m.dir().clone();
+    drop(m);
+    let aside = Memory::discard_change_seq(&dir)
+        .expect("discard")
+        .expect("unusable");
+    assert_eq!(std::fs::read(&aside).expect("read"), bytes);
+    let m = Memory::open(&root).expect("open");
+    assert!(m.doctor().expect("doctor").index.ok);
+    drop(m);
+    assert_eq!(
+        Memory::discard_change_seq(&dir).expect("discard"),
+        None,
+        "usable: kept"
+    );
 }
 
 #[test]

@@ -73,8 +73,8 @@ pub enum SeqError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "index change count {} is unusable ({source}); every recall reads the store to see other \
-     processes' updates (exact, a few microseconds slower). Delete the index folder when no \
-     process has this memory open: it is rebuilt from the notes",
+     processes' updates (exact, a few microseconds slower). Run `mnemon doctor --fix` when no \
+     process has this memory open: it makes a new one",
     path.display()
 )]
 pub struct UnusableSeq {

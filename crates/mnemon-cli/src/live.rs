@@ -80,6 +80,12 @@ impl LiveMemory {
         after_heal: impl Fn(&Memory) -> Option<Result<T>>,
     ) -> Result<T> {
         let mut memory = self.get();
+        // `index/` deleted (it is derived: README says it may be at any time), or the store
+        // replaced by another process's repair: this memory writes to and reads a file no one
+        // else sees. Opened again first, its notes indexed into the new store.
+        if let Some(gone) = self.store_moved() {
+            memory = self.heal(&memory, &Failure::Store(gone), false)?;
+        }
         let mut failure = match attempt(&op, &memory) {
             Ok(result) => return result,
             Err(failure) => failure,
@@ -99,6 +105,21 @@ impl LiveMemory {
             return answer;
         }
         op(&healed)
+    }
+
+    /// Why the store this memory opened is no longer the folder's: its file removed or replaced
+    /// (`None`: it is, or its identity is unknown).
+    fn store_moved(&self) -> Option<String> {
+        let recorded = *self.store_file.lock().unwrap_or_else(|p| p.into_inner());
+        let path = self.dir.store_file();
+        let now = file_id(&path);
+        (recorded.is_some() && now != recorded).then(|| {
+            if now.is_none() {
+                format!("the index store {} was removed", path.display())
+            } else {
+                format!("the index store {} was replaced", path.display())
+            }
+        })
     }
 
     /// Replace `damaged` (unless another caller already did) by the folder opened again, its

@@ -229,7 +229,8 @@ fn a_store_another_process_already_rebuilt_is_opened_not_moved_aside() {
         before
     );
     let log = log.lock().expect("log").join("\n");
-    assert!(log.contains("had already been replaced"), "{log}");
+    // Seen before any read of the old file: its identity changed.
+    assert!(log.contains("graph.redb was replaced"), "{log}");
     // The damaged store doctor moved aside is still the damaged one.
     let aside = std::fs::read(root.join("index/graph.redb.damaged")).expect("aside");
     assert!(aside[..4096].iter().all(|&b| b == 0xA5));
@@ -291,4 +292,31 @@ fn a_panic_that_outlives_the_reopen_gets_the_store_rebuilt() {
         log.contains("the index store was damaged (a read of it panicked: a damaged page)"),
         "{log}"
     );
+}
+
+/// `rm -rf index/` under a running server (README: the folder is derived and may be deleted at
+/// any time): its re-index failed on the missing lock file and was never tried again, and its
+/// recalls kept reading the deleted store, so a note written after that was never found. The
+/// next call opens the folder again, its notes indexed into a new store.
+#[test]
+fn a_server_whose_index_folder_was_deleted_opens_it_again_and_finds_new_notes() {
+    let (_tmp, live, log) = live();
+    let root = live.dir().root().to_path_buf();
+    let first = live.get();
+    std::fs::remove_dir_all(root.join("index")).expect("rm -rf index");
+    std::fs::write(
+        root.join("memory/wombat.md"),
+        "---\nname: Wombat\n---\nWombat burrow notes for the zoo.\n",
+    )
+    .expect("write");
+    let found = live.with(|m| Ok(ids(m, "wombat burrow"))).expect("recall");
+    assert_eq!(found.first().map(String::as_str), Some("wombat"));
+    assert!(!Arc::ptr_eq(&first, &live.get()), "a new memory serves");
+    assert!(root.join("index/graph.redb").is_file());
+    let log = log.lock().expect("log").join("\n");
+    assert!(log.contains("graph.redb was removed"), "{log}");
+    // Once: the new store is the one now recorded.
+    let again = live.get();
+    live.with(|m| Ok(ids(m, "pgbouncer pool"))).expect("recall");
+    assert!(Arc::ptr_eq(&again, &live.get()));
 }

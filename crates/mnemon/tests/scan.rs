@@ -547,3 +547,32 @@ fn manifest_loader_errors_and_panics_end_the_scan() {
     });
     assert!(panicked.is_err());
 }
+
+/// A `write` killed before its rename left its temp file (`.tmp-note-*`) in the note's folder
+/// of `memory/`, which git tracks and nothing cleaned. The scan removes such files once they
+/// are an hour old (a live writer's is newer) and leaves other hidden files alone.
+#[test]
+fn a_killed_writes_temp_file_is_removed_once_stale() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "kw/a.md", "a");
+    let folder = memory.dir().memory().join("kw");
+    let stale = folder.join(".tmp-note-17035-1764900000000000000-2");
+    let fresh_temp = folder.join(".tmp-note-17036-1764900000000000000-0");
+    let user = folder.join(".tmp-notes-of-mine");
+    for p in [&stale, &fresh_temp, &user] {
+        std::fs::write(p, "half a note").unwrap();
+    }
+    let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    for p in [&stale, &user] {
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .and_then(|f| f.set_modified(two_hours_ago))
+            .unwrap();
+    }
+    let r = memory.index().unwrap();
+    assert_eq!(r.changed, vec!["kw/a"]);
+    assert!(!stale.exists(), "the stale temp file is removed");
+    assert!(fresh_temp.exists(), "a live writer's temp file is kept");
+    assert!(user.exists(), "another hidden file is kept");
+}

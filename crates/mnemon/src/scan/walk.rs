@@ -155,6 +155,29 @@ fn problem(path: String, message: String) -> Entry {
     Entry::Problem(ScanError { path, message })
 }
 
+/// The prefix of the temp file `write` fills before renaming it over a note
+/// (`memory::write::place`, named by `fs::temp_path`).
+const NOTE_TEMP_PREFIX: &[u8] = b".tmp-note-";
+
+/// Remove `entry` when it is a temp file of a `write` that was killed before its rename, old
+/// enough that no live writer still fills it: `memory/` is the user's (and git's), and nothing
+/// else would ever remove it. Best effort.
+fn remove_if_stale_note_temp(name: &OsStr, entry: &DirEntry) {
+    if !name.as_encoded_bytes().starts_with(NOTE_TEMP_PREFIX) {
+        return;
+    }
+    let stale = entry
+        .metadata()
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > crate::index::lexical::STALE_TEMP_AGE);
+    if stale {
+        let _ = std::fs::remove_file(entry.path());
+    }
+}
+
 fn cannot_read(e: std::io::Error) -> String {
     format!("cannot read ({e}); check permissions")
 }
@@ -217,6 +240,7 @@ impl Walk<'_> {
                 };
                 let name = e.file_name();
                 if name.as_encoded_bytes().starts_with(b".") {
+                    remove_if_stale_note_temp(&name, &e);
                     continue;
                 }
                 match (name.to_str(), e.file_type()) {

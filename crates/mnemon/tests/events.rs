@@ -91,6 +91,37 @@ fn importance_raises_the_score_and_the_latest_tag_wins() {
     assert!(e.contains("no note with id `zzz`"), "{e}");
 }
 
+/// A tag dated in the future (recorded on a machine whose clock ran ahead, shared through git)
+/// won every later tag until the clock caught up: `importance` said "recorded" and nothing
+/// changed. A tag is dated after the one it replaces, so the last one recorded counts.
+#[test]
+fn a_tag_recorded_after_one_dated_in_the_future_still_wins() {
+    let (_tmp, root) = siblings();
+    let year_2100_ms = 4_102_444_800_000;
+    {
+        let fast = session(&root, "fast-clock");
+        fast.events()
+            .append_after(
+                vec![EventKind::ImportanceTag {
+                    node: "a".into(),
+                    importance: 2,
+                    tags: Vec::new(),
+                    note: String::new(),
+                }],
+                year_2100_ms,
+            )
+            .unwrap();
+    }
+    let m = session(&root, "s1");
+    assert_eq!(m.stats("a").unwrap().importance, Some(2));
+    m.set_importance("a", 9, &[], "").unwrap();
+    assert_eq!(m.stats("a").unwrap().importance, Some(9));
+    drop(m);
+    // Every reader agrees: the fold is the same wherever it runs.
+    let other = session(&root, "s2");
+    assert_eq!(other.stats("a").unwrap().importance, Some(9));
+}
+
 #[test]
 fn an_earlier_tag_in_a_later_file_does_not_win() {
     let (_tmp, root) = siblings();

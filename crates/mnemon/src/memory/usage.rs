@@ -68,12 +68,23 @@ impl Memory {
         if !self.store.read()?.has_node(id)? {
             return Err(Error::UnknownNode { id: id.to_string() });
         }
-        self.events.append(vec![EventKind::ImportanceTag {
-            node: id.to_string(),
-            importance,
-            tags: tags.to_vec(),
-            note: note.to_string(),
-        }])
+        // Dated after the tag it replaces, even one a clock running ahead dated in the future:
+        // the tag recorded last is the one that counts.
+        self.events.refresh_if_stale(std::time::Duration::ZERO)?;
+        let replaced_ms = self
+            .events
+            .stats(id)
+            .importance_tagged_ms
+            .unwrap_or(i64::MIN);
+        self.events.append_after(
+            vec![EventKind::ImportanceTag {
+                node: id.to_string(),
+                importance,
+                tags: tags.to_vec(),
+                note: note.to_string(),
+            }],
+            replaced_ms,
+        )
     }
 
     /// Say which recalled notes the agent used for a question, and optionally which were wrong:

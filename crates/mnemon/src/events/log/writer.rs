@@ -170,6 +170,14 @@ impl EventLog {
     /// segment is cut back to the batch's start and the error is returned; the next append goes
     /// to a new segment, so writes resume by themselves once the cause (a full disk) is gone.
     pub fn append(&self, kinds: Vec<EventKind>) -> Result<()> {
+        self.append_after(kinds, i64::MIN)
+    }
+
+    /// [`EventLog::append`] with a timestamp above `after_ms` even when the clock is not: an
+    /// importance tag must win over the tag it replaces, which a machine whose clock ran ahead
+    /// may have dated in the future (last-writer-wins by timestamp would keep that one until
+    /// the clock caught up).
+    pub fn append_after(&self, kinds: Vec<EventKind>, after_ms: i64) -> Result<()> {
         let mut guard = self.lock_writer()?;
         let slot = &mut *guard;
         self.repair(slot)?;
@@ -181,7 +189,7 @@ impl EventLog {
         let Some(w) = slot.current.as_mut() else {
             return Ok(());
         };
-        let ts_ms = now_ms();
+        let ts_ms = now_ms().max(after_ms.saturating_add(1));
         w.buf.clear();
         let mut batch = Vec::with_capacity(kinds.len());
         for kind in kinds {

@@ -129,6 +129,13 @@ impl MemoryDir {
                 let entries = match std::fs::read_dir(&nested) {
                     Ok(entries) => entries,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+                        return Err(Error::io(
+                            "use folder",
+                            &nested,
+                            std::io::Error::other("not a folder; move this file away"),
+                        ));
+                    }
                     Err(e) => return Err(Error::io("read folder", &nested, e)),
                 };
                 for entry in entries {
@@ -231,6 +238,19 @@ pub fn gitignore_addition(existing: &[u8]) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `events/archive` a file (made by hand or a tool) failed every command with the OS's
+    /// "Not a directory" and no fix; `events/` or `index/` a file said what to do.
+    #[test]
+    fn a_file_where_the_archive_folder_belongs_is_named_with_the_fix() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = MemoryDir::init(tmp.path().join(".mnemon")).unwrap();
+        std::fs::create_dir_all(dir.events()).unwrap();
+        std::fs::write(dir.events().join("archive"), "x").unwrap();
+        let e = dir.check_contained().unwrap_err().to_string();
+        assert!(e.contains("events/archive"), "{e}");
+        assert!(e.contains("not a folder; move this file away"), "{e}");
+    }
 
     #[test]
     fn addition_is_none_when_rule_present_in_non_utf8_file() {

@@ -168,6 +168,16 @@ pub enum NoteWriteError {
         /// The id without its `.md`.
         stem: String,
     },
+    /// No `[[...]]` link could name a note with this id.
+    #[error(
+        "the id `{id}` {why}: no link could ever name the note; choose an id of letters, digits, `-`, `_` and `/`"
+    )]
+    UnlinkableId {
+        /// The id given.
+        id: String,
+        /// What in it a link cannot hold.
+        why: String,
+    },
     /// The id has more parts than the scan walks.
     #[error(
         "the id has {parts} parts, over the depth limit of {max} folders and file name: use a shallower id"

@@ -120,8 +120,9 @@ fn list_field(
     Ok(out)
 }
 
-/// Check an id as the scan will find its file: a valid id, no hidden part, within the walk's
-/// depth, each part a name the file system takes.
+/// Check an id as the scan will find its file and links will name it: a valid id, no hidden
+/// part, nothing a `[[...]]` link cannot hold, within the walk's depth, each part a name the
+/// file system takes.
 pub(super) fn id_parts(id: &str) -> std::result::Result<Vec<&str>, NoteWriteError> {
     notes::validate_id(id)?;
     // `write decisions/pool.md` meant the note `decisions/pool`, not `decisions/pool.md.md`.
@@ -134,7 +135,21 @@ pub(super) fn id_parts(id: &str) -> std::result::Result<Vec<&str>, NoteWriteErro
             stem: stem.to_string(),
         });
     }
+    // A `[[...]]` link could never name the note: `#` starts a heading, `|` a label, brackets
+    // end or open the link, and the link's text is trimmed.
     let parts: Vec<&str> = id.split('/').collect();
+    if let Some(c) = id.chars().find(|c| matches!(c, '#' | '|' | '[' | ']')) {
+        return Err(NoteWriteError::UnlinkableId {
+            id: id.to_string(),
+            why: format!("holds `{c}`, which a `[[...]]` link reads as part of its syntax"),
+        });
+    }
+    if parts.iter().any(|p| p.trim() != *p) {
+        return Err(NoteWriteError::UnlinkableId {
+            id: id.to_string(),
+            why: "has a part that begins or ends with a space, which a `[[...]]` link drops".into(),
+        });
+    }
     if let Some(part) = parts.iter().find(|p| p.starts_with('.')) {
         return Err(NoteWriteError::HiddenPart {
             part: (*part).to_string(),

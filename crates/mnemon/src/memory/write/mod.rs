@@ -457,6 +457,24 @@ mod tests {
         assert_eq!(id_parts("a/b").unwrap(), vec!["a", "b"]);
     }
 
+    /// `write` took `x#y`, `x|y`, `a]]b` and ` lead` as ids: the scan indexed them, and no
+    /// `[[...]]` link could ever reach them (`[[x#y]]` is a link to `x`'s heading).
+    #[test]
+    fn ids_no_link_could_name_are_refused() {
+        for id in ["x#y", "x|y", "a]]b", "a[[b", "dir/ lead", "trail /x"] {
+            let e = id_parts(id).unwrap_err();
+            assert!(
+                matches!(e, NoteWriteError::UnlinkableId { .. }),
+                "{id}: {e}"
+            );
+            assert!(
+                e.to_string().contains("no link could ever name the note"),
+                "{e}"
+            );
+        }
+        assert_eq!(id_parts("a b/c").unwrap(), vec!["a b", "c"]);
+    }
+
     #[test]
     fn a_sha256_is_lowercase_hex_of_the_whole_stream() {
         let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";

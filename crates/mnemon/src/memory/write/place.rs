@@ -184,16 +184,39 @@ impl Place {
     /// folder a new folder was made in).
     pub(super) fn write(&mut self, file_name: &str, path: &str, bytes: &[u8]) -> Result<()> {
         let root = self.memory.parent().unwrap_or(&self.memory).to_path_buf();
+        let mut created: Vec<String> = Vec::new();
+        let written = self.write_creating(file_name, path, bytes, &root, &mut created);
+        if written.is_err() {
+            // A write that failed (a full disk) leaves none of the folders it made behind:
+            // empty, they would be litter in `memory/`. Only empty ones go; best effort.
+            for rel in created.iter().rev() {
+                let _ = std::fs::remove_dir(root.join(rel));
+            }
+        }
+        written
+    }
+
+    /// [`Place::write`], naming in `created` each folder it made.
+    fn write_creating(
+        &mut self,
+        file_name: &str,
+        path: &str,
+        bytes: &[u8],
+        root: &Path,
+        created: &mut Vec<String>,
+    ) -> Result<()> {
         while self.reached < self.folders.len() {
             let part = self.folders[self.reached].clone();
             let rel = self.rel(self.reached + 1);
             let c = name(&part).map_err(|e| Error::io("create folder", root.join(&rel), e))?;
             // SAFETY: `c` is a NUL-terminated string living across the call.
             match check(unsafe { libc::mkdirat(self.dir.as_raw_fd(), c.as_ptr(), 0o777) }) {
-                Ok(_) => self
-                    .dir
-                    .sync_all()
-                    .map_err(|e| Error::io("fsync folder", root.join(self.rel(self.reached)), e))?,
+                Ok(_) => {
+                    created.push(rel.clone());
+                    self.dir.sync_all().map_err(|e| {
+                        Error::io("fsync folder", root.join(self.rel(self.reached)), e)
+                    })?
+                }
                 // Made by another writer meanwhile: opened and checked like any other.
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(Error::io("create folder", root.join(&rel), e)),
@@ -240,7 +263,7 @@ impl Place {
         }
         self.dir
             .sync_all()
-            .map_err(|e| Error::io("fsync folder", abs.parent().unwrap_or(&root), e))
+            .map_err(|e| Error::io("fsync folder", abs.parent().unwrap_or(root), e))
     }
 }
 

@@ -8,7 +8,8 @@
 //!
 //! Passages: the note's text is split at blank lines; a heading's words belong to every
 //! paragraph under it (to the next heading); the frontmatter block, the top-level `# ` title and
-//! the words of the id belong to every paragraph.
+//! the words of the id belong to every paragraph. A fenced code block is one paragraph, and a `#`
+//! line inside it is text, not a heading.
 
 use crate::index::tokenize::Tokenizer;
 

@@ -136,6 +136,18 @@ pub fn open_regular_read(path: &Path) -> io::Result<std::fs::File> {
     open_regular(path, std::fs::OpenOptions::new().read(true))
 }
 
+/// A lock file at `path`, created if missing, never truncated (other processes may hold it),
+/// opened only when it is a regular file ([`open_regular`]).
+pub fn open_lock_file(path: &Path) -> io::Result<std::fs::File> {
+    open_regular(
+        path,
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+    )
+}
+
 impl Fs for RealFs {
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsFile>> {
         let f = std::fs::OpenOptions::new()
@@ -203,13 +215,7 @@ impl Fs for RealFs {
             .unwrap_or(0))
     }
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
-        let f = open_regular(
-            path,
-            std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true),
-        )?;
+        let f = open_lock_file(path)?;
         match f.try_lock() {
             Ok(()) => Ok(Some(LockGuard(Box::new(f)))),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),

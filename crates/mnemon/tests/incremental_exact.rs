@@ -10,7 +10,7 @@ use mnemon::Memory;
 use mnemon::recall::{FixedClock, Query};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// 2026-12-01, so recency is the same for both memories whenever the test runs.
 const NOW: i64 = 1_796_083_200;
@@ -253,6 +253,17 @@ proptest! {
     }
 }
 
+/// The note files directly in `dir`, sorted.
+fn note_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read memory")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// The reproduction: loopal-58 indexed, 5 notes deleted, 5 edited, 5 added, indexed
 /// again: the same edges and answers as `rm -rf index && index`, and doctor finds nothing.
 #[test]
@@ -262,12 +273,7 @@ fn delete_five_edit_five_add_five_then_index_equals_a_clean_rebuild() {
     let m = m.with_clock(FixedClock(NOW));
     copy_into(&m, &fixtures);
     m.index().expect("index");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(m.dir().memory())
-        .expect("read memory")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "md"))
-        .collect();
-    files.sort();
+    let files = note_files(&m.dir().memory());
     assert!(files.len() >= 15, "{} notes", files.len());
     for p in &files[..5] {
         std::fs::remove_file(p).expect("remove");
@@ -309,12 +315,7 @@ fn an_index_killed_before_the_store_commit_recovers_to_a_clean_rebuild() {
     drop(m);
     let store = root.join("index/graph.redb");
     let before = std::fs::read(&store).expect("read store");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("memory"))
-        .expect("read memory")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "md"))
-        .collect();
-    files.sort();
+    let files = note_files(&root.join("memory"));
     for p in &files[..3] {
         std::fs::remove_file(p).expect("remove");
     }

@@ -1041,6 +1041,22 @@ fn british_and_american_spellings_meet() {
     }
 }
 
+/// Two notes (`expenses`, `visas`) a test's note links to, and the fillers: what a strong hit
+/// brings along and a weak one must not.
+fn write_linked_pair_and_fillers(m: &mnemon::Memory) {
+    write_note(
+        m,
+        "expenses.md",
+        "---\nname: Expenses\n---\nClaim travel costs within thirty days, receipts attached.\n",
+    );
+    write_note(
+        m,
+        "visas.md",
+        "---\nname: Visas\n---\nStaff from outside the Schengen area apply six weeks ahead.\n",
+    );
+    write_fillers(m);
+}
+
 /// "best things to do in Porto for a weekend" found the one note that says where a teammate
 /// lives, and brought that note's whole neighbourhood along. One shared word of a longer question
 /// may find a note; the notes around it have nothing to go on.
@@ -1052,17 +1068,7 @@ fn a_note_sharing_one_word_with_the_question_brings_no_neighbours() {
         "offsite.md",
         "---\nname: Team offsite\nrelated: [expenses, visas]\n---\nThis year the offsite is in Lisbon, the week after the release.\n",
     );
-    write_note(
-        &m,
-        "expenses.md",
-        "---\nname: Expenses\n---\nClaim travel costs within thirty days, receipts attached.\n",
-    );
-    write_note(
-        &m,
-        "visas.md",
-        "---\nname: Visas\n---\nStaff from outside the Schengen area apply six weeks ahead.\n",
-    );
-    write_fillers(&m);
+    write_linked_pair_and_fillers(&m);
     m.index().unwrap();
     let one_word = m.recall(&Query::text("Lisbon restaurants")).unwrap();
     assert_eq!(ids(&one_word), ["offsite"], "{:?}", one_word.floor);
@@ -1095,17 +1101,7 @@ fn a_note_holding_the_question_words_only_apart_brings_no_neighbours() {
         "---\nname: Invoicing\nrelated: [expenses, visas]\n---\nThe rate table lists the price of each \
          route.\n\nWe build invoices at the end of the month.\n",
     );
-    write_note(
-        &m,
-        "expenses.md",
-        "---\nname: Expenses\n---\nClaim travel costs within thirty days, receipts attached.\n",
-    );
-    write_note(
-        &m,
-        "visas.md",
-        "---\nname: Visas\n---\nStaff from outside the Schengen area apply six weeks ahead.\n",
-    );
-    write_fillers(&m);
+    write_linked_pair_and_fillers(&m);
     m.index().unwrap();
     let question = Query::text("build a walnut table for the garden");
     let apart = m.recall(&question).unwrap();

@@ -69,7 +69,7 @@ impl Memory {
             }
             Err(e) => return Err(e),
         };
-        let _lock = self.write_lock()?;
+        let lock = self.write_lock()?;
         // Another process may have been mid-update (lexical written, store not yet): now that
         // we hold the lock, look again before paying for a rebuild.
         let (nodes, recorded) = expected()?;
@@ -99,7 +99,7 @@ impl Memory {
                 })
         };
         if store_differs {
-            self.store.reset(&_lock)?;
+            self.store.reset(&lock)?;
         }
         let (laid, ids) = self.lexical_segment(&outcome.parsed, LEXICAL_CHUNK_NOTES, &mut || {})?;
         let segment = laid

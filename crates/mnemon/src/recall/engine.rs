@@ -241,8 +241,6 @@ fn walk<F: Fn(u32, f32) -> bool>(
     }
 }
 
-/// The best score a candidate without usage stats can reach from `base`: the largest type
-/// weight, no TTL penalty, a full recency bonus.
 /// A partial answer is strong only when its note holds two of the question's words together:
 /// unless a hit is named by the question, answers all of it or is vouched for by feedback, the
 /// best [`ranking::MAX_PASSAGE_CHECKS`] hits strong by their words are read in turn until one
@@ -304,6 +302,8 @@ fn mark_words_apart(
     apart
 }
 
+/// The best score a candidate without usage stats can reach from `base`: the largest type
+/// weight, no TTL penalty, a full recency bonus.
 fn best_without_stats(base: f32) -> f32 {
     ranking::prior_factor(ranking::MAX_TYPE_WEIGHT, 1.0, ranking::RECENCY_WEIGHT) * base
 }

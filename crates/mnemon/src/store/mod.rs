@@ -396,14 +396,8 @@ pub fn move_aside(index_dir: &Path) -> Result<PathBuf> {
 /// Open and lock `dir/write.lock` (created if missing; blocks while another holder has it).
 fn lock_file(dir: &Path) -> Result<std::fs::File> {
     let path = dir.join(WRITE_LOCK_FILE);
-    let f = crate::fs::open_regular(
-        &path,
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true),
-    )
-    .map_err(|e| Error::io("open lock file", &path, e))?;
+    let f =
+        crate::fs::open_lock_file(&path).map_err(|e| Error::io("open lock file", &path, e))?;
     f.lock().map_err(|e| Error::io("lock", &path, e))?;
     Ok(f)
 }

@@ -640,23 +640,11 @@ fn superseded_and_contradicting_notes_say_so_in_mcp_and_cli_output() {
 
 /// `mnemon` with `args` in `dir`, `stdin` on its standard input.
 fn run_with_stdin(dir: &Path, args: &[&str], stdin: &str) -> (i32, Value, String) {
-    use std::io::Write;
-    let mut child = bin()
-        .current_dir(dir)
-        .env_remove("MNEMON_DIR")
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_with_stdin(
+        bin().current_dir(dir).env_remove("MNEMON_DIR").args(args),
+        stdin.as_bytes(),
+    )
+    .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     (
         out.status.code().unwrap_or(-1),

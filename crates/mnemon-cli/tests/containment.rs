@@ -632,20 +632,14 @@ fn write_through_a_linked_folder_is_a_bad_argument_and_a_linked_memory_folder_a_
     std::fs::create_dir(&outside).expect("mkdir");
     std::os::unix::fs::symlink(&outside, root.join("memory/ext")).expect("link");
     let write = |id: &str| {
-        common::bin()
-            .arg("--dir")
-            .arg(&root)
-            .args(["write", id, "--name", "X"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                use std::io::Write as _;
-                c.stdin.take().expect("stdin").write_all(b"a body\n")?;
-                c.wait_with_output()
-            })
-            .expect("run")
+        common::output_with_stdin(
+            common::bin()
+                .arg("--dir")
+                .arg(&root)
+                .args(["write", id, "--name", "X"]),
+            b"a body\n",
+        )
+        .expect("run")
     };
     let out = write("ext/x");
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -110,8 +110,21 @@ pub const TITLED_NAME_BONUS: f32 = 0.5;
 pub const TITLE_CHECKS: usize = 3;
 /// Evidence from feedback: a note that past questions sharing all of this question's informative
 /// terms were answered with (see `recall::learned`) gets this much (the best lexical hit has 1),
-/// a share of it for a share of the terms.
+/// less for a share of the terms (see [`learned_share_weight`]).
 pub const LEARNED_WEIGHT: f32 = 2.0;
+
+/// How much of its feedback evidence a note keeps when the past questions behind it share only
+/// `share` (0..=1, idf-weighted) of this question's informative terms: the share squared, on
+/// top of the share the mean already carries. Past questions sharing one or two words of a
+/// longer one were mostly about something else (a question about idle sessions in the admin
+/// console is not one about who may use the console); weighed linearly, their feedback decided
+/// close calls for new questions and lowered MRR on them, while a question asked again, or
+/// worded nearly alike, keeps nearly all of it.
+pub fn learned_share_weight(share: f32) -> f32 {
+    let s = share.clamp(0.0, 1.0);
+    s * s
+}
+
 /// A note found wrong for past questions with these terms keeps at least this share of its
 /// evidence (at full negative affinity over all terms).
 pub const WRONG_KEEP: f32 = 0.4;

@@ -110,6 +110,53 @@ fn feedback_bridges_words_the_note_does_not_contain() {
     assert!(look(&m, "gardens pipeline cucumbers").results.len() <= 1);
 }
 
+/// Regression: feedback on a question that shares only a word or two with a later, longer one
+/// decided the later one's close call for the note used then, although the later question was
+/// about something else.
+#[test]
+fn feedback_on_a_question_sharing_a_few_words_does_not_decide_another_question() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "console-roles.md",
+        "---\nname: Console roles\n---\nWho may use the admin console: the viewer, editor and owner roles; owners grant roles.\n",
+    );
+    write_note(
+        &m,
+        "session-idle.md",
+        "---\nname: Idle sessions\n---\nAn admin console session that stays idle for 30 minutes is signed out; the user logs in again.\n",
+    );
+    for i in 0..8 {
+        write_note(
+            &m,
+            &format!("filler-{i}.md"),
+            format!("---\nname: Filler {i}\n---\nUnrelated text about gardens and bicycles {i}.\n"),
+        );
+    }
+    m.index().unwrap();
+    let later = "how long can a user sit idle in the admin console";
+    assert_eq!(ids(&look(&m, later)).first(), Some(&"session-idle"));
+    for _ in 0..2 {
+        m.feedback(
+            &["console-roles".into()],
+            &[],
+            Some("which roles may use the admin console"),
+        )
+        .unwrap();
+    }
+    let r = look(&m, later);
+    assert_eq!(ids(&r).first(), Some(&"session-idle"), "{:?}", r.results);
+    // The question the feedback was given for, and one worded nearly alike, still find the note.
+    assert_eq!(
+        ids(&look(&m, "which roles may use the admin console")).first(),
+        Some(&"console-roles")
+    );
+    assert_eq!(
+        ids(&look(&m, "admin console roles")).first(),
+        Some(&"console-roles")
+    );
+}
+
 #[test]
 fn a_note_found_wrong_sinks_for_that_question() {
     let (_t, m) = two_batch_notes();

@@ -241,9 +241,15 @@ enum Command {
         /// Ground-truth YAML (the format of loopal-58's ground_truth.yaml).
         #[arg(long, value_name = "FILE")]
         truth: PathBuf,
-        /// Comma-separated modes: cold, warm5, warm20, imp5, imp10, perq5.
+        /// Comma-separated modes: cold; replay (every question asked once, recorded, then all
+        /// scored); feedback (replay, saying which relevant notes of the first 10 were used);
+        /// taught (feedback naming every relevant note, found or not); warmN, impK, perqN.
         #[arg(long, value_delimiter = ',', default_value = "cold")]
         modes: Vec<String>,
+        /// Ground truth whose questions replay, feedback and taught ask before scoring, instead
+        /// of --truth's own: does what was taught on some questions carry over to others?
+        #[arg(long, value_name = "FILE")]
+        teach: Option<PathBuf>,
     },
     /// Generate a deterministic synthetic corpus (notes + queries.yaml) for benchmarks.
     Gen {
@@ -720,14 +726,18 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             corpus,
             truth,
             modes,
+            teach,
         } => {
-            let t = mnemon_testkit::eval::truth::load_truth(truth).map_err(|e| {
-                Error::InvalidArgument {
+            let load = |path: &PathBuf| {
+                mnemon_testkit::eval::truth::load_truth(path).map_err(|e| Error::InvalidArgument {
                     what: "ground truth",
                     message: e.to_string(),
-                }
-            })?;
-            let report = mnemon_testkit::eval::run::eval(corpus, &t, modes)?;
+                })
+            };
+            let t = load(truth)?;
+            let teach = teach.as_ref().map(load).transpose()?;
+            let report =
+                mnemon_testkit::eval::run::eval_taught_by(corpus, &t, teach.as_ref(), modes)?;
             out.eval(&report);
             Ok(EXIT_OK)
         }

@@ -193,23 +193,35 @@ fn outcomes(
     Ok(out)
 }
 
+/// What the agent of a replay says after each question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Told {
+    /// Nothing: the recalls alone are recorded.
+    Nothing,
+    /// The relevant notes among the first [`FEEDBACK_SEEN`] results, as an agent that read them.
+    Seen,
+    /// Every relevant note, as an agent that found what recall missed another way (reading the
+    /// folder, asking a person) and names it: the feedback that teaches new words.
+    Everything,
+}
+
 /// Ask every question of `truth` once as an agent would (each recall recorded in the event
-/// log); with `feedback`, then say which of the first 10 results were relevant (used), as an
-/// agent that read them would.
-fn use_once(memory: &Memory, truth: &Truth, feedback: bool) -> Result<()> {
+/// log), then say what `told` says was used.
+fn use_once(memory: &Memory, truth: &Truth, told: Told) -> Result<()> {
     for t in &truth.queries {
         let mut q = query_of(t);
         q.record = true;
         q.caller = "eval-replay".into();
         let recall = memory.recall(&q)?;
-        if !feedback {
-            continue;
-        }
-        let used: Vec<String> = retrieved_list(&recall, &t.anchors)
-            .into_iter()
-            .take(FEEDBACK_SEEN)
-            .filter(|id| t.relevant.iter().any(|r| r.id == *id))
-            .collect();
+        let used: Vec<String> = match told {
+            Told::Nothing => continue,
+            Told::Seen => retrieved_list(&recall, &t.anchors)
+                .into_iter()
+                .take(FEEDBACK_SEEN)
+                .filter(|id| t.relevant.iter().any(|r| r.id == *id))
+                .collect(),
+            Told::Everything => t.relevant.iter().map(|r| r.id.clone()).collect(),
+        };
         if !used.is_empty() {
             memory.feedback(&used, &[], Some(&q.text))?;
         }
@@ -306,10 +318,22 @@ fn relevant_ids(t: &TruthQuery) -> Vec<&str> {
 /// Run the eval in each of `modes` (see the protocol in the module doc): `cold`; `replay` (every
 /// question asked once and recorded, as an agent's recalls are, then all scored again);
 /// `feedback` (as replay, with feedback after each question on the relevant notes among its
-/// first 10 results); `warmN` (every query's relevant ids recalled N times as anchors at depth 0
+/// first 10 results); `taught` (as feedback, naming every relevant note, found or not); `warmN` (every query's relevant ids recalled N times as anchors at depth 0
 /// before all queries); `impK` (importance K on every relevant id); `perqN` (per query: fresh
 /// stats, warm only its relevant ids N times). Each mode runs on its own fresh memory.
 pub fn eval(corpus: &Path, truth: &Truth, modes: &[String]) -> Result<EvalReport> {
+    eval_taught_by(corpus, truth, None, modes)
+}
+
+/// [`eval`], with the `replay`, `feedback` and `taught` modes asking `teach`'s questions (and
+/// giving feedback on them) instead of `truth`'s before `truth` is scored: whether what agents
+/// taught the memory on some questions carries over to others. `None`: `truth`'s own.
+pub fn eval_taught_by(
+    corpus: &Path,
+    truth: &Truth,
+    teach: Option<&Truth>,
+    modes: &[String],
+) -> Result<EvalReport> {
     let mut out = BTreeMap::new();
     for mode in modes {
         let tmp = tempfile::tempdir().map_err(|e| Error::io("create temp folder", "", e))?;
@@ -319,14 +343,19 @@ pub fn eval(corpus: &Path, truth: &Truth, modes: &[String]) -> Result<EvalReport
         let bad = || Error::InvalidArgument {
             what: "mode",
             message: format!(
-                "`{mode}`: use cold, replay, feedback, warmN, impK or perqN (e.g. warm5, imp10, perq5)"
+                "`{mode}`: use cold, replay, feedback, taught, warmN, impK or perqN (e.g. warm5, imp10, perq5)"
             ),
         };
         let report = if mode == "cold" {
             run_mode(&fresh(0)?, truth, &mut |_, _| Ok(()))?
-        } else if mode == "replay" || mode == "feedback" {
+        } else if let Some(told) = match mode.as_str() {
+            "replay" => Some(Told::Nothing),
+            "feedback" => Some(Told::Seen),
+            "taught" => Some(Told::Everything),
+            _ => None,
+        } {
             let memory = fresh(0)?;
-            use_once(&memory, truth, mode == "feedback")?;
+            use_once(&memory, teach.unwrap_or(truth), told)?;
             run_mode(&memory, truth, &mut |_, _| Ok(()))?
         } else if let Some(n) = mode.strip_prefix("warm") {
             let n: usize = n.parse().map_err(|_| bad())?;

@@ -434,16 +434,19 @@ impl Evidence {
     }
 
     /// Per note (graph ordinal): what feedback on earlier questions sharing this question's
-    /// informative terms says, in -1..=1 (the idf-weighted mean of the terms' affinities).
+    /// informative terms says, in -1..=1: the idf-weighted mean of the terms' affinities, and,
+    /// when it points towards the note, weighed by how much of the question those terms cover
+    /// ([`ranking::learned_share_weight`]). A note found wrong keeps the plain mean: a warning
+    /// is worth hearing from any past question.
     pub fn learned(
         &self,
         terms: &[TermMatch],
         graph: &Graph,
         learned: &Learned,
     ) -> FxHashMap<u32, f32> {
-        let mut out: FxHashMap<u32, f32> = FxHashMap::default();
+        let mut sums: FxHashMap<u32, (f32, f32)> = FxHashMap::default();
         if learned.is_empty() || self.total <= 0.0 {
-            return out;
+            return FxHashMap::default();
         }
         for (m, &w) in terms.iter().zip(&self.info) {
             if w <= 0.0 {
@@ -451,12 +454,25 @@ impl Evidence {
             }
             for n in learned.notes_of(&m.term) {
                 if let Some(o) = graph.ord(&n.node) {
-                    *out.entry(o).or_default() += w * n.affinity() / self.total;
+                    let a = n.affinity();
+                    let e = sums.entry(o).or_default();
+                    e.0 += w * a / self.total;
+                    if a > 0.0 {
+                        e.1 += w / self.total;
+                    }
                 }
             }
         }
-        out.retain(|_, v| *v != 0.0);
-        out
+        sums.into_iter()
+            .map(|(o, (sum, covered))| {
+                if sum > 0.0 {
+                    (o, sum * ranking::learned_share_weight(covered))
+                } else {
+                    (o, sum)
+                }
+            })
+            .filter(|(_, v)| *v != 0.0)
+            .collect()
     }
 }
 

@@ -369,9 +369,23 @@ pub fn importance_bonus(importance: u8) -> f32 {
     IMPORTANCE_COEF * f32::from(importance.min(10))
 }
 
-/// Recency bonus for a note last touched at `touched_s` (Unix seconds), seen at `now_s`.
+/// How far ahead of the clock a note's date or a use may be and still count: clocks of the
+/// machines sharing a memory disagree by seconds, a time zone by hours.
+pub const FUTURE_TOLERANCE_S: i64 = DAY_S;
+
+/// `t` (Unix seconds) when it is no further ahead of `now_s` than [`FUTURE_TOLERANCE_S`]. A date
+/// further ahead (`updated_at: 2062-...`, a clock that ran ahead) says nothing about how recent
+/// a note is, and taken as it is, it would be the most recent note until that day comes.
+pub fn plausible_time(t: Option<i64>, now_s: i64) -> Option<i64> {
+    t.filter(|&t| t <= now_s.saturating_add(FUTURE_TOLERANCE_S))
+}
+
+/// Recency bonus for a note last touched at `touched_s` (Unix seconds), seen at `now_s`; none
+/// for a time further ahead than [`FUTURE_TOLERANCE_S`].
 pub fn recency_bonus(touched_s: Option<i64>, now_s: i64) -> f32 {
-    let Some(t) = touched_s else { return 0.0 };
+    let Some(t) = plausible_time(touched_s, now_s) else {
+        return 0.0;
+    };
     let age_days = ((now_s - t).max(0) as f32) / DAY_S as f32;
     RECENCY_WEIGHT * 0.5f32.powf(age_days / RECENCY_HALF_LIFE_DAYS)
 }
@@ -447,6 +461,10 @@ mod tests {
         let now = 1_000 * DAY_S;
         assert!((recency_bonus(Some(now - 90 * DAY_S), now) - RECENCY_WEIGHT / 2.0).abs() < 1e-6);
         assert_eq!(recency_bonus(None, now), 0.0);
+        assert_eq!(recency_bonus(Some(now + 3600), now), RECENCY_WEIGHT);
+        assert_eq!(recency_bonus(Some(now + 2 * DAY_S), now), 0.0);
+        assert_eq!(plausible_time(Some(now + 2 * DAY_S), now), None);
+        assert_eq!(plausible_time(Some(now - DAY_S), now), Some(now - DAY_S));
         assert_eq!(
             ttl_factor(Some(10), Some(now - 11 * DAY_S), now),
             TTL_EXPIRED_FACTOR

@@ -253,6 +253,32 @@ fn expired_ttl_ranks_below_a_fresh_twin() {
     assert!(r.results[0].explain.recency > stale.recency);
 }
 
+/// Regression: a note dated in the future (`updated_at` years ahead, a typo or a clock that ran
+/// ahead) kept the top recency bonus, and won close calls over notes edited yesterday, until
+/// that day came.
+#[test]
+fn a_note_dated_years_ahead_is_not_the_most_recent() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "ahead.md",
+        "---\nname: Retry budget\nupdated_at: 2062-11-29\n---\nretry budget is three attempts\n",
+    );
+    write_note(
+        &m,
+        "yesterday.md",
+        "---\nname: Retry budget\nupdated_at: 2026-11-29\n---\nretry budget is three attempts\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let now = mnemon::notes::parse_date_unix_s("2026-11-30").unwrap();
+    let m = m.with_clock(FixedClock(now));
+    let r = m.recall(&Query::text("retry budget")).unwrap();
+    assert_eq!(ids(&r), vec!["yesterday", "ahead"], "{:?}", r.results);
+    assert_eq!(r.results[1].explain.recency, 0.0);
+    assert!(r.results[0].explain.recency > 0.04);
+}
+
 /// An expired ttl says a note may be out of date, not that it is off the question: it loses
 /// close calls (above) but not a clear lexical lead to a fresh note that barely matches.
 #[test]

@@ -561,8 +561,13 @@ pub fn run(
         debug_assert!(type_weight <= ranking::MAX_TYPE_WEIGHT);
         let ttl_factor = ranking::ttl_factor(meta.ttl_days, meta.updated_s, now_s);
         // Being returned is not a use: only a use (or an edit) keeps a note recent.
-        let last_used_s = st.last_used_ms.map(|ms| ms.div_euclid(ranking::MS_PER_S));
-        let touched = match (last_used_s, meta.updated_s) {
+        // A time far ahead of the clock counts as none, not as the most recent of all.
+        let last_used_s = ranking::plausible_time(
+            st.last_used_ms.map(|ms| ms.div_euclid(ranking::MS_PER_S)),
+            now_s,
+        );
+        let updated_s = ranking::plausible_time(meta.updated_s, now_s);
+        let touched = match (last_used_s, updated_s) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };

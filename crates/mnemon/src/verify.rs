@@ -4,6 +4,7 @@
 //! mean: a flipped bit in a record or an edge list reads back as a different note or link. Reads
 //! of damaged bytes may panic inside redb; that becomes a finding too.
 
+use crate::scan::Stat;
 use crate::dedup::Sketch;
 use crate::error::Result;
 use crate::notes::Provenance;
@@ -142,16 +143,14 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
             found.push(format!("the store holds `{id}`, which no note defines"));
         }
     }
-    // A note whose file the index saw otherwise (size, mtime) than this parse did, or that
-    // changes while the comparison runs, was edited meanwhile.
+    // A note whose file the index saw otherwise (see `scan::Stat`) than this parse did, or
+    // that changes while the comparison runs, was edited meanwhile.
     for u in &outcome.batch.upserts {
-        let seen_by_index = manifest
-            .get(&u.path)
-            .map(|e| (e.size, e.mtime_ns));
+        let seen_by_index = manifest.get(&u.path).map(Stat::of_entry);
         let now = std::fs::metadata(memory_dir.join(&u.path))
             .ok()
-            .map(|m| (m.len(), crate::scan::mtime_ns(&m)));
-        let parsed = Some((u.file.size, u.file.mtime_ns));
+            .map(|m| Stat::of(&m));
+        let parsed = Some(Stat::of_entry(&u.file));
         if seen_by_index != parsed || now != parsed {
             changed.push(u.path.clone());
         }

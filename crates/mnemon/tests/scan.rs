@@ -97,11 +97,35 @@ fn loopal_fixtures_index_as_73_notes_with_every_link_an_edge() {
 
 #[test]
 fn unchanged_stat_means_contents_are_not_read() {
-    let (_tmp, memory) = fresh();
+    use mnemon::store::{FileEntry, MANIFEST, STORE_FILE};
+    use redb::ReadableTable as _;
+    let (tmp, memory) = fresh();
     let path = write_note(&memory, "a.md", "---\nname: A\n---\nlinks [[b]]\n");
     write_note(&memory, "b.md", "b body");
     memory.index().unwrap();
-    // Same length, same mtime, different bytes: a scan that read contents would notice.
+    drop(memory);
+    // The manifest's hash of a.md no longer matches its bytes, its stat still does: a scan that
+    // read the file would re-parse it and report it changed.
+    {
+        let db = redb::Database::builder()
+            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+            .open(tmp.path().join(".mnemon/index").join(STORE_FILE))
+            .unwrap();
+        let w = db.begin_write().unwrap();
+        {
+            let mut t = w.open_table(MANIFEST).unwrap();
+            let stored = t.get("a.md").unwrap().unwrap().value().to_vec();
+            let mut e = FileEntry::decode(&stored).unwrap();
+            e.hash ^= 1;
+            t.insert("a.md", e.encode().as_slice()).unwrap();
+        }
+        w.commit().unwrap();
+    }
+    let memory = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let r = memory.index().unwrap();
+    assert!(r.changed.is_empty(), "contents were read: {:?}", r.changed);
+    assert_eq!(memory.show("a").unwrap().name.as_deref(), Some("A"));
+    // A write (new ctime, whatever the size and mtime) makes the scan read and re-parse it.
     let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
     std::fs::write(&path, "---\nname: Z\n---\nlinks [[c]]\n").unwrap();
     std::fs::File::options()
@@ -109,16 +133,6 @@ fn unchanged_stat_means_contents_are_not_read() {
         .open(&path)
         .unwrap()
         .set_modified(mtime)
-        .unwrap();
-    let r = memory.index().unwrap();
-    assert!(r.changed.is_empty(), "contents were read: {:?}", r.changed);
-    assert_eq!(memory.show("a").unwrap().name.as_deref(), Some("A"));
-    // A new mtime makes the scan read and re-parse it.
-    std::fs::File::options()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_modified(mtime + std::time::Duration::from_secs(5))
         .unwrap();
     let r = memory.index().unwrap();
     assert_eq!(r.changed, vec!["a"]);
@@ -488,6 +502,7 @@ fn manifest_loaded_beside_the_walk_is_what_the_notes_are_compared_with() {
     write_note(&memory, "sub/deep.md", "deep");
     let root = memory.dir().memory();
     let entry_of = |rel: &str| {
+        use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(root.join(rel)).unwrap();
         let mtime = meta.modified().unwrap();
         let mtime_ns = mtime
@@ -497,6 +512,8 @@ fn manifest_loaded_beside_the_walk_is_what_the_notes_are_compared_with() {
         FileEntry {
             size: meta.len(),
             mtime_ns,
+            ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+            ino: meta.ino(),
             hash: 0,
         }
     };
@@ -575,4 +592,48 @@ fn a_killed_writes_temp_file_is_removed_once_stale() {
     assert!(!stale.exists(), "the stale temp file is removed");
     assert!(fresh_temp.exists(), "a live writer's temp file is kept");
     assert!(user.exists(), "another hidden file is kept");
+}
+
+/// Regression: an edit that kept a note's size, with its mtime set back afterwards (`touch -d`,
+/// `cp -p`, a tool restoring times), was never seen by `index`: recall kept the old text, and
+/// only `doctor` noticed, calling it damage.
+#[test]
+fn an_edit_that_keeps_size_and_mtime_is_seen_by_the_next_index() {
+    let (_tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "pool.md",
+        "---\nname: Pool size\n---\nThe pool holds forty connections.\n",
+    );
+    memory.index().unwrap();
+    let path = memory.dir().memory().join("pool.md");
+    let before = std::fs::metadata(&path).unwrap();
+    let text = "---\nname: Pool size\n---\nThe pool holds fifty connections.\n";
+    assert_eq!(
+        text.len() as u64,
+        before.len(),
+        "the premise: the same size"
+    );
+    std::fs::write(&path, text).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(before.modified().unwrap())
+        .unwrap();
+    let after = std::fs::metadata(&path).unwrap();
+    assert_eq!(after.modified().unwrap(), before.modified().unwrap());
+    assert_eq!(after.len(), before.len());
+
+    let outcome = memory.index().unwrap();
+    assert_eq!(outcome.changed, vec!["pool".to_string()], "{outcome:?}");
+    let hits = |q: &str| {
+        let mut q = mnemon::recall::Query::text(q);
+        q.record = false;
+        memory.recall(&q).unwrap().results.len()
+    };
+    assert_eq!(hits("fifty connections"), 1);
+    assert_eq!(hits("forty"), 0);
+    let report = memory.doctor().unwrap();
+    assert!(report.healthy, "{report:?}");
 }

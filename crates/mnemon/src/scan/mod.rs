@@ -1,7 +1,7 @@
 //! What changed in `memory/`? Walking the notes, diffing them against the manifest and parsing
 //! only the files that changed.
 //!
-//! A file whose size and mtime match the manifest is not opened at all, so re-scanning an
+//! A file whose [`Stat`] (size, mtime, ctime, inode) matches the manifest is not opened at all, so re-scanning an
 //! unchanged corpus reads no note contents. A file whose stat changed is read and hashed; if the
 //! hash matches, only the manifest is refreshed. Everything else is parsed (in parallel when there
 //! are many). Files that disappeared leave the graph; a rename is a removal plus an addition.
@@ -59,19 +59,57 @@ pub struct ScanError {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Stat {
-    size: u64,
-    mtime_ns: i64,
+/// What a scan compares with a note's manifest entry to tell whether the file changed without
+/// reading it: size, mtime, and the inode's change time and number. The change time is set by
+/// the kernel on every write and cannot be set back by a program (`touch -d`, `cp -p` and
+/// tools that restore an mtime can set the mtime back), and a file put in place by a rename
+/// (editors' and `git`'s way of saving) is another inode: an edit that keeps size and mtime
+/// is still seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stat {
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: i64,
+    pub(crate) ctime_ns: i64,
+    pub(crate) ino: u64,
 }
 
 impl Stat {
-    fn of(meta: &std::fs::Metadata) -> Stat {
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Stat {
+        let (ctime_ns, ino) = change_time_and_inode(meta);
         Stat {
             size: meta.len(),
             mtime_ns: mtime_ns(meta),
+            ctime_ns,
+            ino,
         }
     }
+
+    /// The stat `entry` recorded.
+    pub(crate) fn of_entry(entry: &FileEntry) -> Stat {
+        Stat {
+            size: entry.size,
+            mtime_ns: entry.mtime_ns,
+            ctime_ns: entry.ctime_ns,
+            ino: entry.ino,
+        }
+    }
+}
+
+/// A file's inode change time (nanoseconds since the Unix epoch) and inode number; (0, 0) where
+/// the platform has none.
+#[cfg(unix)]
+fn change_time_and_inode(meta: &std::fs::Metadata) -> (i64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let ns = meta
+        .ctime()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(meta.ctime_nsec());
+    (ns, meta.ino())
+}
+
+#[cfg(not(unix))]
+fn change_time_and_inode(_meta: &std::fs::Metadata) -> (i64, u64) {
+    (0, 0)
 }
 
 /// What a scan found, ready to apply to the store.
@@ -314,13 +352,13 @@ pub fn scan_paths(
     Some(out)
 }
 
-/// Read and parse the found files (below `root`) whose size or mtime differ from their
-/// manifest entry, into `out`.
+/// Read and parse the found files (below `root`) whose [`Stat`] differs from their manifest
+/// entry, into `out`.
 fn read_changed(root: &Path, found: &[Found], out: &mut ScanOutcome) {
     let to_read: Vec<&Found> = found
         .iter()
         .filter(|f| match (f.old, f.stat) {
-            (Some(old), Some(st)) => old.size != st.size || old.mtime_ns != st.mtime_ns,
+            (Some(old), Some(st)) => Stat::of_entry(&old) != st,
             _ => true,
         })
         .collect();
@@ -404,6 +442,8 @@ fn read_one(root: &Path, f: &Found) -> ReadResult {
     let entry = FileEntry {
         size: stat.size,
         mtime_ns: stat.mtime_ns,
+        ctime_ns: stat.ctime_ns,
+        ino: stat.ino,
         hash,
     };
     if let Some(old) = f.old

@@ -46,8 +46,8 @@ pub(super) struct Found {
     pub rel: String,
     /// Its manifest entry, when the manifest knows the path.
     pub old: Option<FileEntry>,
-    /// Size and mtime, for a note the manifest knows (to tell whether it changed). A new note is
-    /// read anyway, and its reader takes them from the open file.
+    /// Its stat, for a note the manifest knows (to tell whether it changed). A new note is read
+    /// anyway, and its reader takes it from the open file.
     pub stat: Option<Stat>,
 }
 

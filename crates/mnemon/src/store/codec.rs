@@ -72,6 +72,10 @@ pub struct EdgeValue {
 pub struct FileEntry {
     pub size: u64,
     pub mtime_ns: i64,
+    /// The inode's change time, nanoseconds since the Unix epoch (0 where there is none).
+    pub ctime_ns: i64,
+    /// The inode number (0 where there is none).
+    pub ino: u64,
     /// xxh3-64 of the file bytes read.
     pub hash: u64,
 }
@@ -423,15 +427,17 @@ impl<'a> EdgeRef<'a> {
 
 impl FileEntry {
     /// Encode (format-spec/store.md, "manifest").
-    pub fn encode(&self) -> [u8; 24] {
-        let mut out = [0u8; 24];
+    pub fn encode(&self) -> [u8; 40] {
+        let mut out = [0u8; 40];
         out[0..8].copy_from_slice(&self.size.to_le_bytes());
         out[8..16].copy_from_slice(&self.mtime_ns.to_le_bytes());
-        out[16..24].copy_from_slice(&self.hash.to_le_bytes());
+        out[16..24].copy_from_slice(&self.ctime_ns.to_le_bytes());
+        out[24..32].copy_from_slice(&self.ino.to_le_bytes());
+        out[32..40].copy_from_slice(&self.hash.to_le_bytes());
         out
     }
 
-    /// Decode a 24-byte manifest value.
+    /// Decode a 40-byte manifest value.
     pub fn decode(bytes: &[u8]) -> Result<FileEntry, CodecError> {
         let mut r = Reader {
             what: "manifest entry",
@@ -440,6 +446,8 @@ impl FileEntry {
         let e = FileEntry {
             size: r.u64()?,
             mtime_ns: r.i64()?,
+            ctime_ns: r.i64()?,
+            ino: r.u64()?,
             hash: r.u64()?,
         };
         r.end()?;
@@ -849,9 +857,13 @@ mod tests {
         let f = FileEntry {
             size: 7,
             mtime_ns: -3,
+            ctime_ns: 1_700_000_000_123_456_789,
+            ino: u64::MAX - 1,
             hash: 42,
         };
         assert_eq!(FileEntry::decode(&f.encode()).unwrap(), f);
+        // A v12 entry (24 bytes) is not read as a v13 one.
+        assert!(FileEntry::decode(&f.encode()[..24]).is_err());
         let p = vec![Problem::new(ProblemKind::Conflict, "x")];
         assert_eq!(decode_problems(&encode_problems(&p)).unwrap(), p);
     }

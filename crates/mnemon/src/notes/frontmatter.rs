@@ -227,7 +227,13 @@ impl NoteMeta {
             "derived_from" => meta.derived_from = string_list(key, &v, warnings),
             "supersedes" => meta.supersedes = string_list(key, &v, warnings),
             "contradicts" => meta.contradicts = string_list(key, &v, warnings),
-            _ => {}
+            _ => {
+                if let Some(known) = meant_key(key) {
+                    warnings.push(format!(
+                        "`{key}` is not a key mnemon reads: did you mean `{known}`? (it was ignored)"
+                    ));
+                }
+            }
         }
     }
 
@@ -241,6 +247,62 @@ impl NoteMeta {
             (EdgeKind::Contradicts, &self.contradicts),
         ]
     }
+}
+
+/// The keys [`NoteMeta::read_key`] reads.
+const KNOWN_KEYS: [&str; 14] = [
+    "name",
+    "description",
+    "type",
+    "created_at",
+    "updated_at",
+    "ttl_days",
+    "pin",
+    "pinned",
+    "tags",
+    "related",
+    "part_of",
+    "derived_from",
+    "supersedes",
+    "contradicts",
+];
+
+/// The known key an unknown `key` most likely meant to be, if any: the same key in other case or
+/// with `-` or a space for `_` (`Updated-At`), one cut short (`updated`, `ttl`), or one a typo or
+/// two away (`descripton`, `tag`). Other keys are the author's own (`status`, `owner`) and pass
+/// without a word: a warning on them would be noise.
+fn meant_key(key: &str) -> Option<&'static str> {
+    let k: String = key
+        .trim()
+        .chars()
+        .map(|c| match c {
+            '-' | ' ' => '_',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
+    if k.chars().count() < 3 {
+        return None;
+    }
+    KNOWN_KEYS
+        .iter()
+        .copied()
+        .find(|known| *known == k)
+        .or_else(|| {
+            KNOWN_KEYS
+                .iter()
+                .copied()
+                .find(|known| known.starts_with(&format!("{k}_")))
+        })
+        .or_else(|| {
+            let most = if k.len() >= 6 { 2 } else { 1 };
+            KNOWN_KEYS
+                .iter()
+                .copied()
+                .map(|known| (strsim::damerau_levenshtein(&k, known), known))
+                .filter(|(d, _)| *d <= most)
+                .min()
+                .map(|(_, known)| known)
+        })
 }
 
 fn scalar_string(v: &Value) -> Option<String> {
@@ -359,6 +421,30 @@ mod tests {
         assert_eq!(m.related, vec!["single"]);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("updated_at"));
+    }
+
+    /// Regression: `updated: 2026-11-01` (for `updated_at`) or `tag: [x]` was dropped without a
+    /// word, and the note lost its date or tags; a key of the author's own passes silently.
+    #[test]
+    fn a_misspelt_key_is_named_with_the_key_meant_and_an_own_key_is_not() {
+        let (m, w) = NoteMeta::from_yaml(
+            "name: N\nupdated: 2026-11-01\ntag: [a]\nDescripton: d\nTTL-Days: 3\nstatus: draft\nowner: me\nsource: x\nnotes: y\nid: z\n",
+        )
+        .unwrap();
+        assert_eq!(m.updated_s, None);
+        assert!(m.tags.is_empty());
+        let meant: Vec<&str> = w
+            .iter()
+            .filter_map(|w| w.split("did you mean `").nth(1))
+            .filter_map(|rest| rest.split('`').next())
+            .collect();
+        assert_eq!(meant, ["updated_at", "tags", "description", "ttl_days"], "{w:?}");
+        assert_eq!(meant_key("owner"), None);
+        assert_eq!(meant_key("types"), Some("type"));
+        assert_eq!(meant_key("supersede"), Some("supersedes"));
+        assert_eq!(meant_key("created"), Some("created_at"));
+        assert_eq!(meant_key("title"), None);
+        assert_eq!(meant_key("date"), None);
     }
 
     /// `description: [1, 2]` (or a name that YAML reads as a list or a mapping) was dropped

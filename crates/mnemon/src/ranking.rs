@@ -72,7 +72,8 @@ pub const MAX_PASSAGE_CHECKS: usize = 3;
 /// before): partial matches of a question the memory may have no answer for.
 pub const WEAK_QUESTION_RESULTS: usize = 2;
 /// A direct hit needs at least this BM25F score (a floor against single weak matches in long
-/// notes). Lower admits weaker matches.
+/// notes), unless it holds [`FULL_COVERAGE`] of the question as written. Lower admits weaker
+/// matches.
 pub const MIN_LEXICAL_SCORE: f32 = 0.5;
 /// ... or this share of the idf of the question's rarest word the memory holds, when lower
 /// (`Evidence::lexical_floor`): a single match of a word of that idf in a note of average length

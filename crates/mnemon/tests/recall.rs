@@ -253,6 +253,31 @@ fn expired_ttl_ranks_below_a_fresh_twin() {
     assert!(r.results[0].explain.recency > stale.recency);
 }
 
+/// Regression: a word only one note holds was not found when that note is long (a build log of
+/// 60 KB): its BM25 score falls with the note's length, under the floor meant for single weak
+/// matches, and recall answered nothing although the note holds the whole question.
+#[test]
+fn a_long_note_holding_the_only_copy_of_a_word_is_found() {
+    let (_t, m) = fresh();
+    let filler: String = (0..6000)
+        .map(|i| format!("line{} of the build output went fine ", i % 97))
+        .collect();
+    write_note(
+        &m,
+        "build-log.md",
+        format!("---\nname: Build log\n---\nFailure code ERRX4471 happened.\n\n{filler}\n"),
+    );
+    write_note(
+        &m,
+        "short.md",
+        "---\nname: Deploys\n---\nThe build output of a deploy goes to the channel.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let r = m.recall(&Query::text("ERRX4471")).unwrap();
+    assert_eq!(ids(&r), vec!["build-log"], "{:?}", r.floor);
+}
+
 /// Regression: a note dated in the future (`updated_at` years ahead, a typo or a clock that ran
 /// ahead) kept the top recency bonus, and won close calls over notes edited yesterday, until
 /// that day came.

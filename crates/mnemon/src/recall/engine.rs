@@ -419,7 +419,12 @@ pub fn run(
                 evidence
                     .floor(h.matched, h.exact, h.titled, coverage, used)
                     .or_else(|| {
-                        (h.score < evidence.lexical_floor())
+                        // A note that holds the question's words as they are, nearly all of
+                        // them, answers it however long it is: the floor is against a single
+                        // weak match, and its score falls with the note's length.
+                        let answers_all =
+                            evidence.coverage(h.exact, h.exact) >= ranking::FULL_COVERAGE;
+                        (h.score < evidence.lexical_floor() && !answers_all)
                             .then_some("lexical score under the floor")
                     })
             };

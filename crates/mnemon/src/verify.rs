@@ -68,6 +68,11 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
         memory_dir,
         &HashMap::<String, crate::store::FileEntry>::new(),
     );
+    compare(store, memory_dir, &outcome)
+}
+
+/// Compare `store` with `outcome`, a full parse of `memory_dir` taken before the store is read.
+fn compare(store: &Store, memory_dir: &Path, outcome: &scan::ScanOutcome) -> Result<Verified> {
     let r = store.read()?;
     let mut found = Vec::new();
     let mut changed = Vec::new();
@@ -138,8 +143,13 @@ fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
         .iter()
         .map(|u| (u.id.as_str(), u.path.as_str()))
         .collect();
-    for id in stored.keys() {
+    for (id, rec) in &stored {
         if !expected.contains_key(id.as_str()) && !kept.contains(id.as_str()) {
+            // A note written (and indexed by another process) after this parse listed the
+            // folder is there now: the memory changed meanwhile, which a retry settles.
+            if memory_dir.join(&rec.path).exists() {
+                changed.push(rec.path.clone());
+            }
             found.push(format!("the store holds `{id}`, which no note defines"));
         }
     }
@@ -307,5 +317,28 @@ mod tests {
         let edited = store_against_notes(&store, &notes);
         assert!(!edited.damage.is_empty());
         assert_eq!(edited.changed, ["a.md", "b.md", "c.md"]);
+    }
+
+    /// Regression: a note written and indexed by another process after doctor's parse listed
+    /// the folder was "the store holds `c`, which no note defines": damage, exit 1, and
+    /// `doctor --fix` moved the healthy store aside. It is a change, which a retry settles.
+    #[test]
+    fn a_note_added_and_indexed_after_the_parse_is_changed_not_damage() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join(".mnemon");
+        let memory = crate::Memory::init(&root).unwrap();
+        let notes = root.join("memory");
+        std::fs::write(notes.join("a.md"), "---\nname: A\n---\nalpha text\n").unwrap();
+        memory.index().unwrap();
+        let parsed_before = scan::scan(&notes, &HashMap::new());
+        std::fs::write(notes.join("c.md"), "gamma\n").unwrap();
+        memory.index().unwrap();
+        drop(memory);
+        let (store, _) = Store::open(&root.join("index")).unwrap();
+        let raced = compare(&store, &notes, &parsed_before).unwrap();
+        assert!(!raced.damage.is_empty(), "the premise: the parse missed c");
+        assert_eq!(raced.changed, ["c.md"]);
+        let settled = store_against_notes(&store, &notes);
+        assert!(settled.damage.is_empty(), "{:?}", settled.damage);
     }
 }

@@ -106,6 +106,34 @@ fn typo_and_unfinished_word_still_match() {
     assert_eq!(ids(&r), vec!["deploy-rollback"]);
 }
 
+/// Regression: asking about `ERR4471`, which no note holds, returned the note about `ERR4470`
+/// as a confident hit named by the question: a typo was tolerated in a code's digits.
+#[test]
+fn a_code_one_digit_away_is_another_code_not_a_typo() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "err4470.md",
+        "Error code ERR4470 means the disk is full.\n",
+    );
+    write_note(
+        &m,
+        "postgres16.md",
+        "---\nname: Upgrade to postgres16\n---\nThe postgres16 upgrade runbook.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let ask = |q: &str| ids(&m.recall(&Query::text(q).with_depth(0)).unwrap()).join(",");
+    assert_eq!(ask("ERR4470"), "err4470");
+    assert_eq!(ask("ERR4471"), "");
+    assert_eq!(ask("what does ERR4471 mean"), "");
+    assert_eq!(ask("postgres15 upgrade"), "postgres16");
+    assert_eq!(ask("postgres15"), "");
+    // A typo in a code's letters is still one.
+    assert_eq!(ask("ERR4470 disk ful"), "err4470");
+    assert_eq!(ask("postgers16"), "postgres16");
+}
+
 #[test]
 fn neighbours_carry_their_trail() {
     let (_t, m) = corpus();

@@ -302,6 +302,11 @@ impl LexicalIndex {
                 look_up(&variant, &mut found);
             }
         }
+        // A code or version differs by its digits (`err4471` is not `err4470`, `pg16` not
+        // `pg15`): a typo tolerated in its letters, never in its digits.
+        let digits = |s: &str| -> String { s.chars().filter(char::is_ascii_digit).collect() };
+        let wanted = digits(&t.term);
+        found.df.retain(|term, _| digits(term) == wanted);
         self.top_by_df(found)
     }
 

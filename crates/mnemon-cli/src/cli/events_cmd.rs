@@ -57,6 +57,9 @@ pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<
             // Files that are not segments are never read nor removed by mnemon: listed, they
             // make nothing unhealthy (they may be the user's).
             let healthy = bad == 0;
+            if !healthy {
+                super::stdout::exit_on_closed_pipe(super::EXIT_PROBLEMS);
+            }
             if out.json {
                 out.json(&serde_json::json!({
                     "healthy": healthy,

@@ -510,6 +510,9 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 let memory = open(cli, out)?;
                 report = progress::with_spinner(out, "checking", || memory.doctor())?;
             }
+            if !report.healthy {
+                stdout::exit_on_closed_pipe(EXIT_PROBLEMS);
+            }
             out.doctor(&report);
             Ok(if report.healthy {
                 EXIT_OK

@@ -130,13 +130,15 @@ impl Out {
             self.json(v);
             return;
         }
-        let name = v.name.as_deref().unwrap_or("(no name)");
+        // One line each: a line end inside a name, description or tag would start a line of
+        // its own that reads as mnemon's.
+        let name = stdout::name_for_terminal(v.name.as_deref().unwrap_or("(no name)"));
         outln!("{}  {}  [{}]", self.bold(&v.id), name, v.note_type);
         if let Some(d) = &v.description {
-            outln!("  {d}");
+            outln!("  {}", stdout::name_for_terminal(d));
         }
         if !v.tags.is_empty() {
-            outln!("  tags: {}", v.tags.join(", "));
+            outln!("  tags: {}", stdout::name_for_terminal(&v.tags.join(", ")));
         }
         outln!("  {}", self.dim(&format!("memory/{}", v.path)));
         if let Some(h) = &v.sha256 {
@@ -296,7 +298,7 @@ impl Out {
                 "{:>2}. {}  {}  {}",
                 i + 1,
                 self.bold(&h.id),
-                h.name.as_deref().unwrap_or(""),
+                stdout::name_for_terminal(h.name.as_deref().unwrap_or("")),
                 self.dim(&format!("{:.3} {src}", h.score))
             );
             if !h.trail.is_empty() {

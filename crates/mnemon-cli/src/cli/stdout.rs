@@ -1,7 +1,8 @@
 //! Printing to stdout without a panic when the reader goes away: `mnemon index | head -1`
 //! closes the pipe after one line, and `println!` panics on the next. [`outln!`] and [`out!`]
 //! print like `println!` and `print!`; when stdout is a closed pipe the command ends quietly
-//! (exit 0, as ripgrep does), and any other write error is reported on stderr (exit 1).
+//! (exit 0, as ripgrep does, or 1 when it found problems), and any other write error is
+//! reported on stderr (exit 1).
 
 /// `println!` to stdout, ending the process quietly when the pipe is closed.
 macro_rules! outln {
@@ -108,10 +109,21 @@ fn colour_len(s: &str) -> Option<usize> {
     (b.get(2 + digits) == Some(&b'm')).then_some(3 + digits)
 }
 
-/// A write to stdout failed: a closed pipe ends the process with 0, anything else with 1.
+/// The exit code when the reader closes stdout before the output ends: 0 unless a command
+/// that has found problems (`doctor`, `events verify`) says so before printing its report, so
+/// that `mnemon doctor | head` under `pipefail` still fails on a broken memory.
+pub static CLOSED_PIPE_EXIT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The exit code a closed stdout ends the process with from now on (see [`CLOSED_PIPE_EXIT`]).
+pub fn exit_on_closed_pipe(code: i32) {
+    CLOSED_PIPE_EXIT.store(code, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A write to stdout failed: a closed pipe ends the process quietly, with the code of
+/// [`CLOSED_PIPE_EXIT`] (0 unless the command found problems), anything else with 1.
 pub fn failed(e: std::io::Error) -> ! {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
-        std::process::exit(0);
+        std::process::exit(CLOSED_PIPE_EXIT.load(std::sync::atomic::Ordering::Relaxed));
     }
     eprintln!("mnemon: cannot write to stdout: {e}");
     std::process::exit(1);

@@ -143,11 +143,13 @@ fn compare(store: &Store, memory_dir: &Path, outcome: &scan::ScanOutcome) -> Res
         .iter()
         .map(|u| (u.id.as_str(), u.path.as_str()))
         .collect();
+    let files: BTreeSet<&str> = expected.values().copied().collect();
     for (id, rec) in &stored {
         if !expected.contains_key(id.as_str()) && !kept.contains(id.as_str()) {
             // A note written (and indexed by another process) after this parse listed the
-            // folder is there now: the memory changed meanwhile, which a retry settles.
-            if memory_dir.join(&rec.path).exists() {
+            // folder is there now: the memory changed meanwhile, which a retry settles. A
+            // file the parse did read under another id is not that: the stored id is damaged.
+            if !files.contains(rec.path.as_str()) && memory_dir.join(&rec.path).exists() {
                 changed.push(rec.path.clone());
             }
             found.push(format!("the store holds `{id}`, which no note defines"));
@@ -165,7 +167,6 @@ fn compare(store: &Store, memory_dir: &Path, outcome: &scan::ScanOutcome) -> Res
             changed.push(u.path.clone());
         }
     }
-    let files: BTreeSet<&str> = expected.values().copied().collect();
     let failed: BTreeSet<&str> = outcome
         .walk_errors
         .iter()

@@ -75,6 +75,46 @@ fn crash_between_rename_and_remove_counts_each_event_once_and_the_orphan_is_remo
     assert!(r.compressed.is_empty());
 }
 
+/// Regression: a reader lists `events/` and compaction then compresses the segments it listed
+/// (and removes `X.seg`): `events dump` and every fold printed "cannot open: No such file" and
+/// left those events out, or listed both `X.seg` and `X.seg.zst` and showed them twice. A
+/// segment gone from its listed place is read from its compressed form, wherever compaction put
+/// it, and a listing names each segment once.
+#[test]
+fn a_segment_compressed_after_it_was_listed_is_read_once_from_its_new_place() {
+    use mnemon::events::log::{all_segments, read_segment};
+    let fs = with_segments(2, 3, T0);
+    let (listed, _) = all_segments(&fs, &events_dir()).unwrap();
+    assert_eq!(listed.len(), 2);
+    assert!(listed.iter().all(|s| !s.file.compressed));
+    let originals: Vec<(String, Vec<u8>)> = listed
+        .iter()
+        .map(|s| (s.file.name.clone(), fs.get(&s.path).unwrap()))
+        .collect();
+    let log = open(&fs, "compactor").unwrap();
+    assert_eq!(
+        log.compact(policy(), T0 + 100 * DAY_MS)
+            .unwrap()
+            .compressed
+            .len(),
+        2
+    );
+    drop(log);
+    for seg in &listed {
+        let read = read_segment(&fs, &seg.path, false, 0);
+        assert_eq!(read.error, None, "{}", seg.shown);
+        assert_eq!(read.events.len(), 3, "{}", seg.shown);
+    }
+    // Both `X.seg` and `X.seg.zst` there (the moment between compaction's two steps): listed
+    // once, as the compressed copy.
+    for (name, bytes) in &originals {
+        fs.put(&events_dir().join(name), bytes, T0);
+    }
+    let (both, _) = all_segments(&fs, &events_dir()).unwrap();
+    assert_eq!(both.len(), 2, "{both:?}");
+    assert!(both.iter().all(|s| s.file.compressed), "{both:?}");
+}
+
 /// Failure mode 2: two sessions compacting at once must not collide on a temp file name. Temp
 /// names carry pid and nanos, and compaction is exclusive (a lock file). Two threads with
 /// separate handles on the same real folder compact at once: each segment is compressed exactly

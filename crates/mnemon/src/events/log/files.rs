@@ -61,8 +61,9 @@ pub struct LocatedSegment {
     pub file: SegmentFile,
 }
 
-/// Every segment file of the log, in `events/` and in `events/archive/` (both are read by every
-/// fold), and the files of either folder that are not segments (relative to `events/`).
+/// Every segment of the log, in `events/` and in `events/archive/` (both are read by every
+/// fold), one file each, and the files of either folder that are not segments (relative to
+/// `events/`).
 pub fn all_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<LocatedSegment>, Vec<String>)> {
     let archive_name = super::segment::ARCHIVE_DIR;
     let archive = events_dir.join(archive_name);
@@ -81,6 +82,20 @@ pub fn all_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<LocatedSegmen
         shown: format!("{archive_name}/{}", file.name),
         file,
     }));
+    // One file per segment, as folds read the log: a compressed copy is authoritative over
+    // `X.seg` (compaction writes it before removing `X.seg`, and a crash between the two
+    // leaves both), and a listing taken while compaction moves `X.seg.zst` to the archive can
+    // hold it in both folders.
+    let compressed: std::collections::HashSet<String> = out
+        .iter()
+        .filter(|s| s.file.compressed)
+        .map(|s| s.file.id.clone())
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|s| {
+        (s.file.compressed || !compressed.contains(&s.file.id))
+            && (!s.file.compressed || seen.insert(s.file.id.clone()))
+    });
     // By creation time, wherever kept.
     out.sort_by(|a, b| a.file.name.cmp(&b.file.name));
     let mut unknown: Vec<String> = other.into_iter().filter(|n| n != archive_name).collect();
@@ -153,11 +168,49 @@ pub fn named_as_original(id: &str, h: &Header, other: &str) -> bool {
     other != id && names_header(other, h) && !names_header(id, h)
 }
 
+/// Where a segment listed at `path` went when it is no longer there: compaction compresses a
+/// finished `events/X.seg` into `events/X.seg.zst` and later moves that to
+/// `events/archive/X.seg.zst`, while a reader may have listed the folder before either step.
+fn moved_by_compaction(fs: &dyn Fs, path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let id = name
+        .strip_suffix(COMPRESSED_EXT)
+        .or_else(|| name.strip_suffix(SEGMENT_EXT))?;
+    let dir = path.parent()?;
+    if dir.file_name().and_then(|n| n.to_str()) == Some(super::segment::ARCHIVE_DIR) {
+        return None;
+    }
+    let compressed = format!("{id}{COMPRESSED_EXT}");
+    [
+        dir.join(&compressed),
+        dir.join(super::segment::ARCHIVE_DIR).join(&compressed),
+    ]
+    .into_iter()
+    .find(|p| p != path && fs.len(p).is_ok())
+}
+
 /// Read the events of a segment at or after `from` (an offset in its uncompressed stream).
 pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> SegmentRead {
     let mut out = SegmentRead::default();
-    let mut stream = match open_stream(fs, path, compressed) {
-        Ok(s) => s,
+    let moved;
+    let (path, compressed, mut stream) = match open_stream(fs, path, compressed) {
+        Ok(s) => (path, compressed, s),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Gone without a compressed form: compaction removed it as empty (or as the
+            // leftover of a copy it had compressed), so it holds nothing to read.
+            let Some(to) = moved_by_compaction(fs, path) else {
+                out.empty = true;
+                return out;
+            };
+            moved = to;
+            match open_stream(fs, &moved, true) {
+                Ok(s) => (moved.as_path(), true, s),
+                Err(e) => {
+                    out.error = Some(format!("cannot open: {e}"));
+                    return out;
+                }
+            }
+        }
         Err(e) => {
             out.error = Some(format!("cannot open: {e}"));
             return out;

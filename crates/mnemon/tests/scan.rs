@@ -637,3 +637,41 @@ fn an_edit_that_keeps_size_and_mtime_is_seen_by_the_next_index() {
     let report = memory.doctor().unwrap();
     assert!(report.healthy, "{report:?}");
 }
+
+/// Regression: the scan indexed `weird#hash.md` or ` lead.md` without a word, though no
+/// `[[...]]` link can name them (`write` refuses such ids): links meant for them dangled to
+/// `weird` or `lead`. Such a note is indexed and reported with the fix.
+#[test]
+fn a_note_no_link_can_name_is_indexed_and_reported() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "weird#hash.md", "hash body words");
+    write_note(&memory, " lead.md", "lead body words");
+    write_note(&memory, "plain.md", "plain body words");
+    let report = memory.index().unwrap();
+    assert_eq!(report.notes, 3);
+    let problems: Vec<String> = memory
+        .doctor()
+        .unwrap()
+        .note_errors
+        .into_iter()
+        .map(|e| format!("{}: {}", e.path, e.message))
+        .collect();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("weird#hash.md:") && p.contains("holds `#`")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with(" lead.md:") && p.contains("begins or ends with a space")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .all(|p| p.contains("no link can name this note"))
+    );
+}

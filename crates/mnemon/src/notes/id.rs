@@ -74,6 +74,19 @@ pub fn validate_id(id: &str) -> Result<(), IdError> {
     Ok(())
 }
 
+/// Why no `[[...]]` link could name a note with this id, if none could: `#` starts a heading,
+/// `|` a label, brackets end or open the link, and the link's text is trimmed.
+pub fn why_unlinkable(id: &str) -> Option<String> {
+    if let Some(c) = id.chars().find(|c| matches!(c, '#' | '|' | '[' | ']')) {
+        return Some(format!(
+            "holds `{c}`, which a `[[...]]` link reads as part of its syntax"
+        ));
+    }
+    id.split('/')
+        .any(|p| p.trim() != p)
+        .then(|| "has a part that begins or ends with a space, which a `[[...]]` link drops".into())
+}
+
 /// The id of a note file at `rel` (relative to `memory/`), or why it has none.
 pub fn id_from_relative_path(rel: &Path) -> Result<String, NotePathError> {
     let mut parts = Vec::new();

@@ -453,6 +453,19 @@ fn read_one(root: &Path, f: &Found) -> ReadResult {
         return ReadResult::Touched(f.rel.clone(), entry);
     }
     let mut parsed = notes::parse_note(f.id(), &bytes);
+    if let Some(why) = notes::why_unlinkable(f.id()) {
+        // Indexed all the same (recall finds it), but links meant for it dangle.
+        parsed.problems.insert(
+            0,
+            Problem::new(
+                ProblemKind::File,
+                format!(
+                    "its id `{}` {why}: no link can name this note; rename the file to letters, digits, `-`, `_` and `/`",
+                    f.id()
+                ),
+            ),
+        );
+    }
     if stat.size > MAX_NOTE_BYTES as u64 {
         parsed.problems.insert(
             0,

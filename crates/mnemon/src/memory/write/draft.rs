@@ -135,21 +135,13 @@ pub(super) fn id_parts(id: &str) -> std::result::Result<Vec<&str>, NoteWriteErro
             stem: stem.to_string(),
         });
     }
-    // A `[[...]]` link could never name the note: `#` starts a heading, `|` a label, brackets
-    // end or open the link, and the link's text is trimmed.
+    if let Some(why) = notes::why_unlinkable(id) {
+        return Err(NoteWriteError::UnlinkableId {
+            id: id.to_string(),
+            why,
+        });
+    }
     let parts: Vec<&str> = id.split('/').collect();
-    if let Some(c) = id.chars().find(|c| matches!(c, '#' | '|' | '[' | ']')) {
-        return Err(NoteWriteError::UnlinkableId {
-            id: id.to_string(),
-            why: format!("holds `{c}`, which a `[[...]]` link reads as part of its syntax"),
-        });
-    }
-    if parts.iter().any(|p| p.trim() != *p) {
-        return Err(NoteWriteError::UnlinkableId {
-            id: id.to_string(),
-            why: "has a part that begins or ends with a space, which a `[[...]]` link drops".into(),
-        });
-    }
     if let Some(part) = parts.iter().find(|p| p.starts_with('.')) {
         return Err(NoteWriteError::HiddenPart {
             part: (*part).to_string(),

@@ -319,7 +319,15 @@ fn scalar_string(v: &Value) -> Option<String> {
 fn string_list(key: &str, v: &Value, warnings: &mut Vec<String>) -> Vec<String> {
     let items: Vec<&Value> = match v {
         Value::Null => return Vec::new(),
-        Value::Sequence(seq) => seq.iter().take(MAX_LIST_ENTRIES).collect(),
+        Value::Sequence(seq) => {
+            if seq.len() > MAX_LIST_ENTRIES {
+                warnings.push(format!(
+                    "`{key}` lists {} entries; only the first {MAX_LIST_ENTRIES} are kept",
+                    seq.len()
+                ));
+            }
+            seq.iter().take(MAX_LIST_ENTRIES).collect()
+        }
         other => vec![other],
     };
     let mut out = Vec::with_capacity(items.len());

@@ -385,6 +385,9 @@ pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
     };
 
     let mut edges: Vec<EdgeDraft> = Vec::new();
+    // Distinct links past the limit, to say how many were dropped.
+    let mut over_limit: std::collections::HashSet<(String, EdgeKind, Provenance)> =
+        std::collections::HashSet::new();
     let mut push = |to: &str, kind, provenance, confidence, problems: &mut Vec<Problem>| {
         if let Err(reason) = validate_id(to) {
             problems.push(Problem {
@@ -400,20 +403,22 @@ pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
             });
             return;
         }
-        if edges.len() >= MAX_EDGES_PER_NOTE {
-            return;
-        }
-        if !edges
+        if edges
             .iter()
             .any(|e| e.to == to && e.kind == kind && e.provenance == provenance)
         {
-            edges.push(EdgeDraft {
-                to: to.to_string(),
-                kind,
-                provenance,
-                confidence,
-            });
+            return;
         }
+        if edges.len() >= MAX_EDGES_PER_NOTE {
+            over_limit.insert((to.to_string(), kind, provenance));
+            return;
+        }
+        edges.push(EdgeDraft {
+            to: to.to_string(),
+            kind,
+            provenance,
+            confidence,
+        });
     };
     for (kind, targets) in meta.relations() {
         for to in targets {
@@ -443,6 +448,15 @@ pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
                 &mut problems,
             );
         }
+    }
+    if !over_limit.is_empty() {
+        problems.push(Problem::new(
+            ProblemKind::Link,
+            format!(
+                "{} links past the first {MAX_EDGES_PER_NOTE} of the note were ignored; split it into smaller notes",
+                over_limit.len()
+            ),
+        ));
     }
     // A note that declares the same link twice produces one problem per occurrence; keep one.
     problems.dedup();
@@ -486,6 +500,35 @@ fn is_conflict_marker(l: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression: a note with 5000 links kept 4096 and a `tags` list of 3000 kept 1024, and
+    /// nothing said so.
+    #[test]
+    fn links_and_lists_past_their_limits_are_reported() {
+        let links: String = (0..MAX_EDGES_PER_NOTE + 10)
+            .map(|i| format!("[[n{i}]] [[n{i}]] "))
+            .collect();
+        let tags: Vec<String> = (0..MAX_LIST_ENTRIES + 5).map(|i| format!("t{i}")).collect();
+        let text = format!("---\ntags: [{}]\n---\n{links}\n", tags.join(", "));
+        let parsed = parse_note("big", text.as_bytes());
+        assert_eq!(parsed.edges.len(), MAX_EDGES_PER_NOTE);
+        assert_eq!(parsed.meta.tags.len(), MAX_LIST_ENTRIES);
+        let messages: Vec<&str> = parsed.problems.iter().map(|p| p.message.as_str()).collect();
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.starts_with("10 links past the first 4096")),
+            "{messages:?}"
+        );
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("`tags` lists 1029 entries; only the first 1024")),
+            "{messages:?}"
+        );
+        let small = parse_note("small", b"[[a]] [[a]] [[b]]");
+        assert!(small.problems.is_empty(), "{:?}", small.problems);
+    }
 
     /// `conflict_marker_line` as it was: every line walked.
     fn conflict_marker_line_by_lines(text: &str) -> Option<usize> {

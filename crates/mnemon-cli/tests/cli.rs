@@ -1100,3 +1100,31 @@ fn names_stay_on_their_line_and_a_closed_pipe_keeps_doctors_verdict() {
     drop(doctor.stdout.take());
     assert_eq!(doctor.wait().unwrap().code(), Some(1));
 }
+
+/// Regression: after a note file was deleted or added by hand, `show`, `importance` and
+/// `feedback` answered from the index as it was (a deleted note was shown and took marks; a new
+/// one was unknown) until something re-indexed. They see the notes as they are now.
+#[test]
+fn show_importance_and_feedback_see_notes_edited_by_hand() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    assert_eq!(run(root, &["init"]).0, 0);
+    let notes = root.join(".mnemon/memory");
+    std::fs::write(notes.join("gone.md"), "a note deleted by hand\n").unwrap();
+    assert_eq!(run(root, &["index"]).0, 0);
+    std::fs::remove_file(notes.join("gone.md")).unwrap();
+    std::fs::write(notes.join("fresh.md"), "a note added by hand\n").unwrap();
+    for args in [
+        &["show", "gone"][..],
+        &["importance", "gone", "7"][..],
+        &["feedback", "--used", "gone", "--query", "q"][..],
+    ] {
+        let (code, _, err) = run(root, args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("no note with id `gone`"), "{args:?}: {err}");
+    }
+    let (code, v, err) = run(root, &["--json", "show", "fresh"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["id"], "fresh");
+    assert_eq!(run(root, &["importance", "fresh", "7"]).0, 0);
+}

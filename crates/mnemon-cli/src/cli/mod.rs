@@ -481,6 +481,9 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
         }
         Command::Show { id } => {
             let memory = open(cli, out)?;
+            // Notes edited, added or deleted by hand since the last index are seen as they are
+            // now, as `recall` sees them.
+            memory.index()?;
             let view = memory.show(id)?;
             out.show(&view);
             Ok(EXIT_OK)
@@ -563,6 +566,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
         } => {
             let importance: u8 = args::IMPORTANCE.parse(*importance)?;
             let memory = open(cli, out)?;
+            memory.index()?;
             memory.set_importance(id, importance, tags, note)?;
             let stats = memory.stats(id)?;
             if out.json {
@@ -575,6 +579,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
         Command::Feedback { used, wrong, query } => {
             args::feedback(used, wrong)?;
             let memory = open(cli, out)?;
+            memory.index()?;
             let r = memory.feedback(used, wrong, query.as_deref())?;
             if out.json {
                 out.json(&r);

@@ -1128,3 +1128,24 @@ fn show_importance_and_feedback_see_notes_edited_by_hand() {
     assert_eq!(v["id"], "fresh");
     assert_eq!(run(root, &["importance", "fresh", "7"]).0, 0);
 }
+
+/// Regression: a body over the note size limit was reported as "4194305 bytes" (what was read,
+/// one byte over the cap) whatever its size.
+#[test]
+fn a_body_over_the_limit_is_refused_with_its_real_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    assert_eq!(run(root, &["init"]).0, 0);
+    let body = root.join("body.txt");
+    std::fs::write(&body, "x".repeat(5_000_001)).unwrap();
+    let (code, _, err) = run(root, &["write", "big", "--from", body.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is 5000001 bytes, over the limit of 4194304"),
+        "{err}"
+    );
+    let (code, _, err) = run_with_stdin(root, &["write", "big"], &"y".repeat(5_000_001));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("more than 4194304 bytes"), "{err}");
+    assert!(!root.join(".mnemon/memory/big.md").exists());
+}

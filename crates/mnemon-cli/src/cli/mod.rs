@@ -253,8 +253,8 @@ enum Command {
     },
     /// Generate a deterministic synthetic corpus (notes + queries.yaml) for benchmarks.
     Gen {
-        /// Number of notes.
-        #[arg(long, default_value_t = 1000)]
+        /// Number of notes (1 to 1000000).
+        #[arg(long, default_value_t = 1000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
         notes: usize,
         /// Random seed (same seed, same bytes).
         #[arg(long, default_value_t = 42)]

@@ -53,17 +53,31 @@ impl From<OnDuplicateArg> for OnDuplicate {
     }
 }
 
-/// The body: `from`'s bytes, or stdin's. At most one byte over the note size cap is read (the
-/// library refuses the body then, naming the cap); the text must be UTF-8.
+/// The body: `from`'s bytes, or stdin's. At most one byte over the note size cap is read, and
+/// a body over it is refused, with its size when it is known (a file's); the text must be UTF-8.
 pub fn read_body(from: Option<&Path>) -> mnemon::Result<String> {
     let cap = args::MAX_NOTE_BYTES as u64 + 1;
     let mut bytes = Vec::new();
+    let too_large = |size: String| Error::InvalidArgument {
+        what: "body",
+        message: format!(
+            "{size}, over the limit of {} bytes: split it into smaller notes linked with `related`",
+            args::MAX_NOTE_BYTES
+        ),
+    };
     match from {
         Some(path) => {
             let file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+            let size = file.metadata().map(|m| m.len()).ok();
             file.take(cap)
                 .read_to_end(&mut bytes)
                 .map_err(|e| Error::io("read", path, e))?;
+            if bytes.len() as u64 == cap {
+                return Err(too_large(match size {
+                    Some(n) if n >= cap => format!("{} is {n} bytes", path.display()),
+                    _ => format!("{} holds more than {} bytes", path.display(), cap - 1),
+                }));
+            }
         }
         None => {
             if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
@@ -75,6 +89,12 @@ pub fn read_body(from: Option<&Path>) -> mnemon::Result<String> {
                 .take(cap)
                 .read_to_end(&mut bytes)
                 .map_err(|e| Error::io("read", "stdin", e))?;
+            if bytes.len() as u64 == cap {
+                return Err(too_large(format!(
+                    "the body on stdin is more than {} bytes",
+                    cap - 1
+                )));
+            }
         }
     }
     String::from_utf8(bytes).map_err(|e| Error::InvalidArgument {

@@ -178,8 +178,19 @@ fn remove_if_stale_note_temp(name: &OsStr, entry: &DirEntry) {
     }
 }
 
+/// Why a folder or note cannot be read, with the fix that matches the cause.
 fn cannot_read(e: std::io::Error) -> String {
-    format!("cannot read ({e}); check permissions")
+    let fix = match e.raw_os_error() {
+        #[cfg(unix)]
+        Some(libc::ENAMETOOLONG) => "shorten the folder or file names on this path",
+        #[cfg(unix)]
+        Some(libc::EIO) => "the disk reports a read error; check it and restore the file",
+        _ if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            "check permissions (the user running mnemon must be able to read it)"
+        }
+        _ => "check that it can be read",
+    };
+    format!("cannot read ({e}); {fix}")
 }
 
 fn child_rel(rel: &str, name: &str) -> String {
@@ -462,4 +473,22 @@ fn note(
         },
     };
     Entry::Note(Found { rel, old, stat })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: a path too long for the file system was reported with "check permissions".
+    #[test]
+    fn an_unreadable_path_names_the_fix_its_cause_needs() {
+        #[cfg(unix)]
+        {
+            let long = cannot_read(std::io::Error::from_raw_os_error(libc::ENAMETOOLONG));
+            assert!(long.contains("shorten the folder or file names"), "{long}");
+            assert!(!long.contains("permissions"), "{long}");
+        }
+        let denied = cannot_read(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert!(denied.contains("check permissions"), "{denied}");
+    }
 }

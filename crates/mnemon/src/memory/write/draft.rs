@@ -236,7 +236,9 @@ impl<'a> Draft<'a> {
             tags: &self.tags,
             pin: self.pin,
             created_at: created_s.map(notes::format_date_unix_s),
-            updated_at: notes::format_date_unix_s(now_s),
+            // A clock set back (or a `created_at` written ahead) must not date the edit before
+            // the note's creation.
+            updated_at: notes::format_date_unix_s(created_s.map_or(now_s, |c| c.max(now_s))),
             related: &self.related,
             supersedes: &self.supersedes,
             contradicts: &self.contradicts,

@@ -438,6 +438,27 @@ mod tests {
         );
     }
 
+    /// Regression: a note replaced while the clock was set back got an `updated_at` before its
+    /// `created_at`.
+    #[test]
+    fn a_replacement_is_never_dated_before_the_note_was_created() {
+        let req = WriteRequest::new("a", "body");
+        let draft = super::draft::Draft::of(&req).unwrap();
+        let created = crate::notes::parse_date_unix_s("2026-11-30").unwrap();
+        let earlier = crate::notes::parse_date_unix_s("2026-01-01").unwrap();
+        let (bytes, _) = draft.render(Some(created), earlier, None).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(text.contains("created_at: 2026-11-30"), "{text}");
+        assert!(text.contains("updated_at: 2026-11-30"), "{text}");
+        let later = crate::notes::parse_date_unix_s("2026-12-05").unwrap();
+        let (bytes, _) = draft.render(Some(created), later, None).unwrap();
+        assert!(
+            String::from_utf8(bytes)
+                .unwrap()
+                .contains("updated_at: 2026-12-05")
+        );
+    }
+
     #[test]
     fn ids_the_scan_would_skip_are_refused() {
         assert!(matches!(

@@ -115,6 +115,30 @@ fn a_segment_compressed_after_it_was_listed_is_read_once_from_its_new_place() {
     assert!(both.iter().all(|s| s.file.compressed), "{both:?}");
 }
 
+/// Regression: every CLI call leaves a segment of a few events, and with no snapshot (one was
+/// written only after 10 000 events) each command opened and read every one of them again:
+/// 1 500 calls made a recall cost 15 000 system calls. An open that reads more than
+/// `SNAPSHOT_AFTER_SEGMENTS` segments writes a snapshot, and the next open reads none of them.
+#[test]
+fn an_open_that_reads_many_small_segments_writes_a_snapshot() {
+    use mnemon::events::log::SNAPSHOT_AFTER_SEGMENTS;
+    let snapshot = common::events::index_dir().join("stats.snapshot");
+    let few = with_segments(SNAPSHOT_AFTER_SEGMENTS, 2, T0);
+    drop(open(&few, "reader").unwrap());
+    assert!(
+        few.get(&snapshot).is_none(),
+        "a few segments need no snapshot"
+    );
+    let many = with_segments(SNAPSHOT_AFTER_SEGMENTS + 1, 2, T0);
+    let first = open(&many, "reader").unwrap();
+    assert_eq!(count(&first, "s0-e0"), 1);
+    drop(first);
+    assert!(many.get(&snapshot).is_some(), "snapshot written");
+    let next = open(&many, "reader2").unwrap();
+    assert_eq!(next.refresh().unwrap(), 0, "nothing left to fold");
+    assert_eq!(count(&next, &format!("s{SNAPSHOT_AFTER_SEGMENTS}-e1")), 1);
+}
+
 /// Failure mode 2: two sessions compacting at once must not collide on a temp file name. Temp
 /// names carry pid and nanos, and compaction is exclusive (a lock file). Two threads with
 /// separate handles on the same real folder compact at once: each segment is compressed exactly

@@ -26,6 +26,10 @@ pub const SEGMENT_EXT: &str = ".seg";
 pub const COMPRESSED_EXT: &str = ".seg.zst";
 /// A snapshot is written at open when more events than this were folded from the tail.
 pub const SNAPSHOT_AFTER_EVENTS: u64 = 10_000;
+/// ... or when more segment files than this were read: each CLI call leaves a segment of a few
+/// events, and an open that reads thousands of them costs a file open each, every time, while
+/// a snapshot's watermarks make the next opens skip them after a stat.
+pub const SNAPSHOT_AFTER_SEGMENTS: usize = 64;
 
 /// When appends become durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -223,7 +227,10 @@ impl EventLog {
             st.feedback_version += 1;
         }
         let folded = log.refresh_listed(listing)?;
-        if (folded > SNAPSHOT_AFTER_EVENTS || lost.is_some() || unusable)
+        if (folded.events > SNAPSHOT_AFTER_EVENTS
+            || folded.segments > SNAPSHOT_AFTER_SEGMENTS
+            || lost.is_some()
+            || unusable)
             && let Err(e) = log.write_snapshot()
         {
             log.notice(format!("could not write the stats snapshot: {e}"));

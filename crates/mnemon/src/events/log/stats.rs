@@ -179,7 +179,7 @@ impl EventLog {
     /// Fold events appended since the last fold (by any process) into the stats. Returns how
     /// many events were folded.
     pub fn refresh(&self) -> Result<u64> {
-        self.refresh_listed(self.listing()?)
+        Ok(self.refresh_listed(self.listing()?)?.events)
     }
 
     /// The segment files of `events/` and of `events/archive/`, as [`list_segments`] finds them.
@@ -191,7 +191,7 @@ impl EventLog {
     }
 
     /// [`EventLog::refresh`] over segment files already listed.
-    pub(super) fn refresh_listed(&self, listing: Listing) -> Result<u64> {
+    pub(super) fn refresh_listed(&self, listing: Listing) -> Result<Folded> {
         let Listing {
             mut segs,
             archived,
@@ -219,6 +219,7 @@ impl EventLog {
             .map(|s| s.marks.clone())
             .unwrap_or_default();
         let mut folded = 0;
+        let mut segments_read = 0;
         let mut delta = Stats::default();
         let mut new_marks = Vec::new();
         for (path, seg) in &located {
@@ -245,6 +246,7 @@ impl EventLog {
             {
                 continue;
             }
+            segments_read += 1;
             let mut read = read_segment(self.fs.as_ref(), path, seg.compressed, mark.unwrap_or(0));
             if !seg.compressed {
                 self.hold_back_unfinished_recall(path, &mut read);
@@ -290,7 +292,10 @@ impl EventLog {
                 *m = (*m).max(end);
             }
         }
-        Ok(folded)
+        Ok(Folded {
+            events: folded,
+            segments: segments_read,
+        })
     }
 
     /// The segment that `id` (with header `h`) is a copy of, if any, its events' sequence numbers
@@ -362,4 +367,13 @@ impl EventLog {
         all.merge(&st.delta);
         snapshot::write(self.fs.as_ref(), &self.index_dir, &all, &st.marks)
     }
+}
+
+/// What one fold read.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Folded {
+    /// Events folded.
+    pub events: u64,
+    /// Segment files read (the ones a snapshot's watermarks did not already cover).
+    pub segments: usize,
 }

@@ -428,6 +428,14 @@ fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
     }
 }
 
+/// [`open`], then brought up to date with the notes as they are now (edited, added or deleted
+/// by hand since the last index), as a command that answers about notes needs them.
+fn open_current(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
+    let memory = open(cli, out)?;
+    memory.index()?;
+    Ok(memory)
+}
+
 fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
     let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
     let mut memory = Memory::open_with(dir, options(cli))?;
@@ -480,10 +488,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             Ok(EXIT_OK)
         }
         Command::Show { id } => {
-            let memory = open(cli, out)?;
-            // Notes edited, added or deleted by hand since the last index are seen as they are
-            // now, as `recall` sees them.
-            memory.index()?;
+            let memory = open_current(cli, out)?;
             let view = memory.show(id)?;
             out.show(&view);
             Ok(EXIT_OK)
@@ -541,8 +546,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 record: true,
             };
             args::query(&q)?;
-            let mut memory = open(cli, out)?;
-            memory.index()?;
+            let mut memory = open_current(cli, out)?;
             let r = memory.recall(&q)?;
             for n in memory.take_notices() {
                 out.notice(&n);
@@ -565,8 +569,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             note,
         } => {
             let importance: u8 = args::IMPORTANCE.parse(*importance)?;
-            let memory = open(cli, out)?;
-            memory.index()?;
+            let memory = open_current(cli, out)?;
             memory.set_importance(id, importance, tags, note)?;
             let stats = memory.stats(id)?;
             if out.json {
@@ -578,8 +581,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
         }
         Command::Feedback { used, wrong, query } => {
             args::feedback(used, wrong)?;
-            let memory = open(cli, out)?;
-            memory.index()?;
+            let memory = open_current(cli, out)?;
             let r = memory.feedback(used, wrong, query.as_deref())?;
             if out.json {
                 out.json(&r);

@@ -318,8 +318,8 @@ fn relevant_ids(t: &TruthQuery) -> Vec<&str> {
 /// Run the eval in each of `modes` (see the protocol in the module doc): `cold`; `replay` (every
 /// question asked once and recorded, as an agent's recalls are, then all scored again);
 /// `feedback` (as replay, with feedback after each question on the relevant notes among its
-/// first 10 results); `taught` (as feedback, naming every relevant note, found or not); `warmN` (every query's relevant ids recalled N times as anchors at depth 0
-/// before all queries); `impK` (importance K on every relevant id); `perqN` (per query: fresh
+/// first 10 results); `taught` (as feedback, naming every relevant note, found or not); `warmN`
+/// (every query's relevant ids recalled N times as anchors at depth 0 before all queries); `impK` (importance K on every relevant id); `perqN` (per query: fresh
 /// stats, warm only its relevant ids N times). Each mode runs on its own fresh memory.
 pub fn eval(corpus: &Path, truth: &Truth, modes: &[String]) -> Result<EvalReport> {
     eval_taught_by(corpus, truth, None, modes)

@@ -422,9 +422,8 @@ pub fn run(
                         // A note that holds the question's words as they are, nearly all of
                         // them, answers it however long it is: the floor is against a single
                         // weak match, and its score falls with the note's length.
-                        let answers_all =
-                            evidence.coverage(h.exact, h.exact) >= ranking::FULL_COVERAGE;
-                        (h.score < evidence.lexical_floor() && !answers_all)
+                        (h.score < evidence.lexical_floor()
+                            && evidence.coverage(h.exact, h.exact) < ranking::FULL_COVERAGE)
                             .then_some("lexical score under the floor")
                     })
             };

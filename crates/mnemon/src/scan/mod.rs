@@ -1,8 +1,8 @@
 //! What changed in `memory/`? Walking the notes, diffing them against the manifest and parsing
 //! only the files that changed.
 //!
-//! A file whose [`Stat`] (size, mtime, ctime, inode) matches the manifest is not opened at all, so re-scanning an
-//! unchanged corpus reads no note contents. A file whose stat changed is read and hashed; if the
+//! A file whose [`Stat`] (size, mtime, ctime, inode) matches the manifest is not opened at all,
+//! so re-scanning an unchanged corpus reads no note contents. A file whose stat changed is read and hashed; if the
 //! hash matches, only the manifest is refreshed. Everything else is parsed (in parallel when there
 //! are many). Files that disappeared leave the graph; a rename is a removal plus an addition.
 

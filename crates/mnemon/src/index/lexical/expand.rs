@@ -304,9 +304,10 @@ impl LexicalIndex {
         }
         // A code or version differs by its digits (`err4471` is not `err4470`, `pg16` not
         // `pg15`): a typo tolerated in its letters, never in its digits.
-        let digits = |s: &str| -> String { s.chars().filter(char::is_ascii_digit).collect() };
-        let wanted = digits(&t.term);
-        found.df.retain(|term, _| digits(term) == wanted);
+        fn digits(s: &str) -> impl Iterator<Item = u8> + '_ {
+            s.bytes().filter(u8::is_ascii_digit)
+        }
+        found.df.retain(|term, _| digits(term).eq(digits(&t.term)));
         self.top_by_df(found)
     }
 

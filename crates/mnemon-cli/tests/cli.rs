@@ -1149,3 +1149,61 @@ fn a_body_over_the_limit_is_refused_with_its_real_size() {
     assert!(err.contains("more than 4194304 bytes"), "{err}");
     assert!(!root.join(".mnemon/memory/big.md").exists());
 }
+
+/// `kill` (SIGTERM) is how service managers stop a server: it used to end `serve` and `watch`
+/// with exit 143 and no summary.
+#[test]
+fn serve_and_watch_stopped_by_sigterm_exit_0_with_their_summary() {
+    use std::io::{BufRead, BufReader, Read};
+    let (tmp, memory) = fresh();
+    write_note(&memory, "a.md", "# Alpha\n\nthe alpha note\n");
+    let root = tmp.path().join(".mnemon");
+
+    let mut server = common::mcp::Server::start_logged(&root);
+    let reply = server.rpc(
+        2,
+        "tools/call",
+        serde_json::json!({"name": "memory_recall", "arguments": {"query": "alpha"}}),
+    );
+    assert!(
+        reply["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("\"a\""))
+    );
+    let (ok, log) = server.terminate_with_log();
+    assert!(ok, "serve exits 0 on SIGTERM; log: {log}");
+    assert!(log.contains("serve stopping on SIGTERM"), "{log}");
+    assert!(log.contains("serve ended:"), "{log}");
+
+    let mut watch = bin()
+        .arg("--dir")
+        .arg(&root)
+        .args(["watch", "--json"])
+        .env_remove("MNEMON_DIR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn watch");
+    let mut stderr = BufReader::new(watch.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    while !line.contains("Ctrl-C or SIGTERM stops") {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).expect("read") > 0,
+            "watch ended early"
+        );
+    }
+    common::send_signal(watch.id(), "TERM");
+    let mut out = String::new();
+    watch
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("read report");
+    let status = watch.wait().expect("wait");
+    assert!(status.success(), "watch exits 0 on SIGTERM: {status:?}");
+    let report: Value = serde_json::from_str(&out).expect("the report is JSON");
+    assert_eq!(report["errors"], 0, "{report}");
+    assert!(report["reindexes"].is_u64(), "{report}");
+}

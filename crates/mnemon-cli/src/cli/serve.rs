@@ -12,6 +12,31 @@ fn runtime() -> mnemon::Result<tokio::runtime::Runtime> {
         .map_err(|e| mnemon::Error::io("start the async runtime", "", e))
 }
 
+/// Resolve when the process is asked to stop: Ctrl-C (SIGINT) or, on Unix, SIGTERM (what
+/// `kill`, systemd and container runtimes send), returning the signal's name. Both are handled
+/// so a stopped `serve` or `watch` ends its watcher and prints its summary instead of dying with
+/// exit 143. `ready` runs once the handlers are installed: a signal sent after it is caught.
+async fn stop_requested(ready: impl FnOnce()) -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            ready();
+            return tokio::select! {
+                _ = int.recv() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            };
+        }
+    }
+    let stop = tokio::signal::ctrl_c();
+    ready();
+    let _ = stop.await;
+    "Ctrl-C"
+}
+
 /// Start a watcher thread; returns its stop channel and join handle.
 fn spawn_watcher(
     memory: Arc<LiveMemory>,
@@ -31,7 +56,17 @@ fn spawn_watcher(
 pub fn run(memory: Arc<LiveMemory>, watch_notes: bool) -> mnemon::Result<i32> {
     let stats = Arc::new(WatchStats::default());
     let watcher = watch_notes.then(|| spawn_watcher(memory.clone(), stats.clone()));
-    let result = runtime()?.block_on(crate::mcp::serve_stdio(memory.clone()));
+    // A tool call runs to its end before the select looks at a signal again (one thread): a
+    // stop never cuts a write in half.
+    let result = runtime()?.block_on(async {
+        tokio::select! {
+            r = crate::mcp::serve_stdio(memory.clone()) => r,
+            sig = stop_requested(|| {}) => {
+                eprintln!("mnemon: serve stopping on {sig}");
+                Ok(())
+            }
+        }
+    });
     if let Some((stop, handle)) = watcher {
         let _ = stop.send(());
         let _ = handle.join();
@@ -50,7 +85,7 @@ pub fn run(memory: Arc<LiveMemory>, watch_notes: bool) -> mnemon::Result<i32> {
     }
 }
 
-/// Watch until Ctrl-C (or `for_secs`), then report.
+/// Watch until Ctrl-C or SIGTERM (or `for_secs`), then report.
 pub fn watch_until_interrupted(
     memory: Arc<LiveMemory>,
     for_secs: Option<u64>,
@@ -61,7 +96,11 @@ pub fn watch_until_interrupted(
         match for_secs {
             Some(s) => tokio::time::sleep(Duration::from_secs(s)).await,
             None => {
-                let _ = tokio::signal::ctrl_c().await;
+                let sig = stop_requested(|| {
+                    eprintln!("mnemon: watching memory/; Ctrl-C or SIGTERM stops and reports")
+                })
+                .await;
+                eprintln!("mnemon: watch stopping on {sig}");
             }
         }
     });

@@ -88,4 +88,19 @@ impl Server {
         }
         (self.child.wait().is_ok_and(|s| s.success()), log)
     }
+
+    /// Send the server SIGTERM with its stdin still open (as `kill`, systemd or a container
+    /// runtime stops it) and wait: whether it exited successfully, and its log.
+    pub fn terminate_with_log(mut self) -> (bool, String) {
+        super::send_signal(self.child.id(), "TERM");
+        let mut log = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            stderr
+                .read_to_string(&mut log)
+                .expect("read the server's log");
+        }
+        let ok = self.child.wait().is_ok_and(|s| s.success());
+        drop(self.stdin.take());
+        (ok, log)
+    }
 }

@@ -11,6 +11,16 @@ pub fn bin() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_mnemon"))
 }
 
+/// Sends `signal` (a name `kill` knows: `TERM`, `INT`) to the process `pid`.
+pub fn send_signal(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal} {pid}");
+}
+
 /// Runs `cmd` with `stdin` on its standard input and waits for it. A command may refuse its
 /// arguments and exit before reading its input; the broken pipe that leaves is not a failure.
 pub fn output_with_stdin(

@@ -238,11 +238,10 @@ fn io_error_mid_segment_keeps_the_events_before_it_and_a_later_fold_counts_the_r
     }
 }
 
-/// Failure mode 4: compaction never reads a segment into memory whole, however large: it streams
-/// the file through the zstd encoder with one fixed buffer. A 32 MiB segment is compressed while
-/// the Rust heap of the compressing thread grows by less than 1 MiB (zstd's own window, allocated
-/// by C, is a few MiB at level 3 whatever the input size), and the result decompresses to the
-/// same bytes.
+/// Failure mode 4: compaction never reads a segment into memory whole, however large: it
+/// compresses one 32 KiB chunk at a time. A 32 MiB segment is compressed while the Rust heap of
+/// the compressing thread grows by less than 1 MiB (zstd's own context, allocated by C, is a few
+/// MiB at level 3 whatever the input size), and the result decompresses to the same bytes.
 #[test]
 fn compaction_streams_a_large_segment_in_bounded_heap() {
     use mnemon::events::segment::{Header, encode_frame};
@@ -283,6 +282,64 @@ fn compaction_streams_a_large_segment_in_bounded_heap() {
     let round = zstd::stream::decode_all(std::fs::File::open(&dst).unwrap()).unwrap();
     assert!(round == original, "decompressed bytes differ");
     assert!(std::fs::metadata(&dst).unwrap().len() < n / 4);
+}
+
+/// A flipped byte in a compressed segment loses the chunk it is in, not the segment: zstd
+/// cannot decode past a damaged block, and a segment compressed as one stream lost every event
+/// after the flip. The events of the other chunks keep their offsets (watermarks still apply).
+#[test]
+fn a_flipped_byte_in_a_compressed_segment_loses_one_chunk_not_the_segment() {
+    use mnemon::events::compressed::CHUNK_BYTES;
+    use mnemon::events::log::read_segment;
+    use mnemon::events::segment::{Header, encode_frame};
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("s.seg");
+    let header = Header::new("s".into(), 1);
+    let mut bytes = header.encode();
+    let mut i = 0u64;
+    while bytes.len() < 8 * CHUNK_BYTES {
+        let e = mnemon::events::Event {
+            ts_ms: i as i64,
+            seq: i,
+            kind: hit(&format!("node-{}", i % 997)),
+        };
+        encode_frame(&e, header.seal, &mut bytes);
+        i += 1;
+    }
+    std::fs::write(&src, &bytes).unwrap();
+    let dst = tmp.path().join("s.seg.zst");
+    mnemon::events::compact::compress_file(&mnemon::fs::RealFs, &src, &dst).unwrap();
+    let original = read_segment(&mnemon::fs::RealFs, &src, false, 0);
+    assert_eq!(original.events.len() as u64, i);
+    let mut z = std::fs::read(&dst).unwrap();
+    let middle = z.len() / 2;
+    z[middle] ^= 0xFF;
+    std::fs::write(&dst, &z).unwrap();
+    let read = read_segment(&mnemon::fs::RealFs, &dst, true, 0);
+    assert_eq!(read.error, None);
+    let per_chunk = original
+        .events
+        .iter()
+        .filter(|(o, _)| *o < CHUNK_BYTES as u64)
+        .count();
+    let lost = original.events.len() - read.events.len();
+    assert!(
+        (1..=per_chunk + 1).contains(&lost),
+        "lost {lost} of {i} events; a chunk holds about {per_chunk}"
+    );
+    assert!(!read.damaged.is_empty(), "the loss is reported");
+    assert!(
+        read.damaged
+            .iter()
+            .all(|r| r.end - r.start <= 2 * CHUNK_BYTES as u64)
+    );
+    // Every event read is the original's, at its original offset.
+    let at: std::collections::HashMap<u64, u64> =
+        original.events.iter().map(|(o, e)| (*o, e.seq)).collect();
+    for (offset, e) in &read.events {
+        assert_eq!(at.get(offset), Some(&e.seq), "offset {offset}");
+    }
+    assert_eq!(read.end, original.end);
 }
 
 /// Failure mode 6: a torn append (a crash mid-write) leaves a partial frame at the tail. The

@@ -14,7 +14,7 @@ use super::log::{COMPRESSED_EXT, EventLog, list_segments};
 use crate::error::{Error, Result};
 use crate::fs::{Durability, Fs, FsFile, write_atomic_with};
 use serde::Serialize;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 /// Default age after which a segment is compressed.
@@ -28,8 +28,6 @@ pub const LOCK_FILE: &str = ".compact.lock";
 pub use super::segment::{ARCHIVE_DIR, TEMP_PREFIX, compressed_len};
 /// Temp files older than this are leftovers of a crashed run.
 pub const STALE_TEMP_MS: i64 = 3_600_000;
-/// Copy buffer used when streaming a segment into the encoder.
-pub const COPY_BUFFER_BYTES: usize = 64 * 1024;
 const DAY_MS: i64 = 86_400_000;
 
 /// Ages (days since a segment's last write) that trigger compression and archiving.
@@ -84,32 +82,16 @@ pub fn compress_file(fs: &dyn Fs, src: &Path, dst: &Path) -> io::Result<u64> {
     Ok(total)
 }
 
-/// Stream `src` through a zstd encoder into `out` and finish the frame (not fsynced). Memory:
-/// one copy buffer plus the encoder's window, whatever the size of `src`.
+/// Compress `src` into `out` chunk by chunk (`compressed.rs`; not fsynced). Memory: one chunk
+/// and its compressed form, whatever the size of `src`.
 pub fn compress_into(fs: &dyn Fs, src: &Path, out: &mut dyn FsFile) -> io::Result<u64> {
     // The frame header records the segment's length, so a reader can tell from the first bytes
     // whether its watermark covers the whole segment (see `compressed_len`). The segment is
     // locked by the caller: its length cannot change while it is compressed.
     let len = fs.len(src)?;
     let mut input = fs.open_read(src)?;
-    let out = FileWriter(out);
-    let mut enc = zstd::stream::write::Encoder::new(out, ZSTD_LEVEL)?;
-    enc.set_pledged_src_size(Some(len))?;
-    enc.include_contentsize(true)?;
-    let mut buf = vec![0u8; COPY_BUFFER_BYTES];
-    let mut total = 0u64;
-    loop {
-        let n = match input.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        enc.write_all(&buf[..n])?;
-        total += n as u64;
-    }
-    // Without finish() the stream ends in an incomplete frame.
-    enc.finish()?;
+    let mut out = FileWriter(out);
+    let total = super::compressed::write_chunks(&mut input, len, ZSTD_LEVEL, &mut out)?;
     Ok(total)
 }
 

@@ -2,7 +2,7 @@
 //! per-session segments, the fold into per-node stats, its snapshot on disk, and the log that ties
 //! them together.
 
-inner_modules!(compact, event, fold, log, segment, snapshot);
+inner_modules!(compact, compressed, event, fold, log, segment, snapshot);
 
 pub use compact::{
     CompactPolicy, CompactReport, DEFAULT_ARCHIVE_AFTER_DAYS, DEFAULT_COMPRESS_AFTER_DAYS,

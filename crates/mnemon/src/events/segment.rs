@@ -503,13 +503,15 @@ pub const ARCHIVE_DIR: &str = "archive";
 /// created); hidden, so never listed as a segment or an unknown file.
 pub const TEMP_PREFIX: &str = crate::fs::TEMP_PREFIX;
 
-/// Bytes a zstd frame header takes at most (magic, descriptor, window, dictionary id, size).
-const ZSTD_FRAME_HEADER_MAX: usize = 18;
+/// Bytes that hold a compressed segment's length: its first chunk marker, or (a segment
+/// compressed as one stream) a zstd frame header, at most 18 bytes.
+const RECORDED_LEN_BYTES: usize = super::compressed::MARKER_LEN;
 
-/// The uncompressed length of a compressed segment, from its zstd frame header (`None` when the
-/// header does not record it: segments compressed before the length was recorded, or damage).
+/// The uncompressed length of a compressed segment, from its first chunk marker or zstd frame
+/// header (`None` when it does not record it: segments compressed as one stream before the
+/// length was recorded, or damage).
 pub fn compressed_len(fs: &dyn Fs, path: &Path) -> Option<u64> {
-    let mut head = [0u8; ZSTD_FRAME_HEADER_MAX];
+    let mut head = [0u8; RECORDED_LEN_BYTES];
     let mut input = fs.open_read(path).ok()?;
     let mut n = 0;
     while n < head.len() {
@@ -520,9 +522,7 @@ pub fn compressed_len(fs: &dyn Fs, path: &Path) -> Option<u64> {
             Err(_) => return None,
         }
     }
-    zstd::zstd_safe::get_frame_content_size(&head[..n])
-        .ok()
-        .flatten()
+    super::compressed::recorded_len(&head[..n])
 }
 
 #[cfg(test)]

@@ -142,7 +142,7 @@ pub fn open_stream(
 ) -> std::io::Result<Box<dyn Read + Send>> {
     let raw = fs.open_read(path)?;
     if compressed {
-        Ok(Box::new(zstd::stream::read::Decoder::new(raw)?))
+        super::super::compressed::decoder(raw)
     } else {
         Ok(raw)
     }

@@ -1,0 +1,422 @@
+//! The compressed form of a segment (`<id>.seg.zst`): the segment's bytes cut into chunks of
+//! [`CHUNK_BYTES`], each compressed as its own zstd frame behind a small marker (a zstd
+//! skippable frame) that names the chunk's offset in the segment and the segment's length
+//! (format-spec/events.md, "Compression").
+//!
+//! Why chunks: zstd cannot decode past a damaged block (later blocks refer back into it), so a
+//! segment compressed as one stream loses every event after a flipped byte. With independent
+//! chunks a flipped byte loses the chunk it is in; the reader finds the next marker and goes on,
+//! filling the lost range with zeros so that offsets (and with them snapshot watermarks) stay
+//! those of the original segment, and the frame reader reports the range as damaged.
+//!
+//! The file is still plain zstd: `zstd -d` skips the markers and gives back the segment's exact
+//! bytes. Segments compressed by earlier builds as a single frame are read by the streaming
+//! decoder as before.
+
+use std::io::{self, Read, Write};
+
+/// Uncompressed bytes per chunk (the last chunk holds the rest). Chunk `k` holds the segment's
+/// bytes `[k * CHUNK_BYTES, min((k + 1) * CHUNK_BYTES, len))`.
+pub const CHUNK_BYTES: usize = 32 * 1024;
+/// Magic of a chunk marker: a zstd skippable frame (`0x184D2A50..=0x184D2A5F`), little-endian.
+const MARKER_MAGIC: u32 = 0x184D_2A5E;
+/// The marker's payload: `u64` chunk offset, `u64` segment length, `u32` crc32 of the 16 bytes.
+const MARKER_PAYLOAD: usize = 20;
+/// Bytes of a whole marker: magic, payload length, payload.
+pub const MARKER_LEN: usize = 8 + MARKER_PAYLOAD;
+
+/// A chunk marker: where its chunk starts and how long the whole segment is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Marker {
+    offset: u64,
+    segment_len: u64,
+}
+
+impl Marker {
+    fn encode(&self) -> [u8; MARKER_LEN] {
+        let mut b = [0u8; MARKER_LEN];
+        b[0..4].copy_from_slice(&MARKER_MAGIC.to_le_bytes());
+        b[4..8].copy_from_slice(&(MARKER_PAYLOAD as u32).to_le_bytes());
+        b[8..16].copy_from_slice(&self.offset.to_le_bytes());
+        b[16..24].copy_from_slice(&self.segment_len.to_le_bytes());
+        let crc = crc32fast::hash(&b[8..24]);
+        b[24..28].copy_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    /// The marker at the start of `b`, if it is one whose checksum verifies and whose offset is
+    /// a chunk boundary inside the segment.
+    fn decode(b: &[u8]) -> Option<Marker> {
+        let b = b.get(..MARKER_LEN)?;
+        let u32_at = |i: usize| b.get(i..i + 4)?.try_into().ok().map(u32::from_le_bytes);
+        let u64_at = |i: usize| b.get(i..i + 8)?.try_into().ok().map(u64::from_le_bytes);
+        if u32_at(0)? != MARKER_MAGIC || u32_at(4)? != MARKER_PAYLOAD as u32 {
+            return None;
+        }
+        if u32_at(24)? != crc32fast::hash(&b[8..24]) {
+            return None;
+        }
+        let m = Marker {
+            offset: u64_at(8)?,
+            segment_len: u64_at(16)?,
+        };
+        let boundary = m.offset.is_multiple_of(CHUNK_BYTES as u64);
+        let inside = m.offset < m.segment_len || (m.offset == 0 && m.segment_len == 0);
+        (boundary && inside).then_some(m)
+    }
+
+    /// Bytes the chunk behind this marker decompresses to.
+    fn chunk_len(&self) -> usize {
+        (self.segment_len - self.offset).min(CHUNK_BYTES as u64) as usize
+    }
+}
+
+/// Whether `head` (a file's first bytes) starts a chunked compressed segment.
+fn is_chunked(head: &[u8]) -> bool {
+    head.get(..4) == Some(&MARKER_MAGIC.to_le_bytes()[..])
+}
+
+/// The uncompressed length a compressed segment records in its first bytes (at least
+/// [`MARKER_LEN`] of them, or a zstd frame header for a segment compressed as one stream).
+pub fn recorded_len(head: &[u8]) -> Option<u64> {
+    if is_chunked(head) {
+        return Marker::decode(head).map(|m| m.segment_len);
+    }
+    zstd::zstd_safe::get_frame_content_size(head).ok().flatten()
+}
+
+/// Compress the `len` bytes of `input` into `out` as markers and chunks; returns the bytes
+/// read. Memory: one chunk and its compressed form. Fails if `input` does not hold exactly
+/// `len` bytes (the caller locks the segment, so its length cannot change meanwhile).
+pub fn write_chunks(
+    input: &mut dyn Read,
+    len: u64,
+    level: i32,
+    out: &mut dyn Write,
+) -> io::Result<u64> {
+    let mut compressor = zstd::bulk::Compressor::new(level)?;
+    compressor.include_contentsize(true)?;
+    let mut chunk = vec![0u8; CHUNK_BYTES];
+    let mut offset = 0u64;
+    loop {
+        let n = read_up_to(input, &mut chunk)?;
+        if n == 0 && offset > 0 {
+            break;
+        }
+        let marker = Marker {
+            offset,
+            segment_len: len,
+        };
+        if offset + n as u64 > len {
+            return Err(io::Error::other("the segment grew while it was compressed"));
+        }
+        out.write_all(&marker.encode())?;
+        out.write_all(&compressor.compress(&chunk[..n])?)?;
+        offset += n as u64;
+        if n < CHUNK_BYTES {
+            break;
+        }
+    }
+    if offset != len {
+        return Err(io::Error::other(format!(
+            "the segment holds {offset} bytes, {len} expected: it changed while it was compressed"
+        )));
+    }
+    Ok(offset)
+}
+
+/// Read until `buf` is full or the input ends; returns the bytes read.
+fn read_up_to(input: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// The decompressed stream of a `.seg.zst`, whichever form it has.
+pub fn decoder(mut raw: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
+    let mut head = [0u8; 4];
+    let n = read_up_to(&mut raw, &mut head)?;
+    let head = io::Cursor::new(head[..n].to_vec());
+    if is_chunked(&head.get_ref()[..]) {
+        Ok(Box::new(ChunkReader::new(Box::new(head.chain(raw)))))
+    } else {
+        Ok(Box::new(zstd::stream::read::Decoder::new(head.chain(raw))?))
+    }
+}
+
+/// Largest compressed chunk: zstd's bound for [`CHUNK_BYTES`] of input.
+fn max_frame_bytes() -> usize {
+    zstd::zstd_safe::compress_bound(CHUNK_BYTES)
+}
+
+/// Reads a chunked compressed segment as the segment's bytes; a chunk that does not decode
+/// reads as zeros of its length, and the chunks after it are found by their markers.
+pub struct ChunkReader {
+    raw: Box<dyn Read + Send>,
+    /// Compressed bytes read and not yet used.
+    buf: Vec<u8>,
+    raw_eof: bool,
+    /// The current chunk's bytes and how many of them were returned.
+    out: Vec<u8>,
+    out_pos: usize,
+    /// Offset in the segment of the next chunk to produce.
+    next: u64,
+    /// The segment's length, from the first marker that verifies.
+    segment_len: Option<u64>,
+    decompressor: Option<zstd::bulk::Decompressor<'static>>,
+}
+
+impl ChunkReader {
+    fn new(raw: Box<dyn Read + Send>) -> Self {
+        ChunkReader {
+            raw,
+            buf: Vec::new(),
+            raw_eof: false,
+            out: Vec::new(),
+            out_pos: 0,
+            next: 0,
+            segment_len: None,
+            decompressor: None,
+        }
+    }
+
+    /// Make at least `n` compressed bytes available, unless the file ends first.
+    fn fill(&mut self, n: usize) -> io::Result<()> {
+        let mut block = [0u8; 8192];
+        while self.buf.len() < n && !self.raw_eof {
+            match self.raw.read(&mut block) {
+                Ok(0) => self.raw_eof = true,
+                Ok(k) => self.buf.extend_from_slice(&block[..k]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Zeros for `n` bytes of the segment that no chunk supplied (damage the frame reader
+    /// reports), at most a chunk at a time.
+    fn zeros(&mut self, n: u64) {
+        let n = n.min(CHUNK_BYTES as u64) as usize;
+        self.out.clear();
+        self.out.resize(n, 0);
+        self.next += n as u64;
+    }
+
+    /// Decode the chunk behind the marker at the start of `buf`; `None` if it does not decode
+    /// to its length.
+    fn decode_chunk(&mut self, marker: Marker) -> io::Result<Option<usize>> {
+        self.fill(MARKER_LEN + max_frame_bytes())?;
+        let frame = &self.buf[MARKER_LEN..];
+        let Ok(size) = zstd::zstd_safe::find_frame_compressed_size(frame) else {
+            return Ok(None);
+        };
+        let Some(frame) = frame.get(..size) else {
+            return Ok(None);
+        };
+        let decompressor = match &mut self.decompressor {
+            Some(d) => d,
+            None => self.decompressor.insert(zstd::bulk::Decompressor::new()?),
+        };
+        self.out.clear();
+        self.out.reserve(CHUNK_BYTES);
+        match decompressor.decompress_to_buffer(frame, &mut self.out) {
+            Ok(n) if n == marker.chunk_len() => Ok(Some(MARKER_LEN + size)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Produce the next run of the segment's bytes into `out`; false at the end.
+    fn advance(&mut self) -> io::Result<bool> {
+        self.out.clear();
+        self.out_pos = 0;
+        loop {
+            if let Some(len) = self.segment_len
+                && self.next >= len
+            {
+                return Ok(false);
+            }
+            self.fill(MARKER_LEN)?;
+            if self.buf.is_empty() {
+                // The file ends before the segment does: the tail reads as damage.
+                return Ok(match self.segment_len {
+                    Some(len) => {
+                        self.zeros(len - self.next);
+                        true
+                    }
+                    None => false,
+                });
+            }
+            let marker = Marker::decode(&self.buf)
+                .filter(|m| self.segment_len.is_none_or(|len| m.segment_len == len));
+            if let Some(m) = marker
+                && m.offset >= self.next
+            {
+                self.segment_len = Some(m.segment_len);
+                if m.offset > self.next {
+                    // Chunks before this one were lost: zeros up to it, then the chunk.
+                    self.zeros(m.offset - self.next);
+                    return Ok(true);
+                }
+                if let Some(used) = self.decode_chunk(m)? {
+                    self.buf.drain(..used);
+                    self.next += self.out.len() as u64;
+                    if self.out.is_empty() {
+                        continue; // an empty segment's one chunk
+                    }
+                    return Ok(true);
+                }
+            }
+            self.skip_to_next_marker()?;
+        }
+    }
+
+    /// Drop bytes up to the next place a marker's magic starts (at least one byte).
+    fn skip_to_next_marker(&mut self) -> io::Result<()> {
+        let magic = MARKER_MAGIC.to_le_bytes();
+        self.buf.drain(..1.min(self.buf.len()));
+        loop {
+            if let Some(at) = self.buf.windows(4).position(|w| w == magic) {
+                self.buf.drain(..at);
+                return Ok(());
+            }
+            // Keep a possible start of the magic at the end, read on.
+            let keep = self.buf.len().min(3);
+            self.buf.drain(..self.buf.len() - keep);
+            if self.raw_eof {
+                self.buf.clear();
+                return Ok(());
+            }
+            self.fill(keep + 64 * 1024)?;
+        }
+    }
+}
+
+impl Read for ChunkReader {
+    fn read(&mut self, dst: &mut [u8]) -> io::Result<usize> {
+        while self.out_pos == self.out.len() {
+            if !self.advance()? {
+                return Ok(0);
+            }
+        }
+        let n = dst.len().min(self.out.len() - self.out_pos);
+        dst[..n].copy_from_slice(&self.out[self.out_pos..self.out_pos + n]);
+        self.out_pos += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn segment_bytes(len: usize) -> Vec<u8> {
+        // Compressible but not constant: a counter in text.
+        let mut v = Vec::with_capacity(len);
+        let mut i = 0u64;
+        while v.len() < len {
+            v.extend_from_slice(format!("event {i} node n{} ", i % 97).as_bytes());
+            i += 1;
+        }
+        v.truncate(len);
+        v
+    }
+
+    fn compress(src: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_chunks(&mut &src[..], src.len() as u64, 3, &mut out).expect("compress");
+        out
+    }
+
+    fn decompress(z: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        decoder(Box::new(io::Cursor::new(z.to_vec())))
+            .expect("decoder")
+            .read_to_end(&mut out)
+            .expect("read");
+        out
+    }
+
+    #[test]
+    fn chunks_round_trip_and_plain_zstd_reads_them_too() {
+        for len in [
+            0,
+            1,
+            CHUNK_BYTES - 1,
+            CHUNK_BYTES,
+            CHUNK_BYTES + 1,
+            3 * CHUNK_BYTES + 17,
+        ] {
+            let src = segment_bytes(len);
+            let z = compress(&src);
+            assert_eq!(decompress(&z), src, "len {len}");
+            assert_eq!(recorded_len(&z[..MARKER_LEN]), Some(len as u64));
+            // `zstd -d` (libzstd) skips the markers.
+            assert_eq!(zstd::stream::decode_all(&z[..]).expect("zstd"), src);
+        }
+    }
+
+    #[test]
+    fn a_segment_compressed_as_one_stream_still_reads() {
+        let src = segment_bytes(3 * CHUNK_BYTES);
+        let z = zstd::stream::encode_all(&src[..], 3).expect("zstd");
+        assert_eq!(decompress(&z), src);
+    }
+
+    #[test]
+    fn a_flipped_byte_loses_its_chunk_only_and_keeps_offsets() {
+        let src = segment_bytes(5 * CHUNK_BYTES + 100);
+        let z = compress(&src);
+        // Find the third marker and flip a byte inside its frame.
+        let magic = MARKER_MAGIC.to_le_bytes();
+        let starts: Vec<usize> = z
+            .windows(4)
+            .enumerate()
+            .filter(|(_, w)| *w == magic)
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(starts.len(), 6, "one marker per chunk");
+        for (hit, at) in [
+            ("frame", starts[2] + MARKER_LEN + 40),
+            ("marker", starts[2] + 10),
+        ] {
+            let mut bad = z.clone();
+            bad[at] ^= 0x5A;
+            let out = decompress(&bad);
+            assert_eq!(out.len(), src.len(), "{hit}: offsets kept");
+            let lost = 2 * CHUNK_BYTES..3 * CHUNK_BYTES;
+            assert_eq!(out[..lost.start], src[..lost.start], "{hit}");
+            assert_eq!(out[lost.end..], src[lost.end..], "{hit}");
+            // Inside it: zeros (the chunk did not decode) or bytes that differ where the flip
+            // was (literals decode without a check; the frames' crcs catch them).
+        }
+    }
+
+    #[test]
+    fn a_cut_file_reads_its_lost_tail_as_zeros() {
+        let src = segment_bytes(3 * CHUNK_BYTES);
+        let z = compress(&src);
+        let out = decompress(&z[..z.len() / 2]);
+        assert_eq!(out.len(), src.len());
+        assert_eq!(out[..CHUNK_BYTES], src[..CHUNK_BYTES]);
+        assert!(out[2 * CHUNK_BYTES..].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn garbage_is_no_segment() {
+        for bytes in [vec![], vec![0u8; 100], b"not zstd at all".to_vec()] {
+            let mut out = Vec::new();
+            let r = decoder(Box::new(io::Cursor::new(bytes.clone())))
+                .and_then(|mut d| d.read_to_end(&mut out));
+            assert!(r.is_err() || out.is_empty(), "{bytes:?}");
+        }
+        assert_eq!(recorded_len(&[0u8; MARKER_LEN]), None);
+    }
+}

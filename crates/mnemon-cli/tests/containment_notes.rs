@@ -540,3 +540,38 @@ fn notes_that_cannot_be_read_stay_in_the_index_and_are_no_damage() {
     assert!(text.contains("pool.md: cannot read the note"), "{text}");
     chmod(&root.join("memory/runbooks"), 0o777);
 }
+
+/// A lexical segment the user cannot read (owner, mode) was reported as "damaged": it is
+/// reported as unreadable, and the index is still rebuilt from the notes and recall answers.
+#[test]
+fn an_unreadable_lexical_segment_is_called_unreadable_not_damaged() {
+    let (tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "pool.md",
+        "---\nname: Pool\n---\nThe pgbouncer pool holds 40.\n",
+    );
+    memory.index().expect("index");
+    let root = memory.dir().root().to_path_buf();
+    drop(memory);
+    open_to_all(tmp.path());
+    let segment = std::fs::read_dir(root.join("index"))
+        .expect("ls")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("lex-"))
+        })
+        .expect("a lexical segment");
+    chmod(&segment, 0o000);
+    let dir = root.to_str().expect("utf-8");
+    let Some(recall) = run_unprivileged(&["recall", "--dir", dir, "--json", "pgbouncer pool"])
+    else {
+        return; // root without setpriv: permissions cannot be tried here
+    };
+    let log = String::from_utf8_lossy(&recall.stderr);
+    let v: Value = serde_json::from_slice(&recall.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["results"][0]["id"], "pool", "{v} {log}");
+    assert!(log.contains("cannot be read"), "{log}");
+    assert!(!log.contains("damaged"), "{log}");
+}

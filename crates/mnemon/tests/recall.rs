@@ -377,6 +377,30 @@ fn damaged_lexical_index_is_rebuilt_on_open() {
     assert_eq!(ids(&r), vec!["pgbouncer-pool-sizing", "connection-storm"]);
 }
 
+/// A lexical segment deleted by hand is "missing", not "damaged", and rebuilt.
+#[test]
+fn a_missing_lexical_segment_is_called_missing_and_rebuilt() {
+    let (tmp, m) = corpus();
+    drop(m);
+    let index = tmp.path().join(".mnemon/index");
+    for e in std::fs::read_dir(&index).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_string_lossy().starts_with("lex-") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let mut m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let notices = m.take_notices();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("lexical index file") && n.contains("is missing")),
+        "{notices:?}"
+    );
+    let r = m.recall(&Query::text("pgbouncer").with_depth(0)).unwrap();
+    assert_eq!(ids(&r), vec!["pgbouncer-pool-sizing", "connection-storm"]);
+}
+
 /// Lexical files are not fsynced: a power loss can bring back an older manifest and segments
 /// with the same note count. The store's record of the last generation published catches it.
 #[test]

@@ -62,10 +62,14 @@ impl Memory {
             Ok(None) if nodes == 0 => return Ok(None),
             Ok(None) => "lexical index is missing".to_string(),
             Err(Error::Corrupt { path, reason }) => {
-                format!(
-                    "lexical index file {} is damaged ({reason})",
-                    path.display()
-                )
+                // Name the cause a user can act on: a file gone or unreadable (owner, mode) is
+                // not damage, though a rebuild heals it just the same.
+                let state = match std::fs::File::open(&path) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => "is missing",
+                    Err(_) => "cannot be read",
+                    Ok(_) => "is damaged",
+                };
+                format!("lexical index file {} {state} ({reason})", path.display())
             }
             Err(e) => return Err(e),
         };

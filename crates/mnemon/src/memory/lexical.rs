@@ -64,10 +64,12 @@ impl Memory {
             Err(Error::Corrupt { path, reason }) => {
                 // Name the cause a user can act on: a file gone or unreadable (owner, mode) is
                 // not damage, though a rebuild heals it just the same.
-                let state = match std::fs::File::open(&path) {
+                // (Opened only when a regular file: opening a named pipe would wait for a writer.)
+                let state = match std::fs::symlink_metadata(&path) {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => "is missing",
-                    Err(_) => "cannot be read",
-                    Ok(_) => "is damaged",
+                    Ok(m) if !m.is_file() => "is not a regular file",
+                    _ if std::fs::File::open(&path).is_err() => "cannot be read",
+                    _ => "is damaged",
                 };
                 format!("lexical index file {} {state} ({reason})", path.display())
             }

@@ -1283,3 +1283,37 @@ fn readable_part_cuts_after_whole_words_only() {
     let at_space = format!("{} tail", "y".repeat(limit));
     assert_eq!(readable_part(&at_space), "y".repeat(limit));
 }
+
+/// Accents did not fold: `resume` missed a note on a `résumé`, and a question typed
+/// precomposed missed a note whose file name macOS wrote decomposed.
+#[test]
+fn questions_find_notes_whatever_their_accents_and_normal_form() {
+    let (_tmp, m) = fresh();
+    write_note(
+        &m,
+        "re\u{301}sume\u{301}-screening.md",
+        "---\nname: Re\u{301}sume\u{301} screening\n---\nHow candidates are shortlisted.\n",
+    );
+    write_note(
+        &m,
+        "cafe-rota.md",
+        "---\nname: Café rota\n---\nWho opens the café on Mondays; the Straße office opens late.\n",
+    );
+    write_note(
+        &m,
+        "other.md",
+        "---\nname: Other\n---\nNothing about that.\n",
+    );
+    m.index().unwrap();
+    for (q, want) in [
+        ("resume screening", "re\u{301}sume\u{301}-screening"),
+        ("résumé screening", "re\u{301}sume\u{301}-screening"),
+        ("RÉSUMÉ", "re\u{301}sume\u{301}-screening"),
+        ("cafe rota", "cafe-rota"),
+        ("who opens the cafe", "cafe-rota"),
+        ("strasse office", "cafe-rota"),
+    ] {
+        let r = m.recall(&Query::text(q).with_depth(0)).unwrap();
+        assert_eq!(ids(&r).first().copied(), Some(want), "{q}: {:?}", ids(&r));
+    }
+}

@@ -18,8 +18,11 @@
 //!   (segmentation glues e.g. Latin + Hangul), so `PgBouncer连接池配置` yields `pgbouncer` and
 //!   CJK terms.
 //! * **Folding.** Fullwidth ASCII forms (`Ｐｇ１`) are mapped to ASCII, then every char is
-//!   lowercased with `char::to_lowercase` (char by char: no final-sigma rule, no diacritic
-//!   stripping, no Unicode normalisation).
+//!   lowercased with `char::to_lowercase` (char by char: no final-sigma rule) and loses its
+//!   accents ([`fold_accents`]: combining marks U+0300..=U+036F, written apart or precomposed;
+//!   `ß æ œ ø ł đ` spelled `ss ae oe o l d`), so `résumé`, `resume` and the decomposed form macOS
+//!   gives file names are one word. A word left all ASCII is an ASCII word (`café` is stemmed
+//!   as `cafe`).
 //! * **Case humps.** A word written with case humps (a capital after a lowercase letter or a
 //!   digit, or the last capital of a run followed by a lowercase letter: `ElastiCache`,
 //!   `maxClientConn`, `HTTPServer`, `utf8String`) is indexed whole and then in its parts
@@ -31,7 +34,7 @@
 //!   Snowball English stemmer (`deploying`, `deployed`, `deploys` -> `deploy`), after British
 //!   spellings are folded to American ones (`normalisation` -> `normalization` -> `normal`,
 //!   `colour` -> `color`; see `index::spelling`). Words with digits
-//!   (`2026`, `v1`, `ipv4`) or non-ASCII letters (`café`, `сервер`) are kept folded but unstemmed.
+//!   (`2026`, `v1`, `ipv4`) or non-ASCII letters (`сервер`, `μνήμη`) are kept folded but unstemmed.
 //!   Numbers are ordinary terms.
 //! * **CJK** (Han, Hiragana, Katakana, Hangul, Bopomofo; decided by code-point ranges). A maximal
 //!   run of adjacent CJK chars (adjacent in the source text, possibly spanning several segments)
@@ -804,7 +807,7 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                         if c.is_ascii() {
                             self.push_ascii(c as u8, pos + len);
                         } else {
-                            self.push_other(c, pos + len);
+                            self.push_folded(c, pos + len);
                         }
                     }
                     CharClass::Drop => {}
@@ -829,6 +832,27 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 self.word_full = true;
             }
         }
+    }
+
+    /// Appends a non-ASCII char ending at source offset `end`, without its accents
+    /// ([`fold_accents`]): what is left of a Latin letter is ASCII and joins the word as such
+    /// (`café` is the ASCII word `cafe`, stemmed like one).
+    fn push_folded(&mut self, c: char, end: usize) {
+        // An ASCII letter keeps the case of the char it came from: case humps see `RÉSUMÉ` as
+        // one word and `ÉcoleNormale` as two, as they see `RESUME` and `EcoleNormale`.
+        // (Only the first letter of a spelling: `Æ` is `Ae`, as `Aero` is one word.)
+        let mut upper = c.is_uppercase();
+        fold_accents(c, |f| {
+            if f.is_ascii() {
+                if f.is_ascii_alphanumeric() {
+                    let b = if upper { f.to_ascii_uppercase() } else { f } as u8;
+                    upper = false;
+                    self.push_ascii(b, end);
+                }
+            } else {
+                self.push_other(f, end);
+            }
+        });
     }
 
     /// Appends a non-ASCII char ending at source offset `end`. A word never starts with a
@@ -1010,6 +1034,50 @@ fn for_each_cjk_query_term(run: &str, mut f: impl FnMut(&str)) {
     }
     if !any {
         f(run);
+    }
+}
+
+/// Whether `c` is a combining diacritical mark (U+0300..=U+036F: the accents of Latin, Greek
+/// and Cyrillic letters). Other scripts' combining marks (Devanagari vowel signs, Hebrew points)
+/// are part of their letters and stay.
+fn is_accent(c: char) -> bool {
+    ('\u{0300}'..='\u{036F}').contains(&c)
+}
+
+/// `c` lower-cased and without accents, char by char into `f`: a letter whose canonical
+/// decomposition is a base letter and accents gives the base (`É` -> `e`, `ñ` -> `n`, `ё` -> `е`,
+/// `ά` -> `α`), an accent on its own (text written decomposed, as macOS names files) gives
+/// nothing, and the letters no decomposition reaches give their usual Latin spelling (`ß` ->
+/// `ss`, `æ` -> `ae`, `œ` -> `oe`, `ø` -> `o`, `ł` -> `l`, `đ` -> `d`). So `resume`, `résumé`
+/// and `re\u{301}sume\u{301}` are one word, as in SQLite FTS5's default tokenizer.
+fn fold_accents(c: char, mut f: impl FnMut(char)) {
+    for l in c.to_lowercase() {
+        if is_accent(l) {
+            continue;
+        }
+        match l {
+            'ß' => "ss".chars().for_each(&mut f),
+            'æ' => "ae".chars().for_each(&mut f),
+            'œ' => "oe".chars().for_each(&mut f),
+            'ø' => f('o'),
+            'ł' => f('l'),
+            'đ' => f('d'),
+            _ if l.is_ascii() => f(l),
+            _ => {
+                // Only a decomposition into a base and accents is folded: any other part
+                // (a Hangul jamo, a nukta) means the char is a letter of its own.
+                let (mut base, mut n, mut other) = (l, 0, false);
+                unicode_normalization::char::decompose_canonical(l, |d| {
+                    if n == 0 {
+                        base = d;
+                    } else if !is_accent(d) {
+                        other = true;
+                    }
+                    n += 1;
+                });
+                f(if n > 1 && !other { base } else { l });
+            }
+        }
     }
 }
 
@@ -1211,12 +1279,30 @@ mod tests {
             ["pgbouncer", "pg", "bouncer", "pool"]
         );
         assert_eq!(idx("don't"), ["dont"]);
-        // short, digit-bearing and non-ASCII words are not stemmed
+        // short, digit-bearing and non-ASCII words are not stemmed; a word left ASCII once
+        // its accents are gone is
         assert_eq!(
-            idx("is as v1s ipv4s cafés"),
-            ["is", "as", "v1s", "ipv4s", "cafés"]
+            idx("is as v1s ipv4s серверы cafés"),
+            ["is", "as", "v1s", "ipv4s", "серверы", "cafe"]
         );
         assert_eq!(qterms("deploying"), idx("deployed"));
+    }
+
+    /// A note written `résumé` was not found by `resume`, and a file name macOS wrote
+    /// decomposed (`re\u{301}sume\u{301}`) not by the same word typed precomposed.
+    #[test]
+    fn accented_unaccented_and_decomposed_spellings_are_one_term() {
+        let one = idx("resume");
+        for spelling in ["résumé", "RÉSUMÉ", "re\u{301}sume\u{301}", "Re\u{301}sume\u{301}"] {
+            assert_eq!(idx(spelling), one, "{spelling:?}");
+            assert_eq!(qterms(spelling), qterms("resume"), "{spelling:?}");
+        }
+        assert_eq!(idx("naïve café"), idx("naive cafe"));
+        assert_eq!(idx("Straße Ærø Łódź Œuvre"), ["strass", "aero", "lodz", "oeuvr"]);
+        // Greek and Cyrillic lose their accents too; letters of their own stay.
+        assert_eq!(idx("μνήμη ёлка"), ["μνημη", "елка"]);
+        assert_eq!(idx("한글 ऩ"), idx("한글 \u{929}"));
+        assert_eq!(idx("\u{929}"), ["\u{929}"], "a nukta letter is kept whole");
     }
 
     #[test]
@@ -1225,7 +1311,7 @@ mod tests {
             idx("PgBouncer POOL Pool pool"),
             ["pgbouncer", "pg", "bouncer", "pool", "pool", "pool"]
         );
-        assert_eq!(idx("ÉCOLE Straße ΣΟΦΙΑ"), ["école", "straße", "σοφια"]);
+        assert_eq!(idx("ÉCOLE Straße ΣΟΦΙΑ"), ["ecol", "strass", "σοφια"]);
         // fullwidth ASCII folds to ASCII (and then stems like ASCII)
         assert_eq!(
             idx("ＰｇＢｏｕｎｃｅｒ　Ｐｏｏｌｓ"),
@@ -1427,10 +1513,10 @@ mod tests {
     fn terms_are_cut_to_max_term_bytes_on_a_char_boundary() {
         let long = "a".repeat(200);
         assert_eq!(idx(&long), ["a".repeat(MAX_TERM_BYTES)]);
-        // multi-byte: 1 + 31 * 2 = 63 bytes, the next 'é' would exceed 64
-        let long = format!("x{}", "é".repeat(199));
+        // multi-byte: 1 + 31 * 2 = 63 bytes, the next 'ж' would exceed 64
+        let long = format!("x{}", "ж".repeat(199));
         let terms = idx(&long);
-        assert_eq!(terms, [format!("x{}", "é".repeat(31))]);
+        assert_eq!(terms, [format!("x{}", "ж".repeat(31))]);
         assert_eq!(terms[0].len(), 63);
         let r = q(&long);
         assert_eq!(r.terms[0].term, terms[0]);
@@ -1530,9 +1616,9 @@ mod tests {
             ["pool", "size", "v1", "2", "dont"]
         );
         assert_eq!(
-            idx("pool_size=v1.2 don't—é"),
-            ["pool", "size", "v1", "2", "dont", "é"]
+            idx("pool_size=v1.2 don't—ж"),
+            ["pool", "size", "v1", "2", "dont", "ж"]
         );
-        assert_eq!(idx("pool_size=v1.2—é"), ["pool", "size", "v1", "2", "é"]);
+        assert_eq!(idx("pool_size=v1.2—ж"), ["pool", "size", "v1", "2", "ж"]);
     }
 }

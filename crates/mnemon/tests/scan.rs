@@ -675,3 +675,39 @@ fn a_note_no_link_can_name_is_indexed_and_reported() {
             .all(|p| p.contains("no link can name this note"))
     );
 }
+
+/// Two note files whose names are the same text in two Unicode normal forms (one precomposed,
+/// one decomposed as macOS writes names) look alike but are two notes: the scan says so, names
+/// the difference, and keeps both indexed; `doctor` is unhealthy until they are merged.
+#[test]
+fn names_in_two_unicode_normal_forms_are_reported_as_look_alike_twins() {
+    let (_tmp, memory) = common::fresh();
+    let composed = "résumé.md";
+    let decomposed = "re\u{301}sume\u{301}.md";
+    common::write_note(&memory, composed, "---\nname: One\n---\nfirst\n");
+    common::write_note(&memory, decomposed, "---\nname: Two\n---\nsecond\n");
+    common::write_note(&memory, "café.md", "---\nname: Alone\n---\nthird\n");
+    let report = memory.index().expect("index");
+    assert_eq!(report.notes, 3);
+    let twins: Vec<&str> = report
+        .errors
+        .iter()
+        .filter(|e| e.message.contains("another Unicode normal form"))
+        .map(|e| e.path.as_str())
+        .collect();
+    assert_eq!(twins.len(), 2, "{:?}", report.errors);
+    assert!(
+        twins.contains(&composed) && twins.contains(&decomposed),
+        "{twins:?}"
+    );
+    assert!(
+        report
+            .errors
+            .iter()
+            .any(|e| e.message.contains("re\\u{301}sume\\u{301}")),
+        "the message shows the marks: {:?}",
+        report.errors
+    );
+    let doctor = memory.doctor().expect("doctor");
+    assert!(!doctor.healthy);
+}

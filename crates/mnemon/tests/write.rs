@@ -460,3 +460,65 @@ fn a_replacement_keeps_the_frontmatter_the_request_leaves_out() {
     assert_eq!(parsed.meta.related, ["ops/deploy"]);
     assert_eq!(parsed.meta.ttl_days, Some(30));
 }
+
+/// A note whose file name macOS (or git from macOS) wrote decomposed (`re\u{301}sume\u{301}`)
+/// was out of reach of its id typed precomposed (`résumé`): `show`, `importance`, `feedback`,
+/// `stats` and anchors said "no note with id", and `write` made a second note that looks the
+/// same. Each now names the stored note.
+#[test]
+fn an_id_typed_in_another_unicode_normal_form_names_the_stored_note() {
+    let (tmp, memory) = fresh();
+    let stored = "policies/re\u{301}sume\u{301}-screening";
+    let typed = "policies/résumé-screening";
+    assert_ne!(stored, typed);
+    write_note(
+        &memory,
+        &format!("{stored}.md"),
+        "---\nname: Screening\n---\nHow candidates are shortlisted.\n",
+    );
+    write_note(&memory, "other.md", "---\nname: Other\n---\nUnrelated.\n");
+    memory.index().expect("index");
+
+    assert_eq!(memory.show(typed).expect("show").id, stored);
+    memory
+        .set_importance(typed, 8, &[], "")
+        .expect("importance");
+    let report = memory
+        .feedback(&[typed.to_string()], &[], Some("screening"))
+        .expect("feedback");
+    assert_eq!(report.used, [stored]);
+    let stats = memory.stats(typed).expect("stats");
+    assert_eq!((stats.id.as_str(), stats.importance), (stored, Some(8)));
+    let mut q = Query::anchors([typed]);
+    q.record = false;
+    let found = memory.recall(&q).expect("recall");
+    assert_eq!(found.results[0].id, stored);
+
+    // Writing under the typed form replaces the stored note (with its sha256), no twin.
+    let sha = memory.show(stored).expect("show").sha256;
+    let mut req = WriteRequest::new(typed, "Shortlisting, revised.");
+    req.expected_sha256 = sha;
+    let outcome = memory.write_note(&req).expect("write");
+    assert!(outcome.written, "{outcome:?}");
+    assert_eq!(outcome.id, stored);
+    let notes: Vec<PathBuf> = tree(tmp.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    // A name no normal form matches is still unknown.
+    assert!(matches!(
+        memory.show("policies/résumé"),
+        Err(Error::UnknownNode { .. })
+    ));
+    // A link typed in the other form dangles, and doctor names the note it meant.
+    write_note(&memory, "hub.md", format!("See [[{typed}]].\n"));
+    memory.index().expect("index");
+    let doctor = memory.doctor().expect("doctor");
+    let d = doctor
+        .dangling
+        .iter()
+        .find(|d| d.from == "hub")
+        .expect("the link dangles");
+    assert_eq!(d.other_form_of.as_deref(), Some(stored));
+}

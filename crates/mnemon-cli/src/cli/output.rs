@@ -193,8 +193,16 @@ impl Out {
             outln!("{} {d}", self.red("store"));
         }
         for d in &r.dangling {
+            let why = match &d.other_form_of {
+                Some(other) => format!(
+                    "no such note, but `{}` is the same name in another Unicode normal form; \
+                     write the link as the file name is written, or rename the file",
+                    mnemon::notes::with_marks_shown(other)
+                ),
+                None => "no such note; create it or fix the link".to_string(),
+            };
             outln!(
-                "{} {} -{}-> {}: no such note; create it or fix the link",
+                "{} {} -{}-> {}: {why}",
                 self.red("dangling"),
                 d.from,
                 d.kind.as_str(),

@@ -91,6 +91,10 @@ pub struct Dangling {
     pub to: String,
     /// What the link says.
     pub kind: notes::EdgeKind,
+    /// The note whose id is `to` written in another Unicode normal form, if one is (the link
+    /// typed precomposed, the file name decomposed, or the reverse): the note the link meant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_form_of: Option<String>,
 }
 
 /// A problem of one note.
@@ -326,6 +330,8 @@ impl Memory {
         check_id(id)?;
         self.ensure_indexed()?;
         let r = self.store.read()?;
+        let stored = r.stored_id(id)?.ok_or_else(|| self.not_indexed(id))?;
+        let id = stored.as_str();
         let rec: NodeRecord = r.node(id)?.ok_or_else(|| self.not_indexed(id))?;
         let mut edges_out = Vec::new();
         for e in r.edges_out(id)? {
@@ -532,6 +538,7 @@ impl Memory {
             }
             if !r.has_node(&e.to)? {
                 dangling.push(Dangling {
+                    other_form_of: r.stored_id(&e.to)?,
                     from: e.from,
                     to: e.to,
                     kind: e.kind,

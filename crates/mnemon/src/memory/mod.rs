@@ -459,6 +459,21 @@ impl Memory {
         let started = Instant::now();
         crate::args::query(q)?;
         self.ensure_indexed()?;
+        // An anchor typed in another Unicode normal form than its file name names that note.
+        let resolved;
+        let q = if q.anchors.iter().any(|a| !a.is_ascii()) {
+            let reader = self.store.read()?;
+            let mut with_stored = q.clone();
+            for a in &mut with_stored.anchors {
+                if let Some(id) = reader.stored_id(a)? {
+                    *a = id;
+                }
+            }
+            resolved = with_stored;
+            &resolved
+        } else {
+            q
+        };
         // Other sessions' events become visible within STATS_REFRESH_INTERVAL.
         self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
         let (results, floor) = match self.recall_unchanged(q)? {

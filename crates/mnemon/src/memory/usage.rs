@@ -65,9 +65,10 @@ impl Memory {
         crate::args::IMPORTANCE.check(importance)?;
         check_id(id)?;
         self.ensure_indexed()?;
-        if !self.store.read()?.has_node(id)? {
+        let Some(id) = self.store.read()?.stored_id(id)? else {
             return Err(Error::UnknownNode { id: id.to_string() });
-        }
+        };
+        let id = id.as_str();
         // Dated after the tag it replaces, even one a clock running ahead dated in the future:
         // the tag recorded last is the one that counts.
         self.events.refresh_if_stale(std::time::Duration::ZERO)?;
@@ -101,15 +102,21 @@ impl Memory {
     ) -> Result<FeedbackReport> {
         crate::args::feedback(used, wrong)?;
         self.ensure_indexed()?;
-        {
+        let (used, wrong) = {
             let reader = self.store.read()?;
-            for id in used.iter().chain(wrong) {
-                check_id(id)?;
-                if !reader.has_node(id)? {
-                    return Err(Error::UnknownNode { id: id.clone() });
-                }
-            }
-        }
+            let stored = |ids: &[String]| -> Result<Vec<String>> {
+                ids.iter()
+                    .map(|id| {
+                        check_id(id)?;
+                        reader
+                            .stored_id(id)?
+                            .ok_or_else(|| Error::UnknownNode { id: id.clone() })
+                    })
+                    .collect()
+            };
+            (stored(used)?, stored(wrong)?)
+        };
+        let (used, wrong) = (used.as_slice(), wrong.as_slice());
         let last = self.last_question.lock().ok().and_then(|l| l.clone());
         let (qid, query) = match (query, last) {
             (Some(q), Some((qid, last_q))) if q == last_q => (qid, q.to_string()),
@@ -145,9 +152,10 @@ impl Memory {
     pub fn stats(&self, id: &str) -> Result<NodeStatsView> {
         check_id(id)?;
         self.ensure_indexed()?;
-        if !self.store.read()?.has_node(id)? {
+        let Some(id) = self.store.read()?.stored_id(id)? else {
             return Err(Error::UnknownNode { id: id.to_string() });
-        }
+        };
+        let id = id.as_str();
         let s: RecallStats = self.events.stats(id);
         Ok(NodeStatsView {
             id: id.to_string(),

@@ -87,6 +87,18 @@ pub fn why_unlinkable(id: &str) -> Option<String> {
         .then(|| "has a part that begins or ends with a space, which a `[[...]]` link drops".into())
 }
 
+/// `s` with its combining marks written as escapes (`re\u{301}sume\u{301}`), so that two
+/// names that look alike can be told apart in a message.
+pub fn with_marks_shown(s: &str) -> String {
+    use unicode_normalization::char::is_combining_mark;
+    s.chars()
+        .map(|c| match is_combining_mark(c) {
+            true => c.escape_unicode().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
+}
+
 /// The id of a note file at `rel` (relative to `memory/`), or why it has none.
 pub fn id_from_relative_path(rel: &Path) -> Result<String, NotePathError> {
     let mut parts = Vec::new();

@@ -227,10 +227,45 @@ fn walk_notes(
             (PathBuf::new(), Vec::new())
         }
     };
+    report_unicode_twins(&found, &mut out.walk_errors);
     // Errors by the path they show (lossy for a name that is not UTF-8, absolute for one outside
     // the folder): for the rest, the same order as the notes.
     out.walk_errors.sort_by(|a, b| path_order(&a.path, &b.path));
     (root, found)
+}
+
+/// Report notes whose paths are the same text in two Unicode normal forms (`résumé.md` written
+/// precomposed and `re\u{301}sume\u{301}.md` as macOS writes names): on most Linux file systems
+/// they are two files that look alike, and an id typed either way names only one of them. Both
+/// stay indexed. Only non-ASCII paths are looked at.
+fn report_unicode_twins(found: &[Found], errors: &mut Vec<ScanError>) {
+    use unicode_normalization::UnicodeNormalization;
+    let mut by_form: HashMap<String, Vec<&str>> = HashMap::new();
+    for f in found.iter().filter(|f| !f.rel.is_ascii()) {
+        by_form
+            .entry(f.rel.nfc().collect())
+            .or_default()
+            .push(f.rel.as_str());
+    }
+    for (_, mut paths) in by_form.into_iter().filter(|(_, p)| p.len() > 1) {
+        paths.sort_unstable();
+        for p in &paths {
+            let others: Vec<String> = paths
+                .iter()
+                .filter(|o| *o != p)
+                .map(|o| format!("`{}`", notes::with_marks_shown(o)))
+                .collect();
+            errors.push(ScanError {
+                path: (*p).to_string(),
+                message: format!(
+                    "`{}` is the same name as {} in another Unicode normal form: two notes that look \
+                    alike; merge them into one file",
+                    notes::with_marks_shown(p),
+                    others.join(", ")
+                ),
+            });
+        }
+    }
 }
 
 /// Read what `found` says changed since `manifest`, and list what left it.

@@ -711,6 +711,32 @@ impl StoreReader<'_> {
         }
     }
 
+    /// The stored id a user's `id` names: `id` itself when a node has it, else the one node
+    /// whose id is the same text in another Unicode normal form (a file name macOS wrote
+    /// decomposed, `re\u{301}sume\u{301}`, typed precomposed, `résumé`, or the reverse).
+    /// `None` when no node, or more than one, matches. Only a miss on a non-ASCII id reads
+    /// the node list.
+    pub fn stored_id(&self, id: &str) -> Result<Option<String>> {
+        use unicode_normalization::UnicodeNormalization;
+        if self.has_node(id)? {
+            return Ok(Some(id.to_string()));
+        }
+        if id.is_ascii() {
+            return Ok(None);
+        }
+        let want: String = id.nfc().collect();
+        if want != id && self.has_node(&want)? {
+            return Ok(Some(want));
+        }
+        let mut found: Vec<String> = Vec::new();
+        self.for_each_node(|stored, _| {
+            if !stored.is_ascii() && found.len() < 2 && stored.nfc().eq(want.chars()) {
+                found.push(stored.to_string());
+            }
+        })?;
+        Ok(if found.len() == 1 { found.pop() } else { None })
+    }
+
     /// Whether node `id` exists.
     pub fn has_node(&self, id: &str) -> Result<bool> {
         let t = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;

@@ -290,6 +290,21 @@ impl Memory {
         // A store never indexed is indexed whole first: indexing only this note would mark it
         // indexed and hide the notes already in memory/ (and the near-duplicate check needs them).
         self.ensure_indexed()?;
+        // An id typed in another Unicode normal form than an existing note's file name is that
+        // note (on Linux the two names would be two files that look the same).
+        let redirected = match req.id.is_ascii() {
+            true => None,
+            false => self
+                .store
+                .read()?
+                .stored_id(&req.id)?
+                .filter(|stored| *stored != req.id)
+                .map(|id| WriteRequest { id, ..req.clone() }),
+        };
+        let draft = match &redirected {
+            Some(r) => Draft::of(r).map_err(refuse)?,
+            None => draft,
+        };
         let lock = self.write_lock()?;
         let outcome = self.write_locked(&lock, &draft)?;
         drop(lock);

@@ -238,8 +238,57 @@ pub fn classify(line: &[u8], max_nesting_depth: usize) -> Line {
     }
     match serde_json::from_str::<Value>(text) {
         Ok(v) => check_envelope(v),
-        Err(e) => refuse(text, e),
+        // serde_json words a lone surrogate as a bad hex escape; say what is wrong instead.
+        Err(e) => match lone_surrogate_at(line) {
+            Some(at) => refuse(
+                text,
+                format_args!(
+                    "a string holds a lone UTF-16 surrogate escape at byte {at} (\\uD800 to \\uDFFF \
+                     come only in high-low pairs; alone they are not text): send the text as \
+                     valid Unicode"
+                ),
+            ),
+            None => refuse(text, e),
+        },
     }
+}
+
+/// The offset of the first `\uXXXX` escape inside a string that is half of a UTF-16 surrogate
+/// pair without its other half, if any.
+fn lone_surrogate_at(b: &[u8]) -> Option<usize> {
+    let hex_at = |i: usize| -> Option<u16> {
+        let digits = b.get(i..i + 4)?;
+        u16::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+    };
+    let escape_at = |i: usize| -> Option<u16> {
+        (b.get(i..i + 2)? == b"\\u").then_some(())?;
+        hex_at(i + 2)
+    };
+    let (mut i, mut in_string) = (0, false);
+    while i < b.len() {
+        match (in_string, b[i]) {
+            (false, b'"') => in_string = true,
+            (true, b'"') => in_string = false,
+            (true, b'\\') => {
+                if let Some(unit) = escape_at(i) {
+                    match unit {
+                        0xD800..=0xDBFF => match escape_at(i + 6) {
+                            Some(0xDC00..=0xDFFF) => i += 6,
+                            _ => return Some(i),
+                        },
+                        0xDC00..=0xDFFF => return Some(i),
+                        _ => {}
+                    }
+                    i += 6;
+                    continue;
+                }
+                i += 1; // the escaped char
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// True when arrays and objects nest deeper than `max` outside strings. Exact for valid JSON; on
@@ -476,6 +525,31 @@ mod tests {
         assert!(e.message.contains("not JSON"), "{}", e.message);
         let e = error(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":");
         assert_eq!((e.code, e.id), (PARSE_ERROR, Value::Null));
+    }
+
+    /// serde_json answered a lone surrogate with "unexpected end of hex escape".
+    #[test]
+    fn a_lone_surrogate_escape_is_named_as_such_and_answers_its_id() {
+        for line in [
+            br#"{"jsonrpc":"2.0","id":5,"method":"x","params":{"q":"a\ud800b"}}"#.as_slice(),
+            br#"{"jsonrpc":"2.0","id":5,"method":"x","params":{"q":"\udc00"}}"#,
+            br#"{"jsonrpc":"2.0","id":5,"method":"x","params":{"q":"\ud800\u0041"}}"#,
+        ] {
+            let at = line
+                .windows(2)
+                .position(|w| w == b"\\u")
+                .expect("an escape");
+            let e = error(line);
+            assert_eq!((e.code, e.id.clone()), (INVALID_REQUEST, json!(5)));
+            let want = format!("lone UTF-16 surrogate escape at byte {at}");
+            assert!(e.message.contains(&want), "{}", e.message);
+        }
+        // A pair is text; an escaped backslash before `u` is no escape.
+        assert!(lone_surrogate_at(br#"{"q":"\ud83d\ude00 \\ud800"}"#).is_none());
+        assert!(matches!(
+            one(br#"{"jsonrpc":"2.0","method":"x","params":{"q":"\ud83d\ude00"}}"#),
+            Line::Message(_)
+        ));
     }
 
     #[test]

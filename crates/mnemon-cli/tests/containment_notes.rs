@@ -575,3 +575,97 @@ fn an_unreadable_lexical_segment_is_called_unreadable_not_damaged() {
     assert!(log.contains("cannot be read"), "{log}");
     assert!(!log.contains("damaged"), "{log}");
 }
+
+/// A memory folder this process may read but not write (a read-only mount or checkout, a
+/// folder of another user) refused every command, `recall` and `events verify` included, with
+/// "open for reading and writing graph.redb: Permission denied". Reading commands now answer
+/// from the index as it was written, say so once, and record nothing; writing commands say
+/// what needs to write.
+#[test]
+fn a_memory_folder_this_process_may_only_read_answers_and_records_nothing() {
+    let (tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "runbooks/rollback.md",
+        "---\nname: Rollback\n---\nRoll back the deploy with the previous image.\n",
+    );
+    write_note(
+        &memory,
+        "pool.md",
+        "---\nname: Pool\n---\nThe pgbouncer pool holds 40.\n",
+    );
+    memory.index().expect("index");
+    memory
+        .recall(&mnemon::recall::Query::text("rollback"))
+        .expect("recall");
+    let root = memory.dir().root().to_path_buf();
+    drop(memory);
+    let body = tmp.path().join("body.txt");
+    std::fs::write(&body, "A new note's text.\n").expect("write body");
+    // Readable by everyone, writable by the owner (root) alone.
+    fn read_only_for_others(dir: &Path) {
+        chmod(dir, 0o755);
+        for e in std::fs::read_dir(dir).expect("ls") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                read_only_for_others(&p);
+            } else {
+                chmod(&p, 0o644);
+            }
+        }
+    }
+    read_only_for_others(tmp.path());
+    let events_before = std::fs::read_dir(root.join("events")).expect("ls").count();
+    let dir = root.to_str().expect("utf-8");
+    let Some(recall) =
+        run_unprivileged(&["recall", "--dir", dir, "--json", "roll back the deploy"])
+    else {
+        return; // root without setpriv: permissions cannot be tried here
+    };
+    let log = String::from_utf8_lossy(&recall.stderr);
+    if !log.contains("read-only") {
+        // Not another user after all (tests run as a user who owns the files): nothing to try.
+        assert_eq!(recall.status.code(), Some(0), "{log}");
+        return;
+    }
+    assert_eq!(recall.status.code(), Some(0), "{log}");
+    let v: Value = serde_json::from_slice(&recall.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["results"][0]["id"], "runbooks/rollback", "{v} {log}");
+    for args in [
+        vec!["show", "--dir", dir, "pool"],
+        vec!["stats", "--dir", dir, "runbooks/rollback"],
+        vec!["core", "--dir", dir],
+        vec!["events", "verify", "--dir", dir],
+    ] {
+        let out = run_unprivileged(&args).expect("run");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let index = run_unprivileged(&["index", "--dir", dir]).expect("run");
+    let log = String::from_utf8_lossy(&index.stderr);
+    assert_eq!(index.status.code(), Some(3), "{log}");
+    assert!(log.contains("indexing the notes needs to write"), "{log}");
+    let body = body.to_str().expect("utf-8");
+    let write =
+        run_unprivileged(&["write", "--dir", dir, "new-note", "--from", body]).expect("run");
+    let log = String::from_utf8_lossy(&write.stderr);
+    assert_eq!(write.status.code(), Some(3), "{log}");
+    assert!(log.contains("writing a note needs to write"), "{log}");
+    let doctor = run_unprivileged(&["doctor", "--dir", dir]).expect("run");
+    let log = String::from_utf8_lossy(&doctor.stderr);
+    assert_eq!(doctor.status.code(), Some(3), "{log}");
+    assert!(
+        log.contains("doctor (it brings the index up to date"),
+        "{log}"
+    );
+    // Nothing was written: no segment for the recalls, no note.
+    assert_eq!(
+        std::fs::read_dir(root.join("events")).expect("ls").count(),
+        events_before
+    );
+    assert!(!root.join("memory/new-note.md").exists());
+}

@@ -432,7 +432,7 @@ fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
 /// by hand since the last index), as a command that answers about notes needs them.
 fn open_current(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
     let memory = open(cli, out)?;
-    memory.index()?;
+    memory.index_if_writable()?;
     Ok(memory)
 }
 
@@ -449,7 +449,7 @@ fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
 /// turns out damaged later (repairs are logged to stderr, which is not the MCP protocol).
 fn live(cli: &Cli, out: &Out) -> mnemon::Result<std::sync::Arc<crate::live::LiveMemory>> {
     let memory = open(cli, out)?;
-    progress::with_spinner(out, "indexing notes", || memory.index())?;
+    progress::with_spinner(out, "indexing notes", || memory.index_if_writable())?;
     Ok(std::sync::Arc::new(crate::live::LiveMemory::new(
         memory,
         options(cli),
@@ -701,7 +701,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
         Command::Core { budget } => {
             let budget = args::BUDGET_TOKENS.parse(*budget)?;
             let memory = open(cli, out)?;
-            memory.index()?;
+            memory.index_if_writable()?;
             let v = memory.core(budget)?;
             if out.json {
                 out.json(&v);

@@ -109,8 +109,11 @@ pub fn read_body(from: Option<&Path>) -> mnemon::Result<String> {
 /// Write the note and print the outcome: exit 0 when written, 1 when refused (the reason and
 /// the fix on stderr; with `--json` the outcome on stdout either way).
 pub fn run(memory: &Memory, req: &WriteRequest, out: &Out) -> mnemon::Result<i32> {
-    // The near-duplicate check compares with the notes as they are now.
-    memory.index()?;
+    // The near-duplicate check compares with the notes as they are now (a read-only index
+    // refuses the write itself, with its reason).
+    if memory.read_only().is_none() {
+        memory.index()?;
+    }
     let o = memory.write_note(req)?;
     if out.json {
         out.json(&o);

@@ -70,9 +70,34 @@ pub(super) fn ms_since(t: Instant) -> u64 {
 impl Memory {
     /// Bring the index up to date with `memory/` (incremental).
     pub fn index(&self) -> Result<IndexReport> {
+        if self.store.read_only().is_some() {
+            return Err(self.store.read_only_refusal("indexing the notes"));
+        }
         let started = Instant::now();
         let lock = self.write_lock()?;
         self.index_held(&lock, started)
+    }
+
+    /// Bring the index up to date before answering: [`Memory::index`], or, when this process
+    /// may only read the index ([`Memory::read_only`]), a scan that changes nothing and says how
+    /// many notes changed since the index was written (those are answered as indexed). Returns
+    /// the report of the index, if one ran.
+    pub fn index_if_writable(&self) -> Result<Option<IndexReport>> {
+        if self.store.read_only().is_none() {
+            return self.index().map(Some);
+        }
+        let (outcome, _manifest) =
+            scan::scan_while_loading(&self.dir.memory(), || self.store.read()?.manifest())?;
+        let stale = outcome.batch.upserts.len() + outcome.batch.removals.len();
+        if stale > 0 {
+            self.notice(format!(
+                "{stale} notes changed since the index was written: they are answered as they \
+                 were indexed until `mnemon index` runs where the index is writable"
+            ));
+        }
+        self.indexed
+            .store(true, std::sync::atomic::Ordering::Release);
+        Ok(None)
     }
 
     /// [`Memory::index`] with the store's write lock already held by the caller (the lock is

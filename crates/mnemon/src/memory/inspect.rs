@@ -436,6 +436,11 @@ impl Memory {
     /// compare again (at most [`DOCTOR_TRIES`] times), then say so instead of calling the
     /// differences damage.
     pub fn doctor(&self) -> Result<DoctorReport> {
+        if self.store.read_only().is_some() {
+            return Err(self
+                .store
+                .read_only_refusal("doctor (it brings the index up to date before checking it)"));
+        }
         let mut report = match self.index_for_doctor()? {
             Ok(report) => report,
             Err(damaged) => return Ok(damaged),

@@ -228,10 +228,19 @@ impl Memory {
         }
         let (store, rebuilt) = Store::open(&dir.index())?;
         notices.extend(rebuilt);
-        notices.extend(store.change_seq_problem().map(ToString::to_string));
+        let read_only = store.read_only();
+        match read_only {
+            // (A read-only store has no change count by design: nothing to say.)
+            Some(why) => notices.push(format!(
+                "{}; answering from the index as it was last written (read-only: recalls are \
+                 not recorded)",
+                Error::io("open for writing", store.path(), std::io::Error::from(why))
+            )),
+            None => notices.extend(store.change_seq_problem().map(ToString::to_string)),
+        }
         let events = EventLog::open(opts.fs, dir.events(), dir.index(), opts.session, opts.sync)?;
         let now_ms = SystemClock.now_s() * 1000;
-        if events.compaction_due(opts.compact, now_ms) {
+        if read_only.is_none() && events.compaction_due(opts.compact, now_ms) {
             match events.compact(opts.compact, now_ms) {
                 Ok(r) if !r.compressed.is_empty() || !r.archived.is_empty() => {
                     notices.push(format!(
@@ -428,6 +437,14 @@ impl Memory {
         }
     }
 
+    /// Why this process may read but not write the index (its files' permissions, a read-only
+    /// file system), if so. Such a memory answers from the index as it was last written: recalls
+    /// are not recorded, and what writes (`index`, `write`, feedback, importance) says why it
+    /// cannot.
+    pub fn read_only(&self) -> Option<std::io::ErrorKind> {
+        self.store.read_only()
+    }
+
     /// Index `memory/` when the store was never indexed but notes exist (`index/` deleted, or a
     /// folder that came with its notes): a command that looks a note up must not answer "no
     /// note" because nobody ran `index` yet. One atomic load once the store is known indexed.
@@ -490,7 +507,7 @@ impl Memory {
             floor,
             latency_us,
         };
-        if !q.record {
+        if !q.record || self.store.read_only().is_some() {
             return Ok(recall);
         }
         // Feedback that names no question is about this recall.

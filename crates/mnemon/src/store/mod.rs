@@ -140,9 +140,18 @@ impl Batch {
     }
 }
 
+/// The redb database, open for writing, or only for reading when this process may not write
+/// the memory folder (a read-only mount or checkout, a folder owned by another user).
+enum Db {
+    Writable(Database),
+    /// With why the file could not be opened for writing (permission denied, read-only file
+    /// system).
+    ReadOnly(redb::ReadOnlyDatabase, std::io::ErrorKind),
+}
+
 /// The redb graph store.
 pub struct Store {
-    db: Database,
+    db: Db,
     path: PathBuf,
     /// The change count shared with the other processes (`seq.rs`), or why it cannot be used
     /// (then every reader takes the exact path: a read transaction per look).
@@ -163,8 +172,12 @@ impl Store {
         std::fs::create_dir_all(index_dir).map_err(|e| Error::io("create folder", index_dir, e))?;
         let path = index_dir.join(STORE_FILE);
         let mut rebuilt = None;
-        // A file this process may not write is not damaged: say which file and why, and leave it.
+        // A file this process may not write is not damaged: it is read as it is, and whatever
+        // would write to it says why it cannot (see `read_only`).
         match std::fs::OpenOptions::new().read(true).write(true).open(&path) {
+            Err(e) if is_read_only(&e) && path.is_file() => {
+                return Store::open_read_only(index_dir, path, e.kind());
+            }
             Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
                 // A folder made by hand or a tool: moved out of the way, as damage is.
                 let aside = move_aside(index_dir)?;
@@ -202,7 +215,7 @@ impl Store {
             source,
         });
         let store = Store {
-            db,
+            db: Db::Writable(db),
             path,
             seq,
             reads_begun: std::sync::atomic::AtomicU64::new(0),
@@ -211,6 +224,83 @@ impl Store {
             rebuilt = Some(reason);
         }
         Ok((store, rebuilt))
+    }
+
+    /// Open the store at `path` for reading only (`why` the file cannot be written). Nothing is
+    /// created nor repaired: a store of another schema, or one a crash left needing repair, is
+    /// an error that says to index where the folder is writable.
+    fn open_read_only(
+        index_dir: &Path,
+        path: PathBuf,
+        why: std::io::ErrorKind,
+    ) -> Result<(Store, Option<String>)> {
+        let mut builder = Database::builder();
+        builder.set_concurrency_mode(ConcurrencyMode::MultiWriter);
+        builder.set_cache_size(STORE_CACHE_BYTES);
+        let opened =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.open_read_only(&path)));
+        let db = match opened {
+            Ok(Ok(db)) => db,
+            Ok(Err(e)) => return Err(Error::store(&path, format!("{e} (opened read-only)"))),
+            Err(_) => {
+                return Err(Error::store(
+                    &path,
+                    "redb panicked while opening it read-only",
+                ));
+            }
+        };
+        let store = Store {
+            db: Db::ReadOnly(db, why),
+            path,
+            // The change count is kept by writers; a reader that cannot map it for writing
+            // takes the exact path (a read transaction per look).
+            seq: Err(seq::UnusableSeq {
+                path: index_dir.join(seq::SEQ_FILE),
+                source: seq::SeqError::Io("the index is read-only".into()),
+            }),
+            reads_begun: std::sync::atomic::AtomicU64::new(0),
+        };
+        if let Some(found) = store.schema_found()?.filter(|v| *v != SCHEMA_VERSION) {
+            return Err(store.read_only_refusal(&format!(
+                "bringing the index written with schema v{found} to v{SCHEMA_VERSION}"
+            )));
+        }
+        Ok((store, None))
+    }
+
+    /// Why this store cannot be written (the file's permission, or a read-only file system),
+    /// when it was opened for reading only.
+    pub fn read_only(&self) -> Option<std::io::ErrorKind> {
+        match self.db {
+            Db::Writable(_) => None,
+            Db::ReadOnly(_, why) => Some(why),
+        }
+    }
+
+    /// The error for `action`, which needs to write a store opened for reading only.
+    pub fn read_only_refusal(&self, action: &str) -> Error {
+        let why = self
+            .read_only()
+            .unwrap_or(std::io::ErrorKind::ReadOnlyFilesystem);
+        let reason = format!(
+            "{action} needs to write here, and this process may only read the index ({})",
+            std::io::Error::from(why)
+        );
+        Error::io("write", &self.path, std::io::Error::new(why, reason))
+    }
+
+    fn begin_read(&self) -> std::result::Result<redb::ReadTransaction, redb::TransactionError> {
+        match &self.db {
+            Db::Writable(db) => db.begin_read(),
+            Db::ReadOnly(db, _) => db.begin_read(),
+        }
+    }
+
+    fn begin_write(&self) -> Result<redb::WriteTransaction> {
+        match &self.db {
+            Db::Writable(db) => db.begin_write().map_err(|e| self.err(e)),
+            Db::ReadOnly(..) => Err(self.read_only_refusal("writing the index")),
+        }
     }
 
     /// Path of the redb file.
@@ -266,24 +356,12 @@ impl Store {
 
     /// Make sure the tables exist at [`SCHEMA_VERSION`]; wipe them if another version wrote them.
     fn check_schema(&self) -> Result<Option<String>> {
-        let found = || -> Result<Option<u32>> {
-            let rtx = self.db.begin_read().map_err(|e| self.err(e))?;
-            Ok(match rtx.open_table(META) {
-                Ok(t) => t
-                    .get(SCHEMA_KEY)
-                    .map_err(|e| self.err(e))?
-                    .and_then(|v| <[u8; 4]>::try_from(v.value()).ok())
-                    .map(u32::from_le_bytes),
-                Err(redb::TableError::TableDoesNotExist(_)) => None,
-                Err(e) => return Err(self.err(e)),
-            })
-        };
-        if found()? == Some(SCHEMA_VERSION) {
+        if self.schema_found()? == Some(SCHEMA_VERSION) {
             return Ok(None);
         }
         let _lock = self.write_lock()?;
         // Another process may have written the tables while this one waited for the lock.
-        let found = found()?;
+        let found = self.schema_found()?;
         if found == Some(SCHEMA_VERSION) {
             return Ok(None);
         }
@@ -296,6 +374,20 @@ impl Store {
         }))
     }
 
+    /// The schema version the tables were written with (`None`: no tables yet).
+    fn schema_found(&self) -> Result<Option<u32>> {
+        let rtx = self.begin_read().map_err(|e| self.err(e))?;
+        Ok(match rtx.open_table(META) {
+            Ok(t) => t
+                .get(SCHEMA_KEY)
+                .map_err(|e| self.err(e))?
+                .and_then(|v| <[u8; 4]>::try_from(v.value()).ok())
+                .map(u32::from_le_bytes),
+            Err(redb::TableError::TableDoesNotExist(_)) => None,
+            Err(e) => return Err(self.err(e)),
+        })
+    }
+
     /// Empty every table, as a store of another schema is (the next scan then indexes every
     /// note anew), for a store that describes other notes than the lexical index just rebuilt
     /// from `memory/` (`Memory::ensure_lexical`). The caller holds the write lock (`_lock`).
@@ -306,7 +398,7 @@ impl Store {
     /// Delete every table and create them empty at [`SCHEMA_VERSION`], with a new epoch, in one
     /// write transaction (the caller holds the write lock).
     fn recreate_tables(&self) -> Result<()> {
-        let wtx = self.db.begin_write().map_err(|e| self.err(e))?;
+        let wtx = self.begin_write()?;
         for name in [
             "nodes",
             "manifest",
@@ -379,7 +471,7 @@ impl Store {
     pub fn read(&self) -> Result<StoreReader<'_>> {
         self.reads_begun
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let rtx = self.db.begin_read().map_err(|e| self.err(e))?;
+        let rtx = self.begin_read().map_err(|e| self.err(e))?;
         Ok(StoreReader { rtx, store: self })
     }
 }
@@ -423,6 +515,12 @@ enum OpenFailure {
 }
 
 /// Whether an I/O error says something about the environment rather than the file's bytes.
+/// Whether `e` says the file may be read but not written by this process.
+fn is_read_only(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(e.kind(), K::PermissionDenied | K::ReadOnlyFilesystem)
+}
+
 fn is_environment(e: &std::io::Error) -> bool {
     use std::io::ErrorKind as K;
     matches!(

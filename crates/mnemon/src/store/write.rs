@@ -46,7 +46,7 @@ pub struct BatchWriter<'s> {
 impl Store {
     /// Begin a batch's write transaction (see [`BatchWriter`]).
     pub fn begin_batch(&self) -> Result<BatchWriter<'_>> {
-        let wtx = self.db.begin_write().map_err(|e| self.err(e))?;
+        let wtx = self.begin_write()?;
         Ok(BatchWriter {
             store: self,
             wtx,
@@ -60,7 +60,7 @@ impl Store {
     /// reader caches sketches.
     pub fn put_sketches(&self, sketches: &[(String, crate::dedup::Sketch)]) -> Result<()> {
         let e = |x: redb::Error| self.err(x);
-        let wtx = self.db.begin_write().map_err(|x| e(x.into()))?;
+        let wtx = self.begin_write()?;
         {
             let nodes = wtx.open_table(NODES).map_err(|x| e(x.into()))?;
             let mut table = wtx.open_table(SKETCHES).map_err(|x| e(x.into()))?;

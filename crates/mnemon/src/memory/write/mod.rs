@@ -287,6 +287,9 @@ impl Memory {
             reason,
         };
         let draft = Draft::of(req).map_err(refuse)?;
+        if self.store.read_only().is_some() {
+            return Err(self.store.read_only_refusal("writing a note"));
+        }
         // A store never indexed is indexed whole first: indexing only this note would mark it
         // indexed and hide the notes already in memory/ (and the near-duplicate check needs them).
         self.ensure_indexed()?;

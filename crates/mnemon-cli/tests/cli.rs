@@ -1207,3 +1207,34 @@ fn serve_and_watch_stopped_by_sigterm_exit_0_with_their_summary() {
     assert_eq!(report["errors"], 0, "{report}");
     assert!(report["reindexes"].is_u64(), "{report}");
 }
+
+/// `eprintln!` panicked when stderr was a closed pipe (`mnemon core 2>&1 | head -1`): exit 101
+/// after the answer was printed. A line to a closed stderr is lost; the exit code is the work's.
+#[test]
+fn a_closed_stderr_does_not_change_the_exit_code() {
+    let (tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "a.md",
+        "---\nname: Alpha\npinned: true\n---\nthe alpha note\n",
+    );
+    memory.index().expect("index");
+    let root = tmp.path().join(".mnemon");
+    // `core` prints its answer on stdout and its summary on stderr; `write` with an empty body
+    // says why on stderr and exits 2.
+    for (args, code) in [(vec!["core"], 0), (vec!["write", "a"], 2)] {
+        let mut child = bin()
+            .arg("--dir")
+            .arg(&root)
+            .args(&args)
+            .env_remove("MNEMON_DIR")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        drop(child.stderr.take()); // the reader is gone before anything is written
+        let status = child.wait().expect("wait");
+        assert_eq!(status.code(), Some(code), "{args:?}");
+    }
+}

@@ -453,7 +453,7 @@ fn live(cli: &Cli, out: &Out) -> mnemon::Result<std::sync::Arc<crate::live::Live
     Ok(std::sync::Arc::new(crate::live::LiveMemory::new(
         memory,
         options(cli),
-        Box::new(|m| eprintln!("mnemon: {m}")),
+        Box::new(|m| errln!("mnemon: {m}")),
     )))
 }
 
@@ -707,7 +707,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 out.json(&v);
             } else {
                 out!("{}", v.text);
-                eprintln!(
+                errln!(
                     "{} of {} tokens; {} notes included, {} left out{}",
                     v.tokens_used,
                     v.budget_tokens,
@@ -720,7 +720,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                     }
                 );
                 if !v.superseded.is_empty() {
-                    eprintln!(
+                    errln!(
                         "left out as superseded by newer notes: {}",
                         v.superseded.join(", ")
                     );

@@ -53,18 +53,18 @@ impl Out {
     pub fn json<T: Serialize>(&self, value: &T) {
         match serde_json::to_string(value) {
             Ok(s) => outln!("{s}"),
-            Err(e) => eprintln!("mnemon: cannot encode JSON output: {e}"),
+            Err(e) => errln!("mnemon: cannot encode JSON output: {e}"),
         }
     }
 
     /// A message about a repair or a condition worth knowing (always stderr).
     pub fn notice(&self, msg: &str) {
-        eprintln!("mnemon: {}", stdout::for_terminal(msg.to_string()));
+        errln!("mnemon: {}", stdout::for_terminal(msg.to_string()));
     }
 
     /// An error: on stderr always; also as `{"error": ..}` on stdout with `--json`.
     pub fn error(&self, e: &Error) {
-        eprintln!("mnemon: error: {}", stdout::for_terminal(e.to_string()));
+        errln!("mnemon: error: {}", stdout::for_terminal(e.to_string()));
         if self.json {
             self.json(&serde_json::json!({ "error": e.to_string() }));
         }

@@ -44,9 +44,9 @@ fn spawn_watcher(
 ) -> (mpsc::Sender<()>, std::thread::JoinHandle<()>) {
     let (stop_tx, stop_rx) = mpsc::channel();
     let handle = std::thread::spawn(move || {
-        let log = |m: String| eprintln!("mnemon: {m}");
+        let log = |m: String| errln!("mnemon: {m}");
         if let Err(e) = watch::run(&memory, &stats, stop_rx, &log) {
-            eprintln!("mnemon: watching stopped: {e}");
+            errln!("mnemon: watching stopped: {e}");
         }
     });
     (stop_tx, handle)
@@ -62,7 +62,7 @@ pub fn run(memory: Arc<LiveMemory>, watch_notes: bool) -> mnemon::Result<i32> {
         tokio::select! {
             r = crate::mcp::serve_stdio(memory.clone()) => r,
             sig = stop_requested(|| {}) => {
-                eprintln!("mnemon: serve stopping on {sig}");
+                errln!("mnemon: serve stopping on {sig}");
                 Ok(())
             }
         }
@@ -72,14 +72,15 @@ pub fn run(memory: Arc<LiveMemory>, watch_notes: bool) -> mnemon::Result<i32> {
         let _ = handle.join();
     }
     let r = stats.report();
-    eprintln!(
+    errln!(
         "mnemon: serve ended: {} file events, {} re-indexes",
-        r.events_seen, r.reindexes
+        r.events_seen,
+        r.reindexes
     );
     match result {
         Ok(()) => Ok(super::EXIT_OK),
         Err(e) => {
-            eprintln!("mnemon: {e}");
+            errln!("mnemon: {e}");
             Ok(super::EXIT_FAILURE)
         }
     }
@@ -97,10 +98,10 @@ pub fn watch_until_interrupted(
             Some(s) => tokio::time::sleep(Duration::from_secs(s)).await,
             None => {
                 let sig = stop_requested(|| {
-                    eprintln!("mnemon: watching memory/; Ctrl-C or SIGTERM stops and reports")
+                    errln!("mnemon: watching memory/; Ctrl-C or SIGTERM stops and reports")
                 })
                 .await;
-                eprintln!("mnemon: watch stopping on {sig}");
+                errln!("mnemon: watch stopping on {sig}");
             }
         }
     });

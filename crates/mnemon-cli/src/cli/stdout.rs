@@ -125,7 +125,7 @@ pub fn failed(e: std::io::Error) -> ! {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         std::process::exit(CLOSED_PIPE_EXIT.load(std::sync::atomic::Ordering::Relaxed));
     }
-    eprintln!("mnemon: cannot write to stdout: {e}");
+    errln!("mnemon: cannot write to stdout: {e}");
     std::process::exit(1);
 }
 

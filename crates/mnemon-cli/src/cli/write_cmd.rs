@@ -81,7 +81,7 @@ pub fn read_body(from: Option<&Path>) -> mnemon::Result<String> {
         }
         None => {
             if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-                eprintln!(
+                errln!(
                     "mnemon: reading the note's body from stdin (end it with Ctrl-D), or pass --from FILE"
                 );
             }
@@ -119,8 +119,8 @@ pub fn run(memory: &Memory, req: &WriteRequest, out: &Out) -> mnemon::Result<i32
         out.json(&o);
     }
     if !o.written {
-        eprintln!("mnemon: not written: {}", o.message);
-        eprintln!(
+        errln!("mnemon: not written: {}", o.message);
+        errln!(
             "mnemon: on the command line: --expected-sha256 HEX (from `mnemon show {}`), --supersedes ID, --on-duplicate create",
             o.id
         );

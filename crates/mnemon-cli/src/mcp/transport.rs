@@ -109,7 +109,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut write: W, mut lines: mpsc::Receiv
         {
             // The client is gone: nothing more can be answered. Dropping the receiver makes
             // every later send fail, which ends the service.
-            eprintln!("mnemon: MCP output closed: {e}");
+            errln!("mnemon: MCP output closed: {e}");
             return;
         }
     }
@@ -130,7 +130,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                eprintln!("mnemon: MCP input failed: {e}");
+                errln!("mnemon: MCP input failed: {e}");
                 break;
             }
         };
@@ -164,7 +164,7 @@ impl Session {
         let reply = match line {
             Line::Blank => return true,
             Line::Dropped(why) => {
-                eprintln!("mnemon: MCP message ignored: {why}");
+                errln!("mnemon: MCP message ignored: {why}");
                 return true;
             }
             Line::Error(reply) => reply,
@@ -193,7 +193,7 @@ impl Session {
                 return match id {
                     Some(id) if is_request => Err(ErrorReply::invalid_params(id, e)),
                     _ => {
-                        eprintln!("mnemon: MCP message ignored: {e}");
+                        errln!("mnemon: MCP message ignored: {e}");
                         Ok(None)
                     }
                 };
@@ -218,7 +218,7 @@ impl Session {
             // The service ends the session on a notification or response before `initialize`
             // (rmcp's handshake): one such line must not stop the server.
             _ if !self.initialize_sent => {
-                eprintln!("mnemon: MCP message before `initialize` ignored");
+                errln!("mnemon: MCP message before `initialize` ignored");
                 return Ok(None);
             }
             _ => {}

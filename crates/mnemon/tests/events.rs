@@ -902,3 +902,60 @@ fn a_copy_supplies_the_events_its_damaged_original_lost() {
         "{notices:?}"
     );
 }
+
+/// A segment cut after the snapshot folded it (by hand, a sync tool, a restore) lost events
+/// silently: cut into its header it read as an empty segment, and `events verify` said healthy.
+/// The snapshot's watermark tells: the segment is reported cut short, its counts kept.
+#[test]
+fn a_segment_cut_after_the_snapshot_read_it_is_reported_cut_short() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join(".mnemon");
+    {
+        let m = Memory::init(&root).unwrap();
+        common::write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
+        common::write_note(&m, "b.md", "---\nname: Beta\n---\nbeta text\n");
+        m.index().unwrap();
+    }
+    let events = root.join("events");
+    {
+        let m = session(&root, "cut");
+        for q in ["alpha", "beta", "alpha text"] {
+            m.recall(&mnemon::recall::Query::text(q)).unwrap();
+        }
+        m.write_snapshot().unwrap();
+    }
+    let (segment, _) = the_segment_of(&events, "cut");
+    let m = session(&root, "check");
+    let healthy = m.event_segments().unwrap();
+    assert!(healthy.segments.iter().all(|s| s.healthy()), "{healthy:?}");
+    let counted = m.stats("a").unwrap();
+    drop(m);
+
+    // Cut into the header, and at a frame boundary after the first recall's events (no torn
+    // frame to report: the cut looked like a segment that ends there).
+    let bytes = std::fs::read(&segment).unwrap();
+    let frames = mnemon::events::segment::decode_segment(&bytes);
+    let second_query = frames
+        .events
+        .iter()
+        .filter(|(_, e)| matches!(e.kind, mnemon::events::EventKind::Query { .. }))
+        .nth(1)
+        .map(|(offset, _)| *offset)
+        .expect("three recalls");
+    for keep in [10u64, second_query] {
+        std::fs::write(&segment, &bytes[..keep as usize]).unwrap();
+        let m = session(&root, "check");
+        let read = m.event_segments().unwrap();
+        let cut = read
+            .segments
+            .iter()
+            .find(|s| s.name.contains("-cut-"))
+            .expect("the segment is listed");
+        assert!(!cut.healthy(), "{keep}: {cut:?}");
+        assert!(!cut.empty, "{keep}: {cut:?}");
+        let error = cut.error.as_deref().unwrap_or("");
+        assert!(error.contains("cut short"), "{keep}: {error}");
+        // The stats keep what the snapshot counted.
+        assert_eq!(m.stats("a").unwrap(), counted, "{keep}");
+    }
+}

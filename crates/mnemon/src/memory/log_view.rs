@@ -68,17 +68,43 @@ impl Memory {
                 .map(|(o, _)| o.shown.clone())
         };
         let copies: Vec<Option<String>> = (0..segs.len()).map(copy_of).collect();
+        // What the stats snapshot read of each segment: a segment now shorter than that was cut
+        // after it was folded (by hand, a sync tool, a restore), and the events past its end are
+        // counted but gone from the log. A cut into the header reads as an empty segment, which
+        // is no damage by itself (an interrupted creation), so only the snapshot can tell.
+        let read_by_snapshot = crate::events::snapshot::Snapshot::open(fs, log.index_dir())
+            .ok()
+            .flatten()
+            .map(|s| s.watermarks())
+            .unwrap_or_default();
+        let cut_short = |id: &str, r: &crate::events::log::SegmentRead| -> Option<String> {
+            let mark = *read_by_snapshot.get(id)?;
+            let held = r.damaged.iter().map(|d| d.end).fold(r.end, u64::max);
+            (mark > held && mark > crate::events::log::header_len_of(id)).then(|| {
+                format!(
+                    "cut short: it holds {held} bytes, and the stats snapshot read {mark}; the \
+                     events past byte {held} are counted in the stats but gone from the log \
+                     (restore the file from a backup or git to keep them)"
+                )
+            })
+        };
+        let cuts: Vec<Option<String>> = segs
+            .iter()
+            .zip(&reads)
+            .map(|(seg, r)| cut_short(&seg.file.id, r))
+            .collect();
         let segments = segs
             .iter()
             .zip(reads)
             .zip(copies)
-            .map(|((seg, r), copy_of)| SegmentContents {
+            .zip(cuts)
+            .map(|(((seg, r), copy_of), cut)| SegmentContents {
                 name: seg.shown.clone(),
                 session: r.header.as_ref().map(|h| h.session.clone()),
                 events: r.events,
                 damaged: r.damaged,
-                empty: r.empty,
-                error: r.error,
+                empty: r.empty && cut.is_none(),
+                error: r.error.or(cut),
                 copy_of,
             })
             .collect();

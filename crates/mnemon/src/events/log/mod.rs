@@ -141,7 +141,7 @@ fn counts_a_lost_segment(snap: &Snapshot, listing: &Listing) -> Option<String> {
 
 /// The longest header segment `id` can have (`<created_ms>-<session>-<pid>-<n>`, format
 /// version 2), or [`segment::MAX_HEADER_LEN`] when the id is not of that form.
-fn header_len_of(id: &str) -> u64 {
+pub(crate) fn header_len_of(id: &str) -> u64 {
     let session = id
         .split_once('-')
         .and_then(|(_, rest)| rest.rsplitn(3, '-').nth(2));
@@ -320,6 +320,11 @@ impl EventLog {
             .read()
             .map(|st| st.snapshot.as_ref().map_or(0, |s| s.events()) + st.delta.events)
             .unwrap_or(0)
+    }
+
+    /// The index folder (where the stats snapshot is).
+    pub fn index_dir(&self) -> &Path {
+        &self.index_dir
     }
 
     /// The events folder.

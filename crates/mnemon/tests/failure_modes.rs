@@ -239,7 +239,7 @@ fn io_error_mid_segment_keeps_the_events_before_it_and_a_later_fold_counts_the_r
 }
 
 /// Failure mode 4: compaction never reads a segment into memory whole, however large: it
-/// compresses one 32 KiB chunk at a time. A 32 MiB segment is compressed while the Rust heap of
+/// compresses one 64 KiB chunk at a time. A 32 MiB segment is compressed while the Rust heap of
 /// the compressing thread grows by less than 1 MiB (zstd's own context, allocated by C, is a few
 /// MiB at level 3 whatever the input size), and the result decompresses to the same bytes.
 #[test]

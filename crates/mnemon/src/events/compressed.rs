@@ -17,7 +17,7 @@ use std::io::{self, Read, Write};
 
 /// Uncompressed bytes per chunk (the last chunk holds the rest). Chunk `k` holds the segment's
 /// bytes `[k * CHUNK_BYTES, min((k + 1) * CHUNK_BYTES, len))`.
-pub const CHUNK_BYTES: usize = 32 * 1024;
+pub const CHUNK_BYTES: usize = 64 * 1024;
 /// Magic of a chunk marker: a zstd skippable frame (`0x184D2A50..=0x184D2A5F`), little-endian.
 const MARKER_MAGIC: u32 = 0x184D_2A5E;
 /// The marker's payload: `u64` chunk offset, `u64` segment length, `u32` crc32 of the 16 bytes.

@@ -119,6 +119,13 @@ pub fn run(
                         Err(_) => break,
                     }
                 }
+                // Opening or reading a file changes nothing, and mnemon's own scans open every
+                // folder of memory/: re-indexing on those made each re-index raise the next one.
+                events
+                    .retain(|e| e.need_rescan() || !matches!(e.kind, notify::EventKind::Access(_)));
+                if events.is_empty() {
+                    continue;
+                }
                 stats
                     .events_seen
                     .fetch_add(events.len() as u64, Ordering::Relaxed);

@@ -109,3 +109,35 @@ fn core_view_is_pinned_then_important_within_budget() {
     assert!(v.text.contains("The March outage."));
     assert!(m.core(0).is_err());
 }
+
+/// The watcher re-indexed on every file opened below `memory/`, and each re-index's own scan
+/// opened the folders again: an idle `serve` re-indexed every two seconds, forever. Reads and
+/// opens change nothing; only writes lead to a re-index.
+#[test]
+fn reading_notes_is_no_change_and_an_idle_watcher_stays_idle() {
+    let (_tmp, m) = fresh();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
+    m.index().unwrap();
+    let live = Arc::new(LiveMemory::new(
+        m,
+        mnemon::OpenOptions::default(),
+        Box::new(|e| eprintln!("{e}")),
+    ));
+    let m = live.get();
+    let stats = Arc::new(WatchStats::default());
+    let (stop, rx) = mpsc::channel();
+    let handle = {
+        let (live, stats) = (live.clone(), stats.clone());
+        std::thread::spawn(move || watch::run(&live, &stats, rx, &|e| eprintln!("{e}")).unwrap())
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    // A full scan (it opens memory/ and its folders) and a read of the note.
+    m.index().unwrap();
+    let _ = std::fs::read(m.dir().memory().join("a.md")).unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    stop.send(()).unwrap();
+    handle.join().unwrap();
+    let r = stats.report();
+    assert_eq!(r.reindexes, 0, "{r:?}");
+    assert_eq!(r.errors, 0, "{r:?}");
+}

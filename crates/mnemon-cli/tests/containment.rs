@@ -285,8 +285,8 @@ fn permission_error_on_the_store_is_named_and_nothing_is_moved_aside() {
     assert!(out.status.success(), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("pool"));
     assert!(stderr.contains("graph.redb"), "{stderr}");
-    assert!(stderr.contains("immutable"), "{stderr}");
-    assert!(stderr.contains("recalls are not recorded"), "{stderr}");
+    assert!(stderr.contains("read-only for this process"), "{stderr}");
+    assert!(stderr.contains("lsattr"), "{stderr}");
     assert!(
         !root.join("index/graph.redb.damaged").exists(),
         "moved aside"

@@ -468,6 +468,14 @@ fn run_unprivileged(args: &[&str]) -> Option<std::process::Output> {
     (!root || out.status.code() != Some(127)).then_some(out)
 }
 
+/// Whether the tests run as root (then [`run_unprivileged`] runs as `nobody`).
+fn running_as_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
 fn chmod(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
@@ -623,10 +631,8 @@ fn a_memory_folder_this_process_may_only_read_answers_and_records_nothing() {
         return; // root without setpriv: permissions cannot be tried here
     };
     let log = String::from_utf8_lossy(&recall.stderr);
-    if !log.contains("read-only") {
-        // Not another user after all (tests run as a user who owns the files): nothing to try.
-        assert_eq!(recall.status.code(), Some(0), "{log}");
-        return;
+    if !running_as_root() {
+        return; // run as the tests' user, who owns the files: nothing to try
     }
     assert_eq!(recall.status.code(), Some(0), "{log}");
     let v: Value = serde_json::from_slice(&recall.stdout).unwrap_or(Value::Null);
@@ -668,4 +674,49 @@ fn a_memory_folder_this_process_may_only_read_answers_and_records_nothing() {
         events_before
     );
     assert!(!root.join("memory/new-note.md").exists());
+}
+
+/// Only `events/` read-only (the index writable): `recall` failed with exit 3 ("creating the
+/// segment failed"). It answers, says once that it records nothing, and `feedback`, which is
+/// nothing but a record, says why it cannot.
+#[test]
+fn a_read_only_events_folder_answers_recalls_without_recording_them() {
+    let (tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "runbooks/rollback.md",
+        "---\nname: Rollback\n---\nRoll back the deploy with the previous image.\n",
+    );
+    memory.index().expect("index");
+    let root = memory.dir().root().to_path_buf();
+    drop(memory);
+    open_to_all(tmp.path());
+    chmod(&root.join("events"), 0o755);
+    let dir = root.to_str().expect("utf-8");
+    let Some(recall) =
+        run_unprivileged(&["recall", "--dir", dir, "--json", "roll back the deploy"])
+    else {
+        return; // root without setpriv: permissions cannot be tried here
+    };
+    let log = String::from_utf8_lossy(&recall.stderr);
+    if !running_as_root() {
+        return; // run as the tests' user, who owns events/: nothing to try
+    }
+    assert_eq!(recall.status.code(), Some(0), "{log}");
+    assert!(
+        log.contains("recalls are answered and not recorded"),
+        "{log}"
+    );
+    let v: Value = serde_json::from_slice(&recall.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["results"][0]["id"], "runbooks/rollback", "{v}");
+    assert_eq!(
+        std::fs::read_dir(root.join("events")).expect("ls").count(),
+        0
+    );
+    let feedback =
+        run_unprivileged(&["feedback", "--dir", dir, "--used", "runbooks/rollback"]).expect("run");
+    let log = String::from_utf8_lossy(&feedback.stderr);
+    assert_eq!(feedback.status.code(), Some(3), "{log}");
+    assert!(log.contains("events/"), "{log}");
+    chmod(&root.join("events"), 0o777);
 }

@@ -91,6 +91,9 @@ pub enum Error {
         path: PathBuf,
         /// What was kept and what to do.
         message: String,
+        /// The operating system's reason, when one failed call is it (a caller may answer
+        /// without recording when it says `events/` is read-only for this process).
+        cause: Option<std::io::ErrorKind>,
     },
     /// A user-supplied argument is out of range or malformed.
     #[error("invalid {what}: {message}")]

@@ -119,6 +119,8 @@ pub struct Memory {
     events: EventLog,
     notices: Mutex<Vec<String>>,
     qid_counter: std::sync::atomic::AtomicU64,
+    /// Whether this process said that `events/` is read-only for it (said once).
+    told_unrecorded: std::sync::atomic::AtomicBool,
     /// Set once the store is known to have been indexed (see [`Memory::ensure_indexed`]).
     indexed: std::sync::atomic::AtomicBool,
 }
@@ -232,9 +234,16 @@ impl Memory {
         match read_only {
             // (A read-only store has no change count by design: nothing to say.)
             Some(why) => notices.push(format!(
-                "{}; answering from the index as it was last written (read-only: recalls are \
-                 not recorded)",
-                Error::io("open for writing", store.path(), std::io::Error::from(why))
+                "the index store {} is read-only for this process ({}{}): the index is used as \
+                 it was last written; `mnemon index` brings it up to date where it is writable",
+                store.path().display(),
+                std::io::Error::from(why),
+                match why {
+                    std::io::ErrorKind::PermissionDenied => {
+                        "; check its owner, mode and attributes (ls -l, lsattr)"
+                    }
+                    _ => "",
+                }
             )),
             None => notices.extend(store.change_seq_problem().map(ToString::to_string)),
         }
@@ -272,6 +281,7 @@ impl Memory {
             events,
             notices: Mutex::new(notices),
             qid_counter: std::sync::atomic::AtomicU64::new(0),
+            told_unrecorded: std::sync::atomic::AtomicBool::new(false),
             indexed: std::sync::atomic::AtomicBool::new(false),
         };
         if let Some(n) = memory.load_lexical()? {
@@ -507,7 +517,7 @@ impl Memory {
             floor,
             latency_us,
         };
-        if !q.record || self.store.read_only().is_some() {
+        if !q.record {
             return Ok(recall);
         }
         // Feedback that names no question is about this recall.
@@ -549,8 +559,29 @@ impl Memory {
                 },
             });
         }
-        self.events.append(events)?;
-        Ok(recall)
+        match self.events.append(events) {
+            // A memory this process may only read (a read-only mount, another user's folder)
+            // still answers: the recall is not recorded, and the first such recall says so.
+            Err(Error::EventLog { cause: Some(k), .. })
+                if matches!(
+                    k,
+                    std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+                ) =>
+            {
+                use std::sync::atomic::Ordering;
+                if !self.told_unrecorded.swap(true, Ordering::Relaxed) {
+                    self.notice(format!(
+                        "{} is read-only for this process ({}): recalls are answered and not \
+                         recorded",
+                        self.dir.events().display(),
+                        std::io::Error::from(k)
+                    ));
+                }
+                Ok(recall)
+            }
+            Err(e) => Err(e),
+            Ok(()) => Ok(recall),
+        }
     }
 
     /// A recall at the store version the last recall read, when the store's change count shows

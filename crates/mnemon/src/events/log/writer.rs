@@ -157,6 +157,7 @@ impl EventLog {
                      failed again ({e}); nothing of these events was recorded; free disk space \
                      or fix the error: the next event tries again"
                 ),
+                cause: Some(e.kind()),
             });
         }
         self.retire(slot);
@@ -221,7 +222,11 @@ impl EventLog {
                     ));
                 }
             }
-            return Err(Error::EventLog { path, message });
+            return Err(Error::EventLog {
+                path,
+                message,
+                cause: Some(e.kind()),
+            });
         }
         w.len += batch_len;
         let (id, len) = (w.id.clone(), w.len);
@@ -286,6 +291,7 @@ impl EventLog {
                     return Err(Error::EventLog {
                         path,
                         message: not_recorded("creating the segment", &e),
+                        cause: Some(e.kind()),
                     });
                 }
             }
@@ -407,6 +413,7 @@ impl EventLog {
                      it was last made durable may not survive a power loss; later events go to a \
                      new segment"
                 ),
+                cause: Some(e.kind()),
             });
         }
         self.fs

@@ -4,7 +4,8 @@
 //! repeated or moved). Reading it back must never panic nor hang, and:
 //! - unchanged, it reads back to exactly the segment's bytes, as libzstd's own decoder does
 //!   (the markers are skippable frames), and records the segment's length;
-//! - changed, it reads to at most the segment's length (zeros where chunks were lost), and
+//! - changed, it reads to at most the segment's length (zeros where chunks were lost, an error
+//!   at the end for damage the bytes read do not show), and
 //!   every chunk whose marker and frame bytes the change did not touch, and that comes before
 //!   the change in the file, reads back to its own bytes at its own offset (damage never drops
 //!   what comes before it; chunks after it are found again unless the change moved them).
@@ -46,11 +47,13 @@ fn segment(u: &mut Unstructured) -> arbitrary::Result<Vec<u8>> {
     Ok(v)
 }
 
-fn read_all(z: &[u8]) -> Option<Vec<u8>> {
+/// What a reader gets: the bytes given before any error (damage the bytes do not show ends
+/// the stream with an error, after everything readable), and whether it ended in error.
+fn read_all(z: &[u8]) -> Option<(Vec<u8>, bool)> {
     let mut out = Vec::new();
     let mut d = decoder(Box::new(std::io::Cursor::new(z.to_vec()))).ok()?;
-    d.read_to_end(&mut out).ok()?;
-    Some(out)
+    let failed = d.read_to_end(&mut out).is_err();
+    Some((out, failed))
 }
 
 /// Where each chunk starts in the file (its marker).
@@ -79,7 +82,7 @@ fuzz_target!(|data: &[u8]| {
     let mut z = Vec::new();
     let n = write_chunks(&mut &src[..], src.len() as u64, 1, &mut z).expect("compress");
     assert_eq!(n, src.len() as u64);
-    assert_eq!(read_all(&z).as_deref(), Some(&src[..]));
+    assert_eq!(read_all(&z), Some((src.clone(), false)));
     assert_eq!(zstd::stream::decode_all(&z[..]).expect("libzstd"), src);
     assert_eq!(recorded_len(&z), Some(src.len() as u64));
 
@@ -138,7 +141,7 @@ fuzz_target!(|data: &[u8]| {
             (b, s)
         }
     };
-    let Some(out) = read_all(&bad) else { return };
+    let Some((out, _)) = read_all(&bad) else { return };
     assert!(
         out.len() <= src.len(),
         "read {} of a {}-byte segment",

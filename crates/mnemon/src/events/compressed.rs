@@ -144,12 +144,17 @@ pub fn decoder(mut raw: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>
     let mut head = [0u8; 4];
     let n = read_up_to(&mut raw, &mut head)?;
     let head = io::Cursor::new(head[..n].to_vec());
-    if is_chunked(&head.get_ref()[..]) {
-        Ok(Box::new(ChunkReader::new(Box::new(head.chain(raw)))))
-    } else {
+    // Only a file that starts as one zstd frame does is read as one stream; anything else is
+    // read by chunks, which finds the markers after a damaged start.
+    if head.get_ref()[..] == ZSTD_MAGIC {
         Ok(Box::new(zstd::stream::read::Decoder::new(head.chain(raw))?))
+    } else {
+        Ok(Box::new(ChunkReader::new(Box::new(head.chain(raw)))))
     }
 }
+
+/// The magic a zstd frame starts with (what a segment compressed as one stream starts with).
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
 /// Largest compressed chunk: zstd's bound for [`CHUNK_BYTES`] of input.
 fn max_frame_bytes() -> usize {
@@ -170,6 +175,10 @@ pub struct ChunkReader {
     next: u64,
     /// The segment's length, from the first marker that verifies.
     segment_len: Option<u64>,
+    /// The first damage met that the bytes read do not show by themselves (a damaged marker
+    /// whose chunk still read, bytes skipped before any marker, bytes after the last chunk):
+    /// returned as an error once the stream has given everything it holds.
+    damage: Option<String>,
     decompressor: Option<zstd::bulk::Decompressor<'static>>,
 }
 
@@ -183,6 +192,7 @@ impl ChunkReader {
             out_pos: 0,
             next: 0,
             segment_len: None,
+            damage: None,
             decompressor: None,
         }
     }
@@ -233,6 +243,19 @@ impl ChunkReader {
         }
     }
 
+    /// Note damage the stream's bytes will not show (the first one is kept).
+    fn damaged(&mut self, what: String) {
+        self.damage.get_or_insert(what);
+    }
+
+    /// The end of the stream: the damage met, if any, as an error (after every byte read).
+    fn end(&mut self) -> io::Result<bool> {
+        match self.damage.take() {
+            Some(what) => Err(io::Error::new(io::ErrorKind::InvalidData, what)),
+            None => Ok(false),
+        }
+    }
+
     /// Produce the next run of the segment's bytes into `out`; false at the end.
     fn advance(&mut self) -> io::Result<bool> {
         self.out.clear();
@@ -241,18 +264,34 @@ impl ChunkReader {
             if let Some(len) = self.segment_len
                 && self.next >= len
             {
-                return Ok(false);
+                // A compressed segment is written once: bytes after its last chunk are damage.
+                self.fill(1)?;
+                if !self.buf.is_empty() {
+                    self.damaged("bytes follow the compressed segment's last chunk".into());
+                    self.buf.clear();
+                }
+                return self.end();
             }
             self.fill(MARKER_LEN)?;
             if self.buf.is_empty() {
                 // The file ends before the segment does: the tail reads as damage.
-                return Ok(match self.segment_len {
+                return match self.segment_len {
                     Some(len) => {
                         self.zeros(len - self.next);
-                        true
+                        Ok(true)
                     }
-                    None => false,
-                });
+                    None => self.end(),
+                };
+            }
+            if self.next == 0 && self.segment_len.is_none() && Marker::decode(&self.buf).is_none()
+            {
+                // The first marker is damaged: its chunk (the segment's header) may still read.
+                self.damaged("the first chunk's marker is damaged".into());
+                if let Some(used) = self.decode_first_chunk()? {
+                    self.buf.drain(..used);
+                    self.next += self.out.len() as u64;
+                    return Ok(true);
+                }
             }
             let marker = Marker::decode(&self.buf)
                 .filter(|m| self.segment_len.is_none_or(|len| m.segment_len == len));
@@ -278,8 +317,43 @@ impl ChunkReader {
         }
     }
 
+    /// Decode a frame right after a damaged first marker as chunk 0, if one is there and
+    /// decodes to at most a chunk's length: what to drop from `buf`.
+    fn decode_first_chunk(&mut self) -> io::Result<Option<usize>> {
+        self.fill(MARKER_LEN + max_frame_bytes())?;
+        let Some(frame) = self.buf.get(MARKER_LEN..) else {
+            return Ok(None);
+        };
+        if !frame.starts_with(&ZSTD_MAGIC) {
+            return Ok(None);
+        }
+        let Ok(size) = zstd::zstd_safe::find_frame_compressed_size(frame) else {
+            return Ok(None);
+        };
+        let Some(frame) = frame.get(..size) else {
+            return Ok(None);
+        };
+        let decompressor = match &mut self.decompressor {
+            Some(d) => d,
+            None => self.decompressor.insert(zstd::bulk::Decompressor::new()?),
+        };
+        self.out.clear();
+        self.out.reserve(CHUNK_BYTES);
+        Ok(match decompressor.decompress_to_buffer(frame, &mut self.out) {
+            Ok(n) if n > 0 && n <= CHUNK_BYTES => Some(MARKER_LEN + size),
+            _ => {
+                self.out.clear();
+                None
+            }
+        })
+    }
+
     /// Drop bytes up to the next place a marker's magic starts (at least one byte).
     fn skip_to_next_marker(&mut self) -> io::Result<()> {
+        if self.segment_len.is_none() {
+            // Skipped before any marker verified: no zeros will stand for these bytes.
+            self.damaged("bytes before the first marker that reads are damaged".into());
+        }
         let magic = MARKER_MAGIC.to_le_bytes();
         self.buf.drain(..1.min(self.buf.len()));
         loop {
@@ -407,6 +481,39 @@ mod tests {
         assert_eq!(out.len(), src.len());
         assert_eq!(out[..CHUNK_BYTES], src[..CHUNK_BYTES]);
         assert!(out[2 * CHUNK_BYTES..].iter().all(|&b| b == 0));
+    }
+
+    /// What a reader gets: the bytes read before an error, and the error.
+    fn read_with_error(z: &[u8]) -> (Vec<u8>, Option<String>) {
+        let mut out = Vec::new();
+        let r = decoder(Box::new(io::Cursor::new(z.to_vec())))
+            .and_then(|mut d| d.read_to_end(&mut out));
+        (out, r.err().map(|e| e.to_string()))
+    }
+
+    /// Found by a fault sweep: bytes appended to a `.seg.zst` were ignored without a word, and
+    /// a flipped byte in the first marker lost the whole segment (it was read as one zstd
+    /// stream, which it is not).
+    #[test]
+    fn trailing_bytes_and_a_damaged_first_marker_are_reported_and_lose_nothing_else() {
+        let src = segment_bytes(3 * CHUNK_BYTES + 5);
+        let z = compress(&src);
+        let mut longer = z.clone();
+        longer.extend_from_slice(b"GARBAGE\n");
+        let (out, error) = read_with_error(&longer);
+        assert_eq!(out, src);
+        assert!(error.is_some_and(|e| e.contains("last chunk")));
+        for at in 0..MARKER_LEN {
+            let mut bad = z.clone();
+            bad[at] ^= 0x01;
+            let (out, error) = read_with_error(&bad);
+            assert_eq!(out, src, "flip at {at}: every chunk read");
+            assert!(error.is_some_and(|e| e.contains("marker")), "flip at {at}");
+        }
+        // Garbage with no marker at all is an error, not an empty segment.
+        let (out, error) = read_with_error(b"0123456789abcdef0123456789abcdef");
+        assert!(out.is_empty());
+        assert!(error.is_some(), "garbage read as nothing");
     }
 
     #[test]

@@ -1238,3 +1238,49 @@ fn a_closed_stderr_does_not_change_the_exit_code() {
         assert_eq!(status.code(), Some(code), "{args:?}");
     }
 }
+
+/// `mnemon compact` opened the memory first, and the open compacted what was due: the command
+/// then reported "0 compressed" (`"compressed": []`) for the work it had just caused.
+#[test]
+fn compact_reports_the_segments_it_compressed() {
+    let (tmp, memory) = fresh();
+    write_note(&memory, "a.md", "---\nname: Alpha\n---\nthe alpha note\n");
+    memory.index().expect("index");
+    drop(memory);
+    let root = tmp.path().join(".mnemon");
+    for q in ["alpha", "alpha note"] {
+        let out = bin()
+            .arg("--dir")
+            .arg(&root)
+            .args(["recall", q])
+            .env_remove("MNEMON_DIR")
+            .output()
+            .expect("run");
+        assert!(out.status.success());
+    }
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(200 * 86_400);
+    let mut segments = 0;
+    for e in std::fs::read_dir(root.join("events")).expect("ls") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "seg") {
+            let f = std::fs::File::options().write(true).open(&p).expect("open");
+            f.set_modified(old).expect("set mtime");
+            segments += 1;
+        }
+    }
+    assert_eq!(segments, 2);
+    let out = bin()
+        .arg("--dir")
+        .arg(&root)
+        .args(["compact", "--json"])
+        .env_remove("MNEMON_DIR")
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["compressed"].as_array().map(Vec::len), Some(2), "{v}");
+}

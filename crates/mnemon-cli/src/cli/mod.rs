@@ -653,7 +653,17 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             compress_after,
             archive_after,
         } => {
-            let memory = open(cli, out)?;
+            // Opened without the compaction an open runs when due: this run does the work,
+            // and its report lists it (an open-time run compacted first and left "0 compressed").
+            let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
+            let options = mnemon::OpenOptions {
+                compact_at_open: false,
+                ..options(cli)
+            };
+            let mut memory = Memory::open_with(dir, options)?;
+            for n in memory.take_notices() {
+                out.notice(&n);
+            }
             let r = memory.compact(mnemon::events::CompactPolicy {
                 compress_after_days: *compress_after,
                 archive_after_days: *archive_after,

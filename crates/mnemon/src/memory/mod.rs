@@ -141,6 +141,9 @@ pub struct OpenOptions {
     pub(crate) fs: Arc<dyn Fs>,
     /// Event segment ages for compaction (also run at open when due).
     pub compact: crate::events::CompactPolicy,
+    /// Whether the open compacts the event log when it is due (default). `mnemon compact`
+    /// turns it off, so that its own run does the work and reports it.
+    pub compact_at_open: bool,
 }
 
 impl Default for OpenOptions {
@@ -152,6 +155,7 @@ impl Default for OpenOptions {
             sync: SyncPolicy::default(),
             fs: Arc::new(RealFs),
             compact: crate::events::CompactPolicy::default(),
+            compact_at_open: true,
         }
     }
 }
@@ -249,7 +253,10 @@ impl Memory {
         }
         let events = EventLog::open(opts.fs, dir.events(), dir.index(), opts.session, opts.sync)?;
         let now_ms = SystemClock.now_s() * 1000;
-        if read_only.is_none() && events.compaction_due(opts.compact, now_ms) {
+        if opts.compact_at_open
+            && read_only.is_none()
+            && events.compaction_due(opts.compact, now_ms)
+        {
             match events.compact(opts.compact, now_ms) {
                 Ok(r) if !r.compressed.is_empty() || !r.archived.is_empty() => {
                     notices.push(format!(

@@ -720,3 +720,42 @@ fn a_read_only_events_folder_answers_recalls_without_recording_them() {
     assert!(log.contains("events/"), "{log}");
     chmod(&root.join("events"), 0o777);
 }
+
+/// A damaged store this process may only read: the error said "delete graph.redb to rebuild
+/// it", which this process cannot do, or only "move aside …: Permission denied" without a word
+/// of the damage. It now says the store is damaged and where the fix can run.
+#[test]
+fn a_damaged_store_this_process_may_only_read_says_where_the_fix_can_run() {
+    let (tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "pool.md",
+        "---\nname: Pool\n---\nThe pgbouncer pool holds 40.\n",
+    );
+    memory.index().expect("index");
+    let root = memory.dir().root().to_path_buf();
+    drop(memory);
+    let store = root.join("index/graph.redb");
+    let mut bytes = std::fs::read(&store).expect("read");
+    bytes[..64].fill(0xff);
+    std::fs::write(&store, &bytes).expect("damage");
+    open_to_all(tmp.path());
+    chmod(&root.join("index"), 0o755);
+    chmod(&store, 0o644);
+    let dir = root.to_str().expect("utf-8");
+    let Some(recall) = run_unprivileged(&["recall", "--dir", dir, "pgbouncer"]) else {
+        return; // root without setpriv: permissions cannot be tried here
+    };
+    if !running_as_root() {
+        return; // run as the tests' user, who owns the store: nothing to try
+    }
+    let log = String::from_utf8_lossy(&recall.stderr);
+    assert_eq!(recall.status.code(), Some(3), "{log}");
+    assert!(log.contains("damaged"), "{log}");
+    assert!(
+        log.contains("doctor --fix` where the folder is writable"),
+        "{log}"
+    );
+    assert!(!log.contains("delete"), "{log}");
+    assert!(store.exists(), "nothing moved");
+}

@@ -345,6 +345,25 @@ fn cwd() -> mnemon::Result<PathBuf> {
 /// Run the command; when it finds the index store's bytes bad (an error saying so, or a panic
 /// inside the store's reads), move the store aside, say so, and run it once more on a store
 /// rebuilt from the notes. `doctor` reports damage instead (and `--fix` repairs it).
+/// Move a damaged store aside to rebuild it; when that fails (a folder this process may only
+/// read), the error says the store is damaged as well as why it could not be moved.
+fn discard_damaged_store(dir: &MemoryDir, damage: &str) -> mnemon::Result<std::path::PathBuf> {
+    Memory::discard_store(dir).map_err(|e| match e {
+        Error::Io { path, source, .. } => Error::Io {
+            op: "move aside the damaged index store",
+            path,
+            source: std::io::Error::new(
+                source.kind(),
+                format!(
+                    "it is damaged ({damage}), and moving it aside to rebuild it failed: \
+                     {source}; run `mnemon doctor --fix` where the folder is writable"
+                ),
+            ),
+        },
+        other => other,
+    })
+}
+
 fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
     let long_running = matches!(cli.command, Command::Serve { .. } | Command::Watch { .. });
     let run = || {
@@ -378,7 +397,7 @@ fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             return Ok(EXIT_PROBLEMS);
         }
         let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
-        let aside = Memory::discard_store(&dir)?;
+        let aside = discard_damaged_store(&dir, &damage)?;
         out.notice(&format!(
             "the index store turned out damaged after this command printed its output \
              ({damage}); moved it to {}: the next command rebuilds it from the notes",
@@ -409,7 +428,7 @@ fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
         _ => {}
     }
     let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
-    let aside = Memory::discard_store(&dir)?;
+    let aside = discard_damaged_store(&dir, &damage)?;
     out.notice(&format!(
         "the index store was damaged ({damage}); moved it to {} and rebuilt it from the notes",
         aside.display()
@@ -499,7 +518,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             if *fix && !report.store_damage.is_empty() {
                 let dir = memory.dir().clone();
                 drop(memory);
-                let aside = Memory::discard_store(&dir)?;
+                let aside = discard_damaged_store(&dir, &report.store_damage.join("; "))?;
                 out.notice(&format!(
                     "moved the damaged index store to {}; rebuilding it from the notes",
                     aside.display()

@@ -239,15 +239,25 @@ impl Store {
         builder.set_cache_size(STORE_CACHE_BYTES);
         let opened =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.open_read_only(&path)));
+        // A damaged store cannot be moved aside and rebuilt by this process: say so, and where
+        // the fix can run (redb's own advice, to delete the file, cannot be followed here).
+        let damaged = |reason: String| {
+            Error::io(
+                "open the index store (read-only for this process)",
+                &path,
+                std::io::Error::new(
+                    why,
+                    format!(
+                        "{reason}: it is damaged and cannot be rebuilt by this process; run \
+                         `mnemon doctor --fix` where the folder is writable"
+                    ),
+                ),
+            )
+        };
         let db = match opened {
             Ok(Ok(db)) => db,
-            Ok(Err(e)) => return Err(Error::store(&path, format!("{e} (opened read-only)"))),
-            Err(_) => {
-                return Err(Error::store(
-                    &path,
-                    "redb panicked while opening it read-only",
-                ));
-            }
+            Ok(Err(e)) => return Err(damaged(e.to_string())),
+            Err(_) => return Err(damaged("redb panicked while opening it".into())),
         };
         let store = Store {
             db: Db::ReadOnly(db, why),

@@ -283,9 +283,13 @@ impl ChunkReader {
                     None => self.end(),
                 };
             }
-            if self.next == 0 && self.segment_len.is_none() && Marker::decode(&self.buf).is_none()
+            if self.next == 0
+                && self.segment_len.is_none()
+                && self.damage.is_none()
+                && Marker::decode(&self.buf).is_none()
             {
-                // The first marker is damaged: its chunk (the segment's header) may still read.
+                // The file's first marker is damaged: its chunk (the segment's header) may still
+                // read. Only there: a frame found later could be any chunk.
                 self.damaged("the first chunk's marker is damaged".into());
                 if let Some(used) = self.decode_first_chunk()? {
                     self.buf.drain(..used);

@@ -455,9 +455,9 @@ impl Memory {
     }
 
     /// Why this process may read but not write the index (its files' permissions, a read-only
-    /// file system), if so. Such a memory answers from the index as it was last written: recalls
-    /// are not recorded, and what writes (`index`, `write`, feedback, importance) says why it
-    /// cannot.
+    /// file system), if so. Such a memory answers from the index as it was last written, and
+    /// what writes the index (`index`, `write`, `doctor`) says why it cannot. (Recalls are
+    /// recorded when `events/` is writable, and answered unrecorded when it is not.)
     pub fn read_only(&self) -> Option<std::io::ErrorKind> {
         self.store.read_only()
     }

@@ -441,15 +441,25 @@ fn folders_past_the_depth_limit_are_reported_by_index_doctor_and_a_watcher() {
     );
 }
 
+const POOL: &str = "---\nname: Pool\n---\nThe pgbouncer pool holds 40.\n";
+const ROLLBACK: &str = "---\nname: Rollback\n---\nRoll back the deploy with the previous image.\n";
+
+/// A memory holding `notes` (path, text), indexed and closed: its folder and its root.
+fn indexed(notes: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, memory) = fresh();
+    for (path, text) in notes {
+        write_note(&memory, path, text);
+    }
+    memory.index().expect("index");
+    let root = memory.dir().root().to_path_buf();
+    (tmp, root)
+}
+
 /// `mnemon ARGS` as a user file permissions apply to: `nobody` through `setpriv` when the
 /// tests run as root (root reads everything), the current user otherwise. `None` when root has
 /// no `setpriv` to drop to.
 fn run_unprivileged(args: &[&str]) -> Option<std::process::Output> {
-    let root = std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .ok()
-        .is_some_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let root = running_as_root();
     let mut cmd = if root {
         let mut c = std::process::Command::new("setpriv");
         c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
@@ -553,15 +563,7 @@ fn notes_that_cannot_be_read_stay_in_the_index_and_are_no_damage() {
 /// reported as unreadable, and the index is still rebuilt from the notes and recall answers.
 #[test]
 fn an_unreadable_lexical_segment_is_called_unreadable_not_damaged() {
-    let (tmp, memory) = fresh();
-    write_note(
-        &memory,
-        "pool.md",
-        "---\nname: Pool\n---\nThe pgbouncer pool holds 40.\n",
-    );
-    memory.index().expect("index");
-    let root = memory.dir().root().to_path_buf();
-    drop(memory);
+    let (tmp, root) = indexed(&[("pool.md", POOL)]);
     open_to_all(tmp.path());
     let segment = std::fs::read_dir(root.join("index"))
         .expect("ls")
@@ -592,16 +594,8 @@ fn an_unreadable_lexical_segment_is_called_unreadable_not_damaged() {
 #[test]
 fn a_memory_folder_this_process_may_only_read_answers_and_records_nothing() {
     let (tmp, memory) = fresh();
-    write_note(
-        &memory,
-        "runbooks/rollback.md",
-        "---\nname: Rollback\n---\nRoll back the deploy with the previous image.\n",
-    );
-    write_note(
-        &memory,
-        "pool.md",
-        "---\nname: Pool\n---\nThe pgbouncer pool holds 40.\n",
-    );
+    write_note(&memory, "runbooks/rollback.md", ROLLBACK);
+    write_note(&memory, "pool.md", POOL);
     memory.index().expect("index");
     memory
         .recall(&mnemon::recall::Query::text("rollback"))
@@ -681,15 +675,7 @@ fn a_memory_folder_this_process_may_only_read_answers_and_records_nothing() {
 /// nothing but a record, says why it cannot.
 #[test]
 fn a_read_only_events_folder_answers_recalls_without_recording_them() {
-    let (tmp, memory) = fresh();
-    write_note(
-        &memory,
-        "runbooks/rollback.md",
-        "---\nname: Rollback\n---\nRoll back the deploy with the previous image.\n",
-    );
-    memory.index().expect("index");
-    let root = memory.dir().root().to_path_buf();
-    drop(memory);
+    let (tmp, root) = indexed(&[("runbooks/rollback.md", ROLLBACK)]);
     open_to_all(tmp.path());
     chmod(&root.join("events"), 0o755);
     let dir = root.to_str().expect("utf-8");
@@ -726,15 +712,7 @@ fn a_read_only_events_folder_answers_recalls_without_recording_them() {
 /// of the damage. It now says the store is damaged and where the fix can run.
 #[test]
 fn a_damaged_store_this_process_may_only_read_says_where_the_fix_can_run() {
-    let (tmp, memory) = fresh();
-    write_note(
-        &memory,
-        "pool.md",
-        "---\nname: Pool\n---\nThe pgbouncer pool holds 40.\n",
-    );
-    memory.index().expect("index");
-    let root = memory.dir().root().to_path_buf();
-    drop(memory);
+    let (tmp, root) = indexed(&[("pool.md", POOL)]);
     let store = root.join("index/graph.redb");
     let mut bytes = std::fs::read(&store).expect("read");
     bytes[..64].fill(0xff);

@@ -10,6 +10,34 @@ use mnemon_cli::watch::{self, WatchStats};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
+/// A memory held live, and a watcher thread on it.
+struct Watching {
+    live: Arc<LiveMemory>,
+    stats: Arc<WatchStats>,
+    stop: mpsc::Sender<()>,
+    handle: std::thread::JoinHandle<()>,
+}
+
+fn watching(m: mnemon::Memory) -> Watching {
+    let live = Arc::new(LiveMemory::new(
+        m,
+        mnemon::OpenOptions::default(),
+        Box::new(|e| eprintln!("{e}")),
+    ));
+    let stats = Arc::new(WatchStats::default());
+    let (stop, rx) = mpsc::channel();
+    let handle = {
+        let (live, stats) = (live.clone(), stats.clone());
+        std::thread::spawn(move || watch::run(&live, &stats, rx, &|e| eprintln!("{e}")).unwrap())
+    };
+    Watching {
+        live,
+        stats,
+        stop,
+        handle,
+    }
+}
+
 #[test]
 fn a_burst_of_writes_is_one_reindex() {
     let (_tmp, m) = fresh();
@@ -21,18 +49,13 @@ fn a_burst_of_writes_is_one_reindex() {
         );
     }
     m.index().unwrap();
-    let live = Arc::new(LiveMemory::new(
-        m,
-        mnemon::OpenOptions::default(),
-        Box::new(|e| eprintln!("{e}")),
-    ));
+    let Watching {
+        live,
+        stats,
+        stop,
+        handle,
+    } = watching(m);
     let m = live.get();
-    let stats = Arc::new(WatchStats::default());
-    let (stop, rx) = mpsc::channel();
-    let handle = {
-        let (live, stats) = (live.clone(), stats.clone());
-        std::thread::spawn(move || watch::run(&live, &stats, rx, &|e| eprintln!("{e}")).unwrap())
-    };
     std::thread::sleep(Duration::from_millis(300));
     // Over about 0.4 s: the debouncer checks every 0.5 s and expires each file on its own clock,
     // so the burst usually straddles a check and arrives as two batches, which the watcher must
@@ -118,18 +141,13 @@ fn reading_notes_is_no_change_and_an_idle_watcher_stays_idle() {
     let (_tmp, m) = fresh();
     write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
     m.index().unwrap();
-    let live = Arc::new(LiveMemory::new(
-        m,
-        mnemon::OpenOptions::default(),
-        Box::new(|e| eprintln!("{e}")),
-    ));
+    let Watching {
+        live,
+        stats,
+        stop,
+        handle,
+    } = watching(m);
     let m = live.get();
-    let stats = Arc::new(WatchStats::default());
-    let (stop, rx) = mpsc::channel();
-    let handle = {
-        let (live, stats) = (live.clone(), stats.clone());
-        std::thread::spawn(move || watch::run(&live, &stats, rx, &|e| eprintln!("{e}")).unwrap())
-    };
     std::thread::sleep(Duration::from_millis(300));
     // A full scan (it opens memory/ and its folders) and a read of the note.
     m.index().unwrap();

@@ -456,8 +456,13 @@ fn open_current(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
 }
 
 fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
+    open_with(cli, out, options(cli))
+}
+
+/// [`open`] with `options` instead of the command line's.
+fn open_with(cli: &Cli, out: &Out, options: mnemon::OpenOptions) -> mnemon::Result<Memory> {
     let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
-    let mut memory = Memory::open_with(dir, options(cli))?;
+    let mut memory = Memory::open_with(dir, options)?;
     for n in memory.take_notices() {
         out.notice(&n);
     }
@@ -674,15 +679,11 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
         } => {
             // Opened without the compaction an open runs when due: this run does the work,
             // and its report lists it (an open-time run compacted first and left "0 compressed").
-            let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
             let options = mnemon::OpenOptions {
                 compact_at_open: false,
                 ..options(cli)
             };
-            let mut memory = Memory::open_with(dir, options)?;
-            for n in memory.take_notices() {
-                out.notice(&n);
-            }
+            let memory = open_with(cli, out, options)?;
             let r = memory.compact(mnemon::events::CompactPolicy {
                 compress_after_days: *compress_after,
                 archive_after_days: *archive_after,

@@ -220,11 +220,18 @@ impl ChunkReader {
         self.next += n as u64;
     }
 
-    /// Decode the chunk behind the marker at the start of `buf`; `None` if it does not decode
-    /// to its length.
-    fn decode_chunk(&mut self, marker: Marker) -> io::Result<Option<usize>> {
+    /// Decode the zstd frame that follows the marker at the start of `buf` into `out`, when it
+    /// is a whole frame whose length `fits`: the bytes to drop from `buf`. `out` is left empty
+    /// otherwise.
+    fn decode_chunk(&mut self, fits: impl Fn(usize) -> bool) -> io::Result<Option<usize>> {
         self.fill(MARKER_LEN + max_frame_bytes())?;
-        let frame = &self.buf[MARKER_LEN..];
+        self.out.clear();
+        let Some(frame) = self.buf.get(MARKER_LEN..) else {
+            return Ok(None);
+        };
+        if !frame.starts_with(&ZSTD_MAGIC) {
+            return Ok(None);
+        }
         let Ok(size) = zstd::zstd_safe::find_frame_compressed_size(frame) else {
             return Ok(None);
         };
@@ -235,11 +242,13 @@ impl ChunkReader {
             Some(d) => d,
             None => self.decompressor.insert(zstd::bulk::Decompressor::new()?),
         };
-        self.out.clear();
         self.out.reserve(CHUNK_BYTES);
         match decompressor.decompress_to_buffer(frame, &mut self.out) {
-            Ok(n) if n == marker.chunk_len() => Ok(Some(MARKER_LEN + size)),
-            _ => Ok(None),
+            Ok(n) if fits(n) => Ok(Some(MARKER_LEN + size)),
+            _ => {
+                self.out.clear();
+                Ok(None)
+            }
         }
     }
 
@@ -291,7 +300,8 @@ impl ChunkReader {
                 // The file's first marker is damaged: its chunk (the segment's header) may still
                 // read. Only there: a frame found later could be any chunk.
                 self.damaged("the first chunk's marker is damaged".into());
-                if let Some(used) = self.decode_first_chunk()? {
+                // (Any length up to a chunk's: the length was in the damaged marker.)
+                if let Some(used) = self.decode_chunk(|n| n > 0 && n <= CHUNK_BYTES)? {
                     self.buf.drain(..used);
                     self.next += self.out.len() as u64;
                     return Ok(true);
@@ -308,7 +318,7 @@ impl ChunkReader {
                     self.zeros(m.offset - self.next);
                     return Ok(true);
                 }
-                if let Some(used) = self.decode_chunk(m)? {
+                if let Some(used) = self.decode_chunk(|n| n == m.chunk_len())? {
                     self.buf.drain(..used);
                     self.next += self.out.len() as u64;
                     if self.out.is_empty() {
@@ -319,37 +329,6 @@ impl ChunkReader {
             }
             self.skip_to_next_marker()?;
         }
-    }
-
-    /// Decode a frame right after a damaged first marker as chunk 0, if one is there and
-    /// decodes to at most a chunk's length: what to drop from `buf`.
-    fn decode_first_chunk(&mut self) -> io::Result<Option<usize>> {
-        self.fill(MARKER_LEN + max_frame_bytes())?;
-        let Some(frame) = self.buf.get(MARKER_LEN..) else {
-            return Ok(None);
-        };
-        if !frame.starts_with(&ZSTD_MAGIC) {
-            return Ok(None);
-        }
-        let Ok(size) = zstd::zstd_safe::find_frame_compressed_size(frame) else {
-            return Ok(None);
-        };
-        let Some(frame) = frame.get(..size) else {
-            return Ok(None);
-        };
-        let decompressor = match &mut self.decompressor {
-            Some(d) => d,
-            None => self.decompressor.insert(zstd::bulk::Decompressor::new()?),
-        };
-        self.out.clear();
-        self.out.reserve(CHUNK_BYTES);
-        Ok(match decompressor.decompress_to_buffer(frame, &mut self.out) {
-            Ok(n) if n > 0 && n <= CHUNK_BYTES => Some(MARKER_LEN + size),
-            _ => {
-                self.out.clear();
-                None
-            }
-        })
     }
 
     /// Drop bytes up to the next place a marker's magic starts (at least one byte).

@@ -234,9 +234,7 @@ impl Store {
         path: PathBuf,
         why: std::io::ErrorKind,
     ) -> Result<(Store, Option<String>)> {
-        let mut builder = Database::builder();
-        builder.set_concurrency_mode(ConcurrencyMode::MultiWriter);
-        builder.set_cache_size(STORE_CACHE_BYTES);
+        let builder = db_builder();
         let opened =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.open_read_only(&path)));
         // A damaged store cannot be moved aside and rebuilt by this process: say so, and where
@@ -591,10 +589,16 @@ fn store_error(path: &Path, e: redb::Error) -> Error {
     }
 }
 
-fn open_db(path: &Path) -> std::result::Result<Database, OpenFailure> {
+/// How every process opens the store, writer or reader: all must share one concurrency mode.
+fn db_builder() -> redb::Builder {
     let mut builder = Database::builder();
     builder.set_concurrency_mode(ConcurrencyMode::MultiWriter);
     builder.set_cache_size(STORE_CACHE_BYTES);
+    builder
+}
+
+fn open_db(path: &Path) -> std::result::Result<Database, OpenFailure> {
+    let builder = db_builder();
     // redb may panic on a file altered behind its back; a derived file is never worth a crash.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.create(path))) {
         Ok(Ok(db)) => Ok(db),

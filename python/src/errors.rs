@@ -1,7 +1,8 @@
 //! The library's errors as Python exceptions (defined in `mnemon/_errors.py`): an argument out
-//! of range or malformed -> `mnemon.InvalidArgument` (a `ValueError`), an unknown note ->
-//! `mnemon.NotFound` (a `KeyError`), anything else -> `mnemon.Error`. The message is always the
-//! library's `Display` text, as the `mnemon` command prints it.
+//! of range or malformed -> `mnemon.InvalidArgument` (a `ValueError`), an unknown note (or one
+//! newer than an index that may only be read) -> `mnemon.NotFound` (a `KeyError`), anything
+//! else -> `mnemon.Error`. The message is always the library's `Display` text, as the `mnemon`
+//! command prints it.
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -26,7 +27,7 @@ pub(crate) fn to_py(py: Python<'_>, e: mnemon::Error) -> PyErr {
         mnemon::Error::Write { .. } => INVALID_ARGUMENT
             .import(py, MODULE, "InvalidArgument")
             .and_then(|cls| cls.call1((message, "note"))),
-        mnemon::Error::UnknownNode { id } => NOT_FOUND
+        mnemon::Error::UnknownNode { id } | mnemon::Error::NotIndexedReadOnly { id, .. } => NOT_FOUND
             .import(py, MODULE, "NotFound")
             .and_then(|cls| cls.call1((message, id.as_str()))),
         _ => error(py, message),

@@ -604,6 +604,13 @@ fn a_memory_folder_this_process_may_only_read_answers_and_records_nothing() {
     drop(memory);
     let body = tmp.path().join("body.txt");
     std::fs::write(&body, "A new note's text.\n").expect("write body");
+    // Written after the index: `show` cannot index it here and must not advise `mnemon index`
+    // as if that could run.
+    std::fs::write(
+        root.join("memory/later.md"),
+        "# Later\n\nWritten after indexing.\n",
+    )
+    .expect("write a later note");
     // Readable by everyone, writable by the owner (root) alone.
     fn read_only_for_others(dir: &Path) {
         chmod(dir, 0o755);
@@ -645,6 +652,14 @@ fn a_memory_folder_this_process_may_only_read_answers_and_records_nothing() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    let later = run_unprivileged(&["show", "--dir", dir, "later"]).expect("run");
+    let log = String::from_utf8_lossy(&later.stderr);
+    assert_eq!(later.status.code(), Some(3), "{log}");
+    assert!(
+        log.contains("was written after the folder was last indexed")
+            && log.contains("where the folder is writable"),
+        "{log}"
+    );
     let index = run_unprivileged(&["index", "--dir", dir]).expect("run");
     let log = String::from_utf8_lossy(&index.stderr);
     assert_eq!(index.status.code(), Some(3), "{log}");

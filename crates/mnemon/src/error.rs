@@ -62,6 +62,17 @@ pub enum Error {
         /// The id given.
         id: String,
     },
+    /// A note's file exists but the index, which this process may only read, was written before
+    /// it: the note cannot be indexed here.
+    #[error(
+        "note `{id}` ({path}) was written after the folder was last indexed, and this process may only read the index; run `mnemon index` where the folder is writable, or read the file itself"
+    )]
+    NotIndexedReadOnly {
+        /// The id given.
+        id: String,
+        /// The note's file.
+        path: PathBuf,
+    },
     /// A thread panicked while it held the event log; the log refuses further use.
     #[error("event log {path} refuses writes: {reason}; restart the process to open a new segment")]
     Poisoned {

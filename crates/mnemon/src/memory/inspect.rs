@@ -617,14 +617,19 @@ impl Memory {
         }
     }
 
-    /// Why `id` (a checked id) is not in the store: no such note, or its file is there and
-    /// cannot be read (then the I/O error, with the fix for it).
-    fn not_indexed(&self, id: &str) -> Error {
+    /// Why `id` (a checked id) is not in the store: no such note, its file is there and cannot
+    /// be read (then the I/O error, with the fix for it), or is newer than an index this process
+    /// may only read.
+    pub(super) fn not_indexed(&self, id: &str) -> Error {
         let path = self.dir.memory().join(format!("{id}.md"));
         let unknown = Error::UnknownNode { id: id.to_string() };
         match std::fs::symlink_metadata(&path) {
             Ok(m) if m.is_file() => match std::fs::File::open(&path) {
                 Err(e) => Error::io("read", &path, e),
+                Ok(_) if self.read_only().is_some() => Error::NotIndexedReadOnly {
+                    id: id.to_string(),
+                    path,
+                },
                 Ok(_) => unknown,
             },
             _ => unknown,

@@ -2,7 +2,7 @@
 //! stats of a note, and compaction of the log.
 
 use super::*;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::events::{EventKind, RecallStats};
 use serde::Serialize;
 
@@ -66,7 +66,7 @@ impl Memory {
         check_id(id)?;
         self.ensure_indexed()?;
         let Some(id) = self.store.read()?.stored_id(id)? else {
-            return Err(Error::UnknownNode { id: id.to_string() });
+            return Err(self.not_indexed(id));
         };
         let id = id.as_str();
         // Dated after the tag it replaces, even one a clock running ahead dated in the future:
@@ -108,9 +108,7 @@ impl Memory {
                 ids.iter()
                     .map(|id| {
                         check_id(id)?;
-                        reader
-                            .stored_id(id)?
-                            .ok_or_else(|| Error::UnknownNode { id: id.clone() })
+                        reader.stored_id(id)?.ok_or_else(|| self.not_indexed(id))
                     })
                     .collect()
             };
@@ -153,7 +151,7 @@ impl Memory {
         check_id(id)?;
         self.ensure_indexed()?;
         let Some(id) = self.store.read()?.stored_id(id)? else {
-            return Err(Error::UnknownNode { id: id.to_string() });
+            return Err(self.not_indexed(id));
         };
         let id = id.as_str();
         let s: RecallStats = self.events.stats(id);

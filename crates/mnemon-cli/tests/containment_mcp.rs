@@ -292,3 +292,40 @@ fn mcp_params_that_do_not_fit_are_invalid_params_and_unknown_methods_are_named()
     assert!(r.get("result").is_some(), "{r}");
     s.close();
 }
+
+/// A client that skipped the handshake got rmcp's "request _meta is missing or has malformed
+/// required fields" for every call: true of a call outside a session, but it never said to send
+/// `initialize`. A request before `initialize` is answered with the handshake named; `ping`,
+/// the handshake after it, and a call that carries its session-less `_meta` are served.
+#[test]
+fn mcp_requests_before_initialize_are_told_to_initialize_first() {
+    let mut s = Server::start();
+    for line in [
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#.as_slice(),
+        br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_recall","arguments":{"query":"pool"}}}"#,
+    ] {
+        s.send_line(line);
+        let r = s.reply();
+        assert_eq!(r["error"]["code"], -32600, "{r}");
+        let message = r["error"]["message"].as_str().unwrap_or("");
+        assert!(message.contains("send `initialize` first"), "{r}");
+    }
+    let ping = s.rpc(3, "ping", json!({}));
+    assert_eq!(ping["result"], json!({}), "{ping}");
+    assert_eq!(s.initialize_and_list_tools(4), TOOLS);
+    s.close();
+    // A client without a session: every call carries the protocol in its `_meta`.
+    let mut s = Server::start();
+    let outside = s.rpc(
+        1,
+        "tools/list",
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-06-18",
+                         "io.modelcontextprotocol/clientCapabilities": {}}}),
+    );
+    assert_eq!(
+        outside["result"]["tools"].as_array().map(Vec::len),
+        Some(TOOLS.len()),
+        "{outside}"
+    );
+    s.close();
+}

@@ -13,7 +13,8 @@
 //!
 //! Requests rmcp would answer without saying why are answered here: params that do not fit a
 //! method this server serves (`-32602`, naming the field) and a method MCP does not have
-//! (`-32601`, listing the ones served).
+//! (`-32601`, listing the ones served), and a request before `initialize` that is not a call
+//! outside a session (`-32600`, saying to initialize first).
 
 use super::lines::{ErrorReply, Line, LineReader};
 use rmcp::RoleServer;
@@ -187,6 +188,7 @@ impl Session {
         {
             return Err(ErrorReply::invalid_params(id, why));
         }
+        let params_meta = v.pointer("/params/_meta").cloned();
         let msg = match serde_json::from_value::<ClientJsonRpcMessage>(v) {
             Ok(msg) => msg,
             Err(e) => {
@@ -201,7 +203,7 @@ impl Session {
         };
         match &msg {
             ClientJsonRpcMessage::Request(r) => {
-                if let (ClientRequest::CustomRequest(c), Some(id)) = (&r.request, id) {
+                if let (ClientRequest::CustomRequest(c), Some(id)) = (&r.request, id.clone()) {
                     return Err(ErrorReply::method_not_found(
                         id,
                         format!(
@@ -213,6 +215,20 @@ impl Session {
                 }
                 if matches!(r.request, ClientRequest::InitializeRequest(_)) {
                     self.initialize_sent = true;
+                } else if !self.initialize_sent
+                    && !matches!(r.request, ClientRequest::PingRequest(_))
+                    && !names_its_protocol(&params_meta)
+                    && let Some(id) = id
+                {
+                    // rmcp answers such a request with the `_meta` fields of a session-less
+                    // call it lacks; the client that forgot the handshake needs to hear of it.
+                    return Err(ErrorReply::invalid_request(
+                        id,
+                        "the session has not been initialized: send `initialize` first (the MCP \
+                         handshake), or give this request's `_meta` the \
+                         `io.modelcontextprotocol/protocolVersion` and \
+                         `io.modelcontextprotocol/clientCapabilities` of a call without a session",
+                    ));
                 }
             }
             // The service ends the session on a notification or response before `initialize`
@@ -225,6 +241,13 @@ impl Session {
         }
         Ok(Some(msg))
     }
+}
+
+/// Whether a request's `_meta` names the protocol version, as a call outside a session must.
+fn names_its_protocol(meta: &Option<Value>) -> bool {
+    meta.as_ref()
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .is_some()
 }
 
 /// Why a request to a method this server answers carries params that do not fit it, if they do

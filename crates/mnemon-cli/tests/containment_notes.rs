@@ -728,6 +728,16 @@ fn a_read_only_events_folder_answers_recalls_without_recording_them() {
 #[test]
 fn a_damaged_store_this_process_may_only_read_says_where_the_fix_can_run() {
     let (tmp, root) = indexed(&[("pool.md", POOL)]);
+    let recorded = bin()
+        .args([
+            "recall",
+            "--dir",
+            root.to_str().expect("utf-8"),
+            "pgbouncer",
+        ])
+        .output()
+        .expect("recall");
+    assert!(recorded.status.success());
     let store = root.join("index/graph.redb");
     let mut bytes = std::fs::read(&store).expect("read");
     bytes[..64].fill(0xff);
@@ -751,4 +761,18 @@ fn a_damaged_store_this_process_may_only_read_says_where_the_fix_can_run() {
     );
     assert!(!log.contains("delete"), "{log}");
     assert!(store.exists(), "nothing moved");
+    // The event log does not live in the store: it is read and verified all the same.
+    let verify = run_unprivileged(&["events", "verify", "--dir", dir, "--json"]).expect("run");
+    let log = String::from_utf8_lossy(&verify.stderr);
+    assert_eq!(verify.status.code(), Some(0), "{log}");
+    let v: Value = serde_json::from_slice(&verify.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["healthy"], true, "{v}");
+    assert!(
+        v["segments"][0]["events"].as_u64() >= Some(2),
+        "the recall's query and hit: {v}"
+    );
+    let dump = run_unprivileged(&["events", "dump", "--dir", dir, "--json"]).expect("run");
+    let v: Value = serde_json::from_slice(&dump.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["events"][0]["type"], "query", "{v}");
+    assert_eq!(v["events"][0]["query"], "pgbouncer", "{v}");
 }

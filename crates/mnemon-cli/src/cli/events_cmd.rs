@@ -1,11 +1,15 @@
 //! `mnemon events dump|verify`: read every segment of `events/` and `events/archive/`.
+//!
+//! The memory is not opened: the log is read as it is, whatever state the index store is in
+//! (damaged, held by another process, on a medium this process may only read), and reading
+//! writes nothing.
 
 use super::EventsAction;
 use super::output::Out;
-use mnemon::Memory;
+use mnemon::{Memory, MemoryDir};
 
-pub fn run(memory: &Memory, action: &EventsAction, out: &Out) -> mnemon::Result<i32> {
-    let read = memory.event_segments()?;
+pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<i32> {
+    let read = Memory::event_segments_of(dir)?;
     let segs = &read.segments;
     let other = &read.unknown_files;
     match action {

@@ -759,8 +759,8 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             Ok(EXIT_OK)
         }
         Command::Events { action } => {
-            let memory = open(cli, out)?;
-            events_cmd::run(&memory, action, out)
+            let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
+            events_cmd::run(&dir, action, out)
         }
         Command::Eval {
             corpus,

@@ -2,9 +2,12 @@
 //! segment of `events/` and `events/archive/`, its events, and the ranges that did not read.
 
 use super::Memory;
+use crate::MemoryDir;
 use crate::error::Result;
 use crate::events::Event;
 use crate::events::log::{all_segments, named_as_original, names_header, read_segment};
+use crate::fs::Fs;
+use std::path::Path;
 
 /// One segment file read back.
 #[derive(Debug, Clone)]
@@ -47,70 +50,81 @@ impl Memory {
     /// Read every event segment back, damaged ones included (reading never changes a file).
     pub fn event_segments(&self) -> Result<EventSegments> {
         let log = &self.events;
-        let fs = log.fs();
-        let (segs, unknown_files) = all_segments(fs, log.events_dir())?;
-        let reads: Vec<_> = segs
-            .iter()
-            .map(|seg| read_segment(fs, &seg.path, seg.file.compressed, 0))
-            .collect();
-        let copy_of = |i: usize| -> Option<String> {
-            let h = reads[i].header.as_ref()?;
-            // Most segments are under their own name: no pair to look at.
-            if names_header(&segs[i].file.id, h) {
-                return None;
-            }
-            segs.iter()
-                .zip(&reads)
-                .find(|(o, r)| {
-                    named_as_original(&segs[i].file.id, h, &o.file.id)
-                        && r.header.as_ref() == Some(h)
-                })
-                .map(|(o, _)| o.shown.clone())
-        };
-        let copies: Vec<Option<String>> = (0..segs.len()).map(copy_of).collect();
-        // What the stats snapshot read of each segment: a segment now shorter than that was cut
-        // after it was folded (by hand, a sync tool, a restore), and the events past its end are
-        // counted but gone from the log. A cut into the header reads as an empty segment, which
-        // is no damage by itself (an interrupted creation), so only the snapshot can tell.
-        let read_by_snapshot = crate::events::snapshot::Snapshot::open(fs, log.index_dir())
-            .ok()
-            .flatten()
-            .map(|s| s.watermarks())
-            .unwrap_or_default();
-        let cut_short = |id: &str, r: &crate::events::log::SegmentRead| -> Option<String> {
-            let mark = *read_by_snapshot.get(id)?;
-            let held = r.damaged.iter().map(|d| d.end).fold(r.end, u64::max);
-            (mark > held && mark > crate::events::log::header_len_of(id)).then(|| {
-                format!(
-                    "cut short: it holds {held} bytes, and the stats snapshot read {mark}; the \
+        read_segments(log.fs(), log.events_dir(), log.index_dir())
+    }
+
+    /// [`Memory::event_segments`] of the folder `dir` without opening it: the index store is
+    /// not read (it may be damaged, held open by a writer, or readable only), and nothing is
+    /// written, not even the compaction an open may do.
+    pub fn event_segments_of(dir: &MemoryDir) -> Result<EventSegments> {
+        dir.check_contained()?;
+        read_segments(&crate::fs::RealFs, &dir.events(), &dir.index())
+    }
+}
+
+/// Every segment under `events_dir`, with what the stats snapshot in `index_dir` read of each.
+fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<EventSegments> {
+    let (segs, unknown_files) = all_segments(fs, events_dir)?;
+    let reads: Vec<_> = segs
+        .iter()
+        .map(|seg| read_segment(fs, &seg.path, seg.file.compressed, 0))
+        .collect();
+    let copy_of = |i: usize| -> Option<String> {
+        let h = reads[i].header.as_ref()?;
+        // Most segments are under their own name: no pair to look at.
+        if names_header(&segs[i].file.id, h) {
+            return None;
+        }
+        segs.iter()
+            .zip(&reads)
+            .find(|(o, r)| {
+                named_as_original(&segs[i].file.id, h, &o.file.id) && r.header.as_ref() == Some(h)
+            })
+            .map(|(o, _)| o.shown.clone())
+    };
+    let copies: Vec<Option<String>> = (0..segs.len()).map(copy_of).collect();
+    // What the stats snapshot read of each segment: a segment now shorter than that was cut
+    // after it was folded (by hand, a sync tool, a restore), and the events past its end are
+    // counted but gone from the log. A cut into the header reads as an empty segment, which
+    // is no damage by itself (an interrupted creation), so only the snapshot can tell.
+    let read_by_snapshot = crate::events::snapshot::Snapshot::open(fs, index_dir)
+        .ok()
+        .flatten()
+        .map(|s| s.watermarks())
+        .unwrap_or_default();
+    let cut_short = |id: &str, r: &crate::events::log::SegmentRead| -> Option<String> {
+        let mark = *read_by_snapshot.get(id)?;
+        let held = r.damaged.iter().map(|d| d.end).fold(r.end, u64::max);
+        (mark > held && mark > crate::events::log::header_len_of(id)).then(|| {
+            format!(
+                "cut short: it holds {held} bytes, and the stats snapshot read {mark}; the \
                      events past byte {held} are counted in the stats but gone from the log \
                      (restore the file from a backup or git to keep them)"
-                )
-            })
-        };
-        let cuts: Vec<Option<String>> = segs
-            .iter()
-            .zip(&reads)
-            .map(|(seg, r)| cut_short(&seg.file.id, r))
-            .collect();
-        let segments = segs
-            .iter()
-            .zip(reads)
-            .zip(copies)
-            .zip(cuts)
-            .map(|(((seg, r), copy_of), cut)| SegmentContents {
-                name: seg.shown.clone(),
-                session: r.header.as_ref().map(|h| h.session.clone()),
-                events: r.events,
-                damaged: r.damaged,
-                empty: r.empty && cut.is_none(),
-                error: r.error.or(cut),
-                copy_of,
-            })
-            .collect();
-        Ok(EventSegments {
-            segments,
-            unknown_files,
+            )
         })
-    }
+    };
+    let cuts: Vec<Option<String>> = segs
+        .iter()
+        .zip(&reads)
+        .map(|(seg, r)| cut_short(&seg.file.id, r))
+        .collect();
+    let segments = segs
+        .iter()
+        .zip(reads)
+        .zip(copies)
+        .zip(cuts)
+        .map(|(((seg, r), copy_of), cut)| SegmentContents {
+            name: seg.shown.clone(),
+            session: r.header.as_ref().map(|h| h.session.clone()),
+            events: r.events,
+            damaged: r.damaged,
+            empty: r.empty && cut.is_none(),
+            error: r.error.or(cut),
+            copy_of,
+        })
+        .collect();
+    Ok(EventSegments {
+        segments,
+        unknown_files,
+    })
 }

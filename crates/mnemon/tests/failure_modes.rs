@@ -115,6 +115,57 @@ fn a_segment_compressed_after_it_was_listed_is_read_once_from_its_new_place() {
     assert!(both.iter().all(|s| s.file.compressed), "{both:?}");
 }
 
+/// Regression: `events verify` and the stats folds each chose one file per segment by rules of
+/// their own. A `.seg` in `events/archive/` (put there by hand or a restore) was listed and
+/// verified but never folded, and `X.seg` beside an archived `X.seg.zst` was folded twice: the
+/// stats disagreed with the log. Both readers now take the same files.
+#[test]
+fn the_stats_count_the_segments_events_verify_lists_and_each_once() {
+    use mnemon::events::log::all_segments;
+    let fs = with_segments(2, 3, T0);
+    let archive = events_dir().join("archive");
+    fs.create_dir_all(&archive).unwrap();
+    let (listed, _) = all_segments(&fs, &events_dir()).unwrap();
+    let plain = &listed[0];
+    let bytes = fs.get(&plain.path).unwrap();
+    fs.put(&archive.join(&plain.file.name), &bytes, T0);
+    fs.remove(&plain.path).unwrap();
+    let (moved, _) = all_segments(&fs, &events_dir()).unwrap();
+    assert_eq!(moved.len(), 2, "{moved:?}");
+    let reader = open(&fs, "reader").unwrap();
+    let total: u64 = (0..2)
+        .flat_map(|s| (0..3).map(move |i| format!("s{s}-e{i}")))
+        .map(|n| count(&reader, &n))
+        .sum();
+    assert_eq!(total, 6, "the archived plain segment is counted too");
+    drop(reader);
+    // The same segment plain in both folders: the file in `events/` is read, once.
+    fs.put(&plain.path, &bytes, T0);
+    let (twice, _) = all_segments(&fs, &events_dir()).unwrap();
+    assert_eq!(twice.len(), 2, "{twice:?}");
+    assert!(twice.iter().any(|s| s.path == plain.path), "{twice:?}");
+    fs.remove(&archive.join(&plain.file.name)).unwrap();
+    // Compress both, archive them, then put one original back in `events/`: one file each.
+    let log = open(&fs, "compactor").unwrap();
+    let archive_at_once = mnemon::events::CompactPolicy {
+        archive_after_days: 0,
+        ..policy()
+    };
+    log.compact(archive_at_once, T0 + 100 * DAY_MS).unwrap();
+    drop(log);
+    fs.put(&events_dir().join(&plain.file.name), &bytes, T0);
+    let _ = fs.remove(&common::events::index_dir().join("stats.snapshot"));
+    let (both, _) = all_segments(&fs, &events_dir()).unwrap();
+    assert_eq!(both.len(), 2, "{both:?}");
+    assert!(both.iter().all(|s| s.file.compressed), "{both:?}");
+    let refold = open(&fs, "reader2").unwrap();
+    for s in 0..2 {
+        for i in 0..3 {
+            assert_eq!(count(&refold, &format!("s{s}-e{i}")), 1, "s{s}-e{i}");
+        }
+    }
+}
+
 /// Regression: every CLI call leaves a segment of a few events, and with no snapshot (one was
 /// written only after 10 000 events) each command opened and read every one of them again:
 /// 1 500 calls made a recall cost 15 000 system calls. An open that reads more than

@@ -66,9 +66,31 @@ pub struct LocatedSegment {
 /// `events/`).
 pub fn all_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<LocatedSegment>, Vec<String>)> {
     let archive_name = super::segment::ARCHIVE_DIR;
-    let archive = events_dir.join(archive_name);
     let (segs, other) = list_segments(fs, events_dir)?;
-    let (archived, archived_other) = list_segments(fs, &archive)?;
+    let (archived, archived_other) = list_segments(fs, &events_dir.join(archive_name))?;
+    let out = one_file_per_segment(events_dir, segs, archived);
+    let mut unknown: Vec<String> = other.into_iter().filter(|n| n != archive_name).collect();
+    unknown.extend(
+        archived_other
+            .into_iter()
+            .map(|n| format!("{archive_name}/{n}")),
+    );
+    Ok((out, unknown))
+}
+
+/// The segment files listed in `events_dir` (`segs`) and in its archive (`archived`), one file
+/// per segment id, as every reader of the log takes them, by creation time: a compressed copy
+/// is authoritative over `X.seg` (compaction writes it before removing `X.seg`, and a crash
+/// between the two leaves both), and a listing taken while compaction moves `X.seg.zst` to the
+/// archive can hold it in both folders; of two files of one kind, the one in `events/` is taken
+/// (where a writer appends).
+pub fn one_file_per_segment(
+    events_dir: &Path,
+    segs: Vec<SegmentFile>,
+    archived: Vec<SegmentFile>,
+) -> Vec<LocatedSegment> {
+    let archive_name = super::segment::ARCHIVE_DIR;
+    let archive = events_dir.join(archive_name);
     let mut out: Vec<LocatedSegment> = segs
         .into_iter()
         .map(|file| LocatedSegment {
@@ -82,10 +104,6 @@ pub fn all_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<LocatedSegmen
         shown: format!("{archive_name}/{}", file.name),
         file,
     }));
-    // One file per segment, as folds read the log: a compressed copy is authoritative over
-    // `X.seg` (compaction writes it before removing `X.seg`, and a crash between the two
-    // leaves both), and a listing taken while compaction moves `X.seg.zst` to the archive can
-    // hold it in both folders.
     let compressed: std::collections::HashSet<String> = out
         .iter()
         .filter(|s| s.file.compressed)
@@ -93,18 +111,10 @@ pub fn all_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<LocatedSegmen
         .collect();
     let mut seen = std::collections::HashSet::new();
     out.retain(|s| {
-        (s.file.compressed || !compressed.contains(&s.file.id))
-            && (!s.file.compressed || seen.insert(s.file.id.clone()))
+        (s.file.compressed || !compressed.contains(&s.file.id)) && seen.insert(s.file.id.clone())
     });
-    // By creation time, wherever kept.
     out.sort_by(|a, b| a.file.name.cmp(&b.file.name));
-    let mut unknown: Vec<String> = other.into_iter().filter(|n| n != archive_name).collect();
-    unknown.extend(
-        archived_other
-            .into_iter()
-            .map(|n| format!("{archive_name}/{n}")),
-    );
-    Ok((out, unknown))
+    out
 }
 
 /// What reading one segment found.

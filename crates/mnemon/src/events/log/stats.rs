@@ -192,25 +192,12 @@ impl EventLog {
 
     /// [`EventLog::refresh`] over segment files already listed.
     pub(super) fn refresh_listed(&self, listing: Listing) -> Result<Folded> {
-        let Listing {
-            mut segs,
-            archived,
-        } = listing;
-        // Failure mode 1: a crash between rename and remove leaves `X.seg` beside `X.seg.zst`;
-        // the compressed copy is authoritative (compaction removes the orphan later).
-        let compressed: std::collections::HashSet<String> = segs
-            .iter()
-            .filter(|s| s.compressed)
-            .map(|s| s.id.clone())
-            .collect();
-        segs.retain(|s| s.compressed || !compressed.contains(&s.id));
-        let archive = self.events_dir.join(super::segment::ARCHIVE_DIR);
-        let mut located: Vec<(PathBuf, SegmentFile)> = archived
-            .into_iter()
-            .filter(|s| s.compressed && !compressed.contains(&s.id))
-            .map(|s| (archive.join(&s.name), s))
-            .collect();
-        located.extend(segs.into_iter().map(|s| (self.events_dir.join(&s.name), s)));
+        let Listing { segs, archived } = listing;
+        let located: Vec<(PathBuf, SegmentFile)> =
+            super::files::one_file_per_segment(&self.events_dir, segs, archived)
+                .into_iter()
+                .map(|s| (s.path, s.file))
+                .collect();
         let mut originals: HashMap<String, (Header, HashSet<u64>)> = HashMap::new();
         let own = self.own_segment_id();
         let marks: HashMap<String, u64> = self

@@ -259,6 +259,15 @@ pub enum NoteWriteError {
         /// The problems' texts, joined with "; ".
         problems: String,
     },
+    /// The note a replacement replaces has a frontmatter that does not read: the replacement,
+    /// which keeps the frontmatter's keys, would lose them.
+    #[error(
+        "the note it replaces has a frontmatter that does not read ({problems}), and a replacement keeps the keys of the frontmatter it replaces: fix the frontmatter in the file (`mnemon doctor` names the problem) and write again with the file's new sha256"
+    )]
+    ReplacedFrontmatter {
+        /// The frontmatter's problems, joined with "; ".
+        problems: String,
+    },
     /// `expected_sha256` is not a sha256 in hexadecimal.
     #[error(
         "expected_sha256 `{given}` is not 64 hexadecimal digits: pass the sha256 that memory_show / mnemon show returns for the note"

@@ -461,6 +461,42 @@ fn a_replacement_keeps_the_frontmatter_the_request_leaves_out() {
     assert_eq!(parsed.meta.ttl_days, Some(30));
 }
 
+/// Regression: replacing a note whose frontmatter did not read (one bad value such as
+/// `pin: maybe`, or YAML with a duplicate key) wrote the replacement from the request alone: its
+/// name, tags and every other key were gone, at exit 0. Such a replacement is refused with the
+/// frontmatter's problem named, and the file keeps its bytes.
+#[test]
+fn a_replacement_of_a_note_whose_frontmatter_does_not_read_is_refused_and_loses_nothing() {
+    let (tmp, m) = fresh();
+    let memory = tmp.path().join(".mnemon/memory");
+    for (id, text, problem) in [
+        (
+            "one-bad-value",
+            "---\nname: One bad\nowner: bob\ntags: [keep]\npin: maybe\n---\nA note.\n",
+            "`pin` must be true or false",
+        ),
+        (
+            "duplicate-key",
+            "---\nname: First\nname: Second\ntags: [keep]\n---\nA note.\n",
+            "duplicate entry",
+        ),
+    ] {
+        let file = memory.join(format!("{id}.md"));
+        std::fs::write(&file, text).unwrap();
+        m.index().unwrap();
+        let mut req = WriteRequest::new(id, "A new body.");
+        req.expected_sha256 = m.show(id).unwrap().sha256;
+        match m.write_note(&req) {
+            Err(Error::Write {
+                reason: NoteWriteError::ReplacedFrontmatter { problems },
+                ..
+            }) => assert!(problems.contains(problem), "{id}: {problems}"),
+            other => panic!("{id}: {other:?}"),
+        }
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "{id}");
+    }
+}
+
 /// A note whose file name macOS (or git from macOS) wrote decomposed (`re\u{301}sume\u{301}`)
 /// was out of reach of its id typed precomposed (`résumé`): `show`, `importance`, `feedback`,
 /// `stats` and anchors said "no note with id", and `write` made a second note that looks the

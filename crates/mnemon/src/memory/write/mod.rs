@@ -248,6 +248,9 @@ struct Existing {
     sha256: String,
     /// Its frontmatter's `created_at`, kept by the replacement.
     created_s: Option<i64>,
+    /// What is wrong with its frontmatter, if anything: a replacement, which would drop it, is
+    /// refused.
+    frontmatter_problems: Option<String>,
     /// Its frontmatter, when it read without a problem: the replacement keeps every key the
     /// request does not set (name, tags, links, `ttl_days`, keys mnemon does not know).
     kept: Option<draft::Kept>,
@@ -383,6 +386,13 @@ impl Memory {
                     ),
                     WriteNeighbours::default(),
                 ));
+            }
+            (Some(e), Some(_)) => {
+                if let Some(problems) = &e.frontmatter_problems {
+                    return Err(refuse(NoteWriteError::ReplacedFrontmatter {
+                        problems: problems.clone(),
+                    }));
+                }
             }
             _ => {}
         }

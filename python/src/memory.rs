@@ -393,7 +393,9 @@ impl Memory {
     /// sha256 :meth:`show` gives (the body is replaced whole; frontmatter fields left out keep
     /// their values); a note nearly duplicating another is refused unless
     /// ``on_duplicate="create"``. A bad id, an empty or oversized body, a body with its own
-    /// frontmatter block raise :class:`mnemon.InvalidArgument`; nothing is written then.
+    /// frontmatter block raise :class:`mnemon.InvalidArgument`; nothing is written then. Like
+    /// :meth:`index`, it raises :class:`mnemon.Error` in a process forked from one that had
+    /// indexed, before it writes anything.
     #[pyo3(
         signature = (
             id, body, *, name=None, description=None, r#type=None, tags=Vec::new(),
@@ -419,6 +421,9 @@ impl Memory {
         expected_sha256: Option<String>,
         on_duplicate: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        // Indexing the note needs the worker threads: a forked child would write the file, then
+        // wait forever holding the folder's write lock.
+        pool_usable(py, "write_note")?;
         let bad = |reason| mnemon::Error::Write {
             id: id.clone(),
             reason,

@@ -114,7 +114,7 @@ def test_record_false_leaves_no_trace(memory: mnemon.Memory) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
-def test_a_forked_child_recalls_but_refuses_to_index(folder: pathlib.Path) -> None:
+def test_a_forked_child_recalls_but_refuses_to_index_or_write(folder: pathlib.Path) -> None:
     # In a subprocess with a timeout: if the refusal failed, the child's index would hang.
     script = textwrap.dedent(
         f"""
@@ -129,6 +129,14 @@ def test_a_forked_child_recalls_but_refuses_to_index(folder: pathlib.Path) -> No
                 code = 3
             except mnemon.Error as e:
                 code = 0 if ok and "forked" in str(e) and "spawn" in str(e) else 4
+            # Writing a note indexes it: refused before the file is written (it used to write
+            # the file, then wait forever holding the folder's write lock).
+            try:
+                m.write_note("from-the-child", "Written by a forked child.")
+                code = 5
+            except mnemon.Error as e:
+                if "forked" not in str(e) or os.path.exists({str(folder)!r} + "/memory/from-the-child.md"):
+                    code = 6
             os._exit(code)
         _, status = os.waitpid(pid, 0)
         print(os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8)

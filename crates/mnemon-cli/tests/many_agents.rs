@@ -220,3 +220,55 @@ fn a_long_lived_server_sees_another_process_index_update_at_its_next_recall() {
     }
     assert!(server.finish());
 }
+
+/// Regression: a command that needs the index's write lock while another process holds it
+/// (a `serve` mid-index, a process stopped with Ctrl-Z) waited without a word, for ever if the
+/// holder never ended. After a moment it says what it waits for, and goes on once the lock is
+/// free.
+#[test]
+fn a_writer_waiting_for_the_write_lock_says_so_and_goes_on_when_it_is_free() {
+    let (_tmp, root) = setup();
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(root.join("index/write.lock"))
+        .expect("open the lock file");
+    lock.lock().expect("hold the lock");
+    let body = root.join("body.txt");
+    std::fs::write(
+        &body,
+        "A note written while another process held the lock.\n",
+    )
+    .expect("body");
+    let mut child = bin()
+        .arg("--dir")
+        .arg(&root)
+        .args(["write", "late-note", "--from"])
+        .arg(&body)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let said = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the writer says it waits");
+    assert!(
+        said.contains("waiting for") && said.contains("write.lock"),
+        "{said}"
+    );
+    assert!(
+        !root.join("memory/late-note.md").exists(),
+        "nothing written under another's lock"
+    );
+    drop(lock);
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{status}");
+    assert!(root.join("memory/late-note.md").exists());
+}

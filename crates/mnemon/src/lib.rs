@@ -72,6 +72,7 @@ pub use notes::{EdgeKind, NoteType, ProblemKind, Provenance};
 pub use scan::ScanError;
 pub use store::Edge;
 pub use store::is_damage as is_store_damage;
+pub use store::{LOCK_WAIT_NOTICE_AFTER_MS, set_lock_wait_notice};
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]

@@ -314,6 +314,14 @@ pub fn run() -> i32 {
         }
     };
     let out = Out::new(cli.json);
+    mnemon::set_lock_wait_notice(|path| {
+        errln!(
+            "mnemon: waiting for {}: another mnemon process is writing this memory's index \
+             (an index, write, doctor or serve); going on when it is done (a holder stopped \
+             with Ctrl-Z or hung keeps it until it ends)",
+            path.display()
+        )
+    });
     match dispatch_repairing(&cli, &out) {
         Ok(code) => code,
         Err(e) => {

@@ -493,11 +493,44 @@ pub fn move_aside(index_dir: &Path) -> Result<PathBuf> {
     Ok(aside)
 }
 
-/// Open and lock `dir/write.lock` (created if missing; blocks while another holder has it).
+/// How long a writer waits for the write lock before it says that it waits: most holders
+/// finish well within it (one note indexed, one batch of changes).
+pub const LOCK_WAIT_NOTICE_AFTER_MS: u64 = 1000;
+
+/// Told once per wait when a writer has waited [`LOCK_WAIT_NOTICE_AFTER_MS`] for the write lock
+/// (see [`set_lock_wait_notice`]).
+static LOCK_WAIT_NOTICE: std::sync::OnceLock<fn(&Path)> = std::sync::OnceLock::new();
+
+/// Have `notice` called with the lock file's path whenever this process has waited
+/// [`LOCK_WAIT_NOTICE_AFTER_MS`] for another process's write lock and goes on waiting (a
+/// command line prints it: without it, a wait behind a stopped or hung holder is silent). Set
+/// once per process; later calls change nothing.
+pub fn set_lock_wait_notice(notice: fn(&Path)) {
+    let _ = LOCK_WAIT_NOTICE.set(notice);
+}
+
+/// Open and lock `dir/write.lock` (created if missing; blocks while another holder has it, and
+/// says so after a while: [`set_lock_wait_notice`]).
 fn lock_file(dir: &Path) -> Result<std::fs::File> {
     let path = dir.join(WRITE_LOCK_FILE);
     let f =
         crate::fs::open_lock_file(&path).map_err(|e| Error::io("open lock file", &path, e))?;
+    let poll = std::time::Duration::from_millis(20);
+    let started = std::time::Instant::now();
+    loop {
+        match f.try_lock() {
+            Ok(()) => return Ok(f),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
+        }
+        if started.elapsed() >= std::time::Duration::from_millis(LOCK_WAIT_NOTICE_AFTER_MS) {
+            break;
+        }
+        std::thread::sleep(poll);
+    }
+    if let Some(notice) = LOCK_WAIT_NOTICE.get() {
+        notice(&path);
+    }
     f.lock().map_err(|e| Error::io("lock", &path, e))?;
     Ok(f)
 }

@@ -1284,3 +1284,46 @@ fn compact_reports_the_segments_it_compressed() {
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["compressed"].as_array().map(Vec::len), Some(2), "{v}");
 }
+
+/// Regression: `gen --out DIR` wrote over the notes and `queries.yaml` already in DIR and left
+/// the notes of an earlier run beside the new ones ("7 notes", 12 files), a real memory folder
+/// included. A folder that is not empty is refused (exit 2) and keeps its files.
+#[test]
+fn gen_refuses_a_folder_that_is_not_empty_and_keeps_its_files() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("corpus");
+    let gen_into = |notes: &str, seed: &str| {
+        bin()
+            .args(["gen", "--notes", notes, "--seed", seed, "--out"])
+            .arg(&out)
+            .output()
+            .expect("gen")
+    };
+    let first = gen_into("5", "7");
+    assert!(first.status.success(), "{first:?}");
+    let count = || walk_md(&out.join("memory"));
+    assert_eq!(count(), 5);
+    let queries = std::fs::read(out.join("queries.yaml")).expect("queries");
+    let second = gen_into("7", "1");
+    assert_eq!(second.status.code(), Some(2), "{second:?}");
+    let log = String::from_utf8_lossy(&second.stderr);
+    assert!(log.contains("is not empty"), "{log}");
+    assert_eq!(count(), 5, "no note added");
+    assert_eq!(
+        std::fs::read(out.join("queries.yaml")).expect("queries"),
+        queries
+    );
+}
+
+fn walk_md(dir: &Path) -> usize {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).expect("ls").flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            n += walk_md(&p);
+        } else if p.extension().is_some_and(|x| x == "md") {
+            n += 1;
+        }
+    }
+    n
+}

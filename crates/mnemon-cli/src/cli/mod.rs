@@ -259,7 +259,7 @@ enum Command {
         /// Random seed (same seed, same bytes).
         #[arg(long, default_value_t = 42)]
         seed: u64,
-        /// Output folder (gets memory/ and queries.yaml).
+        /// Output folder, new or empty (gets memory/ and queries.yaml).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
@@ -794,6 +794,23 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             seed,
             out: dir,
         } => {
+            // Same seed, same bytes holds for the folder only if nothing else is in it; and a
+            // real memory folder must not get synthetic notes mixed into it.
+            let occupied = match std::fs::read_dir(dir) {
+                Ok(mut entries) => entries.next().is_some(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                Err(e) => return Err(Error::io("read folder", dir, e)),
+            };
+            if occupied {
+                return Err(Error::InvalidArgument {
+                    what: "--out",
+                    message: format!(
+                        "{} is not empty: gen writes a whole corpus (memory/ and queries.yaml) and \
+                         would overwrite or mix with what is there; give a new or empty folder",
+                        dir.display()
+                    ),
+                });
+            }
             let cfg = mnemon_testkit::corpus::GenConfig::new(*notes, *seed);
             let report = progress::with_spinner(out, "generating notes", || {
                 mnemon_testkit::corpus::generate(&cfg, dir)

@@ -69,24 +69,53 @@ impl MemoryDir {
     /// opened (`Memory::open_with`).
     pub fn init(root: impl Into<PathBuf>) -> Result<Self> {
         let dir = MemoryDir::at(root);
-        // `init --dir DIR/memory` would nest a second memory folder inside the notes.
-        if let Some(parent) = dir.root().parent()
-            && dir.root().file_name() == Some("memory".as_ref())
-            && (parent.join("index").is_dir() || parent.join("events").is_dir())
-        {
+        let resolved = resolved(dir.root());
+        if resolved.parent().is_none() {
             return Err(Error::InvalidArgument {
                 what: "--dir",
                 message: format!(
-                    "{} is the notes folder of the memory folder {}: a memory folder inside it \
-                     would be indexed as notes; use `--dir {}`",
-                    dir.root().display(),
-                    parent.display(),
-                    parent.display()
+                    "{} is the file system's root: a memory folder there would put memory/, \
+                     events/ and index/ at the root; give the project's folder or its `.mnemon`",
+                    dir.root().display()
                 ),
             });
         }
+        // `init --dir DIR/memory` (or a folder below it) would nest a second memory folder
+        // inside the notes: its files would be indexed as notes of the outer one.
+        for notes in resolved.ancestors() {
+            if let Some(outer) = notes.parent()
+                && notes.file_name() == Some("memory".as_ref())
+                && (outer.join("index").is_dir() || outer.join("events").is_dir())
+            {
+                return Err(Error::InvalidArgument {
+                    what: "--dir",
+                    message: format!(
+                        "{} is inside the notes folder {} of the memory folder {}: a memory \
+                         folder there would be indexed as notes; use `--dir {}`, or a folder \
+                         outside it",
+                        dir.root().display(),
+                        notes.display(),
+                        outer.display(),
+                        outer.display()
+                    ),
+                });
+            }
+        }
         dir.check_contained()?;
         for sub in [dir.memory(), dir.events(), dir.index()] {
+            match std::fs::symlink_metadata(&sub) {
+                Ok(m) if !m.is_dir() => {
+                    return Err(Error::io(
+                        "create folder",
+                        &sub,
+                        std::io::Error::other(
+                            "a file stands where this folder belongs: move it away (or give \
+                             another --dir)",
+                        ),
+                    ));
+                }
+                _ => {}
+            }
             std::fs::create_dir_all(&sub).map_err(|e| Error::io("create folder", &sub, e))?;
         }
         Ok(dir)
@@ -235,6 +264,25 @@ pub fn gitignore_addition(existing: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// `path` with its longest existing prefix resolved (symbolic links, `..`) and the rest as
+/// given: what a folder about to be created will be.
+fn resolved(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut here = path;
+    loop {
+        if let Ok(real) = here.canonicalize() {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (here.parent(), here.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                here = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,6 +298,36 @@ mod tests {
         let e = dir.check_contained().unwrap_err().to_string();
         assert!(e.contains("events/archive"), "{e}");
         assert!(e.contains("not a folder; move this file away"), "{e}");
+    }
+
+    /// Regression: `init --dir /` made a memory folder at the file system's root, and `init`
+    /// in a folder below another memory's `memory/` was accepted (its notes were then indexed
+    /// as the outer memory's); only `memory/` itself was refused. A file where a folder of the
+    /// layout belongs was "File exists".
+    #[test]
+    fn init_refuses_the_root_folders_inside_notes_and_files_in_the_way() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outer = MemoryDir::init(tmp.path().join("outer")).unwrap();
+        std::fs::create_dir_all(outer.memory().join("runbooks")).unwrap();
+        for inside in [
+            outer.memory(),
+            outer.memory().join("runbooks"),
+            outer.memory().join("runbooks/new/deeper"),
+            outer.root().join("memory/../memory/runbooks"),
+        ] {
+            let e = MemoryDir::init(&inside).unwrap_err().to_string();
+            assert!(e.contains("inside the notes folder"), "{inside:?}: {e}");
+            assert!(!inside.join("index").exists(), "{inside:?}");
+        }
+        let e = MemoryDir::init("/").unwrap_err().to_string();
+        assert!(e.contains("file system's root"), "{e}");
+        // A folder merely named `memory` elsewhere is fine.
+        MemoryDir::init(tmp.path().join("memory/project")).unwrap();
+        let blocked = tmp.path().join("blocked");
+        std::fs::create_dir_all(&blocked).unwrap();
+        std::fs::write(blocked.join("memory"), "x").unwrap();
+        let e = MemoryDir::init(&blocked).unwrap_err().to_string();
+        assert!(e.contains("a file stands where this folder belongs"), "{e}");
     }
 
     #[test]

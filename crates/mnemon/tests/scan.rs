@@ -711,3 +711,43 @@ fn names_in_two_unicode_normal_forms_are_reported_as_look_alike_twins() {
     let doctor = memory.doctor().expect("doctor");
     assert!(!doctor.healthy);
 }
+
+/// Regression: `memory/` moved away while a server had the folder open: its next re-index
+/// found no note, removed every one from the index, and recall answered nothing without a
+/// word. Indexing now refuses while the notes folder is gone, naming it, and the index keeps
+/// answering; with the folder back, indexing goes on as before.
+#[test]
+fn a_notes_folder_moved_away_is_an_error_not_every_note_removed() {
+    let (tmp, m) = fresh();
+    write_note(
+        &m,
+        "pool.md",
+        "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 20.\n",
+    );
+    m.index().unwrap();
+    let memory = m.dir().memory();
+    let aside = tmp.path().join("moved");
+    std::fs::rename(&memory, &aside).unwrap();
+    let e = m.index().unwrap_err().to_string();
+    assert!(
+        e.contains("is gone") && e.contains("put the notes folder back"),
+        "{e}"
+    );
+    let e = m
+        .index_paths(&[memory.join("pool.md")])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is gone"), "{e}");
+    let ids = |m: &mnemon::Memory| -> Vec<String> {
+        m.recall(&mnemon::recall::Query::text("pgbouncer pool"))
+            .unwrap()
+            .results
+            .into_iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    assert_eq!(ids(&m), ["pool"], "the index still answers");
+    std::fs::rename(&aside, &memory).unwrap();
+    assert_eq!(m.index().unwrap().notes, 1);
+    assert_eq!(ids(&m), ["pool"]);
+}

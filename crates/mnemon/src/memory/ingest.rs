@@ -103,6 +103,7 @@ impl Memory {
     /// [`Memory::index`] with the store's write lock already held by the caller (the lock is
     /// not reentrant: taking it again in this process would wait forever).
     pub(super) fn index_held(&self, _lock: &WriteLock, started: Instant) -> Result<IndexReport> {
+        self.notes_folder_present()?;
         let t = Instant::now();
         let (outcome, manifest) =
             scan::scan_while_loading(&self.dir.memory(), || self.store.read()?.manifest())?;
@@ -116,6 +117,27 @@ impl Memory {
         self.indexed
             .store(true, std::sync::atomic::Ordering::Release);
         Ok(report)
+    }
+
+    /// Refuse to index when `memory/` itself is gone (moved or deleted while this process, a
+    /// server or a watcher, had the folder open): a scan would find no note and remove every
+    /// one from the index, and recall would answer nothing without a word.
+    fn notes_folder_present(&self) -> Result<()> {
+        let memory = self.dir.memory();
+        match std::fs::metadata(&memory) {
+            Ok(m) if m.is_dir() => Ok(()),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(Error::io("read folder", &memory, e))
+            }
+            _ => Err(Error::NotAMemoryFolder {
+                path: self.dir.root().to_path_buf(),
+                fix: format!(
+                    "{} is gone (moved or deleted while this process had the folder open): the \
+                     index is kept as it was; put the notes folder back",
+                    memory.display()
+                ),
+            }),
+        }
     }
 
     /// Bring the index up to date for `paths` only (what a file watcher reported: notes added,
@@ -138,6 +160,7 @@ impl Memory {
         started: Instant,
         reread: bool,
     ) -> Result<IndexReport> {
+        self.notes_folder_present()?;
         let t = Instant::now();
         let scanned = {
             let reader = self.store.read()?;

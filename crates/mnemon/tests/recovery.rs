@@ -91,3 +91,31 @@ fn a_live_writers_segment_is_never_compacted_whatever_its_age() {
     drop(other);
     assert_eq!(count(&open(&fs, "check").unwrap(), "x"), 2);
 }
+
+/// Regression: a live process's segment removed under it (`rm`, `git clean`, a sync tool):
+/// every later append went to the unlinked file, answered as recorded, and no other process
+/// ever counted them. The writer notices the file is gone, says so, and goes on in a new
+/// segment that others read.
+#[test]
+fn appends_after_the_live_segment_was_removed_go_to_a_new_segment() {
+    let fs = with_segments(0, 0, T0);
+    let log = open(&fs, "live").unwrap();
+    log.append(vec![common::events::hit("before")]).unwrap();
+    let seg = only_segment(&fs);
+    fs.remove(&seg).unwrap();
+    log.append(vec![common::events::hit("after")]).unwrap();
+    let notices = log.take_notices().join("\n");
+    assert!(
+        notices.contains("was removed while this process wrote to it"),
+        "{notices}"
+    );
+    let now = only_segment(&fs);
+    assert_ne!(now, seg, "a new segment");
+    let reader = open(&fs, "reader").unwrap();
+    assert_eq!(
+        count(&reader, "after"),
+        1,
+        "the new segment is read by others"
+    );
+    assert_eq!(count(&reader, "before"), 0, "lost with the removed file");
+}

@@ -164,6 +164,38 @@ impl EventLog {
         Ok(())
     }
 
+    /// Leave the current segment when its file is no longer what this process wrote: removed
+    /// (`rm`, `git clean`, a sync tool) or cut or grown by someone else. Appending to a removed
+    /// file succeeds and records nothing anyone will read; the events already in it are lost,
+    /// which is said, and the next ones go to a new segment.
+    fn leave_if_gone(&self, slot: &mut Slot) {
+        let Some(w) = slot.current.as_ref() else {
+            return;
+        };
+        let found = self.fs.len(&w.path);
+        if matches!(found, Ok(len) if len == w.len) {
+            return;
+        }
+        let what = match found {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                "was removed while this process wrote to it: the events recorded in it are lost \
+                 (counted here until this process ends, not by others)"
+                    .to_string()
+            }
+            Err(e) => format!("cannot be checked ({e})"),
+            Ok(len) => format!(
+                "holds {len} bytes where this process wrote {}: another program changed it",
+                w.len
+            ),
+        };
+        self.notice(format!(
+            "event segment {} {what}; later events go to a new segment (keep event segments \
+             out of `git clean` and sync tools that delete files)",
+            w.path.display()
+        ));
+        slot.current = None;
+    }
+
     /// Append events (one batch: a recall's query and hits, or one tag), fold them, and make them
     /// visible to other processes (flushed to the OS; fsynced under `SyncPolicy::Always`).
     ///
@@ -182,6 +214,7 @@ impl EventLog {
         let mut guard = self.lock_writer()?;
         let slot = &mut *guard;
         self.repair(slot)?;
+        self.leave_if_gone(slot);
         if slot.current.is_none() {
             let (w, n) = self.create_writer(slot.next_n)?;
             slot.current = Some(w);

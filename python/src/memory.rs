@@ -46,7 +46,7 @@ pub(crate) struct Memory {
 impl Memory {
     fn opened(py: Python<'_>, dir: MemoryDir, session: Option<String>) -> PyResult<Memory> {
         let root = dir.root().to_path_buf();
-        let mut memory = py
+        let memory = py
             .detach(move || {
                 let mut opts = OpenOptions::default();
                 if let Some(s) = session {

@@ -87,7 +87,12 @@ impl LiveMemory {
             memory = self.heal(&memory, &Failure::Store(gone), false)?;
         }
         let mut failure = match attempt(&op, &memory) {
-            Ok(result) => return result,
+            Ok(result) => {
+                for n in memory.take_notices() {
+                    (self.log)(n);
+                }
+                return result;
+            }
             Err(failure) => failure,
         };
         if let Failure::Panic(_) = failure {
@@ -140,7 +145,7 @@ impl LiveMemory {
         } else {
             None
         };
-        let mut memory = Memory::open_with(self.dir.clone(), self.options.clone())?;
+        let memory = Memory::open_with(self.dir.clone(), self.options.clone())?;
         for n in memory.take_notices() {
             (self.log)(n);
         }

@@ -229,7 +229,7 @@ fn symlinked_gitignore_is_left_alone_with_a_notice() {
     let gitignore = root.join(".gitignore");
     std::fs::remove_file(&gitignore).expect("rm");
     let outside = symlink_outside(tmp.path(), &gitignore);
-    let mut m = Memory::open(&root).expect("open");
+    let m = Memory::open(&root).expect("open");
     let notices = m.take_notices().join("\n");
     assert!(notices.contains("symbolic link"), "{notices}");
     assert_eq!(std::fs::read(&outside).expect("read"), b"");

@@ -427,7 +427,7 @@ fn version_1_segment_folds_to_the_same_stats() {
             &mut b,
         );
         std::fs::write(root.join("events/1600000000000-old-1-0.seg"), b).unwrap();
-        let mut m = session(&root, "reader");
+        let m = session(&root, "reader");
         assert!(m.take_notices().is_empty(), "{seal:?}");
         let stats = |id: &str| {
             let s = m.stats(id).unwrap();
@@ -557,7 +557,7 @@ fn damaged_snapshots_mean_a_refold_with_a_message() {
         ("truncated", good[..good.len() / 2].to_vec()),
     ] {
         std::fs::write(&snap, &bytes).unwrap();
-        let mut m = session(&root, "s2");
+        let m = session(&root, "s2");
         let notices = m.take_notices();
         assert!(
             notices.iter().any(|n| n.contains("re-folding every event")),
@@ -567,7 +567,7 @@ fn damaged_snapshots_mean_a_refold_with_a_message() {
         // Replaced once folded: the next open reads it and says nothing (it said so on every
         // open until some later write happened to replace it).
         drop(m);
-        let mut again = session(&root, "s3");
+        let again = session(&root, "s3");
         let notices = again.take_notices();
         assert!(
             !notices.iter().any(|n| n.contains("re-folding every event")),
@@ -607,7 +607,7 @@ fn a_snapshot_counting_a_deleted_segment_is_refolded_once() {
     assert_eq!(gone.len(), 1, "{gone:?}");
     std::fs::remove_file(&gone[0]).unwrap();
 
-    let mut m = session(&root, "s4");
+    let m = session(&root, "s4");
     let notices = m.take_notices();
     assert!(
         notices.iter().any(|n| n.contains("no longer holds")),
@@ -616,7 +616,7 @@ fn a_snapshot_counting_a_deleted_segment_is_refolded_once() {
     assert_eq!(m.stats("a").unwrap(), kept);
     drop(m);
     // The snapshot was replaced: the next open says nothing and counts the same.
-    let mut m = session(&root, "s5");
+    let m = session(&root, "s5");
     assert!(m.take_notices().is_empty());
     assert_eq!(m.stats("a").unwrap(), kept);
 }
@@ -778,7 +778,7 @@ fn a_damaged_archived_segment_is_named_where_it_is() {
         b"not zstd at all, not a segment",
     )
     .unwrap();
-    let mut m = session(&root, "reader");
+    let m = session(&root, "reader");
     let notices = m.take_notices();
     assert!(
         notices
@@ -823,7 +823,7 @@ fn a_segment_copied_under_another_name_is_counted_once() {
     std::fs::copy(&original, &conflict).unwrap();
     std::fs::copy(&original, &writer_like).unwrap();
 
-    let mut m = session(&root, "s2");
+    let m = session(&root, "s2");
     assert_eq!(m.stats("a").unwrap(), once);
     let notices = m.take_notices();
     for copy in [&conflict, &writer_like] {
@@ -856,7 +856,7 @@ fn a_segment_copied_under_another_name_is_counted_once() {
     m.write_snapshot().unwrap();
     drop(m);
     // Folded into the snapshot as a copy: the next open counts the same and says nothing.
-    let mut m = session(&root, "s3");
+    let m = session(&root, "s3");
     assert!(m.take_notices().is_empty());
     assert_eq!(m.stats("a").unwrap(), once);
     drop(m);
@@ -889,7 +889,7 @@ fn a_copy_supplies_the_events_its_damaged_original_lost() {
     let last = bytes.len() - 2;
     bytes[last] ^= 0xff;
     std::fs::write(&original, &bytes).unwrap();
-    let mut m = session(&root, "s1");
+    let m = session(&root, "s1");
     let s = m.stats("a").unwrap();
     assert_eq!((s.recall_count, s.used_count), (3, 3), "{s:?}");
     let notices = m.take_notices();

@@ -158,7 +158,7 @@ fn damaged_cache_is_reported_and_replaced_and_answers_stay() {
     bytes[mid] ^= 0xff;
     std::fs::write(&file, &bytes).expect("damage");
 
-    let mut m = reopen(&memory);
+    let m = reopen(&memory);
     assert_eq!(answers(&m), before);
     let notices = m.take_notices();
     assert!(

@@ -367,7 +367,7 @@ fn damaged_lexical_index_is_rebuilt_on_open() {
     drop(m);
     let index = tmp.path().join(".mnemon/index");
     std::fs::write(index.join("lexical.manifest"), b"garbage").unwrap();
-    let mut m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
     let notices = m.take_notices();
     assert!(
         notices.iter().any(|n| n.contains("lexical index file")),
@@ -389,7 +389,7 @@ fn a_missing_lexical_segment_is_called_missing_and_rebuilt() {
             std::fs::remove_file(p).unwrap();
         }
     }
-    let mut m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
     let notices = m.take_notices();
     assert!(
         notices
@@ -437,14 +437,14 @@ fn lexical_index_behind_the_store_after_lost_writes_is_rebuilt() {
     for (name, bytes) in &before {
         std::fs::write(index.join(name), bytes).unwrap();
     }
-    let mut m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
     let notices = m.take_notices();
     assert!(notices.iter().any(|n| n.contains("behind")), "{notices:?}");
     let r = m.recall(&Query::text("zeppelin").with_depth(0)).unwrap();
     assert_eq!(ids(&r), vec!["deploy-canary"]);
     // The rebuilt index is not behind: the next open keeps it.
     drop(m);
-    let mut m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
     assert_eq!(m.take_notices(), Vec::<String>::new());
 }
 
@@ -467,7 +467,7 @@ fn index_ahead_of_the_store_is_rebuilt_above_its_generation() {
             false,
         )
         .unwrap();
-    let mut m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let m = mnemon::Memory::open(tmp.path().join(".mnemon")).unwrap();
     let notices = m.take_notices();
     assert!(notices.iter().any(|n| n.contains("holds")), "{notices:?}");
     let rebuilt = mnemon::index::LexicalIndex::open(&index).unwrap().unwrap();

@@ -15,7 +15,7 @@ fn other_schema_version_is_rebuilt_with_a_message() {
     drop(memory);
     let store_path = tmp.path().join(".mnemon/index").join(STORE_FILE);
     as_written_by_schema(&store_path, 999, |_| {});
-    let mut memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
     let notices = memory.take_notices();
     let schema = notices
         .iter()
@@ -36,7 +36,7 @@ fn garbage_store_file_is_moved_aside_and_rebuilt() {
     drop(memory);
     let index = tmp.path().join(".mnemon/index");
     std::fs::write(index.join(STORE_FILE), vec![0xAB; 10_000]).unwrap();
-    let mut memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
     let notices = memory.take_notices();
     assert!(notices[0].contains("could not be opened"), "{notices:?}");
     assert!(index.join(format!("{STORE_FILE}.damaged")).exists());
@@ -222,7 +222,7 @@ fn a_schema_v3_store_with_multimap_edge_tables_is_rebuilt() {
                 .unwrap();
         }
     });
-    let mut memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
     let notices = memory.take_notices();
     assert!(
         notices.iter().any(|n| n.contains("schema v3")),
@@ -248,7 +248,7 @@ fn a_schema_v4_store_with_an_in_edge_table_is_rebuilt_without_it() {
             .insert("b", [1u8, 0, 0, 0].as_slice())
             .unwrap();
     });
-    let mut memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
     let notices = memory.take_notices();
     assert!(
         notices.iter().any(|n| n.contains("schema v4")),

@@ -470,7 +470,7 @@ fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
 /// [`open`] with `options` instead of the command line's.
 fn open_with(cli: &Cli, out: &Out, options: mnemon::OpenOptions) -> mnemon::Result<Memory> {
     let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
-    let mut memory = Memory::open_with(dir, options)?;
+    let memory = Memory::open_with(dir, options)?;
     for n in memory.take_notices() {
         out.notice(&n);
     }
@@ -505,7 +505,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 Some(d) => d.clone(),
                 None => cwd()?.join(mnemon::folder::DEFAULT_FOLDER_NAME),
             };
-            let mut memory = Memory::init(&root)?;
+            let memory = Memory::init(&root)?;
             for n in memory.take_notices() {
                 out.notice(&n);
             }
@@ -578,7 +578,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 record: true,
             };
             args::query(&q)?;
-            let mut memory = open_current(cli, out)?;
+            let memory = open_current(cli, out)?;
             let r = memory.recall(&q)?;
             for n in memory.take_notices() {
                 out.notice(&n);

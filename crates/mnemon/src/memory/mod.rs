@@ -440,12 +440,16 @@ impl Memory {
     }
 
     /// Messages about repairs made while opening or since (rebuilt index, a damaged graph
-    /// cache, ...), for the caller to show.
-    pub fn take_notices(&mut self) -> Vec<String> {
-        self.notices
-            .get_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+    /// cache, an event segment removed under this process, ...), for the caller to show: a
+    /// long-running holder (a server) takes them after each call.
+    pub fn take_notices(&self) -> Vec<String> {
+        let mut notices = self
+            .notices
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default();
+        notices.extend(self.events.take_notices());
+        notices
     }
 
     fn notice(&self, n: String) {

@@ -293,7 +293,7 @@ fn an_unusable_change_count_is_reported_at_open_and_by_doctor_and_recalls_stay_e
     let mut bytes = std::fs::read(&seq).expect("read");
     bytes[1] = b'X';
     std::fs::write(&seq, &bytes).expect("damage");
-    let mut m = Memory::open(&root).expect("open");
+    let m = Memory::open(&root).expect("open");
     let notices = m.take_notices();
     assert!(
         notices

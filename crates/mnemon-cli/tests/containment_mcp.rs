@@ -283,6 +283,20 @@ fn mcp_params_that_do_not_fit_are_invalid_params_and_unknown_methods_are_named()
         text.contains("`nope/nope`") && text.contains("tools/call"),
         "{text}"
     );
+    // MCP methods this server does not serve were answered with their name alone.
+    for (id, method) in [
+        (7, "resources/list"),
+        (8, "prompts/list"),
+        (9, "resources/read"),
+    ] {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"uri": "x"}});
+        let (code, text) = message(&mut s, line.to_string().as_bytes());
+        assert_eq!(code, -32601, "{text}");
+        assert!(
+            text.contains(&format!("`{method}` is not served here")) && text.contains("tools only"),
+            "{text}"
+        );
+    }
     // A call that fits still works.
     let r = s.rpc(
         7,

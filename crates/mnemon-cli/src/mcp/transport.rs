@@ -12,9 +12,10 @@
 //! `select!` and may cancel: a line half read is never lost that way.
 //!
 //! Requests rmcp would answer without saying why are answered here: params that do not fit a
-//! method this server serves (`-32602`, naming the field) and a method MCP does not have
-//! (`-32601`, listing the ones served), and a request before `initialize` that is not a call
-//! outside a session (`-32600`, saying to initialize first).
+//! method this server serves (`-32602`, naming the field), a method MCP does not have or one
+//! this server does not serve, such as `resources/list` (`-32601`, listing the ones served),
+//! and a request before `initialize` that is not a call outside a session (`-32600`, saying to
+//! initialize first).
 
 use super::lines::{ErrorReply, Line, LineReader};
 use rmcp::RoleServer;
@@ -189,6 +190,7 @@ impl Session {
             return Err(ErrorReply::invalid_params(id, why));
         }
         let params_meta = v.pointer("/params/_meta").cloned();
+        let method = v.get("method").and_then(Value::as_str).map(str::to_string);
         let msg = match serde_json::from_value::<ClientJsonRpcMessage>(v) {
             Ok(msg) => msg,
             Err(e) => {
@@ -203,13 +205,29 @@ impl Session {
         };
         match &msg {
             ClientJsonRpcMessage::Request(r) => {
-                if let (ClientRequest::CustomRequest(c), Some(id)) = (&r.request, id.clone()) {
+                let served = matches!(
+                    r.request,
+                    ClientRequest::InitializeRequest(_)
+                        | ClientRequest::PingRequest(_)
+                        | ClientRequest::ListToolsRequest(_)
+                        | ClientRequest::CallToolRequest(_)
+                );
+                if !served && let Some(id) = id.clone() {
+                    // rmcp answers an MCP method this server does not serve (resources,
+                    // prompts, ...) with the method's name alone.
+                    let (method, what) = match &r.request {
+                        ClientRequest::CustomRequest(c) => (c.method.clone(), "is no MCP method"),
+                        _ => (
+                            method.unwrap_or_default(),
+                            "is not served here (this server has tools only, no resources, \
+                             prompts or completions)",
+                        ),
+                    };
                     return Err(ErrorReply::method_not_found(
                         id,
                         format!(
-                            "`{}` is no MCP method; this server answers initialize, ping, \
-                             tools/list and tools/call",
-                            c.method
+                            "`{method}` {what}; this server answers initialize, ping, tools/list \
+                             and tools/call"
                         ),
                     ));
                 }

@@ -782,10 +782,34 @@ fn write_from_stdin_and_from_a_file_with_the_json_shape_and_refusal_exit_codes()
     assert_eq!(code, 1, "{err}");
     assert_eq!(v, Value::Null, "human output: nothing on stdout");
     assert!(
-        err.contains("not written") && err.contains("--expected-sha256"),
+        err.contains("not written")
+            && err.contains(&format!("pass --expected-sha256 {sha} to replace it")),
         "{err}"
     );
     assert_eq!(std::fs::read(&file).unwrap(), bytes);
+    // The hint fits the refusal: a note that is gone is created again without the hash (it
+    // used to say `mnemon show` of the note that does not exist).
+    let gone = "1".repeat(64);
+    let (code, _, err) = run(
+        root,
+        &[
+            "write",
+            "ops/gone",
+            "--from",
+            from,
+            "--expected-sha256",
+            &gone,
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("leave out --expected-sha256"), "{err}");
+    assert!(!err.contains("mnemon show ops/gone"), "{err}");
+    // `--from` that is no readable file is a bad argument (exit 2), named as such.
+    for bad in [root.to_str().unwrap(), "/nonexistent/body.md"] {
+        let (code, _, err) = run(root, &["write", "x", "--from", bad]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("invalid --from"), "{err}");
+    }
     // Stale: exit 1, the JSON outcome with the current sha256.
     let stale = "0".repeat(64);
     let (code, v, _) = run(

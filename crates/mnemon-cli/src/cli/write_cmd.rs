@@ -4,7 +4,9 @@
 
 use super::output::Out;
 use super::{EXIT_OK, EXIT_PROBLEMS};
-use mnemon::{Error, Memory, NoteType, NoteWriteError, OnDuplicate, WriteRequest, args};
+use mnemon::{
+    Error, Memory, NoteType, NoteWriteError, OnDuplicate, WriteRefusal, WriteRequest, args,
+};
 use std::io::Read;
 use std::path::Path;
 
@@ -67,11 +69,24 @@ pub fn read_body(from: Option<&Path>) -> mnemon::Result<String> {
     };
     match from {
         Some(path) => {
-            let file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
-            let size = file.metadata().map(|m| m.len()).ok();
+            // A path that does not lead to a readable file is a bad argument, named as one.
+            let bad = |why: String| Error::InvalidArgument {
+                what: "--from",
+                message: format!(
+                    "{}: {why}; give the file that holds the note's body (or leave out --from \
+                     and pipe the body to stdin)",
+                    path.display()
+                ),
+            };
+            let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+            let meta = file.metadata().ok();
+            if meta.as_ref().is_some_and(std::fs::Metadata::is_dir) {
+                return Err(bad("it is a folder".into()));
+            }
+            let size = meta.map(|m| m.len());
             file.take(cap)
                 .read_to_end(&mut bytes)
-                .map_err(|e| Error::io("read", path, e))?;
+                .map_err(|e| bad(e.to_string()))?;
             if bytes.len() as u64 == cap {
                 return Err(too_large(match size {
                     Some(n) if n >= cap => format!("{} is {n} bytes", path.display()),
@@ -120,10 +135,9 @@ pub fn run(memory: &Memory, req: &WriteRequest, out: &Out) -> mnemon::Result<i32
     }
     if !o.written {
         errln!("mnemon: not written: {}", o.message);
-        errln!(
-            "mnemon: on the command line: --expected-sha256 HEX (from `mnemon show {}`), --supersedes ID, --on-duplicate create",
-            o.id
-        );
+        if let Some(hint) = command_line_hint(&o) {
+            errln!("mnemon: on the command line: {hint}");
+        }
         return Ok(EXIT_PROBLEMS);
     }
     if !out.json {
@@ -155,6 +169,36 @@ pub fn run(memory: &Memory, req: &WriteRequest, out: &Out) -> mnemon::Result<i32
         }
     }
     Ok(EXIT_OK)
+}
+
+/// The refusal's fix in this command's options (the outcome's message names the tool's fields).
+fn command_line_hint(o: &mnemon::WriteOutcome) -> Option<String> {
+    let sha = o.sha256.as_deref().unwrap_or("HEX");
+    Some(match o.refused? {
+        WriteRefusal::Exists => format!(
+            "pass --expected-sha256 {sha} to replace it (read it first: `mnemon show {}`), or \
+             choose another id",
+            o.id
+        ),
+        WriteRefusal::Stale => format!(
+            "read it again (`mnemon show {}`), merge your change into it, and pass \
+             --expected-sha256 {sha}",
+            o.id
+        ),
+        WriteRefusal::Missing => {
+            "leave out --expected-sha256 to create it again, or find where it went with \
+             `mnemon recall`"
+                .to_string()
+        }
+        WriteRefusal::NearDuplicate => {
+            let first = o.near_duplicates.first().map_or("ID", |n| n.id.as_str());
+            format!(
+                "update {first} instead (`mnemon show {first}`, then write {first} with \
+                 --expected-sha256), or add --supersedes {first} if this note replaces it, or \
+                 --on-duplicate create if they are truly distinct"
+            )
+        }
+    })
 }
 
 /// A request from the command line's values.

@@ -1351,3 +1351,49 @@ fn walk_md(dir: &Path) -> usize {
     }
     n
 }
+
+/// Regression: `eval` scored relevant ids that are no note of the corpus as misses without a
+/// word (a wrong --corpus gave all zeros), and an anchor that is no note failed with advice to
+/// run `mnemon index`, which does not apply to the eval's own memory.
+#[test]
+fn eval_names_ground_truth_ids_that_are_not_notes_of_the_corpus() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let corpus = tmp.path().join("corpus");
+    std::fs::create_dir_all(&corpus).expect("mkdir");
+    std::fs::write(
+        corpus.join("pool.md"),
+        "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 20 connections.\n",
+    )
+    .expect("note");
+    let truth = tmp.path().join("truth.yaml");
+    let eval = |text: &str| {
+        std::fs::write(&truth, text).expect("truth");
+        bin()
+            .args(["eval", "--corpus"])
+            .arg(&corpus)
+            .arg("--truth")
+            .arg(&truth)
+            .output()
+            .expect("eval")
+    };
+    let out = eval(
+        "queries:\n  - id: q1\n    mode: query\n    query: pgbouncer pool\n    relevant:\n      - { id: pool, relevance: 3 }\n      - { id: not-a-note, relevance: 2 }\n",
+    );
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    assert!(
+        log.contains("1 relevant ids are not notes of the corpus") && log.contains("`not-a-note`"),
+        "{log}"
+    );
+    assert!(!log.contains("`pool`"), "{log}");
+    let out = eval(
+        "queries:\n  - id: q2\n    mode: anchor\n    anchors: [nowhere]\n    relevant:\n      - { id: pool, relevance: 3 }\n",
+    );
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{log}");
+    assert!(
+        log.contains("query `q2`: anchor `nowhere` is not a note of the corpus"),
+        "{log}"
+    );
+    assert!(!log.contains("mnemon index"), "{log}");
+}

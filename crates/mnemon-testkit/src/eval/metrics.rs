@@ -106,7 +106,8 @@ pub fn ndcg_at(retrieved: &[&str], relevant: &[(&str, u8)], k: usize) -> f64 {
             let grade = *grades.get(id)?;
             seen.insert(*id).then(|| gain(grade, index + 1))
         })
-        .sum();
+        // Not `sum()`: an empty float sum is -0.0, which prints as "-0.000".
+        .fold(0.0, |total, g| total + g);
     dcg / idcg
 }
 
@@ -150,7 +151,7 @@ pub fn macro_average(per_query: &[Scores]) -> Scores {
         return Scores::default();
     }
     let n = per_query.len() as f64;
-    let mean = |field: fn(&Scores) -> f64| per_query.iter().map(field).sum::<f64>() / n;
+    let mean = |field: fn(&Scores) -> f64| per_query.iter().map(field).fold(0.0, |t, x| t + x) / n;
     Scores {
         r5: mean(|s| s.r5),
         r10: mean(|s| s.r10),
@@ -261,6 +262,16 @@ mod tests {
         assert_eq!(ndcg_at(&RETRIEVED, &RELEVANT, 0), 0.0);
         // Grade 0 means not relevant.
         assert_eq!(score_query(&RETRIEVED, &[("a", 0)]), Scores::default());
+    }
+
+    /// Regression: a query that found none of its notes printed nDCG "-0.000" (an empty float
+    /// sum is -0.0).
+    #[test]
+    fn nothing_found_is_positive_zero() {
+        let none = ndcg_at(&["x", "y"], &RELEVANT, 5);
+        assert!(none == 0.0 && none.is_sign_positive(), "{none}");
+        let mean = macro_average(&[score_query(&["x"], &RELEVANT)]).ndcg5;
+        assert_eq!(format!("{mean:.3}"), "0.000");
     }
 
     #[test]

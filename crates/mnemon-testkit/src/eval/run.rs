@@ -14,6 +14,7 @@ use mnemon::error::{Error, Result};
 use mnemon::recall::{Query, Recall, Source};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::Path;
 
 /// Results requested per query (more than the deepest cut-off, so grouping is not truncated).
@@ -335,10 +336,15 @@ pub fn eval_taught_by(
     modes: &[String],
 ) -> Result<EvalReport> {
     let mut out = BTreeMap::new();
+    let checked = std::cell::Cell::new(false);
     for mode in modes {
         let tmp = tempfile::tempdir().map_err(|e| Error::io("create temp folder", "", e))?;
         let fresh = |i: usize| -> Result<Memory> {
-            build_memory(corpus, &tmp.path().join(format!("m{i}")).join(".mnemon"))
+            let memory = build_memory(corpus, &tmp.path().join(format!("m{i}")).join(".mnemon"))?;
+            if !checked.replace(true) {
+                check_ids(&memory, corpus, truth, teach)?;
+            }
+            Ok(memory)
         };
         let bad = || Error::InvalidArgument {
             what: "mode",
@@ -397,6 +403,67 @@ pub fn eval_taught_by(
         queries: truth.queries.len(),
         modes: out,
     })
+}
+
+/// The ids the ground truth names against the corpus' notes: an anchor that is no note is an
+/// error (the recall would fail with advice about `mnemon index`, which does not apply to the
+/// eval's own memory); a relevant id that is no note can never be found, which is said on
+/// stderr (the query still counts, as a miss).
+fn check_ids(memory: &Memory, corpus: &Path, truth: &Truth, teach: Option<&Truth>) -> Result<()> {
+    let known = |id: &str| -> Result<bool> {
+        match memory.show(id) {
+            Ok(_) => Ok(true),
+            Err(Error::UnknownNode { .. } | Error::InvalidArgument { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    };
+    let mut unknown_relevant = Vec::new();
+    for (set, t) in std::iter::once(("ground truth", truth)).chain(teach.map(|t| ("--teach", t))) {
+        for q in &t.queries {
+            for a in &q.anchors {
+                if !known(a)? {
+                    return Err(Error::InvalidArgument {
+                        what: "ground truth",
+                        message: format!(
+                            "{set} query `{}`: anchor `{a}` is not a note of the corpus {}; \
+                             name a note's id (its path below the corpus without `.md`)",
+                            q.id,
+                            corpus.display()
+                        ),
+                    });
+                }
+            }
+            for r in &q.relevant {
+                if !known(&r.id)? {
+                    unknown_relevant.push(format!("`{}` (query `{}`)", r.id, q.id));
+                }
+            }
+        }
+    }
+    if !unknown_relevant.is_empty() {
+        let shown: Vec<&str> = unknown_relevant
+            .iter()
+            .take(10)
+            .map(String::as_str)
+            .collect();
+        let more = unknown_relevant.len().saturating_sub(shown.len());
+        // Not `eprintln!`: a closed stderr must not stop the eval.
+        let _ = writeln!(
+            std::io::stderr(),
+            "mnemon: eval: {} relevant ids are not notes of the corpus {} and can never be \
+             found: {}{}; check the ids (a note's path below the corpus without `.md`) and the \
+             --corpus",
+            unknown_relevant.len(),
+            corpus.display(),
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
 }
 
 fn mode_name(m: &Mode) -> &'static str {

@@ -136,6 +136,12 @@ pub fn parse_truth(text: &str, path_for_messages: &Path) -> Result<Truth, TruthE
         message: e.to_string(),
     })?;
 
+    if raw.queries.is_empty() {
+        return Err(TruthError::Yaml {
+            path: path_for_messages.to_path_buf(),
+            message: "`queries` is empty: there is nothing to score".to_string(),
+        });
+    }
     let mut first_position: HashMap<String, usize> = HashMap::new();
     let mut queries = Vec::with_capacity(raw.queries.len());
     for (index, entry) in raw.queries.into_iter().enumerate() {
@@ -404,9 +410,11 @@ queries:
         assert_eq!(q3.relevant_pairs(), vec![("c", 1)]);
     }
 
+    /// An empty list scored every metric 0 at exit 0, as if recall had failed every query.
     #[test]
-    fn empty_query_list_is_fine() {
-        assert_eq!(parse("queries: []").unwrap().queries.len(), 0);
+    fn empty_query_list_is_an_error() {
+        let e = parse("queries: []").unwrap_err().to_string();
+        assert!(e.contains("`queries` is empty"), "{e}");
     }
 
     /// The real eval set, beside the repository (`../shared`, as in CI).

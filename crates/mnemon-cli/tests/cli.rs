@@ -1397,3 +1397,27 @@ fn eval_names_ground_truth_ids_that_are_not_notes_of_the_corpus() {
     );
     assert!(!log.contains("mnemon index"), "{log}");
 }
+
+/// Regression: an empty MNEMON_DIR (`MNEMON_DIR= mnemon recall ...`, or a script exporting it
+/// unset) failed every command with "a value is required for '--dir'", though no --dir was
+/// given. Empty is unset: the folder is found walking up from the working directory.
+#[test]
+fn an_empty_mnemon_dir_is_unset() {
+    let (tmp, m) = fresh();
+    write_note(
+        &m,
+        "pool.md",
+        "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 20.\n",
+    );
+    m.index().expect("index");
+    let out = bin()
+        .current_dir(tmp.path())
+        .env("MNEMON_DIR", "")
+        .args(["recall", "--json", "pgbouncer pool"])
+        .output()
+        .expect("recall");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["results"][0]["id"], "pool", "{v}");
+}

@@ -40,8 +40,9 @@ Environment:
 #[derive(Parser, Debug)]
 #[command(name = "mnemon", version, about, after_help = EXIT_CODES_HELP)]
 struct Cli {
-    /// Memory folder (the one holding memory/); default: .mnemon/ found walking up from here.
-    #[arg(long, global = true, env = "MNEMON_DIR", value_name = "DIR")]
+    /// Memory folder (the one holding memory/); default: $MNEMON_DIR when set and not empty,
+    /// else .mnemon/ found walking up from here.
+    #[arg(long, global = true, value_name = "DIR")]
     dir: Option<PathBuf>,
     /// Print one JSON object on stdout instead of human output.
     #[arg(long, global = true)]
@@ -298,7 +299,7 @@ enum EventsAction {
 
 /// Parse arguments, run, and return the exit code.
 pub fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    let mut cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
@@ -313,6 +314,13 @@ pub fn run() -> i32 {
             return code;
         }
     };
+    // Read here, not by clap: clap took an empty MNEMON_DIR (`MNEMON_DIR= mnemon ...`) for an
+    // empty --dir and said "a value is required for '--dir'" to a command line without one.
+    if cli.dir.is_none() {
+        cli.dir = std::env::var_os("MNEMON_DIR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
+    }
     let out = Out::new(cli.json);
     mnemon::set_lock_wait_notice(|path| {
         errln!(

@@ -331,7 +331,14 @@ fn string_list(key: &str, v: &Value, warnings: &mut Vec<String>) -> Vec<String> 
         other => vec![other],
     };
     let mut out = Vec::with_capacity(items.len());
-    for item in items {
+    // Which entry, as written (shortened): a list of many must not leave the reader guessing.
+    let not_plain = |n: usize, item: &Value| {
+        let shown = serde_yaml_ng::to_string(item).unwrap_or_default();
+        let shown = shown.trim().replace('\n', " ");
+        let shown: String = shown.chars().take(40).collect();
+        format!("`{key}` entry {n} (`{shown}`) is not a plain id: write each entry as an id")
+    };
+    for (i, item) in items.into_iter().enumerate() {
         match item {
             // `- [[id]]` in YAML is a nested list holding a list holding "id".
             Value::Sequence(inner) if inner.len() == 1 => match &inner[0] {
@@ -340,7 +347,7 @@ fn string_list(key: &str, v: &Value, warnings: &mut Vec<String>) -> Vec<String> 
                         out.push(s);
                     }
                 }
-                _ => warnings.push(format!("`{key}` entries must be plain ids")),
+                _ => warnings.push(not_plain(i + 1, item)),
             },
             other => match scalar_string(other) {
                 Some(s) => {
@@ -353,7 +360,7 @@ fn string_list(key: &str, v: &Value, warnings: &mut Vec<String>) -> Vec<String> 
                         out.push(s);
                     }
                 }
-                None => warnings.push(format!("`{key}` entries must be plain ids")),
+                None => warnings.push(not_plain(i + 1, item)),
             },
         }
     }
@@ -473,5 +480,16 @@ mod tests {
     fn wiki_links_in_yaml_lists_are_unwrapped() {
         let (m, _) = NoteMeta::from_yaml("related:\n  - [[a]]\n  - \"[[b]]\"\n").unwrap();
         assert_eq!(m.related, vec!["a", "b"]);
+    }
+
+    /// "`related` entries must be plain ids" did not say which of a long list.
+    #[test]
+    fn an_entry_that_is_no_id_is_named_by_position_and_text() {
+        let (m, warnings) =
+            NoteMeta::from_yaml("related:\n  - a\n  - {x: 1}\n  - b\n  - [1, 2]\n").unwrap();
+        assert_eq!(m.related, vec!["a", "b"]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("entry 2 (`x: 1`)"), "{warnings:?}");
+        assert!(warnings[1].contains("entry 4 (`- 1 - 2`)"), "{warnings:?}");
     }
 }

@@ -2,9 +2,9 @@
 //! library's ranges (`mnemon::args`), and any `Serialize` report as plain Python data (dicts,
 //! lists, str, int, float, None) in the shape of its JSON (what `mnemon ... --json` prints).
 
-use pyo3::exceptions::PyOverflowError;
+use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -43,6 +43,26 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Int {
             }
             Err(e) => Err(e),
         }
+    }
+}
+
+/// A list of strings (note ids, tags) as Python gave it. A `str` is refused with the fix: it is
+/// a sequence of strings too, and would otherwise read as one id per character or fail with
+/// pyo3's "Can't extract `str` to `Vec`".
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Strings(pub(crate) Vec<String>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Strings {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Strings> {
+        if let Ok(s) = obj.cast::<PyString>() {
+            return Err(PyTypeError::new_err(format!(
+                "takes a list of strings, not one string: write [{}]",
+                s.repr()?
+            )));
+        }
+        obj.extract::<Vec<String>>().map(Strings)
     }
 }
 

@@ -3,7 +3,7 @@
 //! once; arguments are checked by the library (`mnemon::args`), so they are refused with the
 //! CLI's messages.
 
-use crate::convert::Int;
+use crate::convert::{Int, Strings};
 use crate::errors::{self, IntoPy};
 use crate::reports::{
     CoreView, DoctorReport, FeedbackReport, IndexReport, NodeStatsView, NodeView, Recall, hit_list,
@@ -253,7 +253,7 @@ impl Memory {
         signature = (
             query=None,
             *,
-            anchors=Vec::new(),
+            anchors=Strings::default(),
             depth=Int::Fits(i64::from(args::DEFAULT_DEPTH)),
             limit=Int::Fits(args::DEFAULT_LIMIT as i64),
             min_score=None,
@@ -268,14 +268,14 @@ impl Memory {
         &self,
         py: Python<'py>,
         query: Option<String>,
-        anchors: Vec<String>,
+        anchors: Strings,
         depth: Int,
         limit: Int,
         min_score: Option<f64>,
         explain: bool,
         record: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let q = query_of(query, anchors, &depth, &limit, min_score, record).py_err(py)?;
+        let q = query_of(query, anchors.0, &depth, &limit, min_score, record).py_err(py)?;
         let recall = self.run(py, move |m| m.recall(&q))?;
         hit_list(py, recall.results, explain)
     }
@@ -288,7 +288,7 @@ impl Memory {
         signature = (
             query=None,
             *,
-            anchors=Vec::new(),
+            anchors=Strings::default(),
             depth=Int::Fits(i64::from(args::DEFAULT_DEPTH)),
             limit=Int::Fits(args::DEFAULT_LIMIT as i64),
             min_score=None,
@@ -303,14 +303,14 @@ impl Memory {
         &self,
         py: Python<'_>,
         query: Option<String>,
-        anchors: Vec<String>,
+        anchors: Strings,
         depth: Int,
         limit: Int,
         min_score: Option<f64>,
         explain: bool,
         record: bool,
     ) -> PyResult<Recall> {
-        let q = query_of(query, anchors, &depth, &limit, min_score, record).py_err(py)?;
+        let q = query_of(query, anchors.0, &depth, &limit, min_score, record).py_err(py)?;
         let recall = self.run(py, move |m| m.recall(&q))?;
         Recall::new(py, recall, explain)
     }
@@ -324,17 +324,17 @@ impl Memory {
     /// none in both. An unknown id raises :class:`mnemon.NotFound`. Returns a
     /// :class:`FeedbackReport`.
     #[pyo3(
-        signature = (used, wrong=Vec::new(), query=None),
+        signature = (used, wrong=Strings::default(), query=None),
         text_signature = "($self, used, wrong=(), query=None)"
     )]
     fn feedback(
         &self,
         py: Python<'_>,
-        used: Vec<String>,
-        wrong: Vec<String>,
+        used: Strings,
+        wrong: Strings,
         query: Option<String>,
     ) -> PyResult<FeedbackReport> {
-        self.run(py, move |m| m.feedback(&used, &wrong, query.as_deref()))
+        self.run(py, move |m| m.feedback(&used.0, &wrong.0, query.as_deref()))
             .map(FeedbackReport::from)
     }
 
@@ -343,7 +343,7 @@ impl Memory {
     /// shows it). Important notes rank higher and fill :meth:`core`. ``tags`` and ``note`` are
     /// recorded with the mark. An unknown id raises :class:`mnemon.NotFound`.
     #[pyo3(
-        signature = (id, importance, *, tags=Vec::new(), note=String::new()),
+        signature = (id, importance, *, tags=Strings::default(), note=String::new()),
         text_signature = "($self, id, importance, *, tags=(), note='')"
     )]
     fn set_importance(
@@ -351,11 +351,13 @@ impl Memory {
         py: Python<'_>,
         id: String,
         importance: Int,
-        tags: Vec<String>,
+        tags: Strings,
         note: String,
     ) -> PyResult<()> {
         let importance: u8 = importance.check(args::IMPORTANCE).py_err(py)?;
-        self.run(py, move |m| m.set_importance(&id, importance, &tags, &note))
+        self.run(py, move |m| {
+            m.set_importance(&id, importance, &tags.0, &note)
+        })
     }
 
     /// The folded usage statistics of note ``id`` (a :class:`NodeStatsView`, as ``mnemon stats``
@@ -398,8 +400,8 @@ impl Memory {
     /// indexed, before it writes anything.
     #[pyo3(
         signature = (
-            id, body, *, name=None, description=None, r#type=None, tags=Vec::new(),
-            related=Vec::new(), supersedes=Vec::new(), contradicts=Vec::new(), pin=false,
+            id, body, *, name=None, description=None, r#type=None, tags=Strings::default(),
+            related=Strings::default(), supersedes=Strings::default(), contradicts=Strings::default(), pin=false,
             expected_sha256=None, on_duplicate=None
         ),
         text_signature = "($self, id, body, *, name=None, description=None, type=None, tags=(), related=(), supersedes=(), contradicts=(), pin=False, expected_sha256=None, on_duplicate=None)"
@@ -413,10 +415,10 @@ impl Memory {
         name: Option<String>,
         description: Option<String>,
         r#type: Option<String>,
-        tags: Vec<String>,
-        related: Vec<String>,
-        supersedes: Vec<String>,
-        contradicts: Vec<String>,
+        tags: Strings,
+        related: Strings,
+        supersedes: Strings,
+        contradicts: Strings,
         pin: bool,
         expected_sha256: Option<String>,
         on_duplicate: Option<String>,
@@ -440,10 +442,10 @@ impl Memory {
             name,
             description,
             note_type,
-            tags,
-            related,
-            supersedes,
-            contradicts,
+            tags: tags.0,
+            related: related.0,
+            supersedes: supersedes.0,
+            contradicts: contradicts.0,
             pin,
             expected_sha256,
             on_duplicate,

@@ -91,10 +91,16 @@ def test_invalid_arguments(memory) -> None:
 def test_wrong_types_are_type_errors(memory) -> None:
     with pytest.raises(TypeError):
         memory.recall("x", depth="2")
-    with pytest.raises(TypeError):
-        memory.recall(anchors="pool-sizing")  # a str is not a list of ids
-    with pytest.raises(TypeError):
+    # A str is not a list of ids: the message says how to write one (it was pyo3's "Can't
+    # extract `str` to `Vec`").
+    with pytest.raises(TypeError, match=r"(?s)not one string: write \['pool-sizing'\].*anchors"):
+        memory.recall(anchors="pool-sizing")
+    with pytest.raises(TypeError, match=r"(?s)not one string.*used"):
         memory.feedback("pool-sizing")
+    with pytest.raises(TypeError, match=r"(?s)not one string.*tags"):
+        memory.set_importance("pool-sizing", 5, tags="incident")
+    with pytest.raises(TypeError, match=r"(?s)not one string.*related"):
+        memory.write_note("x", "A body.", related="pool-sizing")
 
 
 @pytest.mark.parametrize(

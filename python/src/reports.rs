@@ -217,8 +217,16 @@ impl Recall {
         to_data(py, &self.floor)
     }
 
+    /// How many bytes of a question over the length limit were read (whole words), or None
+    /// when the whole question was read: the recall answered that part only.
+    #[getter]
+    fn question_read_bytes(&self) -> Option<usize> {
+        self.floor.read_bytes
+    }
+
     /// The recall as `mnemon recall --json` prints it (with `--explain` when `explain=True`
-    /// was asked): `qid`, `results` (each hit's `to_dict()`), `latency_us`, and `floor`.
+    /// was asked): `qid`, `results` (each hit's `to_dict()`), `latency_us`, and `floor`; and
+    /// `question_read_bytes` for a question over the length limit.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("qid", &self.qid)?;
@@ -230,6 +238,10 @@ impl Recall {
         d.set_item("latency_us", self.latency_us)?;
         if self.explain {
             d.set_item("floor", self.floor(py)?)?;
+        }
+        // As the CLI's and the MCP tool's JSON: only for a question over the limit.
+        if let Some(read) = self.floor.read_bytes {
+            d.set_item("question_read_bytes", read)?;
         }
         Ok(d)
     }

@@ -136,6 +136,15 @@ def test_recall_report_has_the_qid_latency_and_floor(memory: mnemon.Memory) -> N
     assert list(d) == ["qid", "results", "latency_us", "floor"]
     assert d["results"][0]["id"] == r.hits[0].id
     json.dumps(d)
+    assert r.question_read_bytes is None
+
+
+def test_a_question_over_the_limit_says_how_much_was_read(memory: mnemon.Memory) -> None:
+    # The CLI says so on stderr and the MCP tool in its JSON; Python said nothing.
+    r = memory.recall_report("pool " * 2000)
+    assert r.question_read_bytes is not None
+    assert 0 < r.question_read_bytes <= mnemon.MAX_QUERY_BYTES
+    assert r.to_dict()["question_read_bytes"] == r.question_read_bytes
 
 
 def test_feedback_about_the_last_recall(memory: mnemon.Memory) -> None:

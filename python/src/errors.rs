@@ -1,8 +1,8 @@
 //! The library's errors as Python exceptions (defined in `mnemon/_errors.py`): an argument out
 //! of range or malformed -> `mnemon.InvalidArgument` (a `ValueError`), an unknown note (or one
 //! newer than an index that may only be read) -> `mnemon.NotFound` (a `KeyError`), anything
-//! else -> `mnemon.Error`. The message is always the library's `Display` text, as the `mnemon`
-//! command prints it.
+//! else -> `mnemon.Error`. The message is the library's `Display` text, as the `mnemon` command
+//! prints it, but for a missing memory folder, whose fix is `mnemon.Memory.init` here.
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -16,7 +16,7 @@ static NOT_FOUND: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// The Python exception for a library error.
 pub(crate) fn to_py(py: Python<'_>, e: mnemon::Error) -> PyErr {
-    let message = e.to_string();
+    let message = in_python_terms(&e);
     let made = match &e {
         mnemon::Error::OutOfRange { what, .. } | mnemon::Error::InvalidArgument { what, .. } => {
             INVALID_ARGUMENT
@@ -37,6 +37,27 @@ pub(crate) fn to_py(py: Python<'_>, e: mnemon::Error) -> PyErr {
     match made {
         Ok(exception) => PyErr::from_value(exception),
         Err(e) => e,
+    }
+}
+
+/// The error's text, its fix said in this package's terms where the library names a command:
+/// a folder to create is `mnemon.Memory.init`, not `mnemon init`.
+fn in_python_terms(e: &mnemon::Error) -> String {
+    match e {
+        mnemon::Error::NoMemoryFolder { start } => format!(
+            "no memory folder found: looked for .mnemon/ in {} and every parent; create one with \
+             mnemon.Memory.init(path), pass its path to mnemon.Memory.open, or set MNEMON_DIR",
+            start.display()
+        ),
+        mnemon::Error::NotAMemoryFolder { path, fix } if fix.starts_with("run `mnemon init") => {
+            format!(
+                "{} is not a mnemon memory folder (no memory/ inside); create one with \
+                 mnemon.Memory.init({:?})",
+                path.display(),
+                path.display().to_string()
+            )
+        }
+        _ => e.to_string(),
     }
 }
 

@@ -163,9 +163,19 @@ impl EventLog {
         let session = match session {
             Some(s) if segment::valid_session(&s) => s,
             Some(s) => {
+                // Shown in part when long: the message must stay a line, whatever was given.
+                let shown: String = s.chars().take(segment::MAX_SESSION_BYTES + 8).collect();
+                let shown = if shown.len() < s.len() {
+                    format!("{shown:?}... ({} bytes)", s.len())
+                } else {
+                    format!("{s:?}")
+                };
                 return Err(Error::InvalidArgument {
                     what: "session",
-                    message: format!("{s:?}: use 1 to 64 characters from A-Z a-z 0-9 . _ -"),
+                    message: format!(
+                        "{shown}: use 1 to {} characters from A-Z a-z 0-9 . _ -",
+                        segment::MAX_SESSION_BYTES
+                    ),
                 });
             }
             None => new_session_id(),
@@ -352,6 +362,29 @@ mod tests {
     use super::*;
     use crate::events::event::{Event, EventKind};
     use crate::events::event::HitSource;
+
+    /// A session id of 10 000 characters was echoed whole in its error.
+    #[test]
+    fn a_bad_session_id_is_named_shortened() {
+        let fs: Arc<dyn Fs> = Arc::new(crate::fs::MemFs::new());
+        let open = |s: &str| {
+            EventLog::open(
+                fs.clone(),
+                Path::new("/m/events").to_path_buf(),
+                Path::new("/m/index").to_path_buf(),
+                Some(s.to_string()),
+                SyncPolicy::Close,
+            )
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+        };
+        let long = open(&"s".repeat(10_000));
+        assert!(long.len() < 300, "{long}");
+        assert!(long.contains("(10000 bytes)"), "{long}");
+        let short = open("bad id");
+        assert!(short.contains("\"bad id\": use 1 to 64 characters"), "{short}");
+    }
 
     fn at(kinds: Vec<EventKind>) -> Vec<(u64, Event)> {
         kinds

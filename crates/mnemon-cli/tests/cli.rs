@@ -1421,3 +1421,40 @@ fn an_empty_mnemon_dir_is_unset() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     assert_eq!(v["results"][0]["id"], "pool", "{v}");
 }
+
+/// Regression: `compact --compress-after 10 --archive-after 5` was accepted (every segment
+/// archived the moment it was compressed), and `eval --corpus` of a path that is no folder
+/// failed with walkdir's raw I/O error at exit 3. Both are bad arguments, named.
+#[test]
+fn contradictory_compaction_ages_and_a_missing_corpus_are_bad_arguments() {
+    let (tmp, m) = fresh();
+    m.index().expect("index");
+    let (code, _, err) = run(
+        tmp.path(),
+        &["compact", "--compress-after", "10", "--archive-after", "5"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("invalid --archive-after"), "{err}");
+    let truth = tmp.path().join("truth.yaml");
+    std::fs::write(
+        &truth,
+        "queries:\n  - id: q1\n    mode: query\n    query: x\n    relevant:\n      - { id: a, relevance: 1 }\n",
+    )
+    .expect("truth");
+    let missing = tmp.path().join("no-such-corpus");
+    let (code, _, err) = run(
+        tmp.path(),
+        &[
+            "eval",
+            "--corpus",
+            missing.to_str().expect("utf-8"),
+            "--truth",
+            truth.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("invalid --corpus") && err.contains("is not a folder"),
+        "{err}"
+    );
+}

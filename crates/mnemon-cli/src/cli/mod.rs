@@ -693,6 +693,18 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             compress_after,
             archive_after,
         } => {
+            // Only a compressed segment is archived: an archive age under the compression age
+            // would archive each segment the moment it is compressed, which no one means.
+            if archive_after < compress_after {
+                return Err(Error::InvalidArgument {
+                    what: "--archive-after",
+                    message: format!(
+                        "{archive_after} days is less than --compress-after ({compress_after} \
+                         days): segments are archived once compressed; give an archive age at \
+                         least the compression age"
+                    ),
+                });
+            }
             // Opened without the compaction an open runs when due: this run does the work,
             // and its report lists it (an open-time run compacted first and left "0 compressed").
             let options = mnemon::OpenOptions {

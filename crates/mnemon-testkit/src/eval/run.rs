@@ -275,6 +275,15 @@ fn trace(t: &TruthQuery, recall: &Recall, list: &[String], s: Option<&Scores>) {
 
 /// Build a temporary memory holding the `.md` files of `corpus` (recursively).
 pub fn build_memory(corpus: &Path, root: &Path) -> Result<Memory> {
+    if !corpus.is_dir() {
+        return Err(Error::InvalidArgument {
+            what: "--corpus",
+            message: format!(
+                "{} is not a folder: give the folder that holds the corpus' notes (`.md` files)",
+                corpus.display()
+            ),
+        });
+    }
     let memory = Memory::init(root)?;
     let dst = memory.dir().memory();
     for e in walkdir::WalkDir::new(corpus).sort_by_file_name() {

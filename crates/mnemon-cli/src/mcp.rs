@@ -234,7 +234,7 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_feedback",
-        description = "Tell the memory which recalled notes you actually used (and, optionally, which were wrong) after a memory_recall. Call it once per answered question, after you have read the results and done the work: `used` = ids of the notes that helped, `wrong` = ids that were misleading or stale for this question, `query` = the question (omit it to mean this session's last memory_recall). Later questions worded like this one then find the used notes first, even in other words, and the wrong ones sink; nothing else reinforces ranking (notes merely returned never climb). Skip it when no note helped."
+        description = "Tell the memory which recalled notes you actually used (and, optionally, which were wrong) after a memory_recall. Call it once per answered question, after you have read the results and done the work: `used` = ids of the notes that helped, `wrong` = ids that were misleading or stale for this question, `query` = the question (omit it to mean this session's last memory_recall). Later questions worded like this one then find the used notes first, even in other words, and the wrong ones sink; nothing else reinforces ranking (notes merely returned never climb). Skip it when no note helped. The answer echoes the question the verdicts are recorded for: `query` empty means none was known (no `query` given and no memory_recall earlier in this session), so only the notes' use counts changed; give `query` to tie them to a question."
     )]
     async fn memory_feedback(&self, Parameters(a): Parameters<FeedbackArgs>) -> CallToolResult {
         let wrong = a.wrong.unwrap_or_default();

@@ -461,40 +461,59 @@ fn a_replacement_keeps_the_frontmatter_the_request_leaves_out() {
     assert_eq!(parsed.meta.ttl_days, Some(30));
 }
 
-/// Regression: replacing a note whose frontmatter did not read (one bad value such as
-/// `pin: maybe`, or YAML with a duplicate key) wrote the replacement from the request alone: its
-/// name, tags and every other key were gone, at exit 0. Such a replacement is refused with the
-/// frontmatter's problem named, and the file keeps its bytes.
+/// Regression: replacing a note whose frontmatter had a problem (one bad value such as
+/// `pin: maybe`, an unknown type, a key mnemon warns about) wrote the replacement from the
+/// request alone: its name, tags and every other key were gone, at exit 0. Such a note keeps
+/// its keys, the faulty ones included (they are the user's to fix); only a frontmatter that
+/// does not parse at all (YAML with a duplicate key) refuses the replacement, naming the
+/// problem, and the file keeps its bytes.
 #[test]
-fn a_replacement_of_a_note_whose_frontmatter_does_not_read_is_refused_and_loses_nothing() {
+fn a_replacement_keeps_a_frontmatter_with_problems_and_refuses_one_that_does_not_parse() {
     let (tmp, m) = fresh();
     let memory = tmp.path().join(".mnemon/memory");
-    for (id, text, problem) in [
-        (
-            "one-bad-value",
-            "---\nname: One bad\nowner: bob\ntags: [keep]\npin: maybe\n---\nA note.\n",
-            "`pin` must be true or false",
-        ),
-        (
-            "duplicate-key",
-            "---\nname: First\nname: Second\ntags: [keep]\n---\nA note.\n",
-            "duplicate entry",
-        ),
-    ] {
-        let file = memory.join(format!("{id}.md"));
-        std::fs::write(&file, text).unwrap();
+    let replace = |id: &str, text: &str| {
+        std::fs::write(memory.join(format!("{id}.md")), text).unwrap();
         m.index().unwrap();
         let mut req = WriteRequest::new(id, "A new body.");
         req.expected_sha256 = m.show(id).unwrap().sha256;
-        match m.write_note(&req) {
-            Err(Error::Write {
-                reason: NoteWriteError::ReplacedFrontmatter { problems },
-                ..
-            }) => assert!(problems.contains(problem), "{id}: {problems}"),
-            other => panic!("{id}: {other:?}"),
+        m.write_note(&req)
+    };
+    for (id, text) in [
+        (
+            "one-bad-value",
+            "---\nname: One bad\nowner: bob\ntags: [keep]\npin: maybe\n---\nA note.\n",
+        ),
+        (
+            "warned-keys",
+            "---\nname: Warned\ntype: decision\nupdated: 2025-01-01\ntags: [keep]\n---\nA note.\n",
+        ),
+    ] {
+        let out = replace(id, text).expect("write");
+        assert!(out.written, "{id}: {out:?}");
+        let now = std::fs::read_to_string(memory.join(format!("{id}.md"))).unwrap();
+        assert!(
+            now.contains("tags:\n- keep") || now.contains("tags: [keep]"),
+            "{now}"
+        );
+        assert!(now.ends_with("---\nA new body.\n"), "{now}");
+        for line in text.lines().skip(1).take_while(|l| *l != "---") {
+            if !line.starts_with("tags") {
+                assert!(now.contains(line), "{id}: `{line}` kept: {now}");
+            }
         }
-        assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "{id}");
     }
+    let text = "---\nname: First\nname: Second\ntags: [keep]\n---\nA note.\n";
+    match replace("duplicate-key", text) {
+        Err(Error::Write {
+            reason: NoteWriteError::ReplacedFrontmatter { problems },
+            ..
+        }) => assert!(problems.contains("duplicate entry"), "{problems}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        std::fs::read_to_string(memory.join("duplicate-key.md")).unwrap(),
+        text
+    );
 }
 
 /// A note whose file name macOS (or git from macOS) wrote decomposed (`re\u{301}sume\u{301}`)

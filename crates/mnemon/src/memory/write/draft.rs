@@ -52,28 +52,50 @@ pub(super) struct Kept {
     yaml: serde_yaml_ng::Mapping,
     /// What mnemon reads from it.
     meta: notes::NoteMeta,
+    /// The problems the replaced note had (a value of the wrong shape, an unknown key): kept
+    /// with their keys, they are the user's to fix and do not stop a replacement.
+    problems: Vec<String>,
 }
 
 impl Kept {
-    /// The frontmatter of a note file's first bytes `head` (parsed as `parsed`), when it reads
-    /// as a mapping without any problem; `None` otherwise (a replacement is then written from
-    /// the request alone, as a note without frontmatter would be).
-    pub(super) fn of(head: &[u8], parsed: ParsedNote) -> Option<Kept> {
-        if parsed
-            .problems
-            .iter()
-            .any(|p| p.kind == notes::ProblemKind::Frontmatter)
-        {
-            return None;
-        }
-        let text = std::str::from_utf8(head).ok()?;
+    /// The frontmatter of a note file's first bytes `head` (parsed as `parsed`): `Ok(None)`
+    /// when it has none (a replacement is then written from the request alone), `Err` with its
+    /// problems when it has one that does not parse (YAML that is not valid, over a limit, not
+    /// a mapping): a replacement could not keep its keys.
+    pub(super) fn of(head: &[u8], parsed: ParsedNote) -> Result<Option<Kept>, String> {
+        let Ok(text) = std::str::from_utf8(head) else {
+            return Ok(None);
+        };
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let yaml = notes::split_frontmatter(text).0?;
-        let yaml = serde_yaml_ng::from_str::<serde_yaml_ng::Mapping>(yaml).ok()?;
-        Some(Kept {
+        let Some(yaml) = notes::split_frontmatter(text).0 else {
+            return Ok(None);
+        };
+        let unreadable = || {
+            let problems: Vec<&str> = parsed
+                .problems
+                .iter()
+                .filter(|p| p.kind == notes::ProblemKind::Frontmatter)
+                .map(|p| p.message.as_str())
+                .collect();
+            problems.join("; ")
+        };
+        // Within the parser's limits first: only then is the YAML parsed again as a mapping.
+        if notes::NoteMeta::from_yaml(yaml).is_err() {
+            return Err(unreadable());
+        }
+        let yaml = serde_yaml_ng::from_str::<serde_yaml_ng::Mapping>(yaml).map_err(|e| {
+            let problems = unreadable();
+            if problems.is_empty() {
+                format!("not a YAML mapping: {e}")
+            } else {
+                problems
+            }
+        })?;
+        Ok(Some(Kept {
             yaml,
+            problems: parsed.problems.iter().map(|p| p.message.clone()).collect(),
             meta: parsed.meta,
-        })
+        }))
     }
 }
 
@@ -272,10 +294,17 @@ impl<'a> Draft<'a> {
             });
         }
         let parsed = notes::parse_note(self.id, &bytes);
-        if !parsed.problems.is_empty() {
-            let texts: Vec<&str> = parsed.problems.iter().map(|p| p.message.as_str()).collect();
+        // A problem the replaced note had already comes with the keys kept from it; one the
+        // request brings is refused.
+        let new: Vec<&str> = parsed
+            .problems
+            .iter()
+            .map(|p| p.message.as_str())
+            .filter(|m| !kept.is_some_and(|k| k.problems.iter().any(|had| had == m)))
+            .collect();
+        if !new.is_empty() {
             return Err(NoteWriteError::Problems {
-                problems: texts.join("; "),
+                problems: new.join("; "),
             });
         }
         // Assert the data just before it is written: what the scan will read is what was asked,

@@ -248,10 +248,10 @@ struct Existing {
     sha256: String,
     /// Its frontmatter's `created_at`, kept by the replacement.
     created_s: Option<i64>,
-    /// What is wrong with its frontmatter, if anything: a replacement, which would drop it, is
-    /// refused.
+    /// Why its frontmatter does not parse, if it does not: a replacement, which could not keep
+    /// its keys, is refused.
     frontmatter_problems: Option<String>,
-    /// Its frontmatter, when it read without a problem: the replacement keeps every key the
+    /// Its frontmatter, when it parses: the replacement keeps every key the
     /// request does not set (name, tags, links, `ttl_days`, keys mnemon does not know).
     kept: Option<draft::Kept>,
 }

@@ -172,18 +172,16 @@ impl Place {
         let (sha256, head) = sha256_of_reader(&file, notes::MAX_NOTE_BYTES)
             .map_err(|e| Error::io("read", &abs, e))?;
         let parsed = notes::parse_note("", &head);
-        let problems: Vec<&str> = parsed
-            .problems
-            .iter()
-            .filter(|p| p.kind == notes::ProblemKind::Frontmatter)
-            .map(|p| p.message.as_str())
-            .collect();
-        let frontmatter_problems = (!problems.is_empty()).then(|| problems.join("; "));
+        let created_s = parsed.meta.created_s;
+        let (kept, frontmatter_problems) = match super::draft::Kept::of(&head, parsed) {
+            Ok(kept) => (kept, None),
+            Err(problems) => (None, Some(problems)),
+        };
         Ok(Some(Existing {
             sha256,
-            created_s: parsed.meta.created_s,
+            created_s,
             frontmatter_problems,
-            kept: super::draft::Kept::of(&head, parsed),
+            kept,
         }))
     }
 

@@ -328,8 +328,19 @@ fn mcp_requests_before_initialize_are_told_to_initialize_first() {
     assert_eq!(ping["result"], json!({}), "{ping}");
     assert_eq!(s.initialize_and_list_tools(4), TOOLS);
     s.close();
-    // A client without a session: every call carries the protocol in its `_meta`.
+    // A client without a session: every call carries the protocol in its `_meta`, discovery
+    // included.
     let mut s = Server::start();
+    let discover = s.rpc(
+        2,
+        "server/discover",
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                         "io.modelcontextprotocol/clientCapabilities": {}}}),
+    );
+    assert!(
+        discover["result"]["supportedVersions"].is_array(),
+        "{discover}"
+    );
     let outside = s.rpc(
         1,
         "tools/list",

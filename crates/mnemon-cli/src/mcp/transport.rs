@@ -208,6 +208,7 @@ impl Session {
                 let served = matches!(
                     r.request,
                     ClientRequest::InitializeRequest(_)
+                        | ClientRequest::DiscoverRequest(_)
                         | ClientRequest::PingRequest(_)
                         | ClientRequest::ListToolsRequest(_)
                         | ClientRequest::CallToolRequest(_)
@@ -226,15 +227,18 @@ impl Session {
                     return Err(ErrorReply::method_not_found(
                         id,
                         format!(
-                            "`{method}` {what}; this server answers initialize, ping, tools/list \
-                             and tools/call"
+                            "`{method}` {what}; this server answers initialize, server/discover, \
+                             ping, tools/list and tools/call"
                         ),
                     ));
                 }
                 if matches!(r.request, ClientRequest::InitializeRequest(_)) {
                     self.initialize_sent = true;
                 } else if !self.initialize_sent
-                    && !matches!(r.request, ClientRequest::PingRequest(_))
+                    && !matches!(
+                        r.request,
+                        ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_)
+                    )
                     && !names_its_protocol(&params_meta)
                     && let Some(id) = id
                 {

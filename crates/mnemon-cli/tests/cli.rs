@@ -1458,3 +1458,20 @@ fn contradictory_compaction_ages_and_a_missing_corpus_are_bad_arguments() {
         "{err}"
     );
 }
+
+/// Regression: `init --dir sub` run inside another memory's notes (a bare relative path)
+/// slipped past the check that refuses a memory folder nested in the notes.
+#[test]
+fn init_with_a_relative_dir_inside_the_notes_is_refused() {
+    let (tmp, m) = fresh();
+    m.index().expect("index");
+    let inside = m.dir().memory().join("runbooks");
+    std::fs::create_dir_all(&inside).expect("mkdir");
+    for dir in ["sub", "new/deeper", "."] {
+        let (code, _, err) = run(&inside, &["init", "--dir", dir]);
+        assert_eq!(code, 2, "{dir}: {err}");
+        assert!(err.contains("inside the notes folder"), "{dir}: {err}");
+    }
+    assert!(!inside.join("sub").exists() && !inside.join("index").exists());
+    drop(tmp);
+}

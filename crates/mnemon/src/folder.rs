@@ -81,11 +81,14 @@ impl MemoryDir {
             });
         }
         // `init --dir DIR/memory` (or a folder below it) would nest a second memory folder
-        // inside the notes: its files would be indexed as notes of the outer one.
-        for notes in resolved.ancestors() {
+        // inside the notes: its files would be indexed as notes of the outer one. Both the path
+        // as written and as resolved are checked: a `memory/` that is a link to the notes is
+        // such a folder too.
+        let lexical = std::path::absolute(dir.root()).unwrap_or_else(|_| dir.root().to_path_buf());
+        for notes in lexical.ancestors().chain(resolved.ancestors()) {
             if let Some(outer) = notes.parent()
                 && notes.file_name() == Some("memory".as_ref())
-                && (outer.join("index").is_dir() || outer.join("events").is_dir())
+                && is_memory_layout(outer)
             {
                 return Err(Error::InvalidArgument {
                     what: "--dir",
@@ -102,8 +105,10 @@ impl MemoryDir {
             }
         }
         dir.check_contained()?;
+        // Followed: `memory/` may be a link to the notes (the scan reads through it); links at
+        // `events/` and `index/` were refused above.
         for sub in [dir.memory(), dir.events(), dir.index()] {
-            match std::fs::symlink_metadata(&sub) {
+            match std::fs::metadata(&sub) {
                 Ok(m) if !m.is_dir() => {
                     return Err(Error::io(
                         "create folder",
@@ -264,9 +269,20 @@ pub fn gitignore_addition(existing: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// `path` with its longest existing prefix resolved (symbolic links, `..`) and the rest as
-/// given: what a folder about to be created will be.
+/// Whether `dir` is a memory folder: `memory/` beside `events/` (a clone may lack the
+/// git-ignored `index/`) or beside an index store. A project's own `src/memory` beside
+/// `src/index` is not one.
+fn is_memory_layout(dir: &Path) -> bool {
+    dir.join("memory").is_dir()
+        && (dir.join("events").is_dir()
+            || dir.join("index").join(crate::store::STORE_FILE).is_file())
+}
+
+/// `path` made absolute, with its longest existing prefix resolved (symbolic links, `..`) and
+/// the rest as given: what a folder about to be created will be.
 fn resolved(path: &Path) -> PathBuf {
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let path = path.as_path();
     let mut rest = Vec::new();
     let mut here = path;
     loop {
@@ -321,8 +337,24 @@ mod tests {
         }
         let e = MemoryDir::init("/").unwrap_err().to_string();
         assert!(e.contains("file system's root"), "{e}");
-        // A folder merely named `memory` elsewhere is fine.
+        // A folder merely named `memory` elsewhere is fine, and so is one beside a project's
+        // own `index/` (no events/, no index store: no memory folder).
         MemoryDir::init(tmp.path().join("memory/project")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("src/memory")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("src/index")).unwrap();
+        MemoryDir::init(tmp.path().join("src/memory/cache")).unwrap();
+        // A `memory/` that links to the notes elsewhere: a memory folder (the scan reads
+        // through the link), and init through the link is inside the notes too.
+        let linked = tmp.path().join("linked");
+        std::fs::create_dir_all(tmp.path().join("notes-elsewhere")).unwrap();
+        std::fs::create_dir_all(&linked).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("notes-elsewhere"), linked.join("memory"))
+            .unwrap();
+        MemoryDir::init(&linked).unwrap();
+        let e = MemoryDir::init(linked.join("memory"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("inside the notes folder"), "{e}");
         let blocked = tmp.path().join("blocked");
         std::fs::create_dir_all(&blocked).unwrap();
         std::fs::write(blocked.join("memory"), "x").unwrap();

@@ -119,3 +119,22 @@ fn appends_after_the_live_segment_was_removed_go_to_a_new_segment() {
     );
     assert_eq!(count(&reader, "before"), 0, "lost with the removed file");
 }
+
+/// A writer that leaves a segment it could not check (its `stat` failed) still fsyncs what it
+/// acknowledged there: after `sync` returns, both batches survive a power loss.
+#[test]
+fn a_segment_left_because_it_could_not_be_checked_is_still_synced() {
+    let fs = with_segments(0, 0, T0);
+    let log = open(&fs, "live").unwrap();
+    log.append(vec![common::events::hit("a0")]).unwrap();
+    // The next call is the check of the segment before the next batch.
+    fs.fail_at(fs.calls() + 1);
+    log.append(vec![common::events::hit("a1")]).unwrap();
+    let notices = log.take_notices().join("\n");
+    assert!(notices.contains("cannot be checked"), "{notices}");
+    log.sync().unwrap();
+    let image = fs.crash_image(false);
+    let reader = open(&image, "reader").unwrap();
+    assert_eq!(count(&reader, "a0"), 1, "fsynced though left");
+    assert_eq!(count(&reader, "a1"), 1);
+}

@@ -119,24 +119,30 @@ impl EventLog {
     pub(super) fn retire(&self, slot: &mut Slot) {
         if let Some(w) = slot.current.take() {
             if w.len > w.header_len {
-                slot.retired.push(w);
-                if slot.retired.len() > MAX_RETIRED_SEGMENTS {
-                    let mut oldest = slot.retired.remove(0);
-                    if self.sync != SyncPolicy::Never
-                        && let Err(e) = oldest.file.sync()
-                    {
-                        self.notice(format!(
-                            "event segment {}: fsync failed ({e}); its events are kept and \
-                             counted but may not survive a power loss",
-                            oldest.path.display()
-                        ));
-                    }
-                }
+                self.keep_for_sync(slot, w);
             } else {
                 let path = w.path.clone();
                 drop(w);
                 // A header-only segment left behind is read as holding nothing.
                 let _ = self.fs.remove(&path);
+            }
+        }
+    }
+
+    /// Keep a segment this process no longer writes for the next sync (its acknowledged events
+    /// must be fsynced like the rest); past [`MAX_RETIRED_SEGMENTS`] the oldest is fsynced now.
+    fn keep_for_sync(&self, slot: &mut Slot, w: Writer) {
+        slot.retired.push(w);
+        if slot.retired.len() > MAX_RETIRED_SEGMENTS {
+            let mut oldest = slot.retired.remove(0);
+            if self.sync != SyncPolicy::Never
+                && let Err(e) = oldest.file.sync()
+            {
+                self.notice(format!(
+                    "event segment {}: fsync failed ({e}); its events are kept and counted but \
+                     may not survive a power loss",
+                    oldest.path.display()
+                ));
             }
         }
     }
@@ -176,12 +182,11 @@ impl EventLog {
         if matches!(found, Ok(len) if len == w.len) {
             return;
         }
+        let removed = matches!(&found, Err(e) if e.kind() == std::io::ErrorKind::NotFound);
         let what = match found {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                "was removed while this process wrote to it: the events recorded in it are lost \
-                 (counted here until this process ends, not by others)"
-                    .to_string()
-            }
+            Err(_) if removed => "was removed while this process wrote to it: the events \
+                                  recorded only in it are lost from the log"
+                .to_string(),
             Err(e) => format!("cannot be checked ({e})"),
             Ok(len) => format!(
                 "holds {len} bytes where this process wrote {}: another program changed it",
@@ -193,7 +198,14 @@ impl EventLog {
              out of `git clean` and sync tools that delete files)",
             w.path.display()
         ));
-        slot.current = None;
+        if let Some(w) = slot.current.take()
+            && !removed
+        {
+            // Still there: what this process acknowledged in it is fsynced at the next sync, as
+            // a retired segment's is (not `retire`, which removes a segment of bare header:
+            // here another program's bytes may follow it).
+            self.keep_for_sync(slot, w);
+        }
     }
 
     /// Append events (one batch: a recall's query and hits, or one tag), fold them, and make them

@@ -40,7 +40,9 @@ pub(crate) struct Memory {
     /// `close` never waits for a recall, and the engine closes when the last call returns.
     inner: RwLock<Option<Arc<mnemon::Memory>>>,
     root: PathBuf,
-    notices: Vec<String>,
+    /// What the engine said so far (at open, and after since: a segment removed under this
+    /// process, a failed fsync), gathered when `notices` is read.
+    notices: std::sync::Mutex<Vec<String>>,
 }
 
 impl Memory {
@@ -59,7 +61,7 @@ impl Memory {
         Ok(Memory {
             inner: RwLock::new(Some(Arc::new(memory))),
             root,
-            notices,
+            notices: std::sync::Mutex::new(notices),
         })
     }
 
@@ -180,11 +182,19 @@ impl Memory {
         self.root.clone()
     }
 
-    /// Messages about repairs made while opening (a rebuilt index, a damaged cache, ...), to
-    /// show to a person; usually empty.
+    /// Messages about repairs made while opening or since (a rebuilt index, a damaged cache,
+    /// an event segment removed under this process, ...), to show to a person; usually empty.
     #[getter]
     fn notices(&self) -> Vec<String> {
-        self.notices.clone()
+        let mut all = self.notices.lock().unwrap_or_else(|p| p.into_inner());
+        let open = match self.inner.read() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        if let Some(engine) = open {
+            all.extend(engine.take_notices());
+        }
+        all.clone()
     }
 
     /// True once :meth:`close` was called.

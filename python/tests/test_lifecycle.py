@@ -106,6 +106,18 @@ def test_another_memory_on_the_folder_sees_the_events(folder: pathlib.Path) -> N
         assert (s.importance, s.used_count) == (6, 1)
 
 
+def test_notices_after_open_are_told(memory: mnemon.Memory) -> None:
+    # The engine's notices were taken at open only: a segment removed under this process
+    # (git clean, a sync tool) was never told.
+    memory.recall("pgbouncer transaction mode")
+    events = memory.path / "events"
+    for seg in events.glob("*.seg"):
+        seg.unlink()
+    memory.recall("pgbouncer transaction mode")
+    assert any("was removed while this process wrote to it" in n for n in memory.notices), memory.notices
+    assert len(list(events.glob("*.seg"))) == 1, "the next recall went to a new segment"
+
+
 def test_record_false_leaves_no_trace(memory: mnemon.Memory) -> None:
     memory.recall("pgbouncer transaction mode", record=False)
     assert memory.stats("pgbouncer").recall_count == 0

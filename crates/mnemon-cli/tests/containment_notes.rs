@@ -656,7 +656,7 @@ fn a_memory_folder_this_process_may_only_read_answers_and_records_nothing() {
     let log = String::from_utf8_lossy(&later.stderr);
     assert_eq!(later.status.code(), Some(3), "{log}");
     assert!(
-        log.contains("was written after the folder was last indexed")
+        log.contains("is not in the index (written since the folder was last indexed")
             && log.contains("where the folder is writable"),
         "{log}"
     );

@@ -62,10 +62,10 @@ pub enum Error {
         /// The id given.
         id: String,
     },
-    /// A note's file exists but the index, which this process may only read, was written before
-    /// it: the note cannot be indexed here.
+    /// A note's file exists but is not in the index, which this process may only read (written
+    /// since, or skipped by the scan): the note cannot be indexed here.
     #[error(
-        "note `{id}` ({path}) was written after the folder was last indexed, and this process may only read the index; run `mnemon index` where the folder is writable, or read the file itself"
+        "note `{id}` ({path}) is not in the index (written since the folder was last indexed, or skipped: `mnemon doctor` says why), and this process may only read the index; run `mnemon index` where the folder is writable, or read the file itself"
     )]
     NotIndexedReadOnly {
         /// The id given.

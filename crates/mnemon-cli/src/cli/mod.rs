@@ -324,9 +324,9 @@ pub fn run() -> i32 {
     let out = Out::new(cli.json);
     mnemon::set_lock_wait_notice(|path| {
         errln!(
-            "mnemon: waiting for {}: another mnemon process is writing this memory's index \
-             (an index, write, doctor or serve); going on when it is done (a holder stopped \
-             with Ctrl-Z or hung keeps it until it ends)",
+            "mnemon: waiting for {}: another mnemon process (or a task of this one) is writing \
+             this memory's index (an index, write, doctor or serve); going on when it is done (a \
+             holder stopped with Ctrl-Z or hung keeps it until it ends)",
             path.display()
         )
     });

@@ -126,10 +126,18 @@ impl Memory {
         let memory = self.dir.memory();
         match std::fs::metadata(&memory) {
             Ok(m) if m.is_dir() => Ok(()),
+            Ok(_) => Err(Error::io(
+                "read folder",
+                &memory,
+                std::io::Error::other(
+                    "not a folder: a file stands where the notes folder belongs; move it away \
+                     and put the notes folder back (the index is kept as it was)",
+                ),
+            )),
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(Error::io("read folder", &memory, e))
             }
-            _ => Err(Error::NotAMemoryFolder {
+            Err(_) => Err(Error::NotAMemoryFolder {
                 path: self.dir.root().to_path_buf(),
                 fix: format!(
                     "{} is gone (moved or deleted while this process had the folder open): the \

@@ -657,6 +657,27 @@ fn verify_after_compaction_is_healthy_and_never_advises_removing_data() {
         }
     }
     std::fs::write(&archived, zstd::encode_all(&plain[..], 3).unwrap()).unwrap();
+    // A plain copy of the archived segment back in `events/` (a crash between compaction's
+    // rename and remove, or a restore): it is not read, and verify says so and why; it had
+    // been left out without a word.
+    let name = archived.file_name().unwrap().to_string_lossy().to_string();
+    let plain_name = name.trim_end_matches(".zst").to_string();
+    std::fs::write(events.join(&plain_name), &plain).unwrap();
+    let (code, v, _, err) = run_cli(&root, &["events", "verify", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        v["set_aside"],
+        serde_json::json!([{"file": plain_name, "read_instead": format!("archive/{name}")}]),
+        "{v}"
+    );
+    let (_, _, text, _) = run_cli(&root, &["events", "verify"]);
+    assert!(
+        text.contains(&format!(
+            "{plain_name}: not read: archive/{name} holds the same segment"
+        )),
+        "{text}"
+    );
+    std::fs::remove_file(events.join(&plain_name)).unwrap();
     let m = Memory::open(&root).unwrap();
     assert_eq!(m.stats("a").unwrap().recall_count, 7, "archived stats kept");
 }

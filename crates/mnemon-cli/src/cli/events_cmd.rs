@@ -69,6 +69,11 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
                     "healthy": healthy,
                     "segments": report,
                     "unknown_files": other,
+                    "set_aside": read
+                        .set_aside
+                        .iter()
+                        .map(|(file, instead)| serde_json::json!({"file": file, "read_instead": instead}))
+                        .collect::<Vec<_>>(),
                 }));
             } else {
                 for r in &report {
@@ -97,6 +102,17 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
                 }
                 for o in other {
                     outln!("{o}: not a segment; mnemon neither reads nor removes it");
+                }
+                for (file, instead) in &read.set_aside {
+                    let orphan = !file.ends_with(".zst") && instead.ends_with(".zst");
+                    outln!(
+                        "{file}: not read: {instead} holds the same segment and is read instead{}",
+                        if orphan {
+                            " (the next compaction removes this plain copy)"
+                        } else {
+                            ""
+                        }
+                    );
                 }
                 outln!(
                     "{}",

@@ -5,7 +5,7 @@ use super::Memory;
 use crate::MemoryDir;
 use crate::error::Result;
 use crate::events::Event;
-use crate::events::log::{all_segments, named_as_original, names_header, read_segment};
+use crate::events::log::{list_log, named_as_original, names_header, read_segment};
 use crate::fs::Fs;
 use std::path::Path;
 
@@ -44,6 +44,10 @@ pub struct EventSegments {
     /// Files in `events/` or `events/archive/` that are not segments (relative to `events/`):
     /// mnemon neither reads nor removes them.
     pub unknown_files: Vec<String>,
+    /// Files of a segment not read because another file of the same segment is (a plain copy
+    /// beside its compressed one, the same segment in both folders): (file, file read instead),
+    /// relative to `events/`.
+    pub set_aside: Vec<(String, String)>,
 }
 
 impl Memory {
@@ -64,7 +68,13 @@ impl Memory {
 
 /// Every segment under `events_dir`, with what the stats snapshot in `index_dir` read of each.
 fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<EventSegments> {
-    let (segs, unknown_files) = all_segments(fs, events_dir)?;
+    let listed = list_log(fs, events_dir)?;
+    let (segs, unknown_files) = (listed.segments, listed.unknown);
+    let set_aside = listed
+        .set_aside
+        .into_iter()
+        .map(|s| (s.shown, s.read_instead))
+        .collect();
     let reads: Vec<_> = segs
         .iter()
         .map(|seg| read_segment(fs, &seg.path, seg.file.compressed, 0))
@@ -126,5 +136,6 @@ fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<Eve
     Ok(EventSegments {
         segments,
         unknown_files,
+        set_aside,
     })
 }

@@ -65,17 +65,47 @@ pub struct LocatedSegment {
 /// fold), one file each, and the files of either folder that are not segments (relative to
 /// `events/`).
 pub fn all_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<LocatedSegment>, Vec<String>)> {
+    let listed = list_log(fs, events_dir)?;
+    Ok((listed.segments, listed.unknown))
+}
+
+/// What a listing of the log found.
+#[derive(Debug, Default)]
+pub struct LogListing {
+    /// One file per segment, as folds read them ([`one_file_per_segment`]).
+    pub segments: Vec<LocatedSegment>,
+    /// Files of a segment that another file of the same segment stands in for: not read.
+    pub set_aside: Vec<SetAside>,
+    /// Files of either folder that are not segments (relative to `events/`).
+    pub unknown: Vec<String>,
+}
+
+/// A file of a segment that is not read because another file of the same segment is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetAside {
+    /// Its name relative to `events/`.
+    pub shown: String,
+    /// The file read instead, relative to `events/`.
+    pub read_instead: String,
+}
+
+/// [`all_segments`] with the files of a segment that were set aside.
+pub fn list_log(fs: &dyn Fs, events_dir: &Path) -> Result<LogListing> {
     let archive_name = super::segment::ARCHIVE_DIR;
     let (segs, other) = list_segments(fs, events_dir)?;
     let (archived, archived_other) = list_segments(fs, &events_dir.join(archive_name))?;
-    let out = one_file_per_segment(events_dir, segs, archived);
+    let (segments, set_aside) = one_file_per_segment(events_dir, segs, archived);
     let mut unknown: Vec<String> = other.into_iter().filter(|n| n != archive_name).collect();
     unknown.extend(
         archived_other
             .into_iter()
             .map(|n| format!("{archive_name}/{n}")),
     );
-    Ok((out, unknown))
+    Ok(LogListing {
+        segments,
+        set_aside,
+        unknown,
+    })
 }
 
 /// The segment files listed in `events_dir` (`segs`) and in its archive (`archived`), one file
@@ -83,15 +113,15 @@ pub fn all_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<LocatedSegmen
 /// is authoritative over `X.seg` (compaction writes it before removing `X.seg`, and a crash
 /// between the two leaves both), and a listing taken while compaction moves `X.seg.zst` to the
 /// archive can hold it in both folders; of two files of one kind, the one in `events/` is taken
-/// (where a writer appends).
+/// (where a writer appends). Also returns the files set aside.
 pub fn one_file_per_segment(
     events_dir: &Path,
     segs: Vec<SegmentFile>,
     archived: Vec<SegmentFile>,
-) -> Vec<LocatedSegment> {
+) -> (Vec<LocatedSegment>, Vec<SetAside>) {
     let archive_name = super::segment::ARCHIVE_DIR;
     let archive = events_dir.join(archive_name);
-    let mut out: Vec<LocatedSegment> = segs
+    let mut all: Vec<LocatedSegment> = segs
         .into_iter()
         .map(|file| LocatedSegment {
             path: events_dir.join(&file.name),
@@ -99,22 +129,36 @@ pub fn one_file_per_segment(
             file,
         })
         .collect();
-    out.extend(archived.into_iter().map(|file| LocatedSegment {
+    all.extend(archived.into_iter().map(|file| LocatedSegment {
         path: archive.join(&file.name),
         shown: format!("{archive_name}/{}", file.name),
         file,
     }));
-    let compressed: std::collections::HashSet<String> = out
-        .iter()
-        .filter(|s| s.file.compressed)
-        .map(|s| s.file.id.clone())
-        .collect();
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|s| {
-        (s.file.compressed || !compressed.contains(&s.file.id)) && seen.insert(s.file.id.clone())
-    });
+    // The file each id is read from: its first compressed copy, else its first plain one.
+    let mut chosen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (i, s) in all.iter().enumerate() {
+        match chosen.get(&s.file.id) {
+            Some(&j) if all[j].file.compressed || !s.file.compressed => {}
+            _ => {
+                chosen.insert(s.file.id.clone(), i);
+            }
+        }
+    }
+    let mut set_aside = Vec::new();
+    let mut out = Vec::with_capacity(chosen.len());
+    for (i, s) in all.iter().enumerate() {
+        match chosen.get(&s.file.id) {
+            Some(&j) if j == i => out.push(s.clone()),
+            Some(&j) => set_aside.push(SetAside {
+                shown: s.shown.clone(),
+                read_instead: all[j].shown.clone(),
+            }),
+            None => {}
+        }
+    }
     out.sort_by(|a, b| a.file.name.cmp(&b.file.name));
-    out
+    set_aside.sort_by(|a, b| a.shown.cmp(&b.shown));
+    (out, set_aside)
 }
 
 /// What reading one segment found.

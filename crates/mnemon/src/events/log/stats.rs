@@ -195,6 +195,7 @@ impl EventLog {
         let Listing { segs, archived } = listing;
         let located: Vec<(PathBuf, SegmentFile)> =
             super::files::one_file_per_segment(&self.events_dir, segs, archived)
+                .0
                 .into_iter()
                 .map(|s| (s.path, s.file))
                 .collect();

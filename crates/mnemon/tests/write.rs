@@ -577,3 +577,25 @@ fn an_id_typed_in_another_unicode_normal_form_names_the_stored_note() {
         .expect("the link dangles");
     assert_eq!(d.other_form_of.as_deref(), Some(stored));
 }
+
+/// A link to an id no note has was written without a word (a typo in the id showed only in a
+/// later `doctor`); the outcome's message names it. A link to a note that exists is not named.
+#[test]
+fn a_link_to_an_id_no_note_has_is_named_in_the_outcome() {
+    let (_tmp, m) = fresh();
+    let mut first = WriteRequest::new("ops/pool", "The pgbouncer pool holds 20 connections.");
+    first.related = vec!["ops/no-such-note".into()];
+    let out = m.write_note(&first).expect("write");
+    assert!(out.written, "{out:?}");
+    assert!(
+        out.message
+            .contains("It links to ops/no-such-note, which no note is yet"),
+        "{}",
+        out.message
+    );
+    let mut second = WriteRequest::new("ops/deploy", "Deploys roll out in three waves at noon.");
+    second.related = vec!["ops/pool".into()];
+    let out = m.write_note(&second).expect("write");
+    assert!(out.written, "{out:?}");
+    assert!(!out.message.contains("links to"), "{}", out.message);
+}

@@ -158,6 +158,20 @@ pub fn run(memory: &Memory, req: &WriteRequest, out: &Out) -> mnemon::Result<i32
                 s.similarity
             );
         }
+        if let Ok(view) = memory.show(&o.id) {
+            let mut dangling: Vec<&str> = view
+                .edges_out
+                .iter()
+                .filter(|e| e.dangling)
+                .map(|e| e.to.as_str())
+                .collect();
+            dangling.dedup();
+            for to in dangling {
+                outln!(
+                    "  links to {to}, which no note is yet: doctor reports the link as dangling until it exists (check the id if it should)"
+                );
+            }
+        }
         for s in &o.likely_predecessors {
             outln!(
                 "  likely predecessor: {} (similarity {:.2}): if this note replaces it, write it again with --supersedes {} and --expected-sha256 {}",

@@ -409,6 +409,28 @@ impl Memory {
             "{} {path} (sha256 {sha256}); it is indexed and can be recalled",
             if created { "created" } else { "replaced" }
         );
+        // Links to notes that do not exist (yet) are allowed (the other note may come next), but
+        // said: a typo in an id would otherwise only show in a later `doctor`.
+        let dangling = {
+            let r = self.store.read()?;
+            let mut out: Vec<&str> = Vec::new();
+            for e in &parsed.edges {
+                if e.to != draft.id
+                    && !out.contains(&e.to.as_str())
+                    && r.stored_id(&e.to)?.is_none()
+                {
+                    out.push(&e.to);
+                }
+            }
+            out
+        };
+        if !dangling.is_empty() {
+            message.push_str(&format!(
+                ". It links to {}, which no note is yet: `doctor` reports such a link as dangling \
+                 until the note exists (check the id if it should)",
+                dangling.join(", ")
+            ));
+        }
         if !found.likely_predecessors.is_empty() {
             let ids: Vec<&str> = found
                 .likely_predecessors

@@ -65,13 +65,17 @@ impl Memory {
         })
     }
 
-    /// The open engine, or `mnemon.Error` when closed.
-    fn engine(&self, py: Python<'_>) -> PyResult<Arc<mnemon::Memory>> {
-        let open = match self.inner.read() {
+    /// The engine, `None` once closed.
+    fn open_engine(&self) -> Option<Arc<mnemon::Memory>> {
+        match self.inner.read() {
             Ok(guard) => guard.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
-        };
-        open.ok_or_else(|| {
+        }
+    }
+
+    /// The open engine, or `mnemon.Error` when closed.
+    fn engine(&self, py: Python<'_>) -> PyResult<Arc<mnemon::Memory>> {
+        self.open_engine().ok_or_else(|| {
             errors::plain(
                 py,
                 format!(
@@ -187,11 +191,7 @@ impl Memory {
     #[getter]
     fn notices(&self) -> Vec<String> {
         let mut all = self.notices.lock().unwrap_or_else(|p| p.into_inner());
-        let open = match self.inner.read() {
-            Ok(guard) => guard.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        };
-        if let Some(engine) = open {
+        if let Some(engine) = self.open_engine() {
             all.extend(engine.take_notices());
         }
         all.clone()

@@ -10,10 +10,15 @@
 //! bytes) first opens the folder again without moving anything, since opening checks every
 //! derived file and rebuilds the damaged ones; a second failure rebuilds the store. Notes and
 //! events are never touched; the log line says what was repaired and where a damaged file went.
+//!
+//! A server answers its client's handshake before the notes are indexed
+//! ([`LiveMemory::index_in_background`]): indexing a large memory, or waiting for another
+//! process's write lock, can outlast an MCP client's start-up timeout. Operations wait for that
+//! first index, so no answer comes from notes not yet read.
 
 use mnemon::{Memory, MemoryDir, OpenOptions, Result};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 
 /// Where a heal is reported (a server's stderr, a test's collector).
 pub type Log = dyn Fn(String) + Send + Sync;
@@ -30,6 +35,9 @@ pub struct LiveMemory {
     /// The store file `current` opened (device and inode), to tell a store still damaged from
     /// one another process has rebuilt since.
     store_file: Mutex<Option<(u64, u64)>>,
+    /// Whether the first index of the notes has ended (true unless one runs in the background);
+    /// operations wait for it.
+    first_index_done: (Mutex<bool>, Condvar),
     log: Box<Log>,
 }
 
@@ -45,7 +53,47 @@ impl LiveMemory {
             options,
             healing: Mutex::new(()),
             store_file: Mutex::new(store_file),
+            first_index_done: (Mutex::new(true), Condvar::new()),
             log,
+        }
+    }
+
+    /// Index the notes on a thread of their own (healing the store as [`LiveMemory::with`]
+    /// does); operations started meanwhile wait until it has ended. A failed index is logged,
+    /// and the memory answers from its index as it was. The handle ends with the index.
+    pub fn index_in_background(self: &Arc<Self>) -> std::thread::JoinHandle<()> {
+        *lock(&self.first_index_done.0) = false;
+        let live = self.clone();
+        std::thread::spawn(move || {
+            // Marks the index ended even if it panics, so no caller waits for ever.
+            struct Done<'a>(&'a LiveMemory);
+            impl Drop for Done<'_> {
+                fn drop(&mut self) {
+                    let (done, ended) = &self.0.first_index_done;
+                    *lock(done) = true;
+                    ended.notify_all();
+                }
+            }
+            let _done = Done(&live);
+            if let Err(e) = live.run_then(|m| m.index_if_writable(), |_| None) {
+                (live.log)(format!(
+                    "indexing the notes failed: {e}; answering from the index as it was"
+                ));
+            }
+        })
+    }
+
+    /// Whether the first index of the notes is still running.
+    pub fn indexing(&self) -> bool {
+        !*lock(&self.first_index_done.0)
+    }
+
+    /// Block until the first index of the notes has ended.
+    fn wait_for_first_index(&self) {
+        let (done, ended) = &self.first_index_done;
+        let mut done = lock(done);
+        while !*done {
+            done = ended.wait(done).unwrap_or_else(|p| p.into_inner());
         }
     }
 
@@ -75,6 +123,16 @@ impl LiveMemory {
     /// the damage (a note written, then its indexing failed): after each repair, `after_heal`
     /// answers in its place (`Some`) or lets `op` run again (`None`).
     pub fn with_then<T>(
+        &self,
+        op: impl Fn(&Memory) -> Result<T>,
+        after_heal: impl Fn(&Memory) -> Option<Result<T>>,
+    ) -> Result<T> {
+        self.wait_for_first_index();
+        self.run_then(op, after_heal)
+    }
+
+    /// [`LiveMemory::with_then`] without waiting for the first index.
+    fn run_then<T>(
         &self,
         op: impl Fn(&Memory) -> Result<T>,
         after_heal: impl Fn(&Memory) -> Option<Result<T>>,
@@ -181,6 +239,11 @@ impl LiveMemory {
         }
         Ok(memory)
     }
+}
+
+/// `mutex` locked; a panic elsewhere while it was held leaves the plain flag usable.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Why an operation needs a repair.

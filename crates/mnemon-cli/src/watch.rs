@@ -7,6 +7,12 @@
 //! re-index. A recall during a re-index sees the old or
 //! the new index, never a half-built one (one redb transaction, a lexical manifest renamed into
 //! place, an `Arc` swap in memory).
+//!
+//! The watch is armed before the first index reads the notes ([`run`]'s `armed`), so a change
+//! made while a command starts is either read by that index or seen by the watcher. `memory/`
+//! itself removed or replaced (a restore from a backup, a sync tool, `git checkout` of the whole
+//! folder) ends the watch on the old folder: the watcher says so, watches the folder again when
+//! it is back, and indexes all of it.
 
 use crate::live::LiveMemory;
 use mnemon::error::{Error, Result};
@@ -62,12 +68,17 @@ fn watcher_config() -> notify::Config {
     notify::Config::default().with_follow_symlinks(false)
 }
 
+/// How often the watcher looks whether `memory/` is still the folder it watches.
+const ROOT_CHECK: Duration = Duration::from_millis(500);
+
 /// Watch `memory/` and re-index on changes until `stop` receives a message (or is dropped).
+/// `armed` is called once the watch is in place (not at all if it cannot be set up).
 /// `on_error` is told about each failure (the watcher keeps going).
 pub fn run(
     memory: &LiveMemory,
     stats: &WatchStats,
     stop: mpsc::Receiver<()>,
+    armed: impl FnOnce(),
     on_error: &dyn Fn(String),
 ) -> Result<()> {
     let (tx, rx) = mpsc::channel();
@@ -89,9 +100,13 @@ pub fn run(
             std::io::Error::other(e),
         )
     })?;
+    let root = memory.dir().memory();
+    let mut watched = folder_id(&root);
     debouncer
-        .watch(memory.dir().memory(), notify::RecursiveMode::Recursive)
-        .map_err(|e| Error::io("watch", memory.dir().memory(), std::io::Error::other(e)))?;
+        .watch(&root, notify::RecursiveMode::Recursive)
+        .map_err(|e| Error::io("watch", &root, std::io::Error::other(e)))?;
+    armed();
+    let mut root_checked = Instant::now();
     let report_errors = |errors: Vec<notify::Error>| {
         stats
             .errors
@@ -104,6 +119,37 @@ pub fn run(
         match stop.try_recv() {
             Ok(()) | Err(mpsc::TryRecvError::Disconnected) => return Ok(()),
             Err(mpsc::TryRecvError::Empty) => {}
+        }
+        if root_checked.elapsed() >= ROOT_CHECK {
+            root_checked = Instant::now();
+            let now = folder_id(&root);
+            if now != watched {
+                // The watch followed the old folder (an inode): gone, or somewhere else now.
+                let _ = debouncer.unwatch(&root);
+                if watched.is_some() {
+                    on_error(format!(
+                        "{} was removed or replaced; recall answers from the index as it was \
+                         until the folder is back, then it is watched and indexed again",
+                        root.display()
+                    ));
+                }
+                watched = now;
+                if now.is_none() {
+                    continue;
+                }
+                if let Err(e) = debouncer.watch(&root, notify::RecursiveMode::Recursive) {
+                    stats.errors.fetch_add(1, Ordering::Relaxed);
+                    on_error(format!("watching {} again failed: {e}", root.display()));
+                    watched = None;
+                    continue;
+                }
+                on_error(format!(
+                    "{} is back: watching it again and indexing all of it",
+                    root.display()
+                ));
+                reindex(memory, stats, on_error, true, &[]);
+                continue;
+            }
         }
         match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(Ok(mut events)) => {
@@ -138,31 +184,62 @@ pub fn run(
                     .collect();
                 paths.sort();
                 paths.dedup();
-                let result = memory.with(|m| {
-                    if rescan || paths.is_empty() {
-                        m.index()
-                    } else {
-                        m.index_paths(&paths)
-                    }
-                });
-                match result {
-                    Ok(r) => {
-                        stats.reindexes.fetch_add(1, Ordering::Relaxed);
-                        if !r.changed.is_empty() || !r.removed.is_empty() {
-                            stats.reindexes_with_changes.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                    Err(e) => {
-                        stats.errors.fetch_add(1, Ordering::Relaxed);
-                        on_error(format!("re-index failed: {e}"));
-                    }
+                if folder_id(&root) != watched {
+                    // The folder itself went: the check above handles it.
+                    continue;
                 }
+                reindex(memory, stats, on_error, rescan, &paths);
             }
             Ok(Err(errors)) => report_errors(errors),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
         }
     }
+}
+
+/// Index the notes at `paths` (all of them with `full` or no path), counting and reporting.
+fn reindex(
+    memory: &LiveMemory,
+    stats: &WatchStats,
+    on_error: &dyn Fn(String),
+    full: bool,
+    paths: &[std::path::PathBuf],
+) {
+    let result = memory.with(|m| {
+        if full || paths.is_empty() {
+            m.index()
+        } else {
+            m.index_paths(paths)
+        }
+    });
+    match result {
+        Ok(r) => {
+            stats.reindexes.fetch_add(1, Ordering::Relaxed);
+            if !r.changed.is_empty() || !r.removed.is_empty() {
+                stats.reindexes_with_changes.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Err(e) => {
+            stats.errors.fetch_add(1, Ordering::Relaxed);
+            on_error(format!("re-index failed: {e}"));
+        }
+    }
+}
+
+/// The device and inode of the folder `path` (`None`: gone, or no folder).
+#[cfg(unix)]
+fn folder_id(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_dir())
+        .map(|m| (m.dev(), m.ino()))
+}
+
+/// Elsewhere than Unix, only whether the folder is there.
+#[cfg(not(unix))]
+fn folder_id(path: &std::path::Path) -> Option<(u64, u64)> {
+    path.is_dir().then_some((0, 0))
 }
 
 #[cfg(test)]

@@ -185,7 +185,7 @@ fn the_watcher_watches_no_folder_outside_memory_through_a_link() {
         mnemon_cli::live::LiveMemory::new(memory, mnemon::OpenOptions::default(), Box::new(|_| {}));
     let (stop, rx) = std::sync::mpsc::channel();
     let watched = std::thread::scope(|s| {
-        let watcher = s.spawn(|| mnemon_cli::watch::run(&live, &stats, rx, &|_| {}));
+        let watcher = s.spawn(|| mnemon_cli::watch::run(&live, &stats, rx, || {}, &|_| {}));
         // The watches are in place once the sub-folder's is (added in one walk at the start).
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         let mut watched = inotify_watched_inodes();

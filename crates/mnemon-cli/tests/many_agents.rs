@@ -272,3 +272,81 @@ fn a_writer_waiting_for_the_write_lock_says_so_and_goes_on_when_it_is_free() {
     assert!(status.success(), "{status}");
     assert!(root.join("memory/late-note.md").exists());
 }
+
+/// `serve` answers the MCP handshake while another process holds the write lock (its first index
+/// of the notes waits in the background: a client's start-up timeout would otherwise end the
+/// session), and a tool call waits for that index, so it sees the notes as they are.
+#[test]
+fn serve_answers_initialize_behind_a_held_write_lock_and_tool_calls_wait_for_the_index() {
+    let (_tmp, root) = setup();
+    std::fs::write(
+        root.join("memory/late-arrival.md"),
+        "---\nname: Late arrival\n---\nThe quokka migration plan.\n",
+    )
+    .expect("note");
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(root.join("index/write.lock"))
+        .expect("open the lock file");
+    lock.lock().expect("hold the lock");
+    let mut child = bin()
+        .arg("--dir")
+        .arg(&root)
+        .args(["serve", "--no-watch"])
+        .env_remove("MNEMON_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, replies) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut send = move |msg: Value| {
+        use std::io::Write;
+        writeln!(stdin, "{msg}").expect("write request");
+        stdin.flush().expect("flush");
+    };
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "0"}}}),
+    );
+    let init: Value = serde_json::from_str(
+        &replies
+            .recv_timeout(Duration::from_secs(60))
+            .expect("initialize is answered while the lock is held"),
+    )
+    .expect("JSON");
+    assert_eq!(init["result"]["serverInfo"]["name"], "mnemon", "{init}");
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "memory_recall", "arguments": {"query": "quokka migration"}}}),
+    );
+    // The recall waits for the index, which waits for the lock.
+    assert!(
+        replies.recv_timeout(Duration::from_millis(500)).is_err(),
+        "no answer from an index the notes are not in yet"
+    );
+    drop(lock);
+    let recall: Value = serde_json::from_str(
+        &replies
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the recall is answered once the lock is free"),
+    )
+    .expect("JSON");
+    let text = recall["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    let answer: Value = serde_json::from_str(text).expect("recall JSON");
+    assert_eq!(answer["results"][0]["id"], "late-arrival", "{answer}");
+    drop(send); // closes the server's stdin: the session ends
+    assert!(child.wait().expect("wait").success());
+}

@@ -26,10 +26,15 @@ fn watching(m: mnemon::Memory) -> Watching {
     ));
     let stats = Arc::new(WatchStats::default());
     let (stop, rx) = mpsc::channel();
+    let (armed_tx, armed) = mpsc::channel();
     let handle = {
         let (live, stats) = (live.clone(), stats.clone());
-        std::thread::spawn(move || watch::run(&live, &stats, rx, &|e| eprintln!("{e}")).unwrap())
+        let armed = move || armed_tx.send(()).expect("the test waits for the watch");
+        std::thread::spawn(move || {
+            watch::run(&live, &stats, rx, armed, &|e| eprintln!("{e}")).unwrap()
+        })
     };
+    armed.recv().expect("the watch is armed");
     Watching {
         live,
         stats,
@@ -56,7 +61,6 @@ fn a_burst_of_writes_is_one_reindex() {
         handle,
     } = watching(m);
     let m = live.get();
-    std::thread::sleep(Duration::from_millis(300));
     // Over about 0.4 s: the debouncer checks every 0.5 s and expires each file on its own clock,
     // so the burst usually straddles a check and arrives as two batches, which the watcher must
     // merge (this test failed in CI when the burst happened to straddle one).
@@ -148,7 +152,6 @@ fn reading_notes_is_no_change_and_an_idle_watcher_stays_idle() {
         handle,
     } = watching(m);
     let m = live.get();
-    std::thread::sleep(Duration::from_millis(300));
     // A full scan (it opens memory/ and its folders) and a read of the note.
     m.index().unwrap();
     let _ = std::fs::read(m.dir().memory().join("a.md")).unwrap();
@@ -158,4 +161,82 @@ fn reading_notes_is_no_change_and_an_idle_watcher_stays_idle() {
     let r = stats.report();
     assert_eq!(r.reindexes, 0, "{r:?}");
     assert_eq!(r.errors, 0, "{r:?}");
+}
+
+/// Ids `query` finds now (no walk over links).
+fn found(live: &LiveMemory, query: &str) -> Vec<String> {
+    let q = Query::text(query).with_depth(0).with_limit(50);
+    let r = live.with(|m| m.recall(&q)).expect("recall");
+    r.results.into_iter().map(|h| h.id.to_string()).collect()
+}
+
+/// Poll until `done` holds (a guard against waiting for ever, not a timing assertion).
+fn eventually(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "never happened: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `serve` and `watch` index the notes once the watch is armed: a note removed right then (as
+/// an agent or a `git checkout` may, the moment a server starts) is seen and dropped.
+#[test]
+fn a_note_removed_as_soon_as_the_watch_is_armed_is_dropped() {
+    let (_tmp, m) = fresh();
+    write_note(&m, "keep.md", "---\nname: Keep\n---\nthe walrus stays\n");
+    write_note(&m, "gone.md", "---\nname: Gone\n---\nthe walrus leaves\n");
+    m.index().unwrap();
+    let root = m.dir().memory();
+    let Watching {
+        live,
+        stats,
+        stop,
+        handle,
+    } = watching(m);
+    std::fs::remove_file(root.join("gone.md")).unwrap();
+    eventually("gone.md dropped", || found(&live, "walrus") == ["keep"]);
+    stop.send(()).unwrap();
+    handle.join().unwrap();
+    assert_eq!(stats.report().errors, 0);
+}
+
+/// The watch followed `memory/`'s inode: once the folder was removed and made again (a restore
+/// from a backup, a sync tool), nothing under it was seen for the rest of the session. The
+/// watcher now watches the folder again when it is back and indexes all of it.
+#[test]
+fn a_notes_folder_removed_and_restored_is_watched_again_and_indexed() {
+    let (tmp, m) = fresh();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha walrus\n");
+    write_note(&m, "b.md", "---\nname: Beta\n---\nbeta walrus\n");
+    m.index().unwrap();
+    let root = m.dir().memory();
+    let Watching {
+        live,
+        stats,
+        stop,
+        handle,
+    } = watching(m);
+    let aside = tmp.path().join("memory-aside");
+    std::fs::rename(&root, &aside).unwrap();
+    // Longer than the watcher's look at the folder, so it sees the folder gone.
+    std::thread::sleep(Duration::from_millis(1200));
+    std::fs::create_dir(&root).unwrap();
+    std::fs::copy(aside.join("a.md"), root.join("a.md")).unwrap();
+    std::fs::write(root.join("c.md"), "---\nname: Gamma\n---\ngamma narwhal\n").unwrap();
+    eventually("the restored folder indexed", || {
+        found(&live, "narwhal") == ["c"] && found(&live, "walrus") == ["a"]
+    });
+    // And watched: a note added later is found.
+    std::fs::write(root.join("d.md"), "---\nname: Delta\n---\ndelta narwhal\n").unwrap();
+    eventually("a later note indexed", || {
+        found(&live, "delta").contains(&"d".to_string())
+    });
+    // An edit in the folder moved aside changes nothing.
+    std::fs::write(aside.join("e.md"), "echo walrus").unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(found(&live, "walrus"), ["a"]);
+    stop.send(()).unwrap();
+    handle.join().unwrap();
+    assert_eq!(stats.report().errors, 0);
 }

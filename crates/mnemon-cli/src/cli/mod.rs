@@ -485,11 +485,11 @@ fn open_with(cli: &Cli, out: &Out, options: mnemon::OpenOptions) -> mnemon::Resu
     Ok(memory)
 }
 
-/// The memory a long-running command holds: opened, indexed, and healed if its index store
-/// turns out damaged later (repairs are logged to stderr, which is not the MCP protocol).
+/// The memory a long-running command holds: opened (`serve` and `watch` index it once their
+/// watcher is armed), and healed if its index store turns out damaged later (repairs are logged
+/// to stderr, which is not the MCP protocol).
 fn live(cli: &Cli, out: &Out) -> mnemon::Result<std::sync::Arc<crate::live::LiveMemory>> {
     let memory = open(cli, out)?;
-    progress::with_spinner(out, "indexing notes", || memory.index_if_writable())?;
     Ok(std::sync::Arc::new(crate::live::LiveMemory::new(
         memory,
         options(cli),
@@ -742,7 +742,11 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
         }
         Command::Serve { no_watch } => serve::run(live(cli, out)?, !*no_watch),
         Command::Watch { for_secs } => {
-            let report = serve::watch_until_interrupted(live(cli, out)?, *for_secs)?;
+            let report = serve::watch_until_interrupted(live(cli, out)?, *for_secs, |m| {
+                progress::with_spinner(out, "indexing notes", || {
+                    m.with(|m| m.index_if_writable().map(|_| ()))
+                })
+            })?;
             if out.json {
                 out.json(&report);
             } else {

@@ -300,6 +300,33 @@ fn targeted_update_of_a_folder_falls_back_to_a_full_scan() {
     assert_eq!(r.changed, vec!["newdir/a".to_string()]);
 }
 
+/// A watcher reports a removed folder alone, not the notes in it: the targeted update skipped
+/// the path (no `.md`, and nothing there to stat), and the folder's notes stayed indexed for the
+/// rest of a `serve` session.
+#[test]
+fn targeted_update_of_a_removed_folder_drops_its_notes() {
+    let (_tmp, memory) = generated(30, 4);
+    write_note(&memory, "gone/a.md", "---\nname: a\n---\nalpha quokka\n");
+    write_note(
+        &memory,
+        "gone/deeper/b.md",
+        "---\nname: b\n---\nbeta quokka\n",
+    );
+    write_note(&memory, "gonex.md", "---\nname: c\n---\ngamma quokka\n");
+    memory.index().expect("index");
+    let folder = memory.dir().memory().join("gone");
+    std::fs::remove_dir_all(&folder).expect("rm -rf");
+    // A file that is gone and was never a note (an editor's probe) changes nothing.
+    let probe = memory.dir().memory().join("4913");
+    let r = memory.index_paths(&[probe]).expect("index_paths");
+    assert!(r.removed.is_empty() && r.changed.is_empty(), "{r:?}");
+    let r = memory.index_paths(&[folder]).expect("index_paths");
+    assert_eq!(r.removed, vec!["gone/a", "gone/deeper/b"]);
+    let hits = memory.recall(&Query::text("quokka")).expect("recall");
+    let ids: Vec<&str> = hits.results.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids, ["gonex"]);
+}
+
 /// The generated queries of a `n`-note corpus with `seed`.
 fn generated_queries(n: usize, seed: u64) -> Vec<mnemon_testkit::eval::truth::TruthQuery> {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -179,7 +179,9 @@ impl Memory {
                     reader.manifest_entry(rel).ok().flatten()
                 }
             };
-            scan::scan_paths(&self.dir.memory(), paths, &entry_of)
+            // A failed read calls it a folder: the full walk decides then.
+            let notes_under = |rel: &str| reader.manifest_has_notes_under(rel).unwrap_or(true);
+            scan::scan_paths(&self.dir.memory(), paths, &entry_of, &notes_under)
         };
         let Some(outcome) = scanned else {
             return self.index_held(lock, started);

@@ -304,11 +304,13 @@ fn compare_and_read<S: BuildHasher>(
 /// each is stat'ed, compared with its manifest entry (`entry_of`), and read, parsed or marked
 /// removed; nothing else is walked. Paths that are not notes (other extensions, hidden
 /// components) are ignored. `None` when a path needs the full walk's judgement (a symlink, a
-/// folder, a folder that is gone): the caller then runs [`scan`].
+/// folder, a folder that is gone, which `notes_under` tells from a file that is gone: whether
+/// the manifest holds notes below a relative path): the caller then runs [`scan`].
 pub fn scan_paths(
     memory_dir: &Path,
     paths: &[PathBuf],
     entry_of: &dyn Fn(&str) -> Option<FileEntry>,
+    notes_under: &dyn Fn(&str) -> bool,
 ) -> Option<ScanOutcome> {
     let root = memory_dir.canonicalize().ok()?;
     let mut found: Vec<Found> = Vec::new();
@@ -329,6 +331,14 @@ pub fn scan_paths(
         let meta = std::fs::symlink_metadata(&abs);
         if let Ok(m) = &meta
             && (m.file_type().is_symlink() || m.is_dir())
+        {
+            return None;
+        }
+        // A watcher reports a removed folder alone (`rm -rf`, moved out, a `git checkout`),
+        // not the notes in it: those are found gone by the walk.
+        if let Err(e) = &meta
+            && e.kind() == std::io::ErrorKind::NotFound
+            && notes_under(&rel_display(&root, &abs))
         {
             return None;
         }

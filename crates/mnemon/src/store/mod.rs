@@ -1026,6 +1026,22 @@ impl StoreReader<'_> {
         }
     }
 
+    /// Whether the manifest records a note file below the folder `folder` (a path relative to
+    /// `memory/`, without a trailing slash).
+    pub fn manifest_has_notes_under(&self, folder: &str) -> Result<bool> {
+        let t = self.rtx.open_table(MANIFEST).map_err(|e| self.err(e))?;
+        let prefix = format!("{folder}/");
+        let mut after = t.range(prefix.as_str()..).map_err(|e| self.err(e))?;
+        Ok(match after.next() {
+            Some(row) => row
+                .map_err(|e| self.err(e))?
+                .0
+                .value()
+                .starts_with(&prefix),
+            None => false,
+        })
+    }
+
     /// Every note path with problems, with its problems, in path order.
     pub fn problems(&self) -> Result<Vec<(String, Vec<Problem>)>> {
         let t = self.rtx.open_table(PROBLEMS).map_err(|e| self.err(e))?;

@@ -506,3 +506,26 @@ mod heap {
         PEAK.with(|p| p.set(c));
     }
 }
+
+/// `events/` removed under a long-lived process (`git clean -fd`, `git stash -u` of untracked
+/// segments): every later recall, feedback and importance mark failed with "creating the
+/// segment failed" until another process made the folder again. The writer makes it again,
+/// says so, and what it records is read by others.
+#[test]
+fn an_events_folder_removed_under_an_open_memory_is_made_again() {
+    let (_tmp, m) = common::fresh();
+    common::write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha walrus\n");
+    m.index().unwrap();
+    m.set_importance("a", 4, &[], "").unwrap();
+    let events = m.dir().root().join("events");
+    std::fs::remove_dir_all(&events).unwrap();
+    m.set_importance("a", 7, &[], "after").unwrap();
+    let notices = m.take_notices().join("\n");
+    assert!(
+        notices.contains("was removed while this process had the memory open"),
+        "{notices}"
+    );
+    assert!(events.is_dir());
+    let other = mnemon::Memory::open(m.dir().root()).unwrap();
+    assert_eq!(other.stats("a").unwrap().importance, Some(7));
+}

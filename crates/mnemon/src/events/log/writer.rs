@@ -297,6 +297,11 @@ impl EventLog {
         Ok(())
     }
 
+    /// Whether the events folder is gone.
+    fn folder_gone(&self) -> bool {
+        matches!(self.fs.list(&self.events_dir), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+    }
+
     /// A new segment for this process: its header is written under a hidden temporary name and
     /// the file is then linked under its final name (never replacing one), so no reader ever
     /// lists a segment without its header.
@@ -306,13 +311,16 @@ impl EventLog {
         let header = Header::new(self.session.clone(), created_ms);
         let seal = header.seal;
         let header = header.encode();
-        for attempt in first_n..first_n.saturating_add(MAX_NAME_ATTEMPTS) {
+        let mut remade = false;
+        let mut attempt = first_n;
+        while attempt < first_n.saturating_add(MAX_NAME_ATTEMPTS) {
             let id = format!(
                 "{created_ms:013}-{}-{}-{attempt}",
                 self.session,
                 std::process::id()
             );
             if compressed_id_exists(self.fs.as_ref(), &self.events_dir, &id) {
+                attempt += 1;
                 continue;
             }
             let path = self.events_dir.join(format!("{id}{SEGMENT_EXT}"));
@@ -331,7 +339,24 @@ impl EventLog {
                     };
                     return Ok((w, attempt));
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => attempt += 1,
+                // `events/` removed under a long-lived process (`git clean`, `git stash -u`):
+                // made again, as opening the memory would, or every later event would fail.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !remade && self.folder_gone() => {
+                    self.fs
+                        .create_dir_all(&self.events_dir)
+                        .map_err(|e| Error::EventLog {
+                            path: self.events_dir.clone(),
+                            message: not_recorded("making the removed events folder again", &e),
+                            cause: Some(e.kind()),
+                        })?;
+                    self.notice(format!(
+                        "{} was removed while this process had the memory open (the events \
+                         recorded in it went with it); made it again and went on recording",
+                        self.events_dir.display()
+                    ));
+                    remade = true;
+                }
                 Err(e) => {
                     return Err(Error::EventLog {
                         path,

@@ -43,6 +43,8 @@ pub(crate) struct Memory {
     /// What the engine said so far (at open, and after since: a segment removed under this
     /// process, a failed fsync), gathered when `notices` is read.
     notices: std::sync::Mutex<Vec<String>>,
+    /// One reopening at a time (see [`Memory::current`]).
+    reopening: std::sync::Mutex<()>,
 }
 
 impl Memory {
@@ -62,6 +64,7 @@ impl Memory {
             inner: RwLock::new(Some(Arc::new(memory))),
             root,
             notices: std::sync::Mutex::new(notices),
+            reopening: std::sync::Mutex::new(()),
         })
     }
 
@@ -93,7 +96,50 @@ impl Memory {
         f: impl FnOnce(&mnemon::Memory) -> mnemon::Result<T> + Send,
     ) -> PyResult<T> {
         let engine = self.engine(py)?;
-        py.detach(move || f(&engine)).py_err(py)
+        py.detach(move || {
+            let engine = self.current(engine)?;
+            f(&engine)
+        })
+        .py_err(py)
+    }
+
+    /// `engine`, or the folder opened again (and indexed) when the index store `engine` opened
+    /// is no longer the folder's: `index/` deleted (README allows it at any time) or rebuilt by
+    /// another process. Without it this handle could not index or write while `index/` was
+    /// gone, and then wrote into a store no other handle or process reads. Said in `notices`.
+    fn current(&self, engine: Arc<mnemon::Memory>) -> mnemon::Result<Arc<mnemon::Memory>> {
+        let Some(why) = engine.store_replaced() else {
+            return Ok(engine);
+        };
+        let _one_at_a_time = self.reopening.lock().unwrap_or_else(|p| p.into_inner());
+        match self.open_engine() {
+            Some(now) if Arc::ptr_eq(&now, &engine) => {}
+            // Another thread opened it again meanwhile (or closed it: the call runs on the
+            // engine it began with, as a call running at `close` does).
+            Some(now) => return Ok(now),
+            None => return Ok(engine),
+        }
+        let options = OpenOptions::default().with_session(engine.session().to_string());
+        let fresh = mnemon::Memory::open_with(engine.dir().clone(), options)?;
+        fresh.continue_session(&engine);
+        // The engine's worker threads are gone in a forked child (see `pool_usable`): its
+        // first recall indexes the new store as any fresh open does.
+        if !crate::POOL_LOST_IN_FORK.load(std::sync::atomic::Ordering::Relaxed) {
+            crate::POOL_STARTED.store(true, std::sync::atomic::Ordering::Relaxed);
+            fresh.index_if_writable()?;
+        }
+        let fresh = Arc::new(fresh);
+        {
+            let mut notices = self.notices.lock().unwrap_or_else(|p| p.into_inner());
+            notices.extend(engine.take_notices());
+            notices.push(format!("{why}; opened the memory folder again"));
+            notices.extend(fresh.take_notices());
+        }
+        match self.inner.write() {
+            Ok(mut guard) => *guard = Some(fresh.clone()),
+            Err(poisoned) => *poisoned.into_inner() = Some(fresh.clone()),
+        }
+        Ok(fresh)
     }
 }
 

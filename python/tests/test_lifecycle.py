@@ -118,6 +118,26 @@ def test_notices_after_open_are_told(memory: mnemon.Memory) -> None:
     assert len(list(events.glob("*.seg"))) == 1, "the next recall went to a new segment"
 
 
+def test_handles_open_the_folder_again_after_index_is_deleted(folder: pathlib.Path) -> None:
+    # README: `index/` may be deleted at any time. An open handle could then neither index nor
+    # write (its lock file was gone), and once another handle rebuilt `index/` it wrote into the
+    # store it had open, which no other handle read: their notes were invisible to each other.
+    import shutil
+
+    with mnemon.Memory.open(folder) as a, mnemon.Memory.open(folder) as b:
+        a.index()
+        shutil.rmtree(folder / "index")
+        assert a.write_note("axolotl-care", "Axolotls like cold water.")["written"] is True
+        assert b.write_note("pangolin-diet", "Pangolins eat ants and termites.")["written"] is True
+        assert [h.id for h in a.recall("pangolins termites", depth=0)][:1] == ["pangolin-diet"]
+        assert [h.id for h in b.recall("axolotls cold water", depth=0)][:1] == ["axolotl-care"]
+        assert [h.id for h in b.recall("connection pool", depth=0)][:1] == ["pool-sizing"]
+        assert any("was removed" in n and "opened the memory folder again" in n for n in a.notices), a.notices
+    with mnemon.Memory.open(folder) as c:
+        assert not any("rebuilt" in n for n in c.notices), c.notices
+        assert [h.id for h in c.recall("axolotls", depth=0)][:1] == ["axolotl-care"]
+
+
 def test_record_false_leaves_no_trace(memory: mnemon.Memory) -> None:
     memory.recall("pgbouncer transaction mode", record=False)
     assert memory.stats("pgbouncer").recall_count == 0

@@ -46,7 +46,7 @@ impl LiveMemory {
     /// so events recorded after a heal stay in the session.
     pub fn new(memory: Memory, options: OpenOptions, log: Box<Log>) -> LiveMemory {
         let options = options.with_session(memory.session().to_string());
-        let store_file = file_id(&memory.dir().store_file());
+        let store_file = mnemon::fs::file_identity(&memory.dir().store_file());
         LiveMemory {
             dir: memory.dir().clone(),
             current: RwLock::new(Arc::new(memory)),
@@ -175,7 +175,7 @@ impl LiveMemory {
     fn store_moved(&self) -> Option<String> {
         let recorded = *self.store_file.lock().unwrap_or_else(|p| p.into_inner());
         let path = self.dir.store_file();
-        let now = file_id(&path);
+        let now = mnemon::fs::file_identity(&path);
         (recorded.is_some() && now != recorded).then(|| {
             if now.is_none() {
                 format!("the index store {} was removed", path.display())
@@ -197,7 +197,7 @@ impl LiveMemory {
         }
         let path = self.dir.store_file();
         let mut recorded = self.store_file.lock().unwrap_or_else(|p| p.into_inner());
-        let replaced = recorded.is_some() && file_id(&path) != *recorded;
+        let replaced = recorded.is_some() && mnemon::fs::file_identity(&path) != *recorded;
         let aside = if rebuild && !replaced {
             Some(Memory::discard_store(&self.dir)?)
         } else {
@@ -211,7 +211,7 @@ impl LiveMemory {
         memory.index()?;
         // Only a store indexed whole is recorded: after a failed index (a full disk), the next
         // heal opens the new store as it is and indexes it again instead of moving it aside.
-        *recorded = file_id(&path);
+        *recorded = mnemon::fs::file_identity(&path);
         (self.log)(match (aside, rebuild, failure) {
             (Some(aside), _, _) => format!(
                 "the index store was damaged ({failure}); moved it to {} and rebuilt it from the \
@@ -273,17 +273,4 @@ fn attempt<T>(
         Ok(result) => Ok(result),
         Err(panic) => Err(Failure::Panic(crate::cli::panic_note::message(&*panic))),
     }
-}
-
-/// The device and inode of `path`, if it exists (elsewhere than Unix: unknown, and a heal
-/// always rebuilds).
-#[cfg(unix)]
-fn file_id(path: &std::path::Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
-
-#[cfg(not(unix))]
-fn file_id(_path: &std::path::Path) -> Option<(u64, u64)> {
-    None
 }

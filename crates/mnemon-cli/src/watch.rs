@@ -226,20 +226,11 @@ fn reindex(
     }
 }
 
-/// The device and inode of the folder `path` (`None`: gone, or no folder).
-#[cfg(unix)]
+/// The device and inode of the folder `path` (`None`: gone, or no folder; where identities are
+/// unknown, only whether it is there).
 fn folder_id(path: &std::path::Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path)
-        .ok()
-        .filter(|m| m.is_dir())
-        .map(|m| (m.dev(), m.ino()))
-}
-
-/// Elsewhere than Unix, only whether the folder is there.
-#[cfg(not(unix))]
-fn folder_id(path: &std::path::Path) -> Option<(u64, u64)> {
-    path.is_dir().then_some((0, 0))
+    path.is_dir()
+        .then(|| mnemon::fs::file_identity(path).unwrap_or((0, 0)))
 }
 
 #[cfg(test)]

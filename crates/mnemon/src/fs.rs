@@ -238,6 +238,21 @@ pub enum Durability {
     RenameOnly,
 }
 
+/// The device and inode of the file `path` names (links followed), `None` when it is gone or
+/// cannot be read: tells a file from one that replaced it under the same name. Elsewhere than
+/// Unix the identity is unknown (`None`).
+#[cfg(unix)]
+pub fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Elsewhere than Unix the identity is unknown (`None`).
+#[cfg(not(unix))]
+pub fn file_identity(_path: &Path) -> Option<(u64, u64)> {
+    None
+}
+
 /// A name for a temporary file beside `path`, unique across processes and threads:
 /// `.tmp-<name>-<pid>-<nanos>-<n>`. Hidden, so no folder listing takes it for a real file; the
 /// `.tmp-` prefix is what the cleanups of `index/` and `events/` remove once it is old.

@@ -123,6 +123,9 @@ pub struct Memory {
     told_unrecorded: std::sync::atomic::AtomicBool,
     /// Set once the store is known to have been indexed (see [`Memory::ensure_indexed`]).
     indexed: std::sync::atomic::AtomicBool,
+    /// The device and inode of the store file this memory opened (see
+    /// [`Memory::store_replaced`]).
+    store_file: Option<(u64, u64)>,
 }
 
 /// How to open a memory folder.
@@ -233,6 +236,7 @@ impl Memory {
             notices.push(format!("could not update .gitignore: {e}"));
         }
         let (store, rebuilt) = Store::open(&dir.index())?;
+        let store_file = crate::fs::file_identity(&dir.store_file());
         notices.extend(rebuilt);
         let read_only = store.read_only();
         match read_only {
@@ -290,6 +294,7 @@ impl Memory {
             qid_counter: std::sync::atomic::AtomicU64::new(0),
             told_unrecorded: std::sync::atomic::AtomicBool::new(false),
             indexed: std::sync::atomic::AtomicBool::new(false),
+            store_file,
         };
         if let Some(n) = memory.load_lexical()? {
             memory.notice(n);
@@ -431,6 +436,19 @@ impl Memory {
         {
             *mine = Some(last);
         }
+    }
+
+    /// Why the index store this memory opened is no longer the folder's (`index/` deleted, as
+    /// README allows at any time, or the store rebuilt by another process's repair), or `None`
+    /// while it still is. Such a memory reads and writes a file no other process sees: a holder
+    /// that lives long (a server, a Python handle) opens the folder again. One `stat`.
+    pub fn store_replaced(&self) -> Option<String> {
+        let path = self.dir.store_file();
+        let now = crate::fs::file_identity(&path);
+        (self.store_file.is_some() && now != self.store_file).then(|| match now {
+            None => format!("the index store {} was removed", path.display()),
+            Some(_) => format!("the index store {} was replaced", path.display()),
+        })
     }
 
     /// The session id this process records its events under (`OpenOptions::with_session`, or

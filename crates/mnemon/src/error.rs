@@ -192,6 +192,20 @@ pub enum NoteWriteError {
         /// What in it a link cannot hold.
         why: String,
     },
+    /// The id is named as a sync or merge tool names a conflict copy: the scan reports such a
+    /// note as a conflict to merge.
+    #[error(
+        "the id `{id}` is named as {tool} names a conflict copy of `{original}`, which the index \
+         reports as a conflict to merge: write to `{original}`, or choose another id"
+    )]
+    ConflictCopyId {
+        /// The id given.
+        id: String,
+        /// The note it would be a copy of.
+        original: String,
+        /// The tool that names copies so.
+        tool: &'static str,
+    },
     /// The id has more parts than the scan walks.
     #[error(
         "the id has {parts} parts, over the depth limit of {max} folders and file name: use a shallower id"

@@ -255,6 +255,44 @@ fn bad_inputs_never_abort_a_scan_and_are_reported() {
     assert_eq!(doctor.walk_errors.len(), 1, "{:?}", doctor.walk_errors);
 }
 
+/// A sync tool's or merge tool's conflict copy of a note was indexed as a note like any other,
+/// and doctor called it a near-duplicate at most: it is a merge conflict, named with the note it
+/// copies and the fix (the copy stays indexed: it may hold the only copy of an edit).
+#[test]
+fn conflict_copies_are_reported_as_merge_conflicts() {
+    let (_tmp, memory) = fresh();
+    let text = "---\nname: Pool\n---\nThe pool holds forty connections.\n";
+    write_note(&memory, "ops/pool.md", text);
+    write_note(&memory, "ops/pool (conflicted copy 2026-12-05).md", text);
+    write_note(
+        &memory,
+        "ops/pool.sync-conflict-20261205-101010-ABCDEFG.md",
+        text,
+    );
+    write_note(&memory, "release (2026).md", "Not a copy of anything.\n");
+    let r = memory.index().unwrap();
+    let mut named: Vec<&str> = r.errors.iter().map(|e| e.path.as_str()).collect();
+    named.sort();
+    assert_eq!(
+        named,
+        [
+            "ops/pool (conflicted copy 2026-12-05).md",
+            "ops/pool.sync-conflict-20261205-101010-ABCDEFG.md"
+        ]
+    );
+    assert!(
+        r.errors.iter().all(|e| e
+            .message
+            .contains("merge what differs into memory/ops/pool.md")),
+        "{:?}",
+        r.errors
+    );
+    let doctor = memory.doctor().unwrap();
+    assert!(!doctor.healthy);
+    assert_eq!(doctor.conflicts.len(), 2, "{:?}", doctor.conflicts);
+    assert!(memory.show("ops/pool (conflicted copy 2026-12-05)").is_ok());
+}
+
 #[test]
 fn show_refuses_ids_outside_memory() {
     let (_tmp, memory) = fresh();

@@ -181,6 +181,10 @@ fn bad_ids_are_refused_with_the_fix_and_nothing_is_written_anywhere() {
         ("C:/x", "drive prefix"),
         ("decisions/pool.md", "so use `decisions/pool`"),
         ("x.MD", "so use `x`"),
+        (
+            "ops/pool (conflicted copy 2026-12-05)",
+            "write to `ops/pool`, or choose another id",
+        ),
     ] {
         let e = m
             .write_note(&WriteRequest::new(id, "some body"))

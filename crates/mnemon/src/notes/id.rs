@@ -124,9 +124,83 @@ pub fn id_of_note_path(rel: &str) -> Result<&str, NotePathError> {
     Ok(id)
 }
 
+/// When the note `id` is, by its file name, a copy a sync or merge tool made of a note it could
+/// not merge: the id of the note it copies and the tool's kind. Names: `x (conflicted copy
+/// 2026-12-05).md`, `x (Ann's conflicted copy ...).md`, `x (Case Conflict).md` (Dropbox,
+/// Nextcloud), `x.sync-conflict-20261205-101010-ABCDEFG.md` (Syncthing), and
+/// `x.BACKUP.1234.md` / `.BASE.` / `.LOCAL.` / `.REMOTE.` (git mergetool).
+pub fn conflict_copy_of(id: &str) -> Option<(String, &'static str)> {
+    let (folder, name) = match id.rsplit_once('/') {
+        Some((folder, name)) => (Some(folder), name),
+        None => (None, id),
+    };
+    let (original, tool) = if let Some(open) = name.rfind(" (")
+        && let Some(inside) = name[open + 2..].strip_suffix(')')
+        && (inside.to_lowercase().contains("conflicted copy") || inside == "Case Conflict")
+    {
+        (&name[..open], "a file-sync tool (Dropbox, Nextcloud)")
+    } else if let Some(at) = name.find(".sync-conflict-")
+        && name[at + ".sync-conflict-".len()..].starts_with(|c: char| c.is_ascii_digit())
+    {
+        (&name[..at], "Syncthing")
+    } else {
+        let (rest, pid) = name.rsplit_once('.')?;
+        let (original, side) = rest.rsplit_once('.')?;
+        if pid.is_empty()
+            || !pid.bytes().all(|b| b.is_ascii_digit())
+            || !matches!(side, "BACKUP" | "BASE" | "LOCAL" | "REMOTE")
+        {
+            return None;
+        }
+        (original, "git mergetool")
+    };
+    let original = original.trim_end();
+    if original.is_empty() {
+        return None;
+    }
+    Some((
+        match folder {
+            Some(f) => format!("{f}/{original}"),
+            None => original.to_string(),
+        },
+        tool,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conflict_copies_are_told_by_name() {
+        for (id, original) in [
+            ("deploy (conflicted copy 2026-12-05)", "deploy"),
+            ("ops/deploy (Ann's conflicted copy 2026-12-05)", "ops/deploy"),
+            ("deploy (conflicted copy 2026-12-05 101010)", "deploy"),
+            ("deploy (Case Conflict)", "deploy"),
+            ("deploy.sync-conflict-20261205-101010-ABCDEFG", "deploy"),
+            ("a/b/deploy.BACKUP.1234", "a/b/deploy"),
+            ("deploy.REMOTE.77", "deploy"),
+        ] {
+            assert_eq!(
+                conflict_copy_of(id).map(|(o, _)| o),
+                Some(original.to_string()),
+                "{id}"
+            );
+        }
+        for id in [
+            "deploy",
+            "deploy (draft)",
+            "release (2026)",
+            "notes.BACKUP",
+            "v1.LOCAL.x",
+            " (conflicted copy 2026-12-05)",
+            "x.sync-conflict-notes",
+            "conflicted copy/deploy",
+        ] {
+            assert_eq!(conflict_copy_of(id), None, "{id}");
+        }
+    }
 
     #[test]
     fn rejects_escaping_ids() {

@@ -20,8 +20,8 @@ pub use bounds::{
 pub use date::{format_date_unix_s, parse_date_unix_s};
 pub use frontmatter::{FrontmatterError, MAX_LIST_ENTRIES, NoteMeta, split_frontmatter};
 pub use id::{
-    IdError, MAX_ID_BYTES, NotePathError, id_from_relative_path, id_of_note_path, validate_id,
-    why_unlinkable, with_marks_shown,
+    IdError, MAX_ID_BYTES, NotePathError, conflict_copy_of, id_from_relative_path,
+    id_of_note_path, validate_id, why_unlinkable, with_marks_shown,
 };
 pub use links::{Link, extract_links};
 pub use open::{
@@ -241,7 +241,8 @@ pub enum ProblemKind {
     Empty,
     /// The frontmatter is not valid YAML, or a value has the wrong shape.
     Frontmatter,
-    /// A git merge-conflict marker.
+    /// A merge conflict: a git merge-conflict marker, or a file named as a sync or merge tool
+    /// names its conflict copy of a note.
     Conflict,
     /// A link that cannot be followed (bad id, self-link).
     Link,
@@ -348,6 +349,15 @@ pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
             kind: ProblemKind::Conflict,
             message: format!(
                 "git merge-conflict marker at line {line}: resolve the conflict and remove the <<<<<<< / ======= / >>>>>>> lines"
+            ),
+        });
+    }
+    if let Some((original, tool)) = conflict_copy_of(id) {
+        problems.push(Problem {
+            kind: ProblemKind::Conflict,
+            message: format!(
+                "a conflict copy of `{original}` made by {tool} (its file name says so): merge \
+                 what differs into memory/{original}.md and delete this file"
             ),
         });
     }

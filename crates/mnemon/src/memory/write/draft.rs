@@ -163,6 +163,13 @@ pub(super) fn id_parts(id: &str) -> std::result::Result<Vec<&str>, NoteWriteErro
             why,
         });
     }
+    if let Some((original, tool)) = notes::conflict_copy_of(id) {
+        return Err(NoteWriteError::ConflictCopyId {
+            id: id.to_string(),
+            original,
+            tool,
+        });
+    }
     let parts: Vec<&str> = id.split('/').collect();
     if let Some(part) = parts.iter().find(|p| p.starts_with('.')) {
         return Err(NoteWriteError::HiddenPart {

@@ -351,8 +351,10 @@ fn check_envelope(v: Value) -> Line {
         return Line::Error(ErrorReply::invalid_request(Value::Null, why));
     };
     let id = obj.get("id");
+    // JSON-RPC ids are strings or numbers: a number the service cannot take (past 64 bits, with
+    // a fraction) is still echoed, so the client can match the error to its request.
     let reply_id = id
-        .filter(|id| is_request_id(id))
+        .filter(|id| is_request_id(id) || id.is_number())
         .cloned()
         .unwrap_or(Value::Null);
     let method = obj.get("method");
@@ -360,6 +362,11 @@ fn check_envelope(v: Value) -> Line {
     let is_notification = id.is_none() && method.is_some_and(Value::is_string);
     let problem = if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         Some("`jsonrpc` must be \"2.0\"")
+    } else if id.is_some_and(|id| id.is_number() && !is_request_id(id)) {
+        Some(
+            "`id` is a number this server cannot take: use an integer from -2^63 to 2^63-1, or a \
+             string",
+        )
     } else if id.is_some_and(|id| !is_request_id(id)) {
         Some("`id` must be a string or an integer")
     } else {
@@ -655,7 +662,14 @@ mod tests {
         assert_eq!((e.code, e.id), (INVALID_REQUEST, json!(2)));
         let e = error(br#"{"jsonrpc":"2.0","id":3,"method":"x","params":"p"}"#);
         assert_eq!((e.code, e.id), (INVALID_REQUEST, json!(3)));
-        // An id the service cannot take is not echoed.
+        // A number the service cannot take is echoed (a JSON-RPC id may be any number), with
+        // the range it takes; an id of another type is not.
+        let e = error(br#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#);
+        assert_eq!(
+            (e.code, e.id),
+            (INVALID_REQUEST, json!(18446744073709551615u64))
+        );
+        assert!(e.message.contains("2^63-1"), "{}", e.message);
         let e = error(br#"{"jsonrpc":"2.0","id":true,"method":"x"}"#);
         assert_eq!((e.code, e.id), (INVALID_REQUEST, Value::Null));
         let e = error(br#"{"jsonrpc":"2.0","method":1}"#);

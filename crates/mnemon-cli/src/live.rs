@@ -20,6 +20,9 @@ use mnemon::{Memory, MemoryDir, OpenOptions, Result};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
+/// How often an async caller looks whether the first index has ended.
+const FIRST_INDEX_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Where a heal is reported (a server's stderr, a test's collector).
 pub type Log = dyn Fn(String) + Send + Sync;
 
@@ -86,6 +89,14 @@ impl LiveMemory {
     /// Whether the first index of the notes is still running.
     pub fn indexing(&self) -> bool {
         !*lock(&self.first_index_done.0)
+    }
+
+    /// Resolve once the first index of the notes has ended, without blocking the async
+    /// runtime: a server's tool calls wait here, so the runtime still sees a stop signal.
+    pub async fn first_index_done(&self) {
+        while self.indexing() {
+            tokio::time::sleep(FIRST_INDEX_POLL).await;
+        }
     }
 
     /// Block until the first index of the notes has ended.

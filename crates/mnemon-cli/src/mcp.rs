@@ -224,6 +224,7 @@ impl MemoryServer {
         description = "Recall what this project's memory knows about a question: call it at the start of a task and whenever the user mentions a topic, system, incident or preference that may have history. Give `query` (natural language or keywords), or `anchors` (note ids you already have) to explore around them, or both. Returns the most relevant notes with id, name, description, score, source (direct / neighbor / co_occur), the trail of links that reached each note, and a short excerpt; a note a newer note replaces carries `superseded_by` (trust the newer note, which ranks above it unless the question asks about the old one) and notes that disagree carry `contradicts` (weigh them together); an empty list means nothing relevant is remembered. After using the results, call memory_feedback with the ids that helped."
     )]
     async fn memory_recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
+        self.memory.first_index_done().await;
         match recall_query(a).and_then(|q| self.memory.with(|m| m.recall(&q))) {
             Ok(r) => {
                 json_result(&serde_json::to_value(r.json(RecallLayout::Mcp)).unwrap_or_default())
@@ -237,6 +238,7 @@ impl MemoryServer {
         description = "Tell the memory which recalled notes you actually used (and, optionally, which were wrong) after a memory_recall. Call it once per answered question, after you have read the results and done the work: `used` = ids of the notes that helped, `wrong` = ids that were misleading or stale for this question, `query` = the question (omit it to mean this session's last memory_recall). Later questions worded like this one then find the used notes first, even in other words, and the wrong ones sink; nothing else reinforces ranking (notes merely returned never climb). Skip it when no note helped. The answer echoes the question the verdicts are recorded for: `query` empty means none was known (no `query` given and no memory_recall earlier in this session), so only the notes' use counts changed; give `query` to tie them to a question."
     )]
     async fn memory_feedback(&self, Parameters(a): Parameters<FeedbackArgs>) -> CallToolResult {
+        self.memory.first_index_done().await;
         let wrong = a.wrong.unwrap_or_default();
         match self
             .memory
@@ -255,6 +257,7 @@ impl MemoryServer {
         &self,
         Parameters(a): Parameters<ImportanceArgs>,
     ) -> CallToolResult {
+        self.memory.first_index_done().await;
         let tags = a.tags.unwrap_or_default();
         let note = a.note.unwrap_or_default();
         match args::IMPORTANCE.parse(a.importance).and_then(|importance| {
@@ -273,6 +276,7 @@ impl MemoryServer {
         description = format!("The core memory to keep in context: pinned notes and notes marked important, rendered as text into a token budget (default {}). Call it once at the start of a session. Returns the text, the tokens used, and the ids that did not fit (recall them when needed).", args::DEFAULT_BUDGET_TOKENS)
     )]
     async fn memory_core(&self, Parameters(a): Parameters<CoreArgs>) -> CallToolResult {
+        self.memory.first_index_done().await;
         match optional(
             a.budget_tokens,
             args::BUDGET_TOKENS,
@@ -290,6 +294,7 @@ impl MemoryServer {
         description = "Show one note by id: its name, type, description, tags, excerpt, and its links in both directions (with kind and provenance), the notes that replace it (`superseded_by`), the notes it replaces (`supersedes`), the notes it disagrees with (`contradicts`), and `sha256`, the hash of the note file as it is now: pass it as `expected_sha256` to memory_write to update the note. Use it to follow up on a recalled note, and before updating one."
     )]
     async fn memory_show(&self, Parameters(a): Parameters<ShowArgs>) -> CallToolResult {
+        self.memory.first_index_done().await;
         match self.memory.with(|m| m.show(&a.node)) {
             Ok(v) => json_result(&serde_json::to_value(&v).unwrap_or_default()),
             Err(e) => tool_error(e.to_string()),
@@ -301,6 +306,7 @@ impl MemoryServer {
         description = "Save something worth remembering as a note in this project's memory, for later sessions (and other agents) to recall. Write durable knowledge: decisions and their reasons, facts about the project and its systems, the user's preferences and corrections, incidents and how they were fixed; never chit-chat, transient task state or what the memory already says. First call memory_recall on the topic: if a note already covers it, update that note instead of writing a new one (memory_show it, then memory_write the same `id` with the whole new text and `expected_sha256` set to the `sha256` memory_show returned; the body is replaced whole; frontmatter fields you leave out keep their values, a field you give replaces its value). A new note takes a new `id` (a short path like `decisions/db-pool-size`) and no expected_sha256. The note is indexed at once. The result says `written` true or false; when false, `refused` says why and `message` what to do: `exists` (the id is taken: show it and pass its sha256, or choose another id), `stale` (the note changed since you read it: show it again, merge, retry with the new sha256), `missing` (the note you meant to update is gone), `near_duplicate` (`near_duplicates` names notes saying nearly the same: update that note instead, or if yours replaces it write again with `supersedes: [its id]`, or with `on_duplicate: \"create\"` only if the notes are truly distinct). `likely_predecessors` names older notes yours may replace: if it does, write again adding them to `supersedes`."
     )]
     async fn memory_write(&self, Parameters(a): Parameters<WriteArgs>) -> CallToolResult {
+        self.memory.first_index_done().await;
         match write_request(a).and_then(|req| self.write_note(&req)) {
             Ok(o) => json_result(&serde_json::to_value(&o).unwrap_or_default()),
             Err(e) => tool_error(e.to_string()),

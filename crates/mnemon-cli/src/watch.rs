@@ -18,7 +18,7 @@ use crate::live::LiveMemory;
 use mnemon::error::{Error, Result};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 /// The debounce window.
@@ -66,6 +66,29 @@ impl WatchStats {
 /// seen through the folder's own watch).
 fn watcher_config() -> notify::Config {
     notify::Config::default().with_follow_symlinks(false)
+}
+
+/// Start a watcher thread on `memory` (its log on stderr); returns its stop channel and join
+/// handle once the watch is armed (or could not be: the thread has said why), so a change made
+/// from then on is seen. `serve` and `watch` index the notes after this returns.
+pub fn spawn(
+    memory: Arc<LiveMemory>,
+    stats: Arc<WatchStats>,
+) -> (mpsc::Sender<()>, std::thread::JoinHandle<()>) {
+    let (stop_tx, stop_rx) = mpsc::channel();
+    let (armed_tx, armed_rx) = mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        let log = |m: String| errln!("mnemon: {m}");
+        let armed = move || {
+            let _ = armed_tx.send(());
+        };
+        if let Err(e) = run(&memory, &stats, stop_rx, armed, &log) {
+            errln!("mnemon: watching stopped: {e}");
+        }
+    });
+    // Disconnected when the watch could not be set up: the thread has reported it.
+    let _ = armed_rx.recv();
+    (stop_tx, handle)
 }
 
 /// How often the watcher looks whether `memory/` is still the folder it watches.
@@ -147,6 +170,9 @@ pub fn run(
                     "{} is back: watching it again and indexing all of it",
                     root.display()
                 ));
+                if !first_index_done_or_stop(memory, &stop) {
+                    return Ok(());
+                }
                 reindex(memory, stats, on_error, true, &[]);
                 continue;
             }
@@ -184,9 +210,12 @@ pub fn run(
                     .collect();
                 paths.sort();
                 paths.dedup();
-                if folder_id(&root) != watched {
+                if watched.is_none() || folder_id(&root) != watched {
                     // The folder itself went: the check above handles it.
                     continue;
+                }
+                if !first_index_done_or_stop(memory, &stop) {
+                    return Ok(());
                 }
                 reindex(memory, stats, on_error, rescan, &paths);
             }
@@ -195,6 +224,18 @@ pub fn run(
             Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
         }
     }
+}
+
+/// Wait until the first index of the notes has ended (`serve` runs it beside the watcher, which
+/// was armed before it), without missing a stop: `false` when asked to stop meanwhile.
+fn first_index_done_or_stop(memory: &LiveMemory, stop: &mpsc::Receiver<()>) -> bool {
+    while memory.indexing() {
+        match stop.recv_timeout(Duration::from_millis(50)) {
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return false,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+    true
 }
 
 /// Index the notes at `paths` (all of them with `full` or no path), counting and reporting.

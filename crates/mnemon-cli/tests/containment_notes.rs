@@ -136,33 +136,6 @@ fn a_symlink_staying_inside_memory_is_read() {
     assert_eq!(core.text.matches("the target's own text").count(), 1);
 }
 
-/// The inodes of the folders this process's inotify instances watch (Linux: `/proc/self/fdinfo`).
-fn inotify_watched_inodes() -> Vec<u64> {
-    let mut inodes = Vec::new();
-    let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
-        return inodes;
-    };
-    for fd in fds.flatten() {
-        let is_inotify = std::fs::read_link(fd.path())
-            .is_ok_and(|t| t.to_string_lossy() == "anon_inode:inotify");
-        if !is_inotify {
-            continue;
-        }
-        let info = Path::new("/proc/self/fdinfo").join(fd.file_name());
-        let Ok(text) = std::fs::read_to_string(info) else {
-            continue;
-        };
-        for line in text.lines().filter(|l| l.starts_with("inotify wd:")) {
-            let ino = line
-                .split_whitespace()
-                .find_map(|w| w.strip_prefix("ino:"))
-                .and_then(|h| u64::from_str_radix(h, 16).ok());
-            inodes.extend(ino);
-        }
-    }
-    inodes
-}
-
 /// The watcher does not follow symlinks out of `memory/`: its watches cover `memory/` and its
 /// real sub-folders, not a linked folder outside (issue 27 item 1).
 #[test]
@@ -188,10 +161,10 @@ fn the_watcher_watches_no_folder_outside_memory_through_a_link() {
         let watcher = s.spawn(|| mnemon_cli::watch::run(&live, &stats, rx, || {}, &|_| {}));
         // The watches are in place once the sub-folder's is (added in one walk at the start).
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        let mut watched = inotify_watched_inodes();
+        let mut watched = common::inotify_watched_inodes();
         while !watched.contains(&sub) && std::time::Instant::now() < deadline {
             std::thread::yield_now();
-            watched = inotify_watched_inodes();
+            watched = common::inotify_watched_inodes();
         }
         let _ = stop.send(());
         let ended = watcher.join();

@@ -273,17 +273,16 @@ fn a_writer_waiting_for_the_write_lock_says_so_and_goes_on_when_it_is_free() {
     assert!(root.join("memory/late-note.md").exists());
 }
 
-/// `serve` answers the MCP handshake while another process holds the write lock (its first index
-/// of the notes waits in the background: a client's start-up timeout would otherwise end the
-/// session), and a tool call waits for that index, so it sees the notes as they are.
-#[test]
-fn serve_answers_initialize_behind_a_held_write_lock_and_tool_calls_wait_for_the_index() {
-    let (_tmp, root) = setup();
-    std::fs::write(
-        root.join("memory/late-arrival.md"),
-        "---\nname: Late arrival\n---\nThe quokka migration plan.\n",
-    )
-    .expect("note");
+/// A `serve` started while this process holds the memory's write lock, its handshake done: the
+/// server, a way to send it messages, its replies, and the held lock.
+struct ServeBehindLock {
+    child: Child,
+    send: Box<dyn FnMut(Value)>,
+    replies: std::sync::mpsc::Receiver<String>,
+    lock: std::fs::File,
+}
+
+fn serve_behind_a_held_lock(root: &std::path::Path, args: &[&str]) -> ServeBehindLock {
     let lock = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -292,8 +291,9 @@ fn serve_answers_initialize_behind_a_held_write_lock_and_tool_calls_wait_for_the
     lock.lock().expect("hold the lock");
     let mut child = bin()
         .arg("--dir")
-        .arg(&root)
-        .args(["serve", "--no-watch"])
+        .arg(root)
+        .arg("serve")
+        .args(args)
         .env_remove("MNEMON_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -308,11 +308,11 @@ fn serve_answers_initialize_behind_a_held_write_lock_and_tool_calls_wait_for_the
             let _ = tx.send(line);
         }
     });
-    let mut send = move |msg: Value| {
+    let mut send: Box<dyn FnMut(Value)> = Box::new(move |msg: Value| {
         use std::io::Write;
         writeln!(stdin, "{msg}").expect("write request");
         stdin.flush().expect("flush");
-    };
+    });
     send(
         serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2024-11-05", "capabilities": {},
@@ -326,6 +326,31 @@ fn serve_answers_initialize_behind_a_held_write_lock_and_tool_calls_wait_for_the
     .expect("JSON");
     assert_eq!(init["result"]["serverInfo"]["name"], "mnemon", "{init}");
     send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    ServeBehindLock {
+        child,
+        send,
+        replies,
+        lock,
+    }
+}
+
+/// `serve` answers the MCP handshake while another process holds the write lock (its first index
+/// of the notes waits in the background: a client's start-up timeout would otherwise end the
+/// session), and a tool call waits for that index, so it sees the notes as they are.
+#[test]
+fn serve_answers_initialize_behind_a_held_write_lock_and_tool_calls_wait_for_the_index() {
+    let (_tmp, root) = setup();
+    std::fs::write(
+        root.join("memory/late-arrival.md"),
+        "---\nname: Late arrival\n---\nThe quokka migration plan.\n",
+    )
+    .expect("note");
+    let ServeBehindLock {
+        mut child,
+        mut send,
+        replies,
+        lock,
+    } = serve_behind_a_held_lock(&root, &["--no-watch"]);
     send(
         serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "memory_recall", "arguments": {"query": "quokka migration"}}}),
@@ -349,4 +374,52 @@ fn serve_answers_initialize_behind_a_held_write_lock_and_tool_calls_wait_for_the
     assert_eq!(answer["results"][0]["id"], "late-arrival", "{answer}");
     drop(send); // closes the server's stdin: the session ends
     assert!(child.wait().expect("wait").success());
+}
+
+/// A stop signal ends `serve` while its first index waits (here for a held lock): a tool call
+/// waiting for that index, the watcher holding a change for it, or a client gone while it runs
+/// kept the server deaf to SIGTERM until the index ended.
+#[test]
+fn serve_stops_on_sigterm_while_its_first_index_waits() {
+    for case in ["tool call", "watcher", "client gone"] {
+        let (_tmp, root) = setup();
+        std::fs::write(root.join("memory/late.md"), "late quokka\n").expect("note");
+        let args: &[&str] = if case == "watcher" {
+            &[]
+        } else {
+            &["--no-watch"]
+        };
+        let ServeBehindLock {
+            mut child,
+            mut send,
+            replies: _replies,
+            lock,
+        } = serve_behind_a_held_lock(&root, args);
+        match case {
+            "tool call" => send(serde_json::json!({"jsonrpc": "2.0", "id": 2,
+                "method": "tools/call",
+                "params": {"name": "memory_recall", "arguments": {"query": "quokka"}}})),
+            // Past the debounce window, so the watcher has a batch waiting for the index.
+            "watcher" => {
+                std::fs::write(root.join("memory/later.md"), "later walrus\n").expect("note");
+                std::thread::sleep(Duration::from_millis(3500));
+            }
+            _ => drop(send),
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        common::send_signal(child.id(), "TERM");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{case}: serve did not stop on SIGTERM while the lock was held"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(status.success(), "{case}: {status}");
+        drop(lock);
+    }
 }

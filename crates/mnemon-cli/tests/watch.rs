@@ -179,21 +179,30 @@ fn eventually(what: &str, done: impl Fn() -> bool) {
     }
 }
 
-/// `serve` and `watch` index the notes once the watch is armed: a note removed right then (as
-/// an agent or a `git checkout` may, the moment a server starts) is seen and dropped.
+/// `serve` and `watch` index the notes once [`watch::spawn`] returns, and it returns once the
+/// watch is in place: a note removed right then (as an agent or a `git checkout` may, the moment
+/// a server starts, while its first index reads the notes) is seen and dropped.
+#[cfg(target_os = "linux")]
 #[test]
-fn a_note_removed_as_soon_as_the_watch_is_armed_is_dropped() {
+fn the_watch_is_armed_when_spawn_returns_and_a_note_removed_then_is_dropped() {
+    use std::os::unix::fs::MetadataExt;
     let (_tmp, m) = fresh();
     write_note(&m, "keep.md", "---\nname: Keep\n---\nthe walrus stays\n");
     write_note(&m, "gone.md", "---\nname: Gone\n---\nthe walrus leaves\n");
     m.index().unwrap();
     let root = m.dir().memory();
-    let Watching {
-        live,
-        stats,
-        stop,
-        handle,
-    } = watching(m);
+    let live = Arc::new(LiveMemory::new(
+        m,
+        mnemon::OpenOptions::default(),
+        Box::new(|e| eprintln!("{e}")),
+    ));
+    let stats = Arc::new(WatchStats::default());
+    let (stop, handle) = watch::spawn(live.clone(), stats.clone());
+    let inode = std::fs::metadata(&root).unwrap().ino();
+    assert!(
+        common::inotify_watched_inodes().contains(&inode),
+        "memory/ is watched when spawn returns"
+    );
     std::fs::remove_file(root.join("gone.md")).unwrap();
     eventually("gone.md dropped", || found(&live, "walrus") == ["keep"]);
     stop.send(()).unwrap();
@@ -239,4 +248,31 @@ fn a_notes_folder_removed_and_restored_is_watched_again_and_indexed() {
     stop.send(()).unwrap();
     handle.join().unwrap();
     assert_eq!(stats.report().errors, 0);
+}
+
+/// `memory/` removed for longer than the debounce window: the batch of removals arrived while
+/// the folder was gone and its re-index failed ("not a mnemon memory folder"), counted as an
+/// error. The folder's absence is the watcher's to handle; nothing fails.
+#[test]
+fn a_notes_folder_gone_for_a_while_is_no_reindex_failure() {
+    let (_tmp, m) = fresh();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha walrus\n");
+    m.index().unwrap();
+    let root = m.dir().memory();
+    let Watching {
+        live,
+        stats,
+        stop,
+        handle,
+    } = watching(m);
+    std::fs::remove_dir_all(&root).unwrap();
+    std::thread::sleep(Duration::from_millis(3500));
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("b.md"), "---\nname: Beta\n---\nbeta narwhal\n").unwrap();
+    eventually("the folder made again indexed", || {
+        found(&live, "narwhal") == ["b"] && found(&live, "walrus").is_empty()
+    });
+    stop.send(()).unwrap();
+    handle.join().unwrap();
+    assert_eq!(stats.report().errors, 0, "{:?}", stats.report());
 }

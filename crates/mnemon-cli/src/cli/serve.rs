@@ -2,7 +2,7 @@
 
 use crate::live::LiveMemory;
 use crate::watch::{self, WatchReport, WatchStats};
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 use std::time::Duration;
 
 fn runtime() -> mnemon::Result<tokio::runtime::Runtime> {
@@ -37,57 +37,48 @@ async fn stop_requested(ready: impl FnOnce()) -> &'static str {
     "Ctrl-C"
 }
 
-/// Start a watcher thread; returns its stop channel and join handle once the watch is armed (or
-/// could not be: the thread has said why), so a change made from then on is seen.
-fn spawn_watcher(
-    memory: Arc<LiveMemory>,
-    stats: Arc<WatchStats>,
-) -> (mpsc::Sender<()>, std::thread::JoinHandle<()>) {
-    let (stop_tx, stop_rx) = mpsc::channel();
-    let (armed_tx, armed_rx) = mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        let log = |m: String| errln!("mnemon: {m}");
-        let armed = move || {
-            let _ = armed_tx.send(());
-        };
-        if let Err(e) = watch::run(&memory, &stats, stop_rx, armed, &log) {
-            errln!("mnemon: watching stopped: {e}");
-        }
-    });
-    // Disconnected when the watch could not be set up: the thread has reported it.
-    let _ = armed_rx.recv();
-    (stop_tx, handle)
-}
-
 /// Serve MCP on stdio; logs to stderr only. The notes are indexed in the background, so the
 /// client's handshake is answered at once; tool calls wait for that index.
 pub fn run(memory: Arc<LiveMemory>, watch_notes: bool) -> mnemon::Result<i32> {
     let stats = Arc::new(WatchStats::default());
     // Armed before the first index reads the notes: a change made meanwhile is either read by
     // that index or seen by the watcher.
-    let watcher = watch_notes.then(|| spawn_watcher(memory.clone(), stats.clone()));
+    let watcher = watch_notes.then(|| watch::spawn(memory.clone(), stats.clone()));
     let first_index = memory.index_in_background();
     // A tool call runs to its end before the select looks at a signal again (one thread): a
-    // stop never cuts a write in half.
-    let (result, signalled) = runtime()?.block_on(async {
-        tokio::select! {
-            r = crate::mcp::serve_stdio(memory.clone()) => (r, false),
-            sig = stop_requested(|| {}) => {
+    // stop never cuts a write in half. Waiting for the first index is no tool call: a signal
+    // stops it at once.
+    let result = runtime()?.block_on(async {
+        let stop = stop_requested(|| {});
+        tokio::pin!(stop);
+        let served = tokio::select! {
+            r = crate::mcp::serve_stdio(memory.clone()) => r,
+            sig = &mut stop => {
                 errln!("mnemon: serve stopping on {sig}");
-                (Ok(()), true)
+                if memory.indexing() {
+                    // An index cut short is completed by the next command, like one a crash
+                    // cut short.
+                    errln!("mnemon: the notes were still being indexed; the next command finishes it");
+                }
+                return Ok(());
+            }
+        };
+        if memory.indexing() {
+            errln!(
+                "mnemon: the client left; finishing the index of the notes first (Ctrl-C or \
+                 SIGTERM stops at once)"
+            );
+            tokio::select! {
+                () = memory.first_index_done() => {}
+                sig = &mut stop => errln!(
+                    "mnemon: serve stopping on {sig}; the notes were still being indexed: the \
+                     next command finishes it"
+                ),
             }
         }
+        served
     });
-    if memory.indexing() {
-        if signalled {
-            // Stopping now is what was asked; an index cut short is completed by the next
-            // command, like one a crash cut short.
-            errln!("mnemon: the notes were still being indexed; the next command finishes it");
-        } else {
-            errln!("mnemon: the client left; finishing the index of the notes first");
-            let _ = first_index.join();
-        }
-    }
+    drop(first_index);
     if let Some((stop, handle)) = watcher {
         let _ = stop.send(());
         let _ = handle.join();
@@ -115,7 +106,7 @@ pub fn watch_until_interrupted(
     index_first: impl FnOnce(&LiveMemory) -> mnemon::Result<()>,
 ) -> mnemon::Result<WatchReport> {
     let stats = Arc::new(WatchStats::default());
-    let (stop, handle) = spawn_watcher(memory.clone(), stats.clone());
+    let (stop, handle) = watch::spawn(memory.clone(), stats.clone());
     if let Err(e) = index_first(&memory) {
         let _ = stop.send(());
         let _ = handle.join();

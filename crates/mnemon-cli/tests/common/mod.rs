@@ -41,3 +41,30 @@ pub fn output_with_stdin(
     }
     child.wait_with_output()
 }
+
+/// The inodes of the folders this process's inotify instances watch (Linux: `/proc/self/fdinfo`).
+pub fn inotify_watched_inodes() -> Vec<u64> {
+    let mut inodes = Vec::new();
+    let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
+        return inodes;
+    };
+    for fd in fds.flatten() {
+        let is_inotify = std::fs::read_link(fd.path())
+            .is_ok_and(|t| t.to_string_lossy() == "anon_inode:inotify");
+        if !is_inotify {
+            continue;
+        }
+        let info = std::path::Path::new("/proc/self/fdinfo").join(fd.file_name());
+        let Ok(text) = std::fs::read_to_string(info) else {
+            continue;
+        };
+        for line in text.lines().filter(|l| l.starts_with("inotify wd:")) {
+            let ino = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("ino:"))
+                .and_then(|h| u64::from_str_radix(h, 16).ok());
+            inodes.extend(ino);
+        }
+    }
+    inodes
+}

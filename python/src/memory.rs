@@ -135,9 +135,11 @@ impl Memory {
             notices.push(format!("{why}; opened the memory folder again"));
             notices.extend(fresh.take_notices());
         }
-        match self.inner.write() {
-            Ok(mut guard) => *guard = Some(fresh.clone()),
-            Err(poisoned) => *poisoned.into_inner() = Some(fresh.clone()),
+        let mut guard = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        // Closed while it was opened again: it stays closed; this call runs on the new engine,
+        // which closes when the call returns.
+        if guard.as_ref().is_some_and(|now| Arc::ptr_eq(now, &engine)) {
+            *guard = Some(fresh.clone());
         }
         Ok(fresh)
     }

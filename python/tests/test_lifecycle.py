@@ -138,6 +138,38 @@ def test_handles_open_the_folder_again_after_index_is_deleted(folder: pathlib.Pa
         assert [h.id for h in c.recall("axolotls", depth=0)][:1] == ["axolotl-care"]
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs POSIX file locks (fcntl)")
+def test_close_while_the_folder_is_opened_again_stays_closed(folder: pathlib.Path) -> None:
+    # A recall that opened the folder again (its index/ deleted) put the new engine in place
+    # even when the memory had been closed meanwhile: the closed handle came back open.
+    import fcntl
+    import shutil
+    import threading
+    import time
+
+    m = mnemon.Memory.open(folder)
+    m.index()
+    shutil.rmtree(folder / "index")
+    (folder / "index").mkdir()
+    with open(folder / "index" / "write.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the reopened engine's index waits for it
+        answer: dict = {}
+
+        def recall() -> None:
+            answer["ids"] = [h.id for h in m.recall("connection pool", depth=0)]
+
+        t = threading.Thread(target=recall)
+        t.start()
+        time.sleep(1.0)
+        m.close()
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        t.join(timeout=120)
+    assert answer["ids"][:1] == ["pool-sizing"], answer
+    assert m.closed
+    with pytest.raises(mnemon.Error, match="is closed"):
+        m.recall("connection pool")
+
+
 def test_record_false_leaves_no_trace(memory: mnemon.Memory) -> None:
     memory.recall("pgbouncer transaction mode", record=False)
     assert memory.stats("pgbouncer").recall_count == 0

@@ -128,7 +128,7 @@ pub fn id_of_note_path(rel: &str) -> Result<&str, NotePathError> {
 /// not merge: the id of the note it copies and the tool's kind. Names: `x (conflicted copy
 /// 2026-12-05).md`, `x (Ann's conflicted copy ...).md`, `x (Case Conflict).md` (Dropbox,
 /// Nextcloud), `x.sync-conflict-20261205-101010-ABCDEFG.md` (Syncthing), and
-/// `x.BACKUP.1234.md` / `.BASE.` / `.LOCAL.` / `.REMOTE.` (git mergetool).
+/// `x_BACKUP_1234.md` / `_BASE_` / `_LOCAL_` / `_REMOTE_` (git mergetool, `<name>_<side>_<pid>`).
 pub fn conflict_copy_of(id: &str) -> Option<(String, &'static str)> {
     let (folder, name) = match id.rsplit_once('/') {
         Some((folder, name)) => (Some(folder), name),
@@ -144,8 +144,8 @@ pub fn conflict_copy_of(id: &str) -> Option<(String, &'static str)> {
     {
         (&name[..at], "Syncthing")
     } else {
-        let (rest, pid) = name.rsplit_once('.')?;
-        let (original, side) = rest.rsplit_once('.')?;
+        let (rest, pid) = name.rsplit_once('_')?;
+        let (original, side) = rest.rsplit_once('_')?;
         if pid.is_empty()
             || !pid.bytes().all(|b| b.is_ascii_digit())
             || !matches!(side, "BACKUP" | "BASE" | "LOCAL" | "REMOTE")
@@ -179,8 +179,9 @@ mod tests {
             ("deploy (conflicted copy 2026-12-05 101010)", "deploy"),
             ("deploy (Case Conflict)", "deploy"),
             ("deploy.sync-conflict-20261205-101010-ABCDEFG", "deploy"),
-            ("a/b/deploy.BACKUP.1234", "a/b/deploy"),
-            ("deploy.REMOTE.77", "deploy"),
+            ("a/b/deploy_BACKUP_1234", "a/b/deploy"),
+            ("deploy_REMOTE_77", "deploy"),
+            ("db_pool_LOCAL_4242", "db_pool"),
         ] {
             assert_eq!(
                 conflict_copy_of(id).map(|(o, _)| o),
@@ -193,7 +194,10 @@ mod tests {
             "deploy (draft)",
             "release (2026)",
             "notes.BACKUP",
-            "v1.LOCAL.x",
+            "notes_BACKUP",
+            "v1_LOCAL_x",
+            "_BASE_12",
+            "deploy.BACKUP.1234",
             " (conflicted copy 2026-12-05)",
             "x.sync-conflict-notes",
             "conflicted copy/deploy",

@@ -351,10 +351,11 @@ fn check_envelope(v: Value) -> Line {
         return Line::Error(ErrorReply::invalid_request(Value::Null, why));
     };
     let id = obj.get("id");
-    // JSON-RPC ids are strings or numbers: a number the service cannot take (past 64 bits, with
-    // a fraction) is still echoed, so the client can match the error to its request.
+    // JSON-RPC ids are strings or numbers: an integer the service cannot take (2^63 to 2^64-1)
+    // is still echoed, so the client can match the error to its request. Larger ones were read
+    // as floats, which would echo another number: those get `null`, as other ids do.
     let reply_id = id
-        .filter(|id| is_request_id(id) || id.is_number())
+        .filter(|id| is_request_id(id) || id.is_u64())
         .cloned()
         .unwrap_or(Value::Null);
     let method = obj.get("method");
@@ -363,6 +364,7 @@ fn check_envelope(v: Value) -> Line {
     let problem = if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         Some("`jsonrpc` must be \"2.0\"")
     } else if id.is_some_and(|id| id.is_number() && !is_request_id(id)) {
+        // An integer past 2^64 is read as a float and so named too.
         Some(
             "`id` is a number this server cannot take: use an integer from -2^63 to 2^63-1, or a \
              string",
@@ -669,6 +671,9 @@ mod tests {
             (e.code, e.id),
             (INVALID_REQUEST, json!(18446744073709551615u64))
         );
+        assert!(e.message.contains("2^63-1"), "{}", e.message);
+        let e = error(br#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#);
+        assert_eq!((e.code, e.id), (INVALID_REQUEST, Value::Null));
         assert!(e.message.contains("2^63-1"), "{}", e.message);
         let e = error(br#"{"jsonrpc":"2.0","id":true,"method":"x"}"#);
         assert_eq!((e.code, e.id), (INVALID_REQUEST, Value::Null));

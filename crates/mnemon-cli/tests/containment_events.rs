@@ -667,7 +667,8 @@ fn verify_after_compaction_is_healthy_and_never_advises_removing_data() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         v["set_aside"],
-        serde_json::json!([{"file": plain_name, "read_instead": format!("archive/{name}")}]),
+        serde_json::json!([{"file": plain_name, "read_instead": format!("archive/{name}"),
+            "shorter": false}]),
         "{v}"
     );
     let (_, _, text, _) = run_cli(&root, &["events", "verify"]);

@@ -529,3 +529,65 @@ fn an_events_folder_removed_under_an_open_memory_is_made_again() {
     let other = mnemon::Memory::open(m.dir().root()).unwrap();
     assert_eq!(other.stats("a").unwrap().importance, Some(7));
 }
+
+/// The log shared through git: clone A compresses segment X (nothing on A holds its writer's
+/// lock) while clone B's server goes on appending to `X.seg`; a merge brings A's shorter
+/// `X.seg.zst` beside B's longer `X.seg`. Readers took the compressed copy (every event B wrote
+/// after A's copy dropped out of the stats, `events verify` said healthy), and the next
+/// compaction removed the longer file, even with its writer alive. The longer file is read,
+/// compaction leaves it while its writer lives, and compresses it over the shorter copy once
+/// it is due; the events in each file are counted once.
+#[test]
+fn a_segment_that_grew_after_another_clone_compressed_it_is_read_whole_and_kept() {
+    for archived in [false, true] {
+        let fs = with_segments(0, 0, T0);
+        let writer = open(&fs, "b").unwrap();
+        writer.append(vec![hit("early")]).unwrap();
+        writer.sync().unwrap();
+        let names = fs.list(&events_dir()).unwrap();
+        let seg = names.iter().find(|n| n.ends_with(".seg")).unwrap().clone();
+        let committed = fs.get(&events_dir().join(&seg)).unwrap();
+        writer.append(vec![hit("late")]).unwrap();
+        writer.sync().unwrap();
+        // A's copy of the segment as it was committed, compressed (one zstd frame recording
+        // its length, as `zstd` writes it).
+        let copy = zstd::bulk::compress(&committed, 3).unwrap();
+        let copy_at = if archived {
+            events_dir().join("archive").join(format!("{seg}.zst"))
+        } else {
+            events_dir().join(format!("{seg}.zst"))
+        };
+        fs.create_dir_all(copy_at.parent().unwrap()).unwrap();
+        fs.put(&copy_at, &copy, T0);
+
+        let reader = open(&fs, "reader").unwrap();
+        assert_eq!((count(&reader, "early"), count(&reader, "late")), (1, 1));
+        let listed = mnemon::events::log::list_log(&fs, &events_dir()).unwrap();
+        assert_eq!(listed.set_aside.len(), 1, "{:?}", listed.set_aside);
+        assert!(listed.set_aside[0].shorter, "{:?}", listed.set_aside);
+        assert_eq!(listed.set_aside[0].read_instead, seg);
+
+        // Compaction far in the future, the writer alive: the longer file stays.
+        let later = T0 + 400 * DAY_MS;
+        let r = reader.compact(policy(), later).unwrap();
+        assert!(!r.removed.contains(&seg), "{r:?}");
+        assert!(fs.get(&events_dir().join(&seg)).is_some());
+        writer.append(vec![hit("later")]).unwrap();
+        writer.sync().unwrap();
+        drop(writer);
+        let again = open(&fs, "again").unwrap();
+        assert_eq!(count(&again, "later"), 1);
+
+        // Its writer gone, compaction compresses the longer file over the shorter copy.
+        again.compact(policy(), later).unwrap();
+        drop((reader, again));
+        let _ = fs.remove(&common::events::index_dir().join("stats.snapshot"));
+        let fresh = open(&fs, "fresh").unwrap();
+        for node in ["early", "late", "later"] {
+            assert_eq!(count(&fresh, node), 1, "{node} (archived copy: {archived})");
+        }
+        let listed = mnemon::events::log::list_log(&fs, &events_dir()).unwrap();
+        assert!(listed.set_aside.is_empty(), "{:?}", listed.set_aside);
+        assert!(fs.get(&events_dir().join(&seg)).is_none(), "compressed");
+    }
+}

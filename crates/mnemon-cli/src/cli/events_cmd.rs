@@ -72,7 +72,8 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
                     "set_aside": read
                         .set_aside
                         .iter()
-                        .map(|(file, instead)| serde_json::json!({"file": file, "read_instead": instead}))
+                        .map(|s| serde_json::json!({"file": s.shown, "read_instead": s.read_instead,
+                            "shorter": s.shorter}))
                         .collect::<Vec<_>>(),
                 }));
             } else {
@@ -103,16 +104,28 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
                 for o in other {
                     outln!("{o}: not a segment; mnemon neither reads nor removes it");
                 }
-                for (file, instead) in &read.set_aside {
+                for s in &read.set_aside {
+                    let (file, instead) = (&s.shown, &s.read_instead);
                     let orphan = !file.ends_with(".zst") && instead.ends_with(".zst");
-                    outln!(
-                        "{file}: not read: {instead} holds the same segment and is read instead{}",
-                        if orphan {
-                            " (the next compaction removes this plain copy)"
-                        } else {
-                            ""
-                        }
-                    );
+                    if s.shorter {
+                        // A compressed copy made before the segment grew (a clone compressed
+                        // it while another's writer went on): the longer file holds it all.
+                        outln!(
+                            "{file}: not read: {instead} holds the same segment with events \
+                             written after this copy was made, and is read instead (compaction \
+                             compresses it again once no process writes to it)"
+                        );
+                    } else {
+                        outln!(
+                            "{file}: not read: {instead} holds the same segment and is read \
+                             instead{}",
+                            if orphan {
+                                " (compaction removes this plain copy once no process writes to it)"
+                            } else {
+                                ""
+                            }
+                        );
+                    }
                 }
                 outln!(
                     "{}",

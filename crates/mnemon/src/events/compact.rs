@@ -107,6 +107,22 @@ pub fn holds_nothing(fs: &dyn Fs, path: &Path, compressed: bool) -> bool {
         && super::log::read_segment(fs, path, compressed, 0).empty
 }
 
+/// Whether a compressed copy of segment `id` (in `dir` or its archive) holds every byte of the
+/// plain file `plain`: then the plain file is a leftover copy. A compressed copy that does not
+/// record its length is taken to hold it all (it is the one read, as before lengths were
+/// recorded).
+fn held_whole(fs: &dyn Fs, dir: &Path, id: &str, plain: &Path) -> bool {
+    let name = format!("{id}{COMPRESSED_EXT}");
+    let copies = [dir.join(&name), dir.join(ARCHIVE_DIR).join(&name)];
+    let Ok(plain_len) = fs.len(plain) else {
+        return true;
+    };
+    copies
+        .iter()
+        .filter(|c| fs.len(c).is_ok())
+        .any(|c| compressed_len(fs, c).is_none_or(|held| held >= plain_len))
+}
+
 impl EventLog {
     /// Whether a compaction would do anything now (checked at open: a listing and a stat per
     /// segment).
@@ -126,7 +142,8 @@ impl EventLog {
             } else {
                 Some(&s.id) != own.as_ref()
                     && (modified_ms < compress_before_ms
-                        || segs.iter().any(|o| o.compressed && o.id == s.id))
+                        || segs.iter().any(|o| o.compressed && o.id == s.id)
+                            && held_whole(fs, dir, &s.id, &dir.join(&s.name)))
             }
         })
     }
@@ -152,18 +169,37 @@ impl EventLog {
             move |e| Error::io(op, p, e)
         };
 
-        // 1. Orphans of an interrupted compression: `.seg` beside its `.seg.zst`.
+        // 1. Plain copies that a compressed copy (here or in the archive) holds whole: left by
+        // an interrupted compression, or brought back by a restore or a merge. A plain file that
+        // holds more than its compressed copy grew after the copy was made (the log shared
+        // through git: one clone compressed a segment another clone's writer went on with): it
+        // is the one read, and is compressed again below once due. A file whose writer is alive
+        // (its lock held) is never touched.
+        let (archived, _) = list_segments(fs, &dir.join(ARCHIVE_DIR))?;
         let compressed: std::collections::HashSet<&str> = segs
             .iter()
+            .chain(&archived)
             .filter(|s| s.compressed)
             .map(|s| s.id.as_str())
             .collect();
+        let own = self.own_segment_id();
+        let mut covered = std::collections::HashSet::new();
         let mut removed_any = false;
         for s in segs
             .iter()
             .filter(|s| !s.compressed && compressed.contains(s.id.as_str()))
         {
             let p = dir.join(&s.name);
+            if !held_whole(fs, &dir, &s.id, &p) {
+                continue;
+            }
+            covered.insert(s.name.clone());
+            if Some(&s.id) == own.as_ref() {
+                continue;
+            }
+            let Some(_writer_gone) = fs.try_lock(&p).map_err(io("lock", &p))? else {
+                continue;
+            };
             fs.remove(&p).map_err(io("remove", &p))?;
             report.removed.push(s.name.clone());
             removed_any = true;
@@ -182,7 +218,6 @@ impl EventLog {
         // Segments holding nothing: their creation never completed (a crash or a full disk cut
         // it short, or an older build compressed such a file). Readers take them as empty; they
         // go once they are older than any creation in progress and their writer is gone.
-        let own = self.own_segment_id();
         let mut gone = std::collections::HashSet::new();
         for s in &segs {
             let p = dir.join(&s.name);
@@ -210,7 +245,10 @@ impl EventLog {
         let archive_before_ms = now_ms - i64::from(policy.archive_after_days) * DAY_MS;
         let mut due = Vec::new();
         for s in segs.iter().filter(|s| {
-            !s.compressed && !compressed.contains(s.id.as_str()) && !gone.contains(&s.name)
+            !s.compressed
+                && !covered.contains(&s.name)
+                && !gone.contains(&s.name)
+                && !report.removed.contains(&s.name)
         }) {
             if Some(&s.id) == own.as_ref() {
                 continue;
@@ -265,8 +303,19 @@ impl EventLog {
                         .map_err(io("create folder", &archive))?;
                 }
                 let to = archive.join(&s.name);
-                fs.rename(&p, &to).map_err(io("rename", &p))?;
-                report.archived.push(s.name.clone());
+                // An archived copy holding more of the segment (merged in from another clone)
+                // is kept: this shorter one goes instead of replacing it.
+                let longer_there = matches!(
+                    (compressed_len(fs, &to), compressed_len(fs, &p)),
+                    (Some(there), Some(here)) if there > here
+                );
+                if longer_there {
+                    fs.remove(&p).map_err(io("remove", &p))?;
+                    report.removed.push(s.name.clone());
+                } else {
+                    fs.rename(&p, &to).map_err(io("rename", &p))?;
+                    report.archived.push(s.name.clone());
+                }
                 archived_any = true;
             }
         }

@@ -10,4 +10,4 @@ pub use compact::{
 pub use event::{Event, EventKind, HitSource, PayloadError};
 pub(crate) use fold::RecallStats;
 pub(crate) use log::EventLog;
-pub use log::SyncPolicy;
+pub use log::{SetAside, SyncPolicy};

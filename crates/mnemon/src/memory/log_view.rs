@@ -45,9 +45,9 @@ pub struct EventSegments {
     /// mnemon neither reads nor removes them.
     pub unknown_files: Vec<String>,
     /// Files of a segment not read because another file of the same segment is (a plain copy
-    /// beside its compressed one, the same segment in both folders): (file, file read instead),
-    /// relative to `events/`.
-    pub set_aside: Vec<(String, String)>,
+    /// beside its compressed one, the same segment in both folders, a compressed copy shorter
+    /// than the plain file that grew after it), relative to `events/`.
+    pub set_aside: Vec<crate::events::SetAside>,
 }
 
 impl Memory {
@@ -70,11 +70,7 @@ impl Memory {
 fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<EventSegments> {
     let listed = list_log(fs, events_dir)?;
     let (segs, unknown_files) = (listed.segments, listed.unknown);
-    let set_aside = listed
-        .set_aside
-        .into_iter()
-        .map(|s| (s.shown, s.read_instead))
-        .collect();
+    let set_aside = listed.set_aside;
     let reads: Vec<_> = segs
         .iter()
         .map(|seg| read_segment(fs, &seg.path, seg.file.compressed, 0))

@@ -87,6 +87,9 @@ pub struct SetAside {
     pub shown: String,
     /// The file read instead, relative to `events/`.
     pub read_instead: String,
+    /// Whether it holds fewer of the segment's bytes than the file read (a compressed copy made
+    /// before the segment grew: the log shared through git or a sync tool) rather than the same.
+    pub shorter: bool,
 }
 
 /// [`all_segments`] with the files of a segment that were set aside.
@@ -94,7 +97,7 @@ pub fn list_log(fs: &dyn Fs, events_dir: &Path) -> Result<LogListing> {
     let archive_name = super::segment::ARCHIVE_DIR;
     let (segs, other) = list_segments(fs, events_dir)?;
     let (archived, archived_other) = list_segments(fs, &events_dir.join(archive_name))?;
-    let (segments, set_aside) = one_file_per_segment(events_dir, segs, archived);
+    let (segments, set_aside) = one_file_per_segment(fs, events_dir, segs, archived);
     let mut unknown: Vec<String> = other.into_iter().filter(|n| n != archive_name).collect();
     unknown.extend(
         archived_other
@@ -113,8 +116,13 @@ pub fn list_log(fs: &dyn Fs, events_dir: &Path) -> Result<LogListing> {
 /// is authoritative over `X.seg` (compaction writes it before removing `X.seg`, and a crash
 /// between the two leaves both), and a listing taken while compaction moves `X.seg.zst` to the
 /// archive can hold it in both folders; of two files of one kind, the one in `events/` is taken
-/// (where a writer appends). Also returns the files set aside.
+/// (where a writer appends). Unless another file of the id holds more of the segment's bytes: a
+/// segment only grows, so the longer file holds all the shorter one does. That happens when the
+/// log is shared through git or a sync tool: one clone compresses a segment that another clone's
+/// live writer goes on appending to, and a merge brings both files together. Also returns the
+/// files set aside.
 pub fn one_file_per_segment(
+    fs: &dyn Fs,
     events_dir: &Path,
     segs: Vec<SegmentFile>,
     archived: Vec<SegmentFile>,
@@ -136,13 +144,37 @@ pub fn one_file_per_segment(
     }));
     // The file each id is read from: its first compressed copy, else its first plain one.
     let mut chosen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut copies: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
     for (i, s) in all.iter().enumerate() {
+        copies.entry(s.file.id.as_str()).or_default().push(i);
         match chosen.get(&s.file.id) {
             Some(&j) if all[j].file.compressed || !s.file.compressed => {}
             _ => {
                 chosen.insert(s.file.id.clone(), i);
             }
         }
+    }
+    // Then the longest file of an id with several (rare: only they cost a look at lengths). A
+    // compressed copy that does not record its length keeps the first rule.
+    let mut lengths: std::collections::HashMap<usize, Option<u64>> =
+        std::collections::HashMap::new();
+    for indices in copies.values().filter(|c| c.len() > 1) {
+        for &i in indices {
+            lengths.insert(i, held_len(fs, &all[i]));
+        }
+        let first = chosen[&all[indices[0]].file.id];
+        let Some(mut best_len) = lengths[&first] else {
+            continue;
+        };
+        let mut best = first;
+        for &i in indices {
+            if let Some(len) = lengths[&i]
+                && len > best_len
+            {
+                (best, best_len) = (i, len);
+            }
+        }
+        chosen.insert(all[first].file.id.clone(), best);
     }
     let mut set_aside = Vec::new();
     let mut out = Vec::with_capacity(chosen.len());
@@ -152,6 +184,10 @@ pub fn one_file_per_segment(
             Some(&j) => set_aside.push(SetAside {
                 shown: s.shown.clone(),
                 read_instead: all[j].shown.clone(),
+                shorter: matches!(
+                    (lengths.get(&i), lengths.get(&j)),
+                    (Some(Some(mine)), Some(Some(read))) if mine < read
+                ),
             }),
             None => {}
         }
@@ -159,6 +195,16 @@ pub fn one_file_per_segment(
     out.sort_by(|a, b| a.file.name.cmp(&b.file.name));
     set_aside.sort_by(|a, b| a.shown.cmp(&b.shown));
     (out, set_aside)
+}
+
+/// How many of its segment's bytes a file holds: a plain file's size, the length a compressed
+/// copy records (`None`: unknown, or the file cannot be read).
+pub fn held_len(fs: &dyn Fs, s: &LocatedSegment) -> Option<u64> {
+    if s.file.compressed {
+        super::segment::compressed_len(fs, &s.path)
+    } else {
+        fs.len(&s.path).ok()
+    }
 }
 
 /// What reading one segment found.

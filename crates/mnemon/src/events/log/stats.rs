@@ -194,7 +194,7 @@ impl EventLog {
     pub(super) fn refresh_listed(&self, listing: Listing) -> Result<Folded> {
         let Listing { segs, archived } = listing;
         let located: Vec<(PathBuf, SegmentFile)> =
-            super::files::one_file_per_segment(&self.events_dir, segs, archived)
+            super::files::one_file_per_segment(self.fs.as_ref(), &self.events_dir, segs, archived)
                 .0
                 .into_iter()
                 .map(|s| (s.path, s.file))

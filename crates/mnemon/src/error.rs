@@ -383,7 +383,19 @@ impl Error {
     /// folder; the notes folder itself (`DIR/memory`) is opened through its parent; anything
     /// else can be made one with `init`.
     pub fn not_a_memory_folder(path: PathBuf) -> Error {
-        let fix = if path.is_file() {
+        // Inside a memory folder (a note, the notes folder, `index/`, `events/`): that folder.
+        let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+        let within = absolute
+            .ancestors()
+            .skip(1)
+            .find(|a| crate::folder::is_memory_layout(a));
+        let fix = if let Some(outer) = within {
+            format!(
+                "it is inside the memory folder {}: pass `--dir {}`",
+                outer.display(),
+                outer.display()
+            )
+        } else if path.is_file() {
             match path.parent().filter(|p| !p.as_os_str().is_empty()) {
                 Some(parent) => format!(
                     "it is a file: pass the folder that holds (or will hold) memory/, such as \

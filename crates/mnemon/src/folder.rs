@@ -81,23 +81,29 @@ impl MemoryDir {
             });
         }
         // `init --dir DIR/memory` (or a folder below it) would nest a second memory folder
-        // inside the notes: its files would be indexed as notes of the outer one. Both the path
-        // as written and as resolved are checked: a `memory/` that is a link to the notes is
-        // such a folder too.
+        // inside the notes: its files would be indexed as notes of the outer one. Inside
+        // `DIR/index` it would be deleted with the derived index (and is git-ignored), inside
+        // `DIR/events` listed as stray files of the log. Both the path as written and as
+        // resolved are checked: a `memory/` that is a link to the notes is such a folder too.
         let lexical = std::path::absolute(dir.root()).unwrap_or_else(|_| dir.root().to_path_buf());
-        for notes in lexical.ancestors().chain(resolved.ancestors()) {
-            if let Some(outer) = notes.parent()
-                && notes.file_name() == Some("memory".as_ref())
-                && is_memory_layout(outer)
-            {
+        for inner in lexical.ancestors().chain(resolved.ancestors()) {
+            let Some(outer) = inner.parent() else {
+                continue;
+            };
+            let why = match inner.file_name().and_then(|n| n.to_str()) {
+                Some("memory") => "the notes folder",
+                Some("index") => "the index folder (derived: deleted and rebuilt at any time)",
+                Some("events") => "the event log folder",
+                _ => continue,
+            };
+            if is_memory_layout(outer) {
                 return Err(Error::InvalidArgument {
                     what: "--dir",
                     message: format!(
-                        "{} is inside the notes folder {} of the memory folder {}: a memory \
-                         folder there would be indexed as notes; use `--dir {}`, or a folder \
-                         outside it",
+                        "{} is inside {why} {} of the memory folder {}: a memory folder there \
+                         would not keep its notes; use `--dir {}`, or a folder outside it",
                         dir.root().display(),
-                        notes.display(),
+                        inner.display(),
                         outer.display(),
                         outer.display()
                     ),
@@ -272,7 +278,7 @@ pub fn gitignore_addition(existing: &[u8]) -> Option<Vec<u8>> {
 /// Whether `dir` is a memory folder: `memory/` beside `events/` (a clone may lack the
 /// git-ignored `index/`) or beside an index store. A project's own `src/memory` beside
 /// `src/index` is not one.
-fn is_memory_layout(dir: &Path) -> bool {
+pub(crate) fn is_memory_layout(dir: &Path) -> bool {
     dir.join("memory").is_dir()
         && (dir.join("events").is_dir()
             || dir.join("index").join(crate::store::STORE_FILE).is_file())
@@ -417,5 +423,33 @@ mod tests {
             err.contains("it is a file") && err.contains(&format!("`--dir {parent}`")),
             "{err}"
         );
+        // A note, `index/` or `events/` of a memory folder: that folder, never `init` there
+        // (a note's folder, the notes folder, was the advice for a note and was refused next).
+        let note = notes.join("a.md");
+        std::fs::write(&note, "x").unwrap();
+        for inside in [note, dir.index(), dir.events()] {
+            let err = MemoryDir::locate(Some(&inside), tmp.path())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(&format!("`--dir {root}`")) && !err.contains("init"),
+                "{err}"
+            );
+        }
+    }
+
+    /// `init` inside another memory's `index/` made a memory whose notes the documented
+    /// `rm -rf index/` deleted (and git ignored); inside `events/` its folders were stray files of
+    /// the outer log. Refused, as inside the notes.
+    #[test]
+    fn init_refuses_the_index_and_event_folders_of_another_memory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = MemoryDir::init(tmp.path().join(".mnemon")).unwrap();
+        let root = dir.root().display().to_string();
+        for inside in [dir.index(), dir.events().join("nested")] {
+            let refused = MemoryDir::init(&inside).unwrap_err().to_string();
+            assert!(refused.contains(&format!("`--dir {root}`")), "{refused}");
+            assert!(!inside.join("memory").exists(), "{}", inside.display());
+        }
     }
 }

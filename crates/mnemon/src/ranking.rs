@@ -175,7 +175,9 @@ pub const REVERSE_EDGE_FACTOR: f32 = 0.85;
 /// Nodes expanded by one walk at most, best first (cost bound: each expansion reads two edge
 /// lists from the store).
 pub const MAX_EXPANSIONS: usize = 96;
-/// Edges followed from one node at most (hubs with thousands of links are sampled by weight).
+/// Edges followed from one node at most (a seed follows as many as the recall's limit when that
+/// is more): the first of its lists in stored order, declared links before synthesized ones
+/// (format-spec/store.md, "Edge value").
 pub const MAX_FANOUT: usize = 64;
 
 /// Out-degree up to which an edge's source is not a hub.

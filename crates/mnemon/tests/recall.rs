@@ -1317,3 +1317,43 @@ fn questions_find_notes_whatever_their_accents_and_normal_form() {
         assert_eq!(ids(&r).first().copied(), Some(want), "{q}: {:?}", ids(&r));
     }
 }
+
+/// A hub's neighbourhood was cut at the walk's fan-out (64 edges per list) whatever the limit:
+/// `--anchor hub --depth 1 --limit 200` on a note linking 150 others returned 64 of them (and
+/// never the rest). From a seed the walk follows as many edges as the results asked for.
+#[test]
+fn an_anchor_with_many_links_returns_as_many_as_the_limit_asks() {
+    let (_tmp, m) = fresh();
+    let links: Vec<String> = (0..150).map(|i| format!("[[leaf{i:03}]]")).collect();
+    write_note(
+        &m,
+        "hub.md",
+        format!("---\nname: Hub\n---\nEvery leaf: {}\n", links.join(" ")),
+    );
+    for i in 0..150 {
+        write_note(
+            &m,
+            &format!("leaf{i:03}.md"),
+            format!("---\nname: Leaf {i}\n---\nWord{i} stands alone.\n"),
+        );
+    }
+    m.index().unwrap();
+    let q = Query {
+        min_score: 0.0,
+        record: false,
+        ..Query::anchors(["hub"]).with_depth(1).with_limit(200)
+    };
+    let r = m.recall(&q).unwrap();
+    let leaves = r
+        .results
+        .iter()
+        .filter(|h| h.id.starts_with("leaf"))
+        .count();
+    assert_eq!(leaves, 150, "{:?}", r.results.len());
+    let q = Query {
+        min_score: 0.0,
+        record: false,
+        ..Query::anchors(["hub"]).with_depth(1).with_limit(100)
+    };
+    assert_eq!(m.recall(&q).unwrap().results.len(), 100);
+}

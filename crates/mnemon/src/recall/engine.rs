@@ -132,6 +132,7 @@ fn walk<F: Fn(u32, f32) -> bool>(
     cands: &mut Cands,
     seeds: &[(u32, f32)],
     max_depth: u8,
+    seed_fanout: usize,
     skip: Option<&F>,
 ) {
     let mut heap: BinaryHeap<Frontier> = seeds
@@ -158,10 +159,15 @@ fn walk<F: Fn(u32, f32) -> bool>(
             graph.prefetch_edges(next.ord());
         }
         let (depth, from_seed, cur_source) = (cur.depth, cur.depth == 0, cur.source);
+        let fanout = if from_seed {
+            seed_fanout
+        } else {
+            ranking::MAX_FANOUT
+        };
         let out = graph.out(ord);
-        let out = &out[..out.len().min(ranking::MAX_FANOUT)];
+        let out = &out[..out.len().min(fanout)];
         let inn = graph.inn(ord);
-        let inn = &inn[..inn.len().min(ranking::MAX_FANOUT)];
+        let inn = &inn[..inn.len().min(fanout)];
         // The slots of this node's neighbours, scattered over the table, load together.
         if prefetching {
             for e in out.iter().chain(inn) {
@@ -239,6 +245,12 @@ fn walk<F: Fn(u32, f32) -> bool>(
             }
         }
     }
+}
+
+/// Edges followed from a seed (an anchor, a direct hit): [`ranking::MAX_FANOUT`], or as many as
+/// the results asked for, so `--anchor hub --limit 200` can return 200 of a hub's neighbours.
+fn seed_fanout(limit: usize) -> usize {
+    ranking::MAX_FANOUT.max(limit)
 }
 
 /// A partial answer is strong only when its note holds two of the question's words together:
@@ -394,7 +406,7 @@ pub fn run(
         for &(a, base) in &seeds {
             around.insert(a, Cand::direct(base));
         }
-        walk(graph, around, &seeds, q.depth, NO_FLOOR);
+        walk(graph, around, &seeds, q.depth, seed_fanout(q.limit), NO_FLOOR);
     }
     let mut learned_of = evidence.learned(&matches, graph, learned);
     let mut floor = FloorReport {
@@ -624,7 +636,7 @@ pub fn run(
             .then_with(|| graph.id(a.0).cmp(graph.id(b.0)))
     });
     seeds.truncate(ranking::MAX_SEEDS + anchors.len());
-    walk(graph, cands, &seeds, q.depth, Some(&skip_leaf));
+    walk(graph, cands, &seeds, q.depth, seed_fanout(q.limit), Some(&skip_leaf));
 
     // 4. Score candidates with the policy (all in memory); dangling targets drop out. Direct hits
     //    and notes with usage stats are scored first; then another candidate is read only if its
@@ -961,9 +973,9 @@ mod tests {
             // Seeds: a few notes with falling bases, as direct hits.
             let (seeds, direct) = seeded(&graph, start * 37, 11, 6, 0.1);
             let mut full = direct.clone();
-            walk(&graph, &mut full, &seeds, 2, NO_FLOOR);
+            walk(&graph, &mut full, &seeds, 2, ranking::MAX_FANOUT, NO_FLOOR);
             let mut part = direct;
-            walk(&graph, &mut part, &seeds, 2, Some(&skip));
+            walk(&graph, &mut part, &seeds, 2, ranking::MAX_FANOUT, Some(&skip));
             for &o in full.ords() {
                 let c = full.get(o).expect("a listed candidate");
                 match part.get(o) {
@@ -1048,7 +1060,13 @@ mod tests {
     /// The walk written for clarity, without the graph's per-edge weights or its co-occurrence
     /// edges split off by position: every edge weighed from its fields as it is followed, every
     /// kind tested. [`walk`] must give the same candidates to the last bit.
-    fn reference_walk(graph: &Graph, cands: &mut Cands, seeds: &[(u32, f32)], max_depth: u8) {
+    fn reference_walk(
+        graph: &Graph,
+        cands: &mut Cands,
+        seeds: &[(u32, f32)],
+        max_depth: u8,
+        seed_fanout: usize,
+    ) {
         let mut heap: BinaryHeap<RefFrontier> = seeds
             .iter()
             .map(|&(ord, base)| RefFrontier { base, ord })
@@ -1066,11 +1084,16 @@ mod tests {
                 break;
             }
             let (depth, from_seed, cur_source) = (cur.depth, cur.depth == 0, cur.source);
+            let fanout = if from_seed {
+                seed_fanout
+            } else {
+                ranking::MAX_FANOUT
+            };
             let out = graph.out(ord);
             let inn = graph.inn(ord);
             for (list, forward) in [
-                (&out[..out.len().min(ranking::MAX_FANOUT)], true),
-                (&inn[..inn.len().min(ranking::MAX_FANOUT)], false),
+                (&out[..out.len().min(fanout)], true),
+                (&inn[..inn.len().min(fanout)], false),
             ] {
                 for e in list {
                     if is_co_occurrence(e.kind) && !from_seed {
@@ -1142,12 +1165,12 @@ mod tests {
         );
         let mut compared = 0usize;
         for start in 0..40u32 {
-            for depth in [1u8, 2, 3] {
+            for (depth, fanout) in [(1u8, 2), (2, ranking::MAX_FANOUT), (3, 200)] {
                 let (seeds, direct) = seeded(&graph, start * 53, 7, 5, 0.15);
                 let mut reference = direct.clone();
-                reference_walk(&graph, &mut reference, &seeds, depth);
+                reference_walk(&graph, &mut reference, &seeds, depth, fanout);
                 let mut walked = direct;
-                walk(&graph, &mut walked, &seeds, depth, NO_FLOOR);
+                walk(&graph, &mut walked, &seeds, depth, fanout, NO_FLOOR);
                 assert_eq!(
                     walked.ords(),
                     reference.ords(),

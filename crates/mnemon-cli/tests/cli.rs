@@ -1435,6 +1435,13 @@ fn contradictory_compaction_ages_and_a_missing_corpus_are_bad_arguments() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("invalid --archive-after"), "{err}");
+    // A negative age is a value out of range, not an unknown flag `-1`.
+    let (code, _, err) = run(tmp.path(), &["compact", "--compress-after", "-1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("invalid value '-1' for '--compress-after"),
+        "{err}"
+    );
     let truth = tmp.path().join("truth.yaml");
     std::fs::write(
         &truth,

@@ -17,7 +17,8 @@ use std::path::PathBuf;
 
 /// Exit status: success.
 pub const EXIT_OK: i32 = 0;
-/// Exit status: the command ran and found problems (`doctor`), or refused a note (`write`).
+/// Exit status: the command ran and found problems (`doctor`, `events verify`), or refused a
+/// note (`write`).
 pub const EXIT_PROBLEMS: i32 = 1;
 /// Exit status: bad usage or argument.
 pub const EXIT_USAGE: i32 = 2;
@@ -27,8 +28,8 @@ pub const EXIT_FAILURE: i32 = 3;
 const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0  success
-  1  the command ran and found problems (doctor), or refused to write the note (write: it
-     exists, changed since it was read, or nearly duplicates another)
+  1  the command ran and found problems (doctor, events verify), or refused to write the note
+     (write: it exists, changed since it was read, or nearly duplicates another)
   2  bad usage or invalid argument (unknown id, out-of-range value)
   3  failure (I/O error, damaged files that could not be repaired)
 
@@ -223,10 +224,12 @@ enum Command {
     /// --archive-after, remove leftovers of interrupted runs.
     Compact {
         /// Days after its last write before a segment is zstd-compressed.
-        #[arg(long, default_value_t = mnemon::events::DEFAULT_COMPRESS_AFTER_DAYS)]
+        #[arg(long, default_value_t = mnemon::events::DEFAULT_COMPRESS_AFTER_DAYS,
+              allow_negative_numbers = true)]
         compress_after: u32,
         /// Days after its last write before a compressed segment moves to events/archive/.
-        #[arg(long, default_value_t = mnemon::events::DEFAULT_ARCHIVE_AFTER_DAYS)]
+        #[arg(long, default_value_t = mnemon::events::DEFAULT_ARCHIVE_AFTER_DAYS,
+              allow_negative_numbers = true)]
         archive_after: u32,
     },
     /// Inspect the event log.

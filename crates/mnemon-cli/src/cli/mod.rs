@@ -35,7 +35,7 @@ Exit codes:
 
 Environment:
   MNEMON_DIR  memory folder to use (same as --dir)
-  NO_COLOR    disable colours";
+  NO_COLOR    disable colours (as TERM=dumb does)";
 
 /// mnemon: associative memory for AI agents (Markdown notes -> typed graph -> recall).
 #[derive(Parser, Debug)]

@@ -1,5 +1,6 @@
 //! Printing results: one JSON object on stdout with `--json`, readable text otherwise.
-//! Colours only on a terminal and never when `NO_COLOR` is set.
+//! Colours only on a terminal that shows them (`TERM=dumb` does not), never when `NO_COLOR` is
+//! set.
 
 use super::stdout;
 use mnemon::recall::{Recall, Source, TrailEdge};
@@ -19,7 +20,8 @@ impl Out {
     pub fn new(json: bool) -> Self {
         let color = !json
             && std::io::stdout().is_terminal()
-            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
         stdout::HUMAN.store(!json, std::sync::atomic::Ordering::Relaxed);
         Out { json, color }
     }

@@ -95,10 +95,13 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
                         None => note,
                     };
                     outln!(
-                        "{}: {} events, {} damaged ranges{note}",
+                        "{}: {}, {}{note}",
                         r["segment"].as_str().unwrap_or(""),
-                        r["events"],
-                        r["damaged"].as_array().map_or(0, |a| a.len()),
+                        super::output::plural(r["events"].as_u64().unwrap_or(0) as usize, "event"),
+                        super::output::plural(
+                            r["damaged"].as_array().map_or(0, |a| a.len()),
+                            "damaged range"
+                        ),
                     );
                 }
                 for o in other {

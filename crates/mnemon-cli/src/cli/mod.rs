@@ -210,7 +210,7 @@ enum Command {
     /// Re-index whenever notes change (2-second debounce) until interrupted or --for elapses.
     Watch {
         /// Stop after this many seconds (default: run until Ctrl-C).
-        #[arg(long = "for", value_name = "SECONDS")]
+        #[arg(long = "for", value_name = "SECONDS", allow_negative_numbers = true)]
         for_secs: Option<u64>,
     },
     /// Render the always-in-context notes (pinned, then important) into a token budget.

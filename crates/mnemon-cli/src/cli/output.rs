@@ -257,8 +257,8 @@ impl Out {
         }
         if r.near_duplicates_omitted > 0 {
             outln!(
-                "{} {} more near-duplicate pairs past the {} listed",
-                self.dim("near-duplicate"),
+                "{} and {} more pairs, past the {} listed",
+                self.dim("near-duplicates"),
                 r.near_duplicates_omitted,
                 r.near_duplicates.len()
             );
@@ -352,8 +352,8 @@ impl Out {
         outln!(
             "{}",
             self.dim(&format!(
-                "{} results in {} us",
-                r.results.len(),
+                "{} in {} us",
+                plural(r.results.len(), "result"),
                 r.latency_us
             ))
         );
@@ -529,4 +529,13 @@ fn trail_line(hit: &str, trail: &[TrailEdge]) -> String {
         }
     }
     line
+}
+
+/// `n` and `noun`, with an `s` unless `n` is 1.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }

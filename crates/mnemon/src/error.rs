@@ -383,12 +383,19 @@ impl Error {
     /// folder; the notes folder itself (`DIR/memory`) is opened through its parent; anything
     /// else can be made one with `init`.
     pub fn not_a_memory_folder(path: PathBuf) -> Error {
-        // Inside a memory folder (a note, the notes folder, `index/`, `events/`): that folder.
+        // Inside a memory folder's `memory/`, `index/` or `events/` (a note, the notes folder):
+        // that memory folder. Anywhere else below one, `init` is the answer as anywhere.
         let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
         let within = absolute
             .ancestors()
-            .skip(1)
-            .find(|a| crate::folder::is_memory_layout(a));
+            .zip(absolute.ancestors().skip(1))
+            .find(|(inner, outer)| {
+                matches!(
+                    inner.file_name().and_then(|n| n.to_str()),
+                    Some("memory" | "index" | "events")
+                ) && crate::folder::is_memory_layout(outer)
+            })
+            .map(|(_, outer)| outer);
         let fix = if let Some(outer) = within {
             format!(
                 "it is inside the memory folder {}: pass `--dir {}`",

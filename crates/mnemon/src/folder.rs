@@ -436,6 +436,13 @@ mod tests {
                 "{err}"
             );
         }
+        // Elsewhere below a memory folder, a folder of its own may become one.
+        let beside = dir.root().join("drafts");
+        std::fs::create_dir_all(&beside).unwrap();
+        let err = MemoryDir::locate(Some(&beside), tmp.path())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("mnemon init --dir"), "{err}");
     }
 
     /// `init` inside another memory's `index/` made a memory whose notes the documented

@@ -578,7 +578,9 @@ fn a_segment_that_grew_after_another_clone_compressed_it_is_read_whole_and_kept(
         let again = open(&fs, "again").unwrap();
         assert_eq!(count(&again, "later"), 1);
 
-        // Its writer gone, compaction compresses the longer file over the shorter copy.
+        // Its writer gone, compaction compresses the longer file over the shorter copy (the
+        // clock where compaction runs: the new copy is not old enough to be archived).
+        fs.set_clock_ms(later);
         again.compact(policy(), later).unwrap();
         drop((reader, again));
         let _ = fs.remove(&common::events::index_dir().join("stats.snapshot"));
@@ -590,4 +592,75 @@ fn a_segment_that_grew_after_another_clone_compressed_it_is_read_whole_and_kept(
         assert!(listed.set_aside.is_empty(), "{:?}", listed.set_aside);
         assert!(fs.get(&events_dir().join(&seg)).is_none(), "compressed");
     }
+}
+
+/// A process that had read a short compressed copy of a segment kept its length for good (it
+/// was cached by segment id, as compressed files never change): when a longer copy took its
+/// place (another clone's, merged in), the events past the old length were never counted by
+/// that process.
+#[test]
+fn a_longer_compressed_copy_taking_a_shorter_ones_place_is_read_on() {
+    for short_in_archive in [false, true] {
+        let fs = with_segments(0, 0, T0);
+        let writer = open(&fs, "b").unwrap();
+        writer.append(vec![hit("early")]).unwrap();
+        writer.sync().unwrap();
+        let seg = fs
+            .list(&events_dir())
+            .unwrap()
+            .into_iter()
+            .find(|n| n.ends_with(".seg"))
+            .unwrap();
+        let short = fs.get(&events_dir().join(&seg)).unwrap();
+        writer.append(vec![hit("late")]).unwrap();
+        writer.sync().unwrap();
+        drop(writer);
+        let long = fs.get(&events_dir().join(&seg)).unwrap();
+        fs.remove(&events_dir().join(&seg)).unwrap();
+        let zst = format!("{seg}.zst");
+        let short_at = if short_in_archive {
+            events_dir().join("archive").join(&zst)
+        } else {
+            events_dir().join(&zst)
+        };
+        fs.create_dir_all(short_at.parent().unwrap()).unwrap();
+        fs.put(&short_at, &zstd::bulk::compress(&short, 3).unwrap(), T0);
+        let live = open(&fs, "live").unwrap();
+        assert_eq!((count(&live, "early"), count(&live, "late")), (1, 0));
+        fs.put(
+            &events_dir().join(&zst),
+            &zstd::bulk::compress(&long, 3).unwrap(),
+            T0,
+        );
+        live.refresh().unwrap();
+        assert_eq!(
+            (count(&live, "early"), count(&live, "late")),
+            (1, 1),
+            "short copy in the archive: {short_in_archive}"
+        );
+    }
+}
+
+/// A compressed copy that says nothing of what it holds (damaged, cut short, a Git LFS pointer
+/// under its name) was read instead of the intact plain segment beside it, and compaction
+/// removed the plain one.
+#[test]
+fn a_compressed_copy_that_holds_nothing_readable_never_replaces_the_plain_segment() {
+    let fs = with_segments(1, 3, T0);
+    let seg = fs
+        .list(&events_dir())
+        .unwrap()
+        .into_iter()
+        .find(|n| n.ends_with(".seg"))
+        .unwrap();
+    fs.put(
+        &events_dir().join(format!("{seg}.zst")),
+        b"version https://git-lfs.github.com/spec/v1\n",
+        T0,
+    );
+    let reader = open(&fs, "reader").unwrap();
+    assert_eq!(count(&reader, "s0-e2"), 1);
+    let r = reader.compact(policy(), T0 + 10 * DAY_MS).unwrap();
+    assert!(!r.removed.contains(&seg), "{r:?}");
+    assert!(fs.get(&events_dir().join(&seg)).is_some());
 }

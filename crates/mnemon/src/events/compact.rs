@@ -108,19 +108,24 @@ pub fn holds_nothing(fs: &dyn Fs, path: &Path, compressed: bool) -> bool {
 }
 
 /// Whether a compressed copy of segment `id` (in `dir` or its archive) holds every byte of the
-/// plain file `plain`: then the plain file is a leftover copy. A compressed copy that does not
-/// record its length is taken to hold it all (it is the one read, as before lengths were
-/// recorded).
+/// plain file `plain`: then the plain file is a leftover copy. A compressed copy of an earlier
+/// build that does not record its length is taken to hold it all (it is the one read); one that
+/// says nothing (damaged, cut short, a Git LFS pointer) holds nothing.
 fn held_whole(fs: &dyn Fs, dir: &Path, id: &str, plain: &Path) -> bool {
+    use super::segment::{Holds, compressed_holds};
     let name = format!("{id}{COMPRESSED_EXT}");
     let copies = [dir.join(&name), dir.join(ARCHIVE_DIR).join(&name)];
     let Ok(plain_len) = fs.len(plain) else {
-        return true;
+        return false;
     };
     copies
         .iter()
         .filter(|c| fs.len(c).is_ok())
-        .any(|c| compressed_len(fs, c).is_none_or(|held| held >= plain_len))
+        .any(|c| match compressed_holds(fs, c) {
+            Holds::Len(held) => held >= plain_len,
+            Holds::Unrecorded => true,
+            Holds::Unknown => false,
+        })
 }
 
 impl EventLog {
@@ -135,6 +140,15 @@ impl EventLog {
         let compress_before_ms = now_ms - i64::from(policy.compress_after_days) * DAY_MS;
         let archive_before_ms = now_ms - i64::from(policy.archive_after_days) * DAY_MS;
         let own = self.own_segment_id();
+        let archived = list_segments(fs, &dir.join(ARCHIVE_DIR))
+            .map(|(a, _)| a)
+            .unwrap_or_default();
+        let compressed: std::collections::HashSet<&str> = segs
+            .iter()
+            .chain(&archived)
+            .filter(|s| s.compressed)
+            .map(|s| s.id.as_str())
+            .collect();
         segs.iter().any(|s| {
             let modified_ms = fs.modified_ms(&dir.join(&s.name)).unwrap_or(i64::MAX);
             if s.compressed {
@@ -142,7 +156,7 @@ impl EventLog {
             } else {
                 Some(&s.id) != own.as_ref()
                     && (modified_ms < compress_before_ms
-                        || segs.iter().any(|o| o.compressed && o.id == s.id)
+                        || compressed.contains(s.id.as_str())
                             && held_whole(fs, dir, &s.id, &dir.join(&s.name)))
             }
         })
@@ -200,6 +214,11 @@ impl EventLog {
             let Some(_writer_gone) = fs.try_lock(&p).map_err(io("lock", &p))? else {
                 continue;
             };
+            // Checked again under the lock: a writer may have appended and gone meanwhile.
+            if !held_whole(fs, &dir, &s.id, &p) {
+                covered.remove(&s.name);
+                continue;
+            }
             fs.remove(&p).map_err(io("remove", &p))?;
             report.removed.push(s.name.clone());
             removed_any = true;
@@ -288,6 +307,22 @@ impl EventLog {
                 fs.remove(&src).map_err(io("remove", &src))?;
                 fs.sync_dir(&dir).map_err(io("fsync folder", &dir))?;
                 report.compressed.push(s.name.clone());
+                // A shorter archived copy (the segment grew after another clone compressed it)
+                // holds nothing the new one lacks.
+                let archived = dir
+                    .join(ARCHIVE_DIR)
+                    .join(format!("{}{COMPRESSED_EXT}", s.id));
+                if fs.len(&archived).is_ok()
+                    && matches!(
+                        (compressed_len(fs, &archived), compressed_len(fs, &dst)),
+                        (Some(there), Some(here)) if there < here
+                    )
+                {
+                    fs.remove(&archived).map_err(io("remove", &archived))?;
+                    fs.sync_dir(&dir.join(ARCHIVE_DIR))
+                        .map_err(io("fsync folder", &dir))?;
+                    report.removed.push(format!("{ARCHIVE_DIR}/{}", s.id) + COMPRESSED_EXT);
+                }
             }
         }
 

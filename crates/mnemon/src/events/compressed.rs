@@ -156,6 +156,12 @@ pub fn decoder(mut raw: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>
 /// The magic a zstd frame starts with (what a segment compressed as one stream starts with).
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
+/// Whether `head` (a file's first bytes) starts a segment compressed as one zstd stream (as
+/// earlier builds wrote them).
+pub fn is_one_stream(head: &[u8]) -> bool {
+    head.starts_with(&ZSTD_MAGIC)
+}
+
 /// Largest compressed chunk: zstd's bound for [`CHUNK_BYTES`] of input.
 fn max_frame_bytes() -> usize {
     zstd::zstd_safe::compress_bound(CHUNK_BYTES)

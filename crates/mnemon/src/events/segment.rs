@@ -511,18 +511,45 @@ const RECORDED_LEN_BYTES: usize = super::compressed::MARKER_LEN;
 /// header (`None` when it does not record it: segments compressed as one stream before the
 /// length was recorded, or damage).
 pub fn compressed_len(fs: &dyn Fs, path: &Path) -> Option<u64> {
+    match compressed_holds(fs, path) {
+        Holds::Len(len) => Some(len),
+        Holds::Unrecorded | Holds::Unknown => None,
+    }
+}
+
+/// What a compressed segment's first bytes say of the segment it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// The segment's length, recorded.
+    Len(u64),
+    /// One zstd stream that does not record the length (earlier builds): taken to hold all of
+    /// its segment, as it always was.
+    Unrecorded,
+    /// Neither: damaged, cut short, unreadable, or no compressed segment at all (a Git LFS
+    /// pointer file under the name): no evidence that it holds anything.
+    Unknown,
+}
+
+/// [`Holds`] for the compressed segment at `path`.
+pub fn compressed_holds(fs: &dyn Fs, path: &Path) -> Holds {
     let mut head = [0u8; RECORDED_LEN_BYTES];
-    let mut input = fs.open_read(path).ok()?;
+    let Ok(mut input) = fs.open_read(path) else {
+        return Holds::Unknown;
+    };
     let mut n = 0;
     while n < head.len() {
         match input.read(&mut head[n..]) {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => return None,
+            Err(_) => return Holds::Unknown,
         }
     }
-    super::compressed::recorded_len(&head[..n])
+    match super::compressed::recorded_len(&head[..n]) {
+        Some(len) => Holds::Len(len),
+        None if super::compressed::is_one_stream(&head[..n]) => Holds::Unrecorded,
+        None => Holds::Unknown,
+    }
 }
 
 #[cfg(test)]

@@ -155,7 +155,9 @@ pub fn one_file_per_segment(
         }
     }
     // Then the longest file of an id with several (rare: only they cost a look at lengths). A
-    // compressed copy that does not record its length keeps the first rule.
+    // compressed copy of an earlier build that does not record its length holds all of its
+    // segment, as it always did; one that says nothing (damaged, no compressed segment) yields
+    // to a file that does.
     let mut lengths: std::collections::HashMap<usize, Option<u64>> =
         std::collections::HashMap::new();
     for indices in copies.values().filter(|c| c.len() > 1) {
@@ -163,18 +165,15 @@ pub fn one_file_per_segment(
             lengths.insert(i, held_len(fs, &all[i]));
         }
         let first = chosen[&all[indices[0]].file.id];
-        let Some(mut best_len) = lengths[&first] else {
-            continue;
-        };
-        let mut best = first;
+        let mut best = (first, lengths[&first]);
         for &i in indices {
             if let Some(len) = lengths[&i]
-                && len > best_len
+                && best.1.is_none_or(|b| len > b)
             {
-                (best, best_len) = (i, len);
+                best = (i, Some(len));
             }
         }
-        chosen.insert(all[first].file.id.clone(), best);
+        chosen.insert(all[first].file.id.clone(), best.0);
     }
     let mut set_aside = Vec::new();
     let mut out = Vec::with_capacity(chosen.len());
@@ -186,7 +185,7 @@ pub fn one_file_per_segment(
                 read_instead: all[j].shown.clone(),
                 shorter: matches!(
                     (lengths.get(&i), lengths.get(&j)),
-                    (Some(Some(mine)), Some(Some(read))) if mine < read
+                    (Some(Some(mine)), Some(Some(read))) if mine < read && *read != u64::MAX
                 ),
             }),
             None => {}
@@ -198,10 +197,16 @@ pub fn one_file_per_segment(
 }
 
 /// How many of its segment's bytes a file holds: a plain file's size, the length a compressed
-/// copy records (`None`: unknown, or the file cannot be read).
+/// copy records (`u64::MAX` for one of an earlier build that records none: all of it), `None`
+/// when the file says nothing (damaged, unreadable).
 pub fn held_len(fs: &dyn Fs, s: &LocatedSegment) -> Option<u64> {
+    use super::segment::{Holds, compressed_holds};
     if s.file.compressed {
-        super::segment::compressed_len(fs, &s.path)
+        match compressed_holds(fs, &s.path) {
+            Holds::Len(len) => Some(len),
+            Holds::Unrecorded => Some(u64::MAX),
+            Holds::Unknown => None,
+        }
     } else {
         fs.len(&s.path).ok()
     }

@@ -93,9 +93,9 @@ pub struct EventLog {
     state: RwLock<State>,
     notices: Mutex<Vec<String>>,
     last_refresh: Mutex<Option<std::time::Instant>>,
-    /// Uncompressed length of each compressed segment seen, from its zstd frame header (`None`:
-    /// not recorded). Compressed segments never change, so each is read once per process.
-    compressed_lens: Mutex<HashMap<String, Option<u64>>>,
+    /// Uncompressed length of each compressed segment file seen, by path and file size, from its
+    /// first marker or zstd frame header (`None`: not recorded): each is read once per process.
+    compressed_lens: Mutex<HashMap<(std::path::PathBuf, u64), Option<u64>>>,
 }
 
 fn now_ms() -> i64 {

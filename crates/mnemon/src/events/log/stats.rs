@@ -159,19 +159,23 @@ impl EventLog {
         self.refresh()
     }
 
-    /// The recorded uncompressed length of compressed segment `id` at `path` (cached).
-    pub(super) fn compressed_len(&self, id: &str, path: &Path) -> Option<u64> {
+    /// The recorded uncompressed length of the compressed segment at `path`, cached by its path
+    /// and size: a compressed file does not change, but one can take another's place (compaction
+    /// compressing a longer copy of the segment over it, a merge bringing another clone's).
+    pub(super) fn compressed_len(&self, path: &Path) -> Option<u64> {
+        let size = self.fs.len(path).ok()?;
+        let key = (path.to_path_buf(), size);
         if let Some(len) = self
             .compressed_lens
             .lock()
             .ok()
-            .and_then(|m| m.get(id).copied())
+            .and_then(|m| m.get(&key).copied())
         {
             return len;
         }
         let len = super::segment::compressed_len(self.fs.as_ref(), path);
         if let Ok(mut m) = self.compressed_lens.lock() {
-            m.insert(id.to_string(), len);
+            m.insert(key, len);
         }
         len
     }
@@ -223,7 +227,7 @@ impl EventLog {
             if seg.compressed
                 && let Some(m) = mark
                 && self
-                    .compressed_len(&seg.id, path)
+                    .compressed_len(path)
                     .is_none_or(|len| len <= m)
             {
                 continue;

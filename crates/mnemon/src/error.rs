@@ -62,6 +62,15 @@ pub enum Error {
         /// The id given.
         id: String,
     },
+    /// No note has this id now, but the event log holds a history for it: its file was removed
+    /// or renamed (by hand, by git).
+    #[error(
+        "no note with id `{id}` now: its file is gone from memory/ (removed or renamed; the event log still holds its history); recall its topic to find the note it became, or restore the file"
+    )]
+    RemovedNode {
+        /// The id given.
+        id: String,
+    },
     /// A note's file exists but is not in the index, which this process may only read (written
     /// since, or skipped by the scan): the note cannot be indexed here.
     #[error(

@@ -789,3 +789,30 @@ fn a_notes_folder_moved_away_is_an_error_not_every_note_removed() {
     assert_eq!(m.index().unwrap().notes, 1);
     assert_eq!(ids(&m), ["pool"]);
 }
+
+/// A note removed (here by hand; git does the same on a pull) while the event log keeps its
+/// history: `stats` and `show` said to run `mnemon index` "if you just added it", which was
+/// already done. They say that the file is gone and where to look.
+#[test]
+fn a_removed_note_with_a_history_is_named_as_removed() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "kept.md", "---\nname: Kept\n---\nStill here.\n");
+    write_note(&memory, "gone.md", "---\nname: Gone\n---\nSoon removed.\n");
+    memory.index().unwrap();
+    memory.set_importance("gone", 9, &[], "").unwrap();
+    std::fs::remove_file(memory.dir().memory().join("gone.md")).unwrap();
+    memory.index().unwrap();
+    for e in [
+        memory.stats("gone").unwrap_err(),
+        memory.show("gone").unwrap_err(),
+    ] {
+        assert!(matches!(e, mnemon::Error::RemovedNode { .. }), "{e}");
+        assert!(
+            e.to_string().contains("its file is gone from memory/"),
+            "{e}"
+        );
+    }
+    // An id that never was a note is still a spelling matter.
+    let e = memory.stats("never").unwrap_err();
+    assert!(matches!(e, mnemon::Error::UnknownNode { .. }), "{e}");
+}

@@ -340,7 +340,8 @@ pub fn run() -> i32 {
             match e {
                 Error::InvalidArgument { .. }
                 | Error::OutOfRange { .. }
-                | Error::UnknownNode { .. } => EXIT_USAGE,
+                | Error::UnknownNode { .. }
+                | Error::RemovedNode { .. } => EXIT_USAGE,
                 Error::NoMemoryFolder { .. } | Error::NotAMemoryFolder { .. } => EXIT_USAGE,
                 Error::Write { reason, .. } if write_cmd::is_usage(&reason) => EXIT_USAGE,
                 _ => EXIT_FAILURE,

@@ -423,7 +423,11 @@ fn check_ids(memory: &Memory, corpus: &Path, truth: &Truth, teach: Option<&Truth
     let known = |id: &str| -> Result<bool> {
         match memory.stats(id) {
             Ok(_) => Ok(true),
-            Err(Error::UnknownNode { .. } | Error::InvalidArgument { .. }) => Ok(false),
+            Err(
+                Error::UnknownNode { .. }
+                | Error::RemovedNode { .. }
+                | Error::InvalidArgument { .. },
+            ) => Ok(false),
             Err(e) => Err(e),
         }
     };

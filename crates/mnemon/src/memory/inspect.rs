@@ -622,7 +622,16 @@ impl Memory {
     /// may only read.
     pub(super) fn not_indexed(&self, id: &str) -> Error {
         let path = self.dir.memory().join(format!("{id}.md"));
-        let unknown = Error::UnknownNode { id: id.to_string() };
+        let history = self.events.stats(id);
+        let unknown = if history.recall_count > 0
+            || history.importance.is_some()
+            || history.used_count > 0
+            || history.wrong_count > 0
+        {
+            Error::RemovedNode { id: id.to_string() }
+        } else {
+            Error::UnknownNode { id: id.to_string() }
+        };
         match std::fs::symlink_metadata(&path) {
             Ok(m) if m.is_file() => match std::fs::File::open(&path) {
                 Err(e) => Error::io("read", &path, e),

@@ -31,6 +31,10 @@ const CALLER: &str = "python";
 /// in parallel. Several processes may open the same folder at once (the CLI, ``mnemon serve``,
 /// other agents); each sees the others' notes and events.
 ///
+/// ``index/`` is derived and may be deleted at any time, or rebuilt by another process: the handle
+/// then opens the folder again (at its next call that writes the index, or within a second for
+/// other calls, which meanwhile answer from the index as it was) and says so in :attr:`notices`.
+///
 /// Recalls, feedback and importance marks are recorded as events of this process's session:
 /// ``session=...``, else the ``MNEMON_SESSION`` environment variable, else a new session id per
 /// opened memory.
@@ -45,7 +49,13 @@ pub(crate) struct Memory {
     notices: std::sync::Mutex<Vec<String>>,
     /// One reopening at a time (see [`Memory::current`]).
     reopening: std::sync::Mutex<()>,
+    /// When this handle was opened, and when (ms after that) its store was last looked at.
+    opened_at: std::time::Instant,
+    store_checked_ms: std::sync::atomic::AtomicU64,
 }
+
+/// How often a reading call looks whether the store is still the folder's.
+const STORE_CHECK_EVERY_MS: u64 = 1000;
 
 impl Memory {
     fn opened(py: Python<'_>, dir: MemoryDir, session: Option<String>) -> PyResult<Memory> {
@@ -65,6 +75,8 @@ impl Memory {
             root,
             notices: std::sync::Mutex::new(notices),
             reopening: std::sync::Mutex::new(()),
+            opened_at: std::time::Instant::now(),
+            store_checked_ms: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -90,17 +102,54 @@ impl Memory {
     }
 
     /// Run `f` on the engine with the interpreter released; its error as a Python exception.
+    /// Whether the store is still the folder's is looked at once a second at most (a read of a
+    /// store replaced meanwhile answers as the index was, as any process's read may).
     fn run<T: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&mnemon::Memory) -> mnemon::Result<T> + Send,
     ) -> PyResult<T> {
+        self.run_checked(py, false, f)
+    }
+
+    /// [`Memory::run`] for a call that writes the index (`index`, `write_note`, `doctor`): the
+    /// store is looked at first every time, so it never writes into a store no one else reads.
+    fn run_writing<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mnemon::Memory) -> mnemon::Result<T> + Send,
+    ) -> PyResult<T> {
+        self.run_checked(py, true, f)
+    }
+
+    fn run_checked<T: Send>(
+        &self,
+        py: Python<'_>,
+        always: bool,
+        f: impl FnOnce(&mnemon::Memory) -> mnemon::Result<T> + Send,
+    ) -> PyResult<T> {
         let engine = self.engine(py)?;
         py.detach(move || {
-            let engine = self.current(engine)?;
+            let engine = if always || self.store_check_due() {
+                self.current(engine)?
+            } else {
+                engine
+            };
             f(&engine)
         })
         .py_err(py)
+    }
+
+    /// Whether a second has passed since the store was last looked at (and now it is).
+    fn store_check_due(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        let now_ms = self.opened_at.elapsed().as_millis() as u64;
+        let last = self.store_checked_ms.load(Ordering::Relaxed);
+        now_ms.saturating_sub(last) >= STORE_CHECK_EVERY_MS
+            && self
+                .store_checked_ms
+                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 
     /// `engine`, or the folder opened again (and indexed) when the index store `engine` opened
@@ -291,7 +340,7 @@ impl Memory {
     /// :class:`mnemon.Error` instead of waiting forever. Recall works there.
     fn index(&self, py: Python<'_>) -> PyResult<IndexReport> {
         pool_usable(py, "index")?;
-        self.run(py, |m| m.index()).map(IndexReport::from)
+        self.run_writing(py, |m| m.index()).map(IndexReport::from)
     }
 
     /// Recall the notes that matter for a question: lexical matches and ``anchors`` (note ids to
@@ -509,7 +558,7 @@ impl Memory {
             on_duplicate,
             ..mnemon::WriteRequest::new(id.clone(), body)
         };
-        let outcome = self.run(py, move |m| m.write_note(&req))?;
+        let outcome = self.run_writing(py, move |m| m.write_note(&req))?;
         crate::convert::to_data(py, &outcome)
     }
 
@@ -517,7 +566,7 @@ impl Memory {
     /// markers, the index's health. Returns a :class:`DoctorReport`.
     fn doctor(&self, py: Python<'_>) -> PyResult<DoctorReport> {
         pool_usable(py, "doctor")?;
-        self.run(py, |m| m.doctor()).map(DoctorReport::from)
+        self.run_writing(py, |m| m.doctor()).map(DoctorReport::from)
     }
 
     fn __repr__(&self) -> String {

@@ -666,3 +666,44 @@ fn a_compressed_copy_that_holds_nothing_readable_never_replaces_the_plain_segmen
     assert!(!r.removed.contains(&seg), "{r:?}");
     assert!(fs.get(&events_dir().join(&seg)).is_some());
 }
+
+/// A compressed segment whose first chunk marker is damaged said nothing of its length, so a
+/// shorter plain copy of the segment brought back beside it (a restore, a merge) was taken as
+/// the longer one: compaction compressed it over the compressed file, losing the events only
+/// that file held. The compressed file is trusted as before and the plain copy goes.
+#[test]
+fn a_compressed_segment_with_a_damaged_first_marker_is_never_overwritten_by_a_shorter_copy() {
+    let fs = with_segments(1, 3, T0);
+    let seg = fs
+        .list(&events_dir())
+        .unwrap()
+        .into_iter()
+        .find(|n| n.ends_with(".seg"))
+        .unwrap();
+    let full = fs.get(&events_dir().join(&seg)).unwrap();
+    let decoded = mnemon::events::segment::decode_segment(&full);
+    let second = decoded.events[1].0 as usize;
+    let later = T0 + 100 * DAY_MS;
+    let log = open(&fs, "compactor").unwrap();
+    let compressed = log.compact(policy(), later).unwrap().compressed;
+    assert_eq!(compressed, std::slice::from_ref(&seg));
+    drop(log);
+    let zst_at = events_dir().join(format!("{seg}.zst"));
+    let mut zst = fs.get(&zst_at).unwrap();
+    zst[12] ^= 0xff; // inside the first marker's payload: its checksum fails
+    fs.put(&zst_at, &zst, T0);
+    fs.put(&events_dir().join(&seg), &full[..second], T0);
+    fs.set_clock_ms(later);
+    let log = open(&fs, "again").unwrap();
+    let r = log.compact(policy(), later).unwrap();
+    assert!(r.compressed.is_empty(), "{r:?}");
+    assert_eq!(
+        fs.get(&zst_at).unwrap(),
+        zst,
+        "the compressed file is kept as it was"
+    );
+    assert!(
+        r.removed.contains(&seg),
+        "the shorter plain copy goes: {r:?}"
+    );
+}

@@ -107,6 +107,17 @@ pub fn holds_nothing(fs: &dyn Fs, path: &Path, compressed: bool) -> bool {
         && super::log::read_segment(fs, path, compressed, 0).empty
 }
 
+/// How much of its segment the compressed file at `path` holds, as an order: nothing readable,
+/// then a recorded length, then an earlier build's copy that records none (all of it).
+fn held_rank(fs: &dyn Fs, path: &Path) -> (u8, u64) {
+    use super::segment::{Holds, compressed_holds};
+    match compressed_holds(fs, path) {
+        Holds::Unknown => (0, 0),
+        Holds::Len(len) => (1, len),
+        Holds::Unrecorded => (2, 0),
+    }
+}
+
 /// Whether a compressed copy of segment `id` (in `dir` or its archive) holds every byte of the
 /// plain file `plain`: then the plain file is a leftover copy. A compressed copy of an earlier
 /// build that does not record its length is taken to hold it all (it is the one read); one that
@@ -287,6 +298,16 @@ impl EventLog {
             if holds_nothing(fs, &src, false) {
                 continue;
             }
+            // A compressed copy already here is replaced only when it is known to hold less.
+            let dst = dir.join(format!("{}{COMPRESSED_EXT}", s.id));
+            if fs.len(&dst).is_ok()
+                && !matches!(
+                    (held_rank(fs, &dst), fs.len(&src)),
+                    ((1, there), Ok(here)) if there < here
+                )
+            {
+                continue;
+            }
             if let Some(guard) = fs.try_lock(&src).map_err(io("lock", &src))? {
                 locked.push((s, guard));
             }
@@ -319,8 +340,9 @@ impl EventLog {
                     )
                 {
                     fs.remove(&archived).map_err(io("remove", &archived))?;
-                    fs.sync_dir(&dir.join(ARCHIVE_DIR))
-                        .map_err(io("fsync folder", &dir))?;
+                    let archive = dir.join(ARCHIVE_DIR);
+                    fs.sync_dir(&archive)
+                        .map_err(io("fsync folder", &archive))?;
                     report.removed.push(format!("{ARCHIVE_DIR}/{}", s.id) + COMPRESSED_EXT);
                 }
             }
@@ -340,10 +362,7 @@ impl EventLog {
                 let to = archive.join(&s.name);
                 // An archived copy holding more of the segment (merged in from another clone)
                 // is kept: this shorter one goes instead of replacing it.
-                let longer_there = matches!(
-                    (compressed_len(fs, &to), compressed_len(fs, &p)),
-                    (Some(there), Some(here)) if there > here
-                );
+                let longer_there = fs.len(&to).is_ok() && held_rank(fs, &to) > held_rank(fs, &p);
                 if longer_there {
                     fs.remove(&p).map_err(io("remove", &p))?;
                     report.removed.push(s.name.clone());

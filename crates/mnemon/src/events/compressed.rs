@@ -71,8 +71,22 @@ impl Marker {
     }
 }
 
+/// The segment length recorded by the first chunk marker in `bytes` that verifies: a file whose
+/// first marker is damaged still records it in every later one.
+pub fn first_recorded_len(bytes: &[u8]) -> Option<u64> {
+    let magic = MARKER_MAGIC.to_le_bytes();
+    let mut at = 0;
+    while let Some(i) = memchr::memmem::find(&bytes[at..], &magic) {
+        if let Some(m) = Marker::decode(&bytes[at + i..]) {
+            return Some(m.segment_len);
+        }
+        at += i + 1;
+    }
+    None
+}
+
 /// Whether `head` (a file's first bytes) starts a chunked compressed segment.
-fn is_chunked(head: &[u8]) -> bool {
+pub fn is_chunked(head: &[u8]) -> bool {
     head.get(..4) == Some(&MARKER_MAGIC.to_le_bytes()[..])
 }
 

@@ -525,10 +525,14 @@ pub enum Holds {
     /// One zstd stream that does not record the length (earlier builds): taken to hold all of
     /// its segment, as it always was.
     Unrecorded,
-    /// Neither: damaged, cut short, unreadable, or no compressed segment at all (a Git LFS
-    /// pointer file under the name): no evidence that it holds anything.
+    /// Neither: a file that is no compressed segment (a Git LFS pointer under the name,
+    /// garbage) or that could not be read: no evidence that it holds anything.
     Unknown,
 }
+
+/// Bytes of a chunked file read to find a marker that verifies when its first one does not
+/// (chunk markers repeat every chunk, so a damaged start costs one more read at most).
+const MARKER_SEARCH_BYTES: u64 = 4 << 20;
 
 /// [`Holds`] for the compressed segment at `path`.
 pub fn compressed_holds(fs: &dyn Fs, path: &Path) -> Holds {
@@ -545,9 +549,23 @@ pub fn compressed_holds(fs: &dyn Fs, path: &Path) -> Holds {
             Err(_) => return Holds::Unknown,
         }
     }
-    match super::compressed::recorded_len(&head[..n]) {
+    let head = &head[..n];
+    match super::compressed::recorded_len(head) {
         Some(len) => Holds::Len(len),
-        None if super::compressed::is_one_stream(&head[..n]) => Holds::Unrecorded,
+        None if super::compressed::is_one_stream(head) => Holds::Unrecorded,
+        // Chunked, its first marker damaged: a later one says the length. None verifying, it is
+        // still read chunk by chunk, and trusted as one that records no length.
+        None if super::compressed::is_chunked(head) => {
+            let mut rest = head.to_vec();
+            if input
+                .take(MARKER_SEARCH_BYTES)
+                .read_to_end(&mut rest)
+                .is_err()
+            {
+                return Holds::Unknown;
+            }
+            super::compressed::first_recorded_len(&rest).map_or(Holds::Unrecorded, Holds::Len)
+        }
         None => Holds::Unknown,
     }
 }

@@ -622,16 +622,7 @@ impl Memory {
     /// may only read.
     pub(super) fn not_indexed(&self, id: &str) -> Error {
         let path = self.dir.memory().join(format!("{id}.md"));
-        let history = self.events.stats(id);
-        let unknown = if history.recall_count > 0
-            || history.importance.is_some()
-            || history.used_count > 0
-            || history.wrong_count > 0
-        {
-            Error::RemovedNode { id: id.to_string() }
-        } else {
-            Error::UnknownNode { id: id.to_string() }
-        };
+        let unknown = Error::UnknownNode { id: id.to_string() };
         match std::fs::symlink_metadata(&path) {
             Ok(m) if m.is_file() => match std::fs::File::open(&path) {
                 Err(e) => Error::io("read", &path, e),
@@ -641,7 +632,19 @@ impl Memory {
                 },
                 Ok(_) => unknown,
             },
-            _ => unknown,
+            // No file, but a history in the event log: the note was there.
+            _ => {
+                let history = self.events.stats(id);
+                if history.recall_count > 0
+                    || history.importance.is_some()
+                    || history.used_count > 0
+                    || history.wrong_count > 0
+                {
+                    Error::RemovedNode { id: id.to_string() }
+                } else {
+                    unknown
+                }
+            }
         }
     }
 

@@ -21,6 +21,9 @@ use std::path::{Path, PathBuf};
 pub const DEFAULT_FOLDER_NAME: &str = ".mnemon";
 /// The ignore rule written to the memory folder's `.gitignore`.
 pub const GITIGNORE_RULE: &[u8] = b"/index/";
+/// The rule for mnemon's own hidden files in `events/` (the compaction lock, temporaries of
+/// segments being created or compressed): never segments, so never worth sharing.
+pub const GITIGNORE_EVENTS_RULE: &[u8] = b"/events/.*";
 
 /// Paths of one memory folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,8 +233,9 @@ impl MemoryDir {
             return Err(Error::Symlinked {
                 target: std::fs::read_link(&path).unwrap_or_default(),
                 path,
-                fix: "It is left as it is; replace it by a real file holding the line `/index/` \
-                      so git ignores the derived files."
+                fix: "It is left as it is; replace it by a real file holding the lines `/index/` \
+                      and `/events/.*` so git ignores the derived files and mnemon's own \
+                      temporaries."
                     .into(),
             });
         }
@@ -255,23 +259,34 @@ impl MemoryDir {
     }
 }
 
-/// The bytes to append to a `.gitignore` holding `existing` so that it ignores `index/`, or `None`
-/// when a line already does. Lines are compared as bytes after trimming ASCII whitespace; `index`,
-/// `index/`, `/index` and `/index/` all count.
+/// The bytes to append to a `.gitignore` holding `existing` so that it ignores `index/` and
+/// mnemon's hidden files in `events/`, or `None` when lines already do. Lines are compared as
+/// bytes after trimming ASCII whitespace; `index`, `index/`, `/index` and `/index/` all count,
+/// as do `events/.*` and `/events/.*`.
 pub fn gitignore_addition(existing: &[u8]) -> Option<Vec<u8>> {
-    let already = existing.split(|&b| b == b'\n').any(|line| {
-        let line = line.trim_ascii();
-        matches!(line, b"index" | b"index/" | b"/index" | b"/index/")
-    });
-    if already {
+    let has = |rules: &[&[u8]]| {
+        existing
+            .split(|&b| b == b'\n')
+            .any(|line| rules.contains(&line.trim_ascii()))
+    };
+    let missing: Vec<&[u8]> = [
+        (!has(&[b"index", b"index/", b"/index", b"/index/"])).then_some(GITIGNORE_RULE),
+        (!has(&[b"events/.*", b"/events/.*"])).then_some(GITIGNORE_EVENTS_RULE),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if missing.is_empty() {
         return None;
     }
-    let mut out = Vec::with_capacity(GITIGNORE_RULE.len() + 2);
+    let mut out = Vec::new();
     if !existing.is_empty() && !existing.ends_with(b"\n") {
         out.push(b'\n');
     }
-    out.extend_from_slice(GITIGNORE_RULE);
-    out.push(b'\n');
+    for rule in missing {
+        out.extend_from_slice(rule);
+        out.push(b'\n');
+    }
     Some(out)
 }
 
@@ -371,14 +386,34 @@ mod tests {
     #[test]
     fn addition_is_none_when_rule_present_in_non_utf8_file() {
         let mut bytes = vec![0xff, 0xfe, b'\n'];
-        bytes.extend_from_slice(b"  /index/ \r\n");
+        bytes.extend_from_slice(b"  /index/ \r\nevents/.*\n");
         assert_eq!(gitignore_addition(&bytes), None);
     }
 
     #[test]
     fn addition_adds_newline_when_missing() {
-        assert_eq!(gitignore_addition(b"target"), Some(b"\n/index/\n".to_vec()));
-        assert_eq!(gitignore_addition(b""), Some(b"/index/\n".to_vec()));
+        assert_eq!(
+            gitignore_addition(b"target"),
+            Some(b"\n/index/\n/events/.*\n".to_vec())
+        );
+        assert_eq!(
+            gitignore_addition(b""),
+            Some(b"/index/\n/events/.*\n".to_vec())
+        );
+    }
+
+    /// A `.gitignore` written by an earlier build (the index rule alone) gets the events rule
+    /// once: `git add -A` committed the compaction lock and could commit temporaries.
+    #[test]
+    fn addition_adds_only_the_rule_that_is_missing() {
+        assert_eq!(
+            gitignore_addition(b"/index/\n"),
+            Some(b"/events/.*\n".to_vec())
+        );
+        assert_eq!(
+            gitignore_addition(b"/events/.*\n"),
+            Some(b"/index/\n".to_vec())
+        );
     }
 
     #[test]

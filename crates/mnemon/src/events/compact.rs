@@ -10,7 +10,8 @@
 //! remove, failure mode 1), readers use the compressed copy and the next compaction removes the
 //! orphan.
 
-use super::log::{COMPRESSED_EXT, EventLog, list_segments};
+use super::log::{COMPRESSED_EXT, EventLog, SegmentFile, list_segments};
+use super::segment::{Holds, compressed_holds};
 use crate::error::{Error, Result};
 use crate::fs::{Durability, Fs, FsFile, write_atomic_with};
 use serde::Serialize;
@@ -107,15 +108,16 @@ pub fn holds_nothing(fs: &dyn Fs, path: &Path, compressed: bool) -> bool {
         && super::log::read_segment(fs, path, compressed, 0).empty
 }
 
-/// How much of its segment the compressed file at `path` holds, as an order: nothing readable,
-/// then a recorded length, then an earlier build's copy that records none (all of it).
-fn held_rank(fs: &dyn Fs, path: &Path) -> (u8, u64) {
-    use super::segment::{Holds, compressed_holds};
-    match compressed_holds(fs, path) {
-        Holds::Unknown => (0, 0),
-        Holds::Len(len) => (1, len),
-        Holds::Unrecorded => (2, 0),
-    }
+/// The ids of the segments with a compressed copy among `segs` (of `events/`) and `archived`.
+fn compressed_ids<'a>(
+    segs: &'a [SegmentFile],
+    archived: &'a [SegmentFile],
+) -> std::collections::HashSet<&'a str> {
+    segs.iter()
+        .chain(archived)
+        .filter(|s| s.compressed)
+        .map(|s| s.id.as_str())
+        .collect()
 }
 
 /// Whether a compressed copy of segment `id` (in `dir` or its archive) holds every byte of the
@@ -123,7 +125,6 @@ fn held_rank(fs: &dyn Fs, path: &Path) -> (u8, u64) {
 /// build that does not record its length is taken to hold it all (it is the one read); one that
 /// says nothing (damaged, cut short, a Git LFS pointer) holds nothing.
 fn held_whole(fs: &dyn Fs, dir: &Path, id: &str, plain: &Path) -> bool {
-    use super::segment::{Holds, compressed_holds};
     let name = format!("{id}{COMPRESSED_EXT}");
     let copies = [dir.join(&name), dir.join(ARCHIVE_DIR).join(&name)];
     let Ok(plain_len) = fs.len(plain) else {
@@ -132,11 +133,7 @@ fn held_whole(fs: &dyn Fs, dir: &Path, id: &str, plain: &Path) -> bool {
     copies
         .iter()
         .filter(|c| fs.len(c).is_ok())
-        .any(|c| match compressed_holds(fs, c) {
-            Holds::Len(held) => held >= plain_len,
-            Holds::Unrecorded => true,
-            Holds::Unknown => false,
-        })
+        .any(|c| compressed_holds(fs, c) >= Holds::Len(plain_len))
 }
 
 impl EventLog {
@@ -154,12 +151,7 @@ impl EventLog {
         let archived = list_segments(fs, &dir.join(ARCHIVE_DIR))
             .map(|(a, _)| a)
             .unwrap_or_default();
-        let compressed: std::collections::HashSet<&str> = segs
-            .iter()
-            .chain(&archived)
-            .filter(|s| s.compressed)
-            .map(|s| s.id.as_str())
-            .collect();
+        let compressed = compressed_ids(&segs, &archived);
         segs.iter().any(|s| {
             let modified_ms = fs.modified_ms(&dir.join(&s.name)).unwrap_or(i64::MAX);
             if s.compressed {
@@ -201,12 +193,7 @@ impl EventLog {
         // is the one read, and is compressed again below once due. A file whose writer is alive
         // (its lock held) is never touched.
         let (archived, _) = list_segments(fs, &dir.join(ARCHIVE_DIR))?;
-        let compressed: std::collections::HashSet<&str> = segs
-            .iter()
-            .chain(&archived)
-            .filter(|s| s.compressed)
-            .map(|s| s.id.as_str())
-            .collect();
+        let compressed = compressed_ids(&segs, &archived);
         let own = self.own_segment_id();
         let mut covered = std::collections::HashSet::new();
         let mut removed_any = false;
@@ -302,8 +289,8 @@ impl EventLog {
             let dst = dir.join(format!("{}{COMPRESSED_EXT}", s.id));
             if fs.len(&dst).is_ok()
                 && !matches!(
-                    (held_rank(fs, &dst), fs.len(&src)),
-                    ((1, there), Ok(here)) if there < here
+                    (compressed_holds(fs, &dst), fs.len(&src)),
+                    (Holds::Len(there), Ok(here)) if there < here
                 )
             {
                 continue;
@@ -362,7 +349,7 @@ impl EventLog {
                 let to = archive.join(&s.name);
                 // An archived copy holding more of the segment (merged in from another clone)
                 // is kept: this shorter one goes instead of replacing it.
-                let longer_there = fs.len(&to).is_ok() && held_rank(fs, &to) > held_rank(fs, &p);
+                let longer_there = fs.len(&to).is_ok() && compressed_holds(fs, &to) > compressed_holds(fs, &p);
                 if longer_there {
                     fs.remove(&p).map_err(io("remove", &p))?;
                     report.removed.push(s.name.clone());

@@ -517,17 +517,19 @@ pub fn compressed_len(fs: &dyn Fs, path: &Path) -> Option<u64> {
     }
 }
 
-/// What a compressed segment's first bytes say of the segment it holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a file of a segment holds of it, ordered from least to most: nothing known, a length,
+/// all of it. Of several files of one segment the greatest is read, and a compressed copy is
+/// only replaced by one that holds more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Holds {
-    /// The segment's length, recorded.
+    /// Neither: a file that is no compressed segment (a Git LFS pointer under the name,
+    /// garbage) or that could not be read: no evidence that it holds anything.
+    Unknown,
+    /// The segment's length: a plain file's size, or the length a compressed one records.
     Len(u64),
     /// One zstd stream that does not record the length (earlier builds): taken to hold all of
     /// its segment, as it always was.
     Unrecorded,
-    /// Neither: a file that is no compressed segment (a Git LFS pointer under the name,
-    /// garbage) or that could not be read: no evidence that it holds anything.
-    Unknown,
 }
 
 /// Bytes of a chunked file read to find a marker that verifies when its first one does not

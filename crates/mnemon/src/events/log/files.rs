@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::events::event::Event;
-use crate::events::segment::{FrameReader, Header, HeaderError, Item};
+use crate::events::segment::{FrameReader, Header, HeaderError, Holds, Item, compressed_holds};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -158,22 +158,16 @@ pub fn one_file_per_segment(
     // compressed copy of an earlier build that does not record its length holds all of its
     // segment, as it always did; one that says nothing (damaged, no compressed segment) yields
     // to a file that does.
-    let mut lengths: std::collections::HashMap<usize, Option<u64>> =
-        std::collections::HashMap::new();
+    let mut held: std::collections::HashMap<usize, Holds> = std::collections::HashMap::new();
     for indices in copies.values().filter(|c| c.len() > 1) {
         for &i in indices {
-            lengths.insert(i, held_len(fs, &all[i]));
+            held.insert(i, holds(fs, &all[i]));
         }
         let first = chosen[&all[indices[0]].file.id];
-        let mut best = (first, lengths[&first]);
-        for &i in indices {
-            if let Some(len) = lengths[&i]
-                && best.1.is_none_or(|b| len > b)
-            {
-                best = (i, Some(len));
-            }
-        }
-        chosen.insert(all[first].file.id.clone(), best.0);
+        let best = indices
+            .iter()
+            .fold(first, |best, &i| if held[&i] > held[&best] { i } else { best });
+        chosen.insert(all[first].file.id.clone(), best);
     }
     let mut set_aside = Vec::new();
     let mut out = Vec::with_capacity(chosen.len());
@@ -184,8 +178,8 @@ pub fn one_file_per_segment(
                 shown: s.shown.clone(),
                 read_instead: all[j].shown.clone(),
                 shorter: matches!(
-                    (lengths.get(&i), lengths.get(&j)),
-                    (Some(Some(mine)), Some(Some(read))) if mine < read && *read != u64::MAX
+                    (held.get(&i), held.get(&j)),
+                    (Some(Holds::Len(mine)), Some(Holds::Len(read))) if mine < read
                 ),
             }),
             None => {}
@@ -196,19 +190,13 @@ pub fn one_file_per_segment(
     (out, set_aside)
 }
 
-/// How many of its segment's bytes a file holds: a plain file's size, the length a compressed
-/// copy records (`u64::MAX` for one of an earlier build that records none: all of it), `None`
-/// when the file says nothing (damaged, unreadable).
-pub fn held_len(fs: &dyn Fs, s: &LocatedSegment) -> Option<u64> {
-    use super::segment::{Holds, compressed_holds};
+/// What a file holds of its segment: a plain file its size (nothing known when it cannot be
+/// read), a compressed one what it records ([`compressed_holds`]).
+pub fn holds(fs: &dyn Fs, s: &LocatedSegment) -> Holds {
     if s.file.compressed {
-        match compressed_holds(fs, &s.path) {
-            Holds::Len(len) => Some(len),
-            Holds::Unrecorded => Some(u64::MAX),
-            Holds::Unknown => None,
-        }
+        compressed_holds(fs, &s.path)
     } else {
-        fs.len(&s.path).ok()
+        fs.len(&s.path).map_or(Holds::Unknown, Holds::Len)
     }
 }
 

@@ -18,9 +18,10 @@
 
 use mnemon::{Memory, MemoryDir, OpenOptions, Result};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
-/// How often an async caller looks whether the first index has ended.
+/// How often a caller looks whether the first index has ended.
 const FIRST_INDEX_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Where a heal is reported (a server's stderr, a test's collector).
@@ -38,9 +39,8 @@ pub struct LiveMemory {
     /// The store file `current` opened (device and inode), to tell a store still damaged from
     /// one another process has rebuilt since.
     store_file: Mutex<Option<(u64, u64)>>,
-    /// Whether the first index of the notes has ended (true unless one runs in the background);
-    /// operations wait for it.
-    first_index_done: (Mutex<bool>, Condvar),
+    /// Whether the first index of the notes runs in the background; operations wait for it.
+    indexing: AtomicBool,
     log: Box<Log>,
 }
 
@@ -56,25 +56,23 @@ impl LiveMemory {
             options,
             healing: Mutex::new(()),
             store_file: Mutex::new(store_file),
-            first_index_done: (Mutex::new(true), Condvar::new()),
+            indexing: AtomicBool::new(false),
             log,
         }
     }
 
     /// Index the notes on a thread of their own (healing the store as [`LiveMemory::with`]
     /// does); operations started meanwhile wait until it has ended. A failed index is logged,
-    /// and the memory answers from its index as it was. The handle ends with the index.
-    pub fn index_in_background(self: &Arc<Self>) -> std::thread::JoinHandle<()> {
-        *lock(&self.first_index_done.0) = false;
+    /// and the memory answers from its index as it was.
+    pub fn index_in_background(self: &Arc<Self>) {
+        self.indexing.store(true, Ordering::Release);
         let live = self.clone();
         std::thread::spawn(move || {
             // Marks the index ended even if it panics, so no caller waits for ever.
             struct Done<'a>(&'a LiveMemory);
             impl Drop for Done<'_> {
                 fn drop(&mut self) {
-                    let (done, ended) = &self.0.first_index_done;
-                    *lock(done) = true;
-                    ended.notify_all();
+                    self.0.indexing.store(false, Ordering::Release);
                 }
             }
             let _done = Done(&live);
@@ -83,12 +81,12 @@ impl LiveMemory {
                     "indexing the notes failed: {e}; answering from the index as it was"
                 ));
             }
-        })
+        });
     }
 
     /// Whether the first index of the notes is still running.
     pub fn indexing(&self) -> bool {
-        !*lock(&self.first_index_done.0)
+        self.indexing.load(Ordering::Acquire)
     }
 
     /// Resolve once the first index of the notes has ended, without blocking the async
@@ -101,10 +99,8 @@ impl LiveMemory {
 
     /// Block until the first index of the notes has ended.
     fn wait_for_first_index(&self) {
-        let (done, ended) = &self.first_index_done;
-        let mut done = lock(done);
-        while !*done {
-            done = ended.wait(done).unwrap_or_else(|p| p.into_inner());
+        while self.indexing() {
+            std::thread::sleep(FIRST_INDEX_POLL);
         }
     }
 
@@ -250,11 +246,6 @@ impl LiveMemory {
         }
         Ok(memory)
     }
-}
-
-/// `mutex` locked; a panic elsewhere while it was held leaves the plain flag usable.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Why an operation needs a repair.

@@ -44,7 +44,7 @@ pub fn run(memory: Arc<LiveMemory>, watch_notes: bool) -> mnemon::Result<i32> {
     // Armed before the first index reads the notes: a change made meanwhile is either read by
     // that index or seen by the watcher.
     let watcher = watch_notes.then(|| watch::spawn(memory.clone(), stats.clone()));
-    let first_index = memory.index_in_background();
+    memory.index_in_background();
     // A tool call runs to its end before the select looks at a signal again (one thread): a
     // stop never cuts a write in half. Waiting for the first index is no tool call: a signal
     // stops it at once.
@@ -78,7 +78,6 @@ pub fn run(memory: Arc<LiveMemory>, watch_notes: bool) -> mnemon::Result<i32> {
         }
         served
     });
-    drop(first_index);
     if let Some((stop, handle)) = watcher {
         let _ = stop.send(());
         let _ = handle.join();

@@ -228,12 +228,7 @@ fn a_long_lived_server_sees_another_process_index_update_at_its_next_recall() {
 #[test]
 fn a_writer_waiting_for_the_write_lock_says_so_and_goes_on_when_it_is_free() {
     let (_tmp, root) = setup();
-    let lock = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(root.join("index/write.lock"))
-        .expect("open the lock file");
-    lock.lock().expect("hold the lock");
+    let lock = hold_write_lock(&root);
     let body = root.join("body.txt");
     std::fs::write(
         &body,
@@ -273,6 +268,18 @@ fn a_writer_waiting_for_the_write_lock_says_so_and_goes_on_when_it_is_free() {
     assert!(root.join("memory/late-note.md").exists());
 }
 
+/// The memory's write lock at `root`, held until the file is dropped (as another process's
+/// index would hold it).
+fn hold_write_lock(root: &std::path::Path) -> std::fs::File {
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(root.join("index/write.lock"))
+        .expect("open the lock file");
+    lock.lock().expect("hold the lock");
+    lock
+}
+
 /// A `serve` started while this process holds the memory's write lock, its handshake done: the
 /// server, a way to send it messages, its replies, and the held lock.
 struct ServeBehindLock {
@@ -283,12 +290,7 @@ struct ServeBehindLock {
 }
 
 fn serve_behind_a_held_lock(root: &std::path::Path, args: &[&str]) -> ServeBehindLock {
-    let lock = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(root.join("index/write.lock"))
-        .expect("open the lock file");
-    lock.lock().expect("hold the lock");
+    let lock = hold_write_lock(root);
     let mut child = bin()
         .arg("--dir")
         .arg(root)

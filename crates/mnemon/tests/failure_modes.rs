@@ -544,8 +544,7 @@ fn a_segment_that_grew_after_another_clone_compressed_it_is_read_whole_and_kept(
         let writer = open(&fs, "b").unwrap();
         writer.append(vec![hit("early")]).unwrap();
         writer.sync().unwrap();
-        let names = fs.list(&events_dir()).unwrap();
-        let seg = names.iter().find(|n| n.ends_with(".seg")).unwrap().clone();
+        let seg = plain_segment(&fs);
         let committed = fs.get(&events_dir().join(&seg)).unwrap();
         writer.append(vec![hit("late")]).unwrap();
         writer.sync().unwrap();
@@ -605,12 +604,7 @@ fn a_longer_compressed_copy_taking_a_shorter_ones_place_is_read_on() {
         let writer = open(&fs, "b").unwrap();
         writer.append(vec![hit("early")]).unwrap();
         writer.sync().unwrap();
-        let seg = fs
-            .list(&events_dir())
-            .unwrap()
-            .into_iter()
-            .find(|n| n.ends_with(".seg"))
-            .unwrap();
+        let seg = plain_segment(&fs);
         let short = fs.get(&events_dir().join(&seg)).unwrap();
         writer.append(vec![hit("late")]).unwrap();
         writer.sync().unwrap();
@@ -649,12 +643,7 @@ fn a_longer_compressed_copy_taking_a_shorter_ones_place_is_read_on() {
 #[test]
 fn a_compressed_copy_that_holds_nothing_readable_never_replaces_the_plain_segment() {
     let fs = with_segments(1, 3, T0);
-    let seg = fs
-        .list(&events_dir())
-        .unwrap()
-        .into_iter()
-        .find(|n| n.ends_with(".seg"))
-        .unwrap();
+    let seg = plain_segment(&fs);
     fs.put(
         &events_dir().join(format!("{seg}.zst")),
         b"version https://git-lfs.github.com/spec/v1\n",
@@ -674,12 +663,7 @@ fn a_compressed_copy_that_holds_nothing_readable_never_replaces_the_plain_segmen
 #[test]
 fn a_compressed_segment_with_a_damaged_first_marker_is_never_overwritten_by_a_shorter_copy() {
     let fs = with_segments(1, 3, T0);
-    let seg = fs
-        .list(&events_dir())
-        .unwrap()
-        .into_iter()
-        .find(|n| n.ends_with(".seg"))
-        .unwrap();
+    let seg = plain_segment(&fs);
     let full = fs.get(&events_dir().join(&seg)).unwrap();
     let decoded = mnemon::events::segment::decode_segment(&full);
     let second = decoded.events[1].0 as usize;
@@ -706,4 +690,13 @@ fn a_compressed_segment_with_a_damaged_first_marker_is_never_overwritten_by_a_sh
         r.removed.contains(&seg),
         "the shorter plain copy goes: {r:?}"
     );
+}
+
+/// The name of the plain segment file in `events/` (the test made one).
+fn plain_segment(fs: &MemFs) -> String {
+    fs.list(&events_dir())
+        .unwrap()
+        .into_iter()
+        .find(|n| n.ends_with(".seg"))
+        .expect("a plain segment")
 }

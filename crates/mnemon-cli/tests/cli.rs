@@ -1422,6 +1422,25 @@ fn an_empty_mnemon_dir_is_unset() {
     assert_eq!(v["results"][0]["id"], "pool", "{v}");
 }
 
+/// Regression: `compact --compress-after 0` left a segment written in the current second: "now"
+/// was taken in whole seconds and the segment's time in milliseconds.
+#[test]
+fn compact_compress_after_0_compresses_a_segment_written_this_second() {
+    let (tmp, m) = fresh();
+    write_note(
+        &m,
+        "pool.md",
+        "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 20.\n",
+    );
+    m.index().expect("index");
+    drop(m);
+    let (code, _, err) = run(tmp.path(), &["recall", "--json", "pgbouncer pool"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, v, err) = run(tmp.path(), &["compact", "--compress-after", "0", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["compressed"].as_array().map(Vec::len), Some(1), "{v}");
+}
+
 /// Regression: `compact --compress-after 10 --archive-after 5` was accepted (every segment
 /// archived the moment it was compressed), and `eval --corpus` of a path that is no folder
 /// failed with walkdir's raw I/O error at exit 3. Both are bad arguments, named.

@@ -256,7 +256,7 @@ impl Memory {
             None => notices.extend(store.change_seq_problem().map(ToString::to_string)),
         }
         let events = EventLog::open(opts.fs, dir.events(), dir.index(), opts.session, opts.sync)?;
-        let now_ms = SystemClock.now_s() * 1000;
+        let now_ms = SystemClock.now_ms();
         if opts.compact_at_open
             && read_only.is_none()
             && events.compaction_due(opts.compact, now_ms)

@@ -173,7 +173,7 @@ impl Memory {
         &self,
         policy: crate::events::CompactPolicy,
     ) -> Result<crate::events::CompactReport> {
-        self.events.compact(policy, self.clock.now_s() * 1000)
+        self.events.compact(policy, self.clock.now_ms())
     }
 
     /// Snapshot the folded stats so the next open folds only newer events.

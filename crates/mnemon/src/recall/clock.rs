@@ -4,6 +4,12 @@
 pub trait Clock: Send + Sync {
     /// Seconds since the Unix epoch.
     fn now_s(&self) -> i64;
+
+    /// Milliseconds since the Unix epoch: what file times are compared with (a segment written
+    /// this second is older than "now" once its millisecond has passed).
+    fn now_ms(&self) -> i64 {
+        self.now_s().saturating_mul(1000)
+    }
 }
 
 /// The system clock.
@@ -15,6 +21,13 @@ impl Clock for SystemClock {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)
+            .unwrap_or(0)
+    }
+
+    fn now_ms(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
             .unwrap_or(0)
     }
 }

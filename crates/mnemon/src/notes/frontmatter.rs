@@ -131,6 +131,64 @@ pub fn frontmatter_shape_problem(text: &str) -> Option<String> {
     })
 }
 
+/// A frontmatter's entries with string keys, in order, as the YAML parser reads them: the
+/// values of the keys mnemon reads ([`KNOWN_KEYS`]); those of other keys are skipped unread: a value [`Value`] cannot hold (an integer
+/// past 64 bits, as some ids are) in a key of the user's own spoils nothing. A null or empty
+/// frontmatter has no entries; anything but a mapping is an error; a key written twice is one
+/// (as YAML has it).
+struct KnownEntries(Vec<(String, Value)>);
+
+impl<'de> serde::Deserialize<'de> for KnownEntries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(KnownEntriesVisitor)
+    }
+}
+
+struct KnownEntriesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for KnownEntriesVisitor {
+    type Value = KnownEntries;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a frontmatter of key: value lines")
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<KnownEntries, E> {
+        Ok(KnownEntries(Vec::new()))
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<KnownEntries, E> {
+        Ok(KnownEntries(Vec::new()))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<KnownEntries, A::Error> {
+        use serde::de::Error as _;
+        let mut entries = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<Value>()? {
+            if !seen.insert(key.clone()) {
+                let shown = serde_yaml_ng::to_string(&key).unwrap_or_default();
+                return Err(A::Error::custom(format!(
+                    "duplicate entry with key {}",
+                    shown.trim_end()
+                )));
+            }
+            let value = match key.as_str() {
+                Some(k) if KNOWN_KEYS.contains(&k) => map.next_value::<Value>()?,
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    Value::Null
+                }
+            };
+            // Other keys are passed on without their value: a misspelt one gets its warning.
+            if let Some(k) = key.as_str() {
+                entries.push((k.to_string(), value));
+            }
+        }
+        Ok(KnownEntries(entries))
+    }
+}
+
 impl NoteMeta {
     /// Read the keys mnemon knows. `Err` when the frontmatter is over a limit (it is then not
     /// parsed) or the YAML itself does not parse; `Ok((meta, warnings))` otherwise, with one
@@ -149,21 +207,10 @@ impl NoteMeta {
         }
         check_frontmatter_nesting(yaml, FRONTMATTER_FIRST_LINE)
             .map_err(FrontmatterError::OverLimit)?;
-        let parsed =
+        let parsed: KnownEntries =
             serde_yaml_ng::from_str(yaml).map_err(|e| FrontmatterError::Invalid(e.to_string()))?;
-        let map = match parsed {
-            Value::Mapping(m) => m,
-            Value::Null => return Ok((meta, warnings)),
-            _ => {
-                return Err(FrontmatterError::Invalid(
-                    "the frontmatter is not a key: value mapping".into(),
-                ));
-            }
-        };
-        for (k, v) in map {
-            if let Some(key) = k.as_str() {
-                meta.read_key(key, v, &mut warnings);
-            }
+        for (key, v) in parsed.0 {
+            meta.read_key(&key, v, &mut warnings);
         }
         Ok((meta, warnings))
     }
@@ -398,6 +445,41 @@ mod tests {
             (Some("a: 1\r\n"), "body")
         );
         assert_eq!(split_frontmatter("--- x\na: 1\n---\n").0, None);
+    }
+
+    /// Regression: a key of the user's own holding an integer past 64 bits (`status_id:
+    /// 123456789012345678901`) was "not valid YAML" and the whole frontmatter (name, type, tags,
+    /// links) was dropped: such a value is skipped unread now. What YAML refuses still errs.
+    #[test]
+    fn a_huge_integer_in_a_key_of_the_users_own_spoils_nothing() {
+        let yaml = "name: Tweet\nstatus_id: 123456789012345678901\nlow: -123456789012345678901\n\
+                    tags: [a, b] # comment: the plain reader leaves this to the parser\n";
+        let (meta, warnings) = NoteMeta::from_yaml(yaml).expect("parses");
+        assert_eq!(meta.name.as_deref(), Some("Tweet"));
+        assert_eq!(meta.tags, ["a", "b"]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        // A misspelt key is still named, its value unread.
+        let (_, warnings) =
+            NoteMeta::from_yaml("descripton: 123456789012345678901\n# c\n").expect("parses");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("`description`"), "{warnings:?}");
+        for bad in [
+            "name: A\nname: B\n# c\n",
+            "- a\n- b\n",
+            "just text # c\n",
+            "name: [unclosed\n",
+        ] {
+            assert!(
+                matches!(NoteMeta::from_yaml(bad), Err(FrontmatterError::Invalid(_))),
+                "{bad:?}"
+            );
+        }
+        // Empty or null frontmatter reads as no keys.
+        for empty in ["", "~\n", "# only a comment\n"] {
+            let (meta, warnings) = NoteMeta::from_yaml(empty).expect("parses");
+            assert_eq!(meta.name, None);
+            assert!(warnings.is_empty());
+        }
     }
 
     #[test]

@@ -1461,6 +1461,15 @@ fn contradictory_compaction_ages_and_a_missing_corpus_are_bad_arguments() {
         err.contains("invalid value '-1' for '--compress-after"),
         "{err}"
     );
+    // A usage error says who speaks, as mnemon's own errors do.
+    assert!(err.starts_with("mnemon: error: invalid value"), "{err}");
+    let (code, _, err) = run(tmp.path(), &["recal", "x"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with("mnemon: error: unrecognized subcommand 'recal'"),
+        "{err}"
+    );
+    assert!(err.contains("'recall'"), "{err}");
     let truth = tmp.path().join("truth.yaml");
     std::fs::write(
         &truth,

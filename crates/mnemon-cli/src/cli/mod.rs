@@ -306,6 +306,11 @@ pub fn run() -> i32 {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            // Every error of the command says who speaks, as mnemon's own do (`mnemon: error:`).
+            if e.use_stderr() {
+                use std::io::Write as _;
+                let _ = write!(std::io::stderr().lock(), "mnemon: ");
+            }
             let _ = e.print();
             // A script that asked for JSON parses stdout: a usage error is JSON there too.
             if e.use_stderr() && asks_for_json(std::env::args_os()) {

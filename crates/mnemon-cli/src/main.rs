@@ -13,5 +13,12 @@ use mnemon_cli::cli;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    // A write past the file-size limit (`ulimit -f`) fails with EFBIG, an error naming the file,
+    // instead of the process dying silently by SIGXFSZ (Python does the same at start).
+    #[cfg(unix)]
+    // SAFETY: at the start of main, before any thread runs; SIG_IGN is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     std::process::exit(cli::run());
 }

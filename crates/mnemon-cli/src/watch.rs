@@ -97,6 +97,15 @@ const ROOT_CHECK: Duration = Duration::from_millis(500);
 /// Watch `memory/` and re-index on changes until `stop` receives a message (or is dropped).
 /// `armed` is called once the watch is in place (not at all if it cannot be set up).
 /// `on_error` is told about each failure (the watcher keeps going).
+/// A watcher's error as the I/O error it is, when it is one (so that its fix is named: the
+/// open-file limit, permissions), else as an I/O error of its text.
+fn as_io(e: notify::Error) -> std::io::Error {
+    match e.kind {
+        notify::ErrorKind::Io(io) => io,
+        _ => std::io::Error::other(e),
+    }
+}
+
 pub fn run(
     memory: &LiveMemory,
     stats: &WatchStats,
@@ -116,18 +125,12 @@ pub fn run(
         notify_debouncer_full::RecommendedCache::new(),
         watcher_config(),
     )
-    .map_err(|e| {
-        Error::io(
-            "start watching",
-            memory.dir().memory(),
-            std::io::Error::other(e),
-        )
-    })?;
+    .map_err(|e| Error::io("start watching", memory.dir().memory(), as_io(e)))?;
     let root = memory.dir().memory();
     let mut watched = folder_id(&root);
     debouncer
         .watch(&root, notify::RecursiveMode::Recursive)
-        .map_err(|e| Error::io("watch", &root, std::io::Error::other(e)))?;
+        .map_err(|e| Error::io("watch", &root, as_io(e)))?;
     armed();
     let mut root_checked = Instant::now();
     let report_errors = |errors: Vec<notify::Error>| {

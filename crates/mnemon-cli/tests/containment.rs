@@ -756,3 +756,106 @@ fn a_named_pipe_where_an_index_file_belongs_blocks_nothing() {
     );
     assert!(stderr.contains("move it away"), "{stderr}");
 }
+
+/// `mnemon ARGS` under the shell limit `limit` (`-n 9`, `-f 16`), with stdin closed: (exit
+/// code, stdout, stderr).
+#[cfg(unix)]
+fn mnemon_limited(root: &std::path::Path, limit: &str, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit {limit} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_mnemon"))
+        .arg("--dir")
+        .arg(root)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Regression: under a low open-file limit (`ulimit -n`), `index` left hundreds of notes
+/// unread, called each "cannot read the note ...; check its permissions" and exited 0; `serve`
+/// and `watch` panicked in tokio's signal setup (exit 101). Now a command either does all of
+/// its work or fails at exit 3 with the limit named, whatever the limit.
+#[cfg(unix)]
+#[test]
+fn a_low_open_file_limit_fails_whole_and_names_the_limit() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let m = Memory::init(tmp.path()).expect("init");
+    let notes = 600;
+    for i in 0..notes {
+        std::fs::write(
+            m.dir().memory().join(format!("n{i}.md")),
+            format!("---\nname: Note {i}\n---\nbody {i}\n"),
+        )
+        .expect("write");
+    }
+    let root = m.dir().root().to_path_buf();
+    drop(m);
+    let (mut done, mut refused) = (0, 0);
+    for limit in 5..=16 {
+        std::fs::remove_dir_all(root.join("index")).expect("rm index");
+        let (code, out, err) = mnemon_limited(&root, &format!("-n {limit}"), &["index", "--json"]);
+        match code {
+            0 => {
+                let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+                assert_eq!(v["notes"], notes, "limit {limit}: {v} {err}");
+                assert!(!err.contains("cannot read"), "limit {limit}: {err}");
+                done += 1;
+            }
+            3 => {
+                assert!(err.contains("ulimit -n"), "limit {limit}: {err}");
+                refused += 1;
+            }
+            _ => panic!("limit {limit}: exit {code}: {err}"),
+        }
+        let (code, _, err) =
+            mnemon_limited(&root, &format!("-n {limit}"), &["watch", "--for", "0"]);
+        assert!(
+            code == 0 || (code == 3 && err.contains("ulimit -n")),
+            "watch, limit {limit}: exit {code}: {err}"
+        );
+        // No client on stdin: `serve` fails at exit 3 whatever the limit, never by a panic.
+        let (code, _, err) = mnemon_limited(&root, &format!("-n {limit}"), &["serve"]);
+        assert!(
+            code == 3 && !err.contains("panicked"),
+            "serve, limit {limit}: exit {code}: {err}"
+        );
+    }
+    assert!(refused > 0, "no limit was low enough to matter");
+    assert!(done > 0, "no limit was high enough to index");
+}
+
+/// Regression: under a file-size limit (`ulimit -f`), `index` was killed by SIGXFSZ: exit 153
+/// and not a word. The write fails instead, named with the limit, and the next run without it
+/// indexes.
+#[cfg(unix)]
+#[test]
+fn a_file_size_limit_is_an_error_naming_it() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let m = Memory::init(tmp.path()).expect("init");
+    for i in 0..200 {
+        std::fs::write(
+            m.dir().memory().join(format!("n{i}.md")),
+            format!("---\nname: Note {i}\n---\nbody {i} with words about pools and rollbacks\n"),
+        )
+        .expect("write");
+    }
+    let root = m.dir().root().to_path_buf();
+    drop(m);
+    let (code, _, err) = mnemon_limited(&root, "-f 8", &["index"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("File too large") && err.contains("ulimit -f"),
+        "{err}"
+    );
+    let out = mnemon(&root, &["index", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["notes"], 200, "{v}");
+}

@@ -369,9 +369,40 @@ fn not_regular_fix(kind: &str) -> &'static str {
     }
 }
 
+/// Whether `e` says the process (`EMFILE`) or the system (`ENFILE`) has as many files open as
+/// it may: no fault of the file at hand, and every other file would fail alike. A scan that
+/// meets it fails whole rather than keep what it could not read as if unreadable.
+pub fn is_out_of_files(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
 /// The fix for an I/O error whose cause is the environment, not mnemon's data.
 fn io_fix(e: &std::io::Error) -> &'static str {
     use std::io::ErrorKind as K;
+    #[cfg(unix)]
+    match e.raw_os_error() {
+        Some(libc::EMFILE) => {
+            return "; this process has as many files open as its limit allows: raise the limit \
+                    (`ulimit -n`, LimitNOFILE= for a systemd service) and retry";
+        }
+        Some(libc::EFBIG) => {
+            return "; the file would pass this process's file-size limit (`ulimit -f`) or the \
+                    largest file the file system holds: raise the limit and retry";
+        }
+        Some(libc::ENFILE) => {
+            return "; the system has as many files open as it allows: close programs or raise \
+                    fs.file-max, and retry";
+        }
+        _ => {}
+    }
     match e.kind() {
         K::PermissionDenied => {
             "; this process may not read or write it: check its owner and mode (ls -l) and, where \

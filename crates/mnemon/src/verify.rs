@@ -64,10 +64,11 @@ pub fn store_against_notes(store: &Store, memory_dir: &Path) -> Verified {
 type EdgeKey = (String, String, &'static str, &'static str, u32);
 
 fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
-    let outcome = scan::scan(
+    let mut outcome = scan::scan(
         memory_dir,
         &HashMap::<String, crate::store::FileEntry>::new(),
     );
+    outcome.check_complete()?;
     compare(store, memory_dir, &outcome)
 }
 

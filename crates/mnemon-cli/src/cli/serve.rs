@@ -5,11 +5,42 @@ use crate::watch::{self, WatchReport, WatchStats};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The async runtime, made before any other thread of the command starts. tokio makes its
+/// signal driver's socket pair with `expect`: a process at its open-file limit panicked there
+/// (exit 101). That panic is caught (silently: no other thread runs yet to miss the hook) and
+/// returned as the error it reports.
 fn runtime() -> mnemon::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| mnemon::Error::io("start the async runtime", "", e))
+    let started = |e| mnemon::Error::io("start the async runtime", "", e);
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let built = std::panic::catch_unwind(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    });
+    std::panic::set_hook(hook);
+    match built {
+        Ok(r) => r.map_err(started),
+        Err(payload) => Err(started(os_error_of_panic(payload.as_ref()))),
+    }
+}
+
+/// The I/O error a panic message reports (`... Os { code: 24, ... }`, as `expect` on an
+/// `io::Error` prints it), or the message itself.
+fn os_error_of_panic(payload: &(dyn std::any::Any + Send)) -> std::io::Error {
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic");
+    let code = message.split_once("code: ").and_then(|(_, rest)| {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<i32>().ok()
+    });
+    match code {
+        Some(c) => std::io::Error::from_raw_os_error(c),
+        None => std::io::Error::other(message.to_string()),
+    }
 }
 
 /// Resolve when the process is asked to stop: Ctrl-C (SIGINT) or, on Unix, SIGTERM (what
@@ -40,6 +71,7 @@ async fn stop_requested(ready: impl FnOnce()) -> &'static str {
 /// Serve MCP on stdio; logs to stderr only. The notes are indexed in the background, so the
 /// client's handshake is answered at once; tool calls wait for that index.
 pub fn run(memory: Arc<LiveMemory>, watch_notes: bool) -> mnemon::Result<i32> {
+    let rt = runtime()?;
     let stats = Arc::new(WatchStats::default());
     // Armed before the first index reads the notes: a change made meanwhile is either read by
     // that index or seen by the watcher.
@@ -48,7 +80,7 @@ pub fn run(memory: Arc<LiveMemory>, watch_notes: bool) -> mnemon::Result<i32> {
     // A tool call runs to its end before the select looks at a signal again (one thread): a
     // stop never cuts a write in half. Waiting for the first index is no tool call: a signal
     // stops it at once.
-    let result = runtime()?.block_on(async {
+    let result = rt.block_on(async {
         let stop = stop_requested(|| {});
         tokio::pin!(stop);
         let served = tokio::select! {
@@ -104,6 +136,7 @@ pub fn watch_until_interrupted(
     for_secs: Option<u64>,
     index_first: impl FnOnce(&LiveMemory) -> mnemon::Result<()>,
 ) -> mnemon::Result<WatchReport> {
+    let rt = runtime()?;
     let stats = Arc::new(WatchStats::default());
     let (stop, handle) = watch::spawn(memory.clone(), stats.clone());
     if let Err(e) = index_first(&memory) {
@@ -111,7 +144,7 @@ pub fn watch_until_interrupted(
         let _ = handle.join();
         return Err(e);
     }
-    runtime()?.block_on(async {
+    rt.block_on(async {
         match for_secs {
             Some(s) => tokio::time::sleep(Duration::from_secs(s)).await,
             None => {

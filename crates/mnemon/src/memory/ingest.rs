@@ -86,8 +86,9 @@ impl Memory {
         if self.store.read_only().is_none() {
             return self.index().map(Some);
         }
-        let (outcome, _manifest) =
+        let (mut outcome, _manifest) =
             scan::scan_while_loading(&self.dir.memory(), || self.store.read()?.manifest())?;
+        outcome.check_complete()?;
         let stale = outcome.batch.upserts.len() + outcome.batch.removals.len();
         if stale > 0 {
             self.notice(format!(
@@ -105,8 +106,9 @@ impl Memory {
     pub(super) fn index_held(&self, _lock: &WriteLock, started: Instant) -> Result<IndexReport> {
         self.notes_folder_present()?;
         let t = Instant::now();
-        let (outcome, manifest) =
+        let (mut outcome, manifest) =
             scan::scan_while_loading(&self.dir.memory(), || self.store.read()?.manifest())?;
+        outcome.check_complete()?;
         let big = manifest.len() >= FREE_LATER_MIN_ITEMS;
         free_later(manifest, big);
         let phases = IndexPhases {
@@ -183,9 +185,10 @@ impl Memory {
             let notes_under = |rel: &str| reader.manifest_has_notes_under(rel).unwrap_or(true);
             scan::scan_paths(&self.dir.memory(), paths, &entry_of, &notes_under)
         };
-        let Some(outcome) = scanned else {
+        let Some(mut outcome) = scanned else {
             return self.index_held(lock, started);
         };
+        outcome.check_complete()?;
         let phases = IndexPhases {
             scan_ms: ms_since(t),
             ..IndexPhases::default()

@@ -85,7 +85,8 @@ impl Memory {
             self.set_lexical(lex, self.manifest_stamp());
             return Ok(None);
         }
-        let outcome = scan::scan(&self.dir.memory(), &HashMap::new());
+        let mut outcome = scan::scan(&self.dir.memory(), &HashMap::new());
+        outcome.check_complete()?;
         // The index is rebuilt from the notes as they are now. A store that describes other
         // notes (a crash between the lexical update and the store's commit, notes edited since)
         // would be brought to them by the next scan as an update, which recomputes the

@@ -128,9 +128,19 @@ pub struct ScanOutcome {
     /// `memory/` itself) and notes whose read failed. The notes below or at them are kept as the
     /// index has them, not removed nor compared: unreadable is not gone.
     pub unread: Vec<String>,
+    /// The first open or listing that failed because too many files were open
+    /// ([`crate::error::is_out_of_files`]): what was not read is not the notes' fault, and the
+    /// scan is no answer; the caller fails with it.
+    pub out_of_files: Option<crate::Error>,
 }
 
 impl ScanOutcome {
+    /// `Err` when a file was left unread because too many files were open: such a scan is no
+    /// picture of the notes (see [`ScanOutcome::out_of_files`]).
+    pub fn check_complete(&mut self) -> crate::Result<()> {
+        self.out_of_files.take().map_or(Ok(()), Err)
+    }
+
     /// Whether the note file `path` (`memory/`-relative) is at or below what could not be read.
     pub fn unread_covers(&self, path: &str) -> bool {
         covered(&self.unread, path)
@@ -216,7 +226,13 @@ fn walk_notes(
     // No folder, no notes: every note of the manifest is then removed.
     let (root, found) = match memory_dir.canonicalize() {
         Ok(root) => {
-            let found = walk::walk(&root, known, &mut out.walk_errors, &mut out.unread);
+            let found = walk::walk(
+                &root,
+                known,
+                &mut out.walk_errors,
+                &mut out.unread,
+                &mut out.out_of_files,
+            );
             (root, found)
         }
         Err(e) => {
@@ -421,6 +437,9 @@ fn read_changed(root: &Path, found: &[Found], out: &mut ScanOutcome) {
                 out.unread.push(err.path.clone());
                 out.walk_errors.push(err);
             }
+            ReadResult::OutOfFiles(err) => {
+                out.out_of_files.get_or_insert(err);
+            }
         }
     }
 }
@@ -438,6 +457,8 @@ enum ReadResult {
     Touched(String, FileEntry),
     Parsed(Box<NoteUpdate>, Box<ParsedNote>),
     Unreadable(ScanError),
+    /// Not opened or read because too many files are open.
+    OutOfFiles(crate::Error),
 }
 
 fn parse_all(root: &Path, files: &[&Found]) -> Vec<ReadResult> {
@@ -462,6 +483,9 @@ fn parse_all(root: &Path, files: &[&Found]) -> Vec<ReadResult> {
 
 fn read_one(root: &Path, f: &Found) -> ReadResult {
     let unreadable = |e: std::io::Error| {
+        if crate::error::is_out_of_files(&e) {
+            return ReadResult::OutOfFiles(crate::Error::io("read the note", root.join(&f.rel), e));
+        }
         ReadResult::Unreadable(ScanError {
             path: f.rel.clone(),
             message: format!("cannot read the note ({e}); check its permissions"),
@@ -471,6 +495,9 @@ fn read_one(root: &Path, f: &Found) -> ReadResult {
     // memory/ (or for a FIFO) since it was listed.
     let (file, meta) = match notes::open_inside(root, &f.rel) {
         Ok(opened) => opened,
+        Err(notes::OpenNoteError::Io(e)) if crate::error::is_out_of_files(&e) => {
+            return ReadResult::OutOfFiles(crate::Error::io("open the note", root.join(&f.rel), e));
+        }
         Err(e) => {
             return ReadResult::Unreadable(ScanError {
                 path: f.rel.clone(),

@@ -65,6 +65,7 @@ pub(super) fn walk(
     known: &(dyn Fn(&str) -> Option<FileEntry> + Sync),
     errors: &mut Vec<ScanError>,
     unread: &mut Vec<String>,
+    out_of_files: &mut Option<crate::Error>,
 ) -> Vec<Found> {
     let w = Walk { root, known };
     let mut out = Listing::default();
@@ -73,6 +74,9 @@ pub(super) fn walk(
     rayon::scope(|_| w.folder(root, "", 0, &[String::new()], &mut out));
     errors.append(&mut out.errors);
     unread.append(&mut out.unread);
+    if out_of_files.is_none() {
+        *out_of_files = out.out_of_files.take();
+    }
     out.found
 }
 
@@ -117,6 +121,8 @@ struct Listing {
     errors: Vec<ScanError>,
     /// Folders whose listing failed, whole or in part.
     unread: Vec<String>,
+    /// The first listing that failed because too many files were open.
+    out_of_files: Option<crate::Error>,
 }
 
 impl Listing {
@@ -128,6 +134,9 @@ impl Listing {
         self.found.append(&mut other.found);
         self.errors.append(&mut other.errors);
         self.unread.append(&mut other.unread);
+        if self.out_of_files.is_none() {
+            self.out_of_files = other.out_of_files.take();
+        }
     }
 }
 
@@ -216,6 +225,12 @@ impl Walk<'_> {
         let here = || if rel.is_empty() { "." } else { rel }.to_string();
         let entries = match std::fs::read_dir(abs) {
             Ok(rd) => rd,
+            Err(e) if crate::error::is_out_of_files(&e) => {
+                out.unread.push(rel.to_string());
+                out.out_of_files
+                    .get_or_insert(crate::Error::io("list the folder", abs, e));
+                return;
+            }
             Err(e) => {
                 out.error(here(), cannot_read(e));
                 out.unread.push(rel.to_string());

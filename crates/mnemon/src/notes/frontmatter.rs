@@ -163,7 +163,8 @@ impl<'de> serde::de::Visitor<'de> for KnownEntriesVisitor {
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<KnownEntries, A::Error> {
         use serde::de::Error as _;
-        let mut entries = Vec::new();
+        let mut entries: Vec<(String, Value)> = Vec::new();
+        let mut merged: Vec<(String, Value)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<Value>()? {
             if !seen.insert(key.clone()) {
@@ -175,6 +176,10 @@ impl<'de> serde::de::Visitor<'de> for KnownEntriesVisitor {
             }
             let value = match key.as_str() {
                 Some(k) if KNOWN_KEYS.contains(&k) => map.next_value::<Value>()?,
+                Some(MERGE_KEY) => {
+                    merged.extend(merged_entries(map.next_value::<Value>()?));
+                    continue;
+                }
                 _ => {
                     map.next_value::<serde::de::IgnoredAny>()?;
                     Value::Null
@@ -185,8 +190,41 @@ impl<'de> serde::de::Visitor<'de> for KnownEntriesVisitor {
                 entries.push((k.to_string(), value));
             }
         }
+        // A key written here wins over a merged one, and an earlier merged mapping over a
+        // later one (YAML's merge key).
+        for (k, v) in merged {
+            if !entries.iter().any(|(e, _)| *e == k) {
+                entries.push((k, v));
+            }
+        }
         Ok(KnownEntries(entries))
     }
+}
+
+/// YAML's merge key: `<<: *base` (or `<<: [*a, *b]`) takes the keys of the mappings it names.
+const MERGE_KEY: &str = "<<";
+
+/// The entries of known keys a merge key's value brings: those of a mapping, or of each mapping
+/// of a list, in order.
+fn merged_entries(v: Value) -> Vec<(String, Value)> {
+    let maps = match v {
+        Value::Mapping(m) => vec![m],
+        Value::Sequence(s) => s
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::Mapping(m) => Some(m),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    maps.into_iter()
+        .flatten()
+        .filter_map(|(k, v)| {
+            let k = k.as_str().filter(|k| KNOWN_KEYS.contains(k))?.to_string();
+            Some((k, v))
+        })
+        .collect()
 }
 
 impl NoteMeta {
@@ -259,7 +297,8 @@ impl NoteMeta {
                 Value::Number(n) => match n.as_u64().and_then(|d| u32::try_from(d).ok()) {
                     Some(d) => meta.ttl_days = Some(d),
                     None => warnings.push(format!(
-                        "`ttl_days: {n}` must be a whole number of days >= 0, or null"
+                        "`ttl_days: {n}` must be a whole number of days from 0 to {}, or null",
+                        u32::MAX
                     )),
                 },
                 _ => warnings.push("`ttl_days` must be a number of days, or null".into()),
@@ -474,6 +513,15 @@ mod tests {
                 "{bad:?}"
             );
         }
+        // YAML's merge key brings the keys of the mapping it names; a key written wins.
+        let (meta, warnings) = NoteMeta::from_yaml(
+            "base: &base {name: Merged, tags: [x], description: D}\n<<: *base\ndescription: own\n",
+        )
+        .expect("parses");
+        assert_eq!(meta.name.as_deref(), Some("Merged"));
+        assert_eq!(meta.tags, ["x"]);
+        assert_eq!(meta.description.as_deref(), Some("own"));
+        assert!(warnings.is_empty(), "{warnings:?}");
         // Empty or null frontmatter reads as no keys.
         for empty in ["", "~\n", "# only a comment\n"] {
             let (meta, warnings) = NoteMeta::from_yaml(empty).expect("parses");
@@ -518,6 +566,13 @@ mod tests {
         assert_eq!(m.related, vec!["single"]);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("updated_at"));
+        // A value past the range is told the range (it was told "a whole number >= 0").
+        let (m, w) = NoteMeta::from_yaml("ttl_days: 4294967296\n").unwrap();
+        assert_eq!(m.ttl_days, None);
+        assert_eq!(
+            w,
+            ["`ttl_days: 4294967296` must be a whole number of days from 0 to 4294967295, or null"]
+        );
     }
 
     /// Regression: `updated: 2026-11-01` (for `updated_at`) or `tag: [x]` was dropped without a

@@ -78,6 +78,18 @@ pub fn frontmatter_shape_problem(text: &str) -> Option<String> {
     if split_frontmatter(text).0.is_some() {
         return None;
     }
+    // Lines ended by a carriage return alone (classic Mac OS): the whole note is one line here.
+    if text
+        .strip_prefix("---\r")
+        .is_some_and(|rest| !rest.starts_with('\n'))
+    {
+        return Some(
+            "the note's lines end in a carriage return alone (classic Mac OS line endings), so \
+             its frontmatter is not read and it is indexed from its body only: save it with LF \
+             (or CRLF) line endings"
+                .into(),
+        );
+    }
     if after_opening(text).is_some() {
         return Some(
             "the frontmatter opened by `---` on line 1 is never closed, so the note is indexed \
@@ -537,6 +549,10 @@ mod tests {
         assert!(problem("\n\n---\nname: A\n---\nbody").contains("starts on line 3"));
         assert!(problem("----\nname: A\n----\nbody").contains("`----` (4 dashes)"));
         assert!(problem("---\r\nname: A\r\n").contains("never closed"));
+        assert!(
+            problem("---\rname: A\r---\rbody\r").contains("carriage return alone"),
+            "classic Mac OS line endings"
+        );
         // What reads, and what is no frontmatter at all, says nothing.
         for fine in [
             "---\nname: A\n---\nbody",

@@ -859,3 +859,55 @@ fn a_file_size_limit_is_an_error_naming_it() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["notes"], 200, "{v}");
 }
+
+/// Regression: when indexing a note failed after `write` had written its file (here the store
+/// may not grow past a file-size limit), the error was the bare I/O error: the caller took the
+/// write for failed, and its retry was refused as `exists`. The error says the note is saved,
+/// with its sha256, and the next index reads it.
+#[cfg(unix)]
+#[test]
+fn a_note_written_but_not_indexed_is_said_to_be_saved() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let m = Memory::init(tmp.path()).expect("init");
+    for i in 0..60 {
+        std::fs::write(
+            m.dir().memory().join(format!("n{i}.md")),
+            format!("---\nname: Note {i}\n---\nbody {i} about pools, rollbacks and canaries\n"),
+        )
+        .expect("write");
+    }
+    m.index().expect("index");
+    let root = m.dir().root().to_path_buf();
+    drop(m);
+    let store_len = std::fs::metadata(root.join("index/graph.redb"))
+        .expect("store")
+        .len();
+    // A body well under the limit (`ulimit -f` counts blocks of 512 or 1024 bytes), a store
+    // over it: the note is written, the store cannot take it.
+    let body: String = (0..1500).map(|i| format!("okapi{i} ")).collect();
+    assert!(
+        store_len > 40 * 1024 && body.len() < 20 * 1024,
+        "{store_len}"
+    );
+    let body_file = tmp.path().join("body.txt");
+    std::fs::write(&body_file, &body).expect("body");
+    let from = body_file.to_string_lossy().into_owned();
+    let (code, _, err) = mnemon_limited(
+        &root,
+        "-f 80",
+        &["write", "big", "--name", "Big", "--from", &from],
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("memory/big.md was written (sha256 ")
+            && err.contains("indexing it failed")
+            && err.contains("do not write it again"),
+        "{err}"
+    );
+    assert!(root.join("memory/big.md").is_file());
+    let out = mnemon(&root, &["index", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = mnemon(&root, &["recall", "--json", "okapi1234"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["results"][0]["id"], "big", "{v}");
+}

@@ -153,6 +153,20 @@ pub enum Error {
         #[source]
         reason: NoteWriteError,
     },
+    /// `Memory::write_note` wrote the note's file, then indexing it failed: the note is saved
+    /// (a retry would be refused as existing), the index does not have it yet.
+    #[error(
+        "{path} was written (sha256 {sha256}) but indexing it failed: {source}; the note is saved, do not write it again: once that is fixed, `mnemon index` (or the next write or recall that indexes) reads it"
+    )]
+    WrittenNotIndexed {
+        /// The note file, `memory/`-relative as written (`memory/<id>.md`).
+        path: String,
+        /// The sha256 of the bytes written, to replace the note with later.
+        sha256: String,
+        /// Why indexing it failed.
+        #[source]
+        source: Box<Error>,
+    },
     /// A thread panicked while it held one of an open memory's in-memory caches (the graph, the
     /// lexical view, the shown records, the folded stats): that handle cannot trust it any more.
     #[error(

@@ -403,7 +403,12 @@ impl Memory {
         place.write(&file_name, &path, &bytes)?;
         let sha256 = sha256_hex(&bytes);
         let abs = memory.join(format!("{}.md", draft.id));
-        self.index_paths_held(lock, &[abs], std::time::Instant::now(), true)?;
+        self.index_paths_held(lock, &[abs], std::time::Instant::now(), true)
+            .map_err(|e| Error::WrittenNotIndexed {
+                path: path.clone(),
+                sha256: sha256.clone(),
+                source: Box::new(e),
+            })?;
         let created = existing.is_none();
         let mut message = format!(
             "{} {path} (sha256 {sha256}); it is indexed and can be recalled",

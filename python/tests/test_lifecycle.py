@@ -1,6 +1,7 @@
 """Opening (explicitly, through MNEMON_DIR, walking up like the CLI), closing, the context
 manager, and sessions."""
 
+import json
 import os
 import pathlib
 import subprocess
@@ -227,3 +228,41 @@ def test_a_forked_child_recalls_but_refuses_to_index_or_write(folder: pathlib.Pa
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0", "5"], done.stdout + done.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_forked_child_records_under_its_own_session_and_segment(folder: pathlib.Path, cli) -> None:
+    # The child kept the parent's session and query counter, and appended to the parent's open
+    # segment: two different questions were recorded under one query id.
+    script = textwrap.dedent(
+        f"""
+        import os, mnemon
+        m = mnemon.Memory.open({str(folder)!r})
+        m.index()
+        m.recall("connection pool")
+        pid = os.fork()
+        if pid == 0:
+            m.recall("deploy rollback")
+            m.close()
+            os._exit(0)
+        os.waitpid(pid, 0)
+        m.recall("flaky tests")
+        m.close()
+        print(pid)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    child = done.stdout.split()[-1]
+    dump = json.loads(cli("events", "dump", "--dir", str(folder), "--json").stdout)
+    queries = [e for e in dump["events"] if e["type"] == "query"]
+    assert sorted(q["query"] for q in queries) == ["connection pool", "deploy rollback", "flaky tests"]
+    qids = [q["qid"] for q in queries]
+    assert len(set(qids)) == 3, queries
+    by_question = {q["query"]: q for q in queries}
+    # The child's events are in a segment of its own, named with its pid; the parent's are not.
+    assert f"-{child}-" in by_question["deploy rollback"]["segment"], queries
+    assert f"-{child}-" not in by_question["flaky tests"]["segment"], queries
+    assert by_question["connection pool"]["segment"] != by_question["deploy rollback"]["segment"]

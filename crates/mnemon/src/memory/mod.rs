@@ -453,7 +453,7 @@ impl Memory {
 
     /// The session id this process records its events under (`OpenOptions::with_session`, or
     /// one made up at open).
-    pub fn session(&self) -> &str {
+    pub fn session(&self) -> std::sync::Arc<str> {
         self.events.session()
     }
 

@@ -87,7 +87,13 @@ pub struct EventLog {
     fs: Arc<dyn Fs>,
     events_dir: PathBuf,
     index_dir: PathBuf,
-    session: String,
+    /// The session events are recorded under; a made-up one is made up again in a forked child.
+    session: RwLock<std::sync::Arc<str>>,
+    /// The session was made up at open, not given.
+    session_made_up: bool,
+    /// The process that owns the writer: a child forked from it (Python's `os.fork`) has copies
+    /// of the parent's open segment and its lock, which it must not write to.
+    pid: std::sync::atomic::AtomicU32,
     sync: SyncPolicy,
     writer: Mutex<Slot>,
     state: RwLock<State>,
@@ -160,6 +166,7 @@ impl EventLog {
         session: Option<String>,
         sync: SyncPolicy,
     ) -> Result<EventLog> {
+        let session_made_up = session.is_none();
         let session = match session {
             Some(s) if segment::valid_session(&s) => s,
             Some(s) => {
@@ -186,7 +193,9 @@ impl EventLog {
             fs,
             events_dir,
             index_dir,
-            session,
+            session: RwLock::new(session.into()),
+            session_made_up,
+            pid: std::sync::atomic::AtomicU32::new(std::process::id()),
             sync,
             writer: Mutex::new(Slot::default()),
             state: RwLock::new(State {
@@ -263,8 +272,50 @@ impl EventLog {
     }
 
     /// This process's session id.
-    pub fn session(&self) -> &str {
-        &self.session
+    pub fn session(&self) -> std::sync::Arc<str> {
+        self.follow_fork();
+        self.current_session()
+    }
+
+    /// The session id as it is, without looking for a fork (for code holding the writer).
+    pub(super) fn current_session(&self) -> std::sync::Arc<str> {
+        match self.session.read() {
+            Ok(s) => s.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    /// In a child forked from the process that opened the log: the parent's segment (and the
+    /// lock on it) stay the parent's, never written or closed here (closing is harmless, but a
+    /// writer's teardown is the parent's business), and the child's events go to a segment of
+    /// its own; a made-up session is made up anew, so its query ids are the child's own. Not
+    /// called while the writer is held.
+    fn follow_fork(&self) {
+        use std::sync::atomic::Ordering;
+        let pid = std::process::id();
+        if self.pid.load(Ordering::Acquire) == pid {
+            return;
+        }
+        let Ok(mut slot) = self.writer.lock() else {
+            return;
+        };
+        if self.pid.load(Ordering::Acquire) == pid {
+            return;
+        }
+        if let Some(w) = slot.current.take() {
+            std::mem::forget(w);
+        }
+        for w in slot.retired.drain(..) {
+            std::mem::forget(w);
+        }
+        if self.session_made_up {
+            let fresh: std::sync::Arc<str> = new_session_id().into();
+            match self.session.write() {
+                Ok(mut s) => *s = fresh,
+                Err(p) => *p.into_inner() = fresh,
+            }
+        }
+        self.pid.store(pid, Ordering::Release);
     }
 
     /// The id of this process's segment, once it has one.

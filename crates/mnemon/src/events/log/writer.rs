@@ -223,6 +223,7 @@ impl EventLog {
     /// may have dated in the future (last-writer-wins by timestamp would keep that one until
     /// the clock caught up).
     pub fn append_after(&self, kinds: Vec<EventKind>, after_ms: i64) -> Result<()> {
+        self.follow_fork();
         let mut guard = self.lock_writer()?;
         let slot = &mut *guard;
         self.repair(slot)?;
@@ -277,7 +278,7 @@ impl EventLog {
         let (id, len) = (w.id.clone(), w.len);
         if let Ok(mut st) = self.state.write() {
             for e in &batch {
-                st.delta.apply(&self.session, e);
+                st.delta.apply(&self.current_session(), e);
             }
             if let Some(m) = st.marks.get_mut(&id) {
                 *m = len;
@@ -308,7 +309,8 @@ impl EventLog {
     pub(super) fn create_writer(&self, first_n: u32) -> Result<(Writer, u32)> {
         let created_ms = now_ms();
         // Format version 2: a fresh random salt seals every frame of this segment.
-        let header = Header::new(self.session.clone(), created_ms);
+        let session = self.current_session();
+        let header = Header::new(session.to_string(), created_ms);
         let seal = header.seal;
         let header = header.encode();
         let mut remade = false;
@@ -316,7 +318,7 @@ impl EventLog {
         while attempt < first_n.saturating_add(MAX_NAME_ATTEMPTS) {
             let id = format!(
                 "{created_ms:013}-{}-{}-{attempt}",
-                self.session,
+                session,
                 std::process::id()
             );
             if compressed_id_exists(self.fs.as_ref(), &self.events_dir, &id) {

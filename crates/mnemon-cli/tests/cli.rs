@@ -1199,37 +1199,44 @@ fn serve_and_watch_stopped_by_sigterm_exit_0_with_their_summary() {
     assert!(log.contains("serve stopping on SIGTERM"), "{log}");
     assert!(log.contains("serve ended:"), "{log}");
 
-    let mut watch = bin()
-        .arg("--dir")
-        .arg(&root)
-        .args(["watch", "--json"])
-        .env_remove("MNEMON_DIR")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn watch");
-    let mut stderr = BufReader::new(watch.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    while !line.contains("Ctrl-C or SIGTERM stops") {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).expect("read") > 0,
-            "watch ended early"
-        );
+    // With `--for` too: a signal before its time stops the watch the same way (it killed the
+    // process at exit 143, without its summary).
+    for args in [
+        &["watch", "--json"][..],
+        &["watch", "--json", "--for", "100"][..],
+    ] {
+        let mut watch = bin()
+            .arg("--dir")
+            .arg(&root)
+            .args(args)
+            .env_remove("MNEMON_DIR")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn watch");
+        let mut stderr = BufReader::new(watch.stderr.take().expect("stderr"));
+        let mut line = String::new();
+        while !line.contains("Ctrl-C or SIGTERM stops") {
+            line.clear();
+            assert!(
+                stderr.read_line(&mut line).expect("read") > 0,
+                "{args:?} ended early"
+            );
+        }
+        common::send_signal(watch.id(), "TERM");
+        let mut out = String::new();
+        watch
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_to_string(&mut out)
+            .expect("read report");
+        let status = watch.wait().expect("wait");
+        assert!(status.success(), "{args:?} exits 0 on SIGTERM: {status:?}");
+        let report: Value = serde_json::from_str(&out).expect("the report is JSON");
+        assert_eq!(report["errors"], 0, "{report}");
+        assert!(report["reindexes"].is_u64(), "{report}");
     }
-    common::send_signal(watch.id(), "TERM");
-    let mut out = String::new();
-    watch
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut out)
-        .expect("read report");
-    let status = watch.wait().expect("wait");
-    assert!(status.success(), "watch exits 0 on SIGTERM: {status:?}");
-    let report: Value = serde_json::from_str(&out).expect("the report is JSON");
-    assert_eq!(report["errors"], 0, "{report}");
-    assert!(report["reindexes"].is_u64(), "{report}");
 }
 
 /// `eprintln!` panicked when stderr was a closed pipe (`mnemon core 2>&1 | head -1`): exit 101

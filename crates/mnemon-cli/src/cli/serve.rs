@@ -145,15 +145,19 @@ pub fn watch_until_interrupted(
         return Err(e);
     }
     rt.block_on(async {
-        match for_secs {
-            Some(s) => tokio::time::sleep(Duration::from_secs(s)).await,
-            None => {
-                let sig = stop_requested(|| {
-                    errln!("mnemon: watching memory/; Ctrl-C or SIGTERM stops and reports")
-                })
-                .await;
-                errln!("mnemon: watch stopping on {sig}");
-            }
+        let sig = stop_requested(|| {
+            errln!("mnemon: watching memory/; Ctrl-C or SIGTERM stops and reports")
+        });
+        // `--for` ends the watch at its time; a signal before it stops it as without `--for`.
+        let sig = match for_secs {
+            Some(s) => tokio::select! {
+                () = tokio::time::sleep(Duration::from_secs(s)) => None,
+                sig = sig => Some(sig),
+            },
+            None => Some(sig.await),
+        };
+        if let Some(sig) = sig {
+            errln!("mnemon: watch stopping on {sig}");
         }
     });
     let _ = stop.send(());

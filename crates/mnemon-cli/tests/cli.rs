@@ -1501,6 +1501,73 @@ fn contradictory_compaction_ages_and_a_missing_corpus_are_bad_arguments() {
     );
 }
 
+/// Regression (sweep 10): `eval --modes warm99999999999` ran for years; `gen --out FILE` failed
+/// at exit 3 with a raw "Not a directory"; `demo --notes FILE` said the file "does not exist";
+/// `feedback --query "   "` said it was tied to that blank question while the stats counted it
+/// untied. Bad arguments are exit 2 with the range or the fix; a blank question is none.
+#[test]
+fn unbounded_modes_files_for_folders_and_blank_questions_are_named() {
+    let (tmp, m) = fresh();
+    write_note(
+        &m,
+        "a.md",
+        "---\nname: Alpha\n---\nthe alpha note about pools\n",
+    );
+    m.index().expect("index");
+    drop(m);
+    let truth = tmp.path().join("truth.yaml");
+    std::fs::write(
+        &truth,
+        "queries:\n  - id: q1\n    mode: query\n    query: alpha\n    relevant:\n      - { id: a, relevance: 1 }\n",
+    )
+    .expect("truth");
+    let corpus = tmp.path().join(".mnemon/memory");
+    let (corpus, truth) = (
+        corpus.to_str().expect("utf-8"),
+        truth.to_str().expect("utf-8"),
+    );
+    for mode in ["warm99999999999", "perq101"] {
+        let (code, _, err) = run(
+            tmp.path(),
+            &[
+                "eval", "--corpus", corpus, "--truth", truth, "--modes", mode,
+            ],
+        );
+        assert_eq!(code, 2, "{mode}: {err}");
+        assert!(err.contains("N from 0 to 100"), "{mode}: {err}");
+    }
+    let (code, v, err) = run(
+        tmp.path(),
+        &[
+            "eval", "--corpus", corpus, "--truth", truth, "--modes", "warm100", "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["modes"]["warm100"]["mrr"], 1.0, "{v}");
+
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "x").expect("file");
+    let file = file.to_str().expect("utf-8");
+    let (code, _, err) = run(tmp.path(), &["gen", "--notes", "5", "--out", file]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is not a folder"), "{err}");
+    let (code, _, err) = run(tmp.path(), &["demo", "--notes", file]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is not a folder") && !err.contains("does not exist"),
+        "{err}"
+    );
+
+    let (code, v, err) = run(
+        tmp.path(),
+        &["feedback", "--used", "a", "--query", "   ", "--json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["query"], "", "{v}");
+    let (_, v, _) = run(tmp.path(), &["stats", "a", "--json"]);
+    assert_eq!(v["untied_used"], 1, "{v}");
+}
+
 /// Regression: `init --dir sub` run inside another memory's notes (a bare relative path)
 /// slipped past the check that refuses a memory folder nested in the notes.
 #[test]

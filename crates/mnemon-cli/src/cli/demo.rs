@@ -15,8 +15,13 @@ pub fn run(notes: Option<&Path>, out: &Out) -> mnemon::Result<i32> {
         return Err(Error::InvalidArgument {
             what: "demo notes folder",
             message: format!(
-                "{} does not exist: run the demo from a source checkout, or pass --notes DIR",
-                src.display()
+                "{} {}: run the demo from a source checkout, or pass --notes DIR, a folder of notes",
+                src.display(),
+                if src.exists() {
+                    "is not a folder"
+                } else {
+                    "does not exist"
+                }
             ),
         });
     }

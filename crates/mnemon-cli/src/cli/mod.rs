@@ -247,7 +247,8 @@ enum Command {
         truth: PathBuf,
         /// Comma-separated modes: cold; replay (every question asked once, recorded, then all
         /// scored); feedback (replay, saying which relevant notes of the first 10 were used);
-        /// taught (feedback naming every relevant note, found or not); warmN, impK, perqN.
+        /// taught (feedback naming every relevant note, found or not); warmN, impK, perqN (N from
+        /// 0 to 100 warm-up recalls per relevant note, K an importance from 1 to 10).
         #[arg(long, value_delimiter = ',', default_value = "cold")]
         modes: Vec<String>,
         /// Ground truth whose questions replay, feedback and taught ask before scoring, instead
@@ -829,6 +830,15 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
         } => {
             // Same seed, same bytes holds for the folder only if nothing else is in it; and a
             // real memory folder must not get synthetic notes mixed into it.
+            if dir.exists() && !dir.is_dir() {
+                return Err(Error::InvalidArgument {
+                    what: "--out",
+                    message: format!(
+                        "{} is not a folder: give a new or empty folder for the corpus",
+                        dir.display()
+                    ),
+                });
+            }
             let occupied = match std::fs::read_dir(dir) {
                 Ok(mut entries) => entries.next().is_some(),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,

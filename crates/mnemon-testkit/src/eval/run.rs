@@ -325,6 +325,9 @@ fn relevant_ids(t: &TruthQuery) -> Vec<&str> {
     t.relevant.iter().map(|r| r.id.as_str()).collect()
 }
 
+/// Most warm-up recalls per relevant note of a `warmN` or `perqN` mode.
+pub const MAX_WARM_RECALLS: usize = 100;
+
 /// Run the eval in each of `modes` (see the protocol in the module doc): `cold`; `replay` (every
 /// question asked once and recorded, as an agent's recalls are, then all scored again);
 /// `feedback` (as replay, with feedback after each question on the relevant notes among its
@@ -361,6 +364,22 @@ pub fn eval_taught_by(
                 "`{mode}`: use cold, replay, feedback, taught, warmN, impK or perqN (e.g. warm5, imp10, perq5)"
             ),
         };
+        // N of warmN and perqN: warm-up recalls per relevant note, within a bound (a mistyped
+        // `warm99999999999` ran for years).
+        let warm_n = |n: &str| -> Result<usize> {
+            let n: usize = n.parse().map_err(|_| bad())?;
+            if n > MAX_WARM_RECALLS {
+                return Err(Error::OutOfRange {
+                    what: "mode",
+                    value: mode.clone(),
+                    allowed: format!(
+                        "warmN or perqN with N from 0 to {MAX_WARM_RECALLS} (warm-up recalls per \
+                         relevant note)"
+                    ),
+                });
+            }
+            Ok(n)
+        };
         let report = if mode == "cold" {
             run_mode(&fresh(0)?, truth, &mut |_, _| Ok(()))?
         } else if let Some(told) = match mode.as_str() {
@@ -373,7 +392,7 @@ pub fn eval_taught_by(
             use_once(&memory, teach.unwrap_or(truth), told)?;
             run_mode(&memory, truth, &mut |_, _| Ok(()))?
         } else if let Some(n) = mode.strip_prefix("warm") {
-            let n: usize = n.parse().map_err(|_| bad())?;
+            let n = warm_n(n)?;
             let memory = fresh(0)?;
             for t in &truth.queries {
                 warm(&memory, &relevant_ids(t), n)?;
@@ -389,7 +408,7 @@ pub fn eval_taught_by(
             }
             run_mode(&memory, truth, &mut |_, _| Ok(()))?
         } else if let Some(n) = mode.strip_prefix("perq") {
-            let n: usize = n.parse().map_err(|_| bad())?;
+            let n = warm_n(n)?;
             // A fresh memory per query is the reset: nothing of other queries' warm-up leaks.
             let mut per_query = Vec::with_capacity(truth.queries.len());
             for (i, t) in truth.queries.iter().enumerate() {

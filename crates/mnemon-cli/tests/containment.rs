@@ -829,6 +829,27 @@ fn a_low_open_file_limit_fails_whole_and_names_the_limit() {
     }
     assert!(refused > 0, "no limit was low enough to matter");
     assert!(done > 0, "no limit was high enough to index");
+
+    // `doctor --fix` took the notes it could not open for store damage and moved the healthy
+    // store aside.
+    let out = mnemon(&root, &["index"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    for limit in 5..=16 {
+        let (code, out, err) = mnemon_limited(&root, &format!("-n {limit}"), &["doctor", "--fix"]);
+        assert!(
+            code == 0 || (code == 3 && err.contains("ulimit -n")),
+            "doctor, limit {limit}: exit {code}: {out} {err}"
+        );
+        assert!(
+            !out.contains("damaged") && !err.contains("damaged"),
+            "limit {limit}: {out} {err}"
+        );
+        let aside = std::fs::read_dir(root.join("index"))
+            .expect("index")
+            .filter_map(|e| e.ok())
+            .any(|e| e.file_name().to_string_lossy().contains("damaged"));
+        assert!(!aside, "limit {limit}: a store was moved aside");
+    }
 }
 
 /// Regression: under a file-size limit (`ulimit -f`), `index` was killed by SIGXFSZ: exit 153

@@ -34,11 +34,18 @@ pub struct Verified {
     pub changed: Vec<String>,
 }
 
-/// Compare `store` with a full parse of `memory_dir`. A panic inside the store's reads is
-/// reported as damage.
-pub fn store_against_notes(store: &Store, memory_dir: &Path) -> Verified {
+/// Compare `store` with a full parse of `memory_dir`. A store that cannot be read, or whose
+/// reads panic inside redb, is reported as damage; `Err` when the notes could not all be read
+/// for a cause of the environment (too many files open): the comparison says nothing about the
+/// store then, and a repair acting on it would throw a healthy store away.
+pub fn store_against_notes(store: &Store, memory_dir: &Path) -> Result<Verified> {
+    let mut outcome = scan::scan(
+        memory_dir,
+        &HashMap::<String, crate::store::FileEntry>::new(),
+    );
+    outcome.check_complete()?;
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        differences(store, memory_dir)
+        compare(store, memory_dir, &outcome)
     }));
     let mut verified = match run {
         Ok(Ok(verified)) => verified,
@@ -57,20 +64,11 @@ pub fn store_against_notes(store: &Store, memory_dir: &Path) -> Verified {
         found.truncate(MAX_LISTED_DAMAGE - 1);
         found.push(format!("... and {more} more differences"));
     }
-    verified
+    Ok(verified)
 }
 
 /// An edge as compared: (from, to, kind, provenance, confidence bits).
 type EdgeKey = (String, String, &'static str, &'static str, u32);
-
-fn differences(store: &Store, memory_dir: &Path) -> Result<Verified> {
-    let mut outcome = scan::scan(
-        memory_dir,
-        &HashMap::<String, crate::store::FileEntry>::new(),
-    );
-    outcome.check_complete()?;
-    compare(store, memory_dir, &outcome)
-}
 
 /// Compare `store` with `outcome`, a full parse of `memory_dir` taken before the store is read.
 fn compare(store: &Store, memory_dir: &Path, outcome: &scan::ScanOutcome) -> Result<Verified> {
@@ -309,14 +307,14 @@ mod tests {
         memory.index().unwrap();
         drop(memory);
         let (store, _) = Store::open(&root.join("index")).unwrap();
-        let quiet = store_against_notes(&store, &notes);
+        let quiet = store_against_notes(&store, &notes).expect("notes read");
         assert!(quiet.damage.is_empty(), "{:?}", quiet.damage);
         assert!(quiet.changed.is_empty(), "{:?}", quiet.changed);
 
         std::fs::write(notes.join("a.md"), "---\nname: A\n---\nalpha text, edited\n").unwrap();
         std::fs::write(notes.join("c.md"), "gamma\n").unwrap();
         std::fs::remove_file(notes.join("b.md")).unwrap();
-        let edited = store_against_notes(&store, &notes);
+        let edited = store_against_notes(&store, &notes).expect("notes read");
         assert!(!edited.damage.is_empty());
         assert_eq!(edited.changed, ["a.md", "b.md", "c.md"]);
     }
@@ -340,7 +338,7 @@ mod tests {
         let raced = compare(&store, &notes, &parsed_before).unwrap();
         assert!(!raced.damage.is_empty(), "the premise: the parse missed c");
         assert_eq!(raced.changed, ["c.md"]);
-        let settled = store_against_notes(&store, &notes);
+        let settled = store_against_notes(&store, &notes).expect("notes read");
         assert!(settled.damage.is_empty(), "{:?}", settled.damage);
     }
 }

@@ -447,7 +447,7 @@ impl Memory {
         };
         // Notes edited while the comparison runs differ from the store without any damage: the
         // index is brought up to date and the comparison made again, a few times at most.
-        let mut verified = crate::verify::store_against_notes(&self.store, &self.dir.memory());
+        let mut verified = crate::verify::store_against_notes(&self.store, &self.dir.memory())?;
         let mut tries = 1;
         while !verified.damage.is_empty() && !verified.changed.is_empty() && tries < DOCTOR_TRIES {
             tries += 1;
@@ -455,7 +455,7 @@ impl Memory {
                 Ok(report) => report,
                 Err(damaged) => return Ok(damaged),
             };
-            verified = crate::verify::store_against_notes(&self.store, &self.dir.memory());
+            verified = crate::verify::store_against_notes(&self.store, &self.dir.memory())?;
         }
         if !verified.damage.is_empty() && !verified.changed.is_empty() {
             let mut changing = self.damaged_report(String::new());

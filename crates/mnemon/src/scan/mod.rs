@@ -437,7 +437,9 @@ fn read_changed(root: &Path, found: &[Found], out: &mut ScanOutcome) {
                 out.unread.push(err.path.clone());
                 out.walk_errors.push(err);
             }
-            ReadResult::OutOfFiles(err) => {
+            ReadResult::OutOfFiles(rel, err) => {
+                // Kept as unread too: a caller that did not check would not take it for gone.
+                out.unread.push(rel);
                 out.out_of_files.get_or_insert(err);
             }
         }
@@ -457,8 +459,8 @@ enum ReadResult {
     Touched(String, FileEntry),
     Parsed(Box<NoteUpdate>, Box<ParsedNote>),
     Unreadable(ScanError),
-    /// Not opened or read because too many files are open.
-    OutOfFiles(crate::Error),
+    /// Not opened or read (`memory/`-relative path) because too many files are open.
+    OutOfFiles(String, crate::Error),
 }
 
 fn parse_all(root: &Path, files: &[&Found]) -> Vec<ReadResult> {
@@ -484,7 +486,8 @@ fn parse_all(root: &Path, files: &[&Found]) -> Vec<ReadResult> {
 fn read_one(root: &Path, f: &Found) -> ReadResult {
     let unreadable = |e: std::io::Error| {
         if crate::error::is_out_of_files(&e) {
-            return ReadResult::OutOfFiles(crate::Error::io("read the note", root.join(&f.rel), e));
+            let err = crate::Error::io("read the note", root.join(&f.rel), e);
+            return ReadResult::OutOfFiles(f.rel.clone(), err);
         }
         ReadResult::Unreadable(ScanError {
             path: f.rel.clone(),
@@ -496,7 +499,8 @@ fn read_one(root: &Path, f: &Found) -> ReadResult {
     let (file, meta) = match notes::open_inside(root, &f.rel) {
         Ok(opened) => opened,
         Err(notes::OpenNoteError::Io(e)) if crate::error::is_out_of_files(&e) => {
-            return ReadResult::OutOfFiles(crate::Error::io("open the note", root.join(&f.rel), e));
+            let err = crate::Error::io("open the note", root.join(&f.rel), e);
+            return ReadResult::OutOfFiles(f.rel.clone(), err);
         }
         Err(e) => {
             return ReadResult::Unreadable(ScanError {

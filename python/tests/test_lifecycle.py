@@ -233,13 +233,17 @@ def test_a_forked_child_recalls_but_refuses_to_index_or_write(folder: pathlib.Pa
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
 def test_a_forked_child_records_under_its_own_session_and_segment(folder: pathlib.Path, cli) -> None:
     # The child kept the parent's session and query counter, and appended to the parent's open
-    # segment: two different questions were recorded under one query id.
+    # segment: two different questions were recorded under one query id. The parent here has
+    # opened its folder again (index/ deleted), which passes its session on as a given one.
     script = textwrap.dedent(
         f"""
-        import os, mnemon
+        import os, shutil, time, mnemon
         m = mnemon.Memory.open({str(folder)!r})
         m.index()
+        shutil.rmtree({str(folder)!r} + "/index")
+        time.sleep(1.1)
         m.recall("connection pool")
+        assert any("opened the memory folder again" in n for n in m.notices), m.notices
         pid = os.fork()
         if pid == 0:
             m.recall("deploy rollback")

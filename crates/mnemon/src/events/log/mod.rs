@@ -89,11 +89,11 @@ pub struct EventLog {
     index_dir: PathBuf,
     /// The session events are recorded under; a made-up one is made up again in a forked child.
     session: RwLock<std::sync::Arc<str>>,
-    /// The session was made up at open, not given.
-    session_made_up: bool,
     /// The process that owns the writer: a child forked from it (Python's `os.fork`) has copies
     /// of the parent's open segment and its lock, which it must not write to.
     pid: std::sync::atomic::AtomicU32,
+    /// This process was forked while another thread held the writer: it is never released here.
+    writer_lost_in_fork: std::sync::atomic::AtomicBool,
     sync: SyncPolicy,
     writer: Mutex<Slot>,
     state: RwLock<State>,
@@ -166,7 +166,6 @@ impl EventLog {
         session: Option<String>,
         sync: SyncPolicy,
     ) -> Result<EventLog> {
-        let session_made_up = session.is_none();
         let session = match session {
             Some(s) if segment::valid_session(&s) => s,
             Some(s) => {
@@ -194,8 +193,8 @@ impl EventLog {
             events_dir,
             index_dir,
             session: RwLock::new(session.into()),
-            session_made_up,
             pid: std::sync::atomic::AtomicU32::new(std::process::id()),
+            writer_lost_in_fork: std::sync::atomic::AtomicBool::new(false),
             sync,
             writer: Mutex::new(Slot::default()),
             state: RwLock::new(State {
@@ -288,40 +287,48 @@ impl EventLog {
     /// In a child forked from the process that opened the log: the parent's segment (and the
     /// lock on it) stay the parent's, never written or closed here (closing is harmless, but a
     /// writer's teardown is the parent's business), and the child's events go to a segment of
-    /// its own; a made-up session is made up anew, so its query ids are the child's own. Not
-    /// called while the writer is held.
-    fn follow_fork(&self) {
+    /// its own. A session made up by the parent (`p<its pid>-...`, also when a reopen passed it
+    /// on) is made up anew, so the child's query ids are its own. A writer another thread held
+    /// at the fork is never released here: the child's appends then fail rather than wait.
+    /// Not called while the writer is held.
+    pub(super) fn follow_fork(&self) {
         use std::sync::atomic::Ordering;
         let pid = std::process::id();
-        if self.pid.load(Ordering::Acquire) == pid {
+        let parent = self.pid.load(Ordering::Acquire);
+        if parent == pid
+            || self
+                .pid
+                .compare_exchange(parent, pid, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
             return;
         }
-        let Ok(mut slot) = self.writer.lock() else {
-            return;
-        };
-        if self.pid.load(Ordering::Acquire) == pid {
-            return;
-        }
-        if let Some(w) = slot.current.take() {
-            std::mem::forget(w);
-        }
-        for w in slot.retired.drain(..) {
-            std::mem::forget(w);
-        }
-        if self.session_made_up {
+        if self.current_session().starts_with(&format!("p{parent}-")) {
             let fresh: std::sync::Arc<str> = new_session_id().into();
             match self.session.write() {
                 Ok(mut s) => *s = fresh,
                 Err(p) => *p.into_inner() = fresh,
             }
         }
-        self.pid.store(pid, Ordering::Release);
+        match self.writer.try_lock() {
+            Ok(mut slot) => {
+                if let Some(w) = slot.current.take() {
+                    std::mem::forget(w);
+                }
+                for w in slot.retired.drain(..) {
+                    std::mem::forget(w);
+                }
+            }
+            Err(std::sync::TryLockError::Poisoned(_)) => {}
+            Err(std::sync::TryLockError::WouldBlock) => {
+                self.writer_lost_in_fork.store(true, Ordering::Release);
+            }
+        }
     }
 
     /// The id of this process's segment, once it has one.
     pub fn own_segment_id(&self) -> Option<String> {
-        self.writer
-            .lock()
+        self.lock_writer()
             .ok()
             .and_then(|w| w.current.as_ref().map(|w| w.id.clone()))
     }

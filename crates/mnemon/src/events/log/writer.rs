@@ -106,6 +106,20 @@ pub(super) fn cut_back(w: &mut Writer, sync: SyncPolicy) -> std::io::Result<()> 
 
 impl EventLog {
     pub(super) fn lock_writer(&self) -> Result<std::sync::MutexGuard<'_, Slot>> {
+        self.follow_fork();
+        if self
+            .writer_lost_in_fork
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            return Err(Error::Poisoned {
+                path: self.events_dir.clone(),
+                reason: "this process was forked while another of its parent's threads was \
+                         recording events, so it cannot record any; record in the parent, or \
+                         start workers with multiprocessing's 'spawn' or 'forkserver' start \
+                         method"
+                    .into(),
+            });
+        }
         self.writer.lock().map_err(|_| Error::Poisoned {
             path: self.events_dir.clone(),
             reason: "a thread panicked while appending".into(),
@@ -223,7 +237,6 @@ impl EventLog {
     /// may have dated in the future (last-writer-wins by timestamp would keep that one until
     /// the clock caught up).
     pub fn append_after(&self, kinds: Vec<EventKind>, after_ms: i64) -> Result<()> {
-        self.follow_fork();
         let mut guard = self.lock_writer()?;
         let slot = &mut *guard;
         self.repair(slot)?;

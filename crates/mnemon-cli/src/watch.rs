@@ -97,15 +97,6 @@ const ROOT_CHECK: Duration = Duration::from_millis(500);
 /// Watch `memory/` and re-index on changes until `stop` receives a message (or is dropped).
 /// `armed` is called once the watch is in place (not at all if it cannot be set up).
 /// `on_error` is told about each failure (the watcher keeps going).
-/// A watcher's error as the I/O error it is, when it is one (so that its fix is named: the
-/// open-file limit, permissions), else as an I/O error of its text.
-fn as_io(e: notify::Error) -> std::io::Error {
-    match e.kind {
-        notify::ErrorKind::Io(io) => io,
-        _ => std::io::Error::other(e),
-    }
-}
-
 pub fn run(
     memory: &LiveMemory,
     stats: &WatchStats,
@@ -125,12 +116,12 @@ pub fn run(
         notify_debouncer_full::RecommendedCache::new(),
         watcher_config(),
     )
-    .map_err(|e| Error::io("start watching", memory.dir().memory(), as_io(e)))?;
+    .map_err(|e| watch_error("start watching", &memory.dir().memory(), e))?;
     let root = memory.dir().memory();
     let mut watched = folder_id(&root);
     debouncer
         .watch(&root, notify::RecursiveMode::Recursive)
-        .map_err(|e| Error::io("watch", &root, as_io(e)))?;
+        .map_err(|e| watch_error("watch", &root, e))?;
     armed();
     let mut root_checked = Instant::now();
     let report_errors = |errors: Vec<notify::Error>| {
@@ -277,9 +268,75 @@ fn folder_id(path: &std::path::Path) -> Option<(u64, u64)> {
         .then(|| mnemon::fs::file_identity(path).unwrap_or((0, 0)))
 }
 
+/// A watcher's error as the I/O error it is, on the path it names (a sub-folder that cannot be
+/// watched is named, not `memory/`), so that its fix is said. An inotify instance or watch
+/// limit is no open-file limit, though the kernel says EMFILE or ENOSPC for it: its fix is named.
+fn watch_error(op: &'static str, folder: &std::path::Path, e: notify::Error) -> Error {
+    let path = e
+        .paths
+        .first()
+        .cloned()
+        .unwrap_or_else(|| folder.to_path_buf());
+    match e.kind {
+        notify::ErrorKind::MaxFilesWatch => Error::io(
+            op,
+            path,
+            std::io::Error::other(
+                "the system's inotify watch limit is reached: raise fs.inotify.max_user_watches \
+                 (sysctl), or watch fewer folders",
+            ),
+        ),
+        notify::ErrorKind::Io(io)
+            if cfg!(unix) && io.raw_os_error() == Some(EMFILE) && op == "start watching" =>
+        {
+            Error::io(
+                op,
+                path,
+                std::io::Error::other(format!(
+                    "{io}; the limit may be this process's open files (`ulimit -n`) or the \
+                     system's inotify instances (sysctl fs.inotify.max_user_instances): raise \
+                     the one that is reached"
+                )),
+            )
+        }
+        notify::ErrorKind::Io(io) => Error::io(op, path, io),
+        _ => Error::io(op, path, std::io::Error::other(e)),
+    }
+}
+
+/// `EMFILE` (the same number on Linux, the BSDs and macOS), as inotify's set-up reports a limit
+/// of either kind.
+const EMFILE: i32 = 24;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A watch that failed on a sub-folder was reported against `memory/` (the path was
+    /// dropped), and an inotify limit was told to raise `ulimit -n` alone.
+    #[test]
+    fn a_watch_error_names_its_folder_and_the_limit_reached() {
+        let memory = std::path::Path::new("/m/memory");
+        let denied = notify::Error::io(std::io::Error::from(std::io::ErrorKind::PermissionDenied))
+            .add_path(memory.join("private"));
+        let e = watch_error("watch", memory, denied).to_string();
+        assert!(e.starts_with("watch /m/memory/private: "), "{e}");
+        assert!(e.contains("check its owner and mode"), "{e}");
+        let out = notify::Error::io(std::io::Error::from_raw_os_error(EMFILE));
+        let e = watch_error("start watching", memory, out).to_string();
+        assert!(e.starts_with("start watching /m/memory: "), "{e}");
+        assert!(
+            e.contains("ulimit -n") && e.contains("max_user_instances"),
+            "{e}"
+        );
+        let e = watch_error(
+            "watch",
+            memory,
+            notify::Error::new(notify::ErrorKind::MaxFilesWatch),
+        )
+        .to_string();
+        assert!(e.contains("max_user_watches"), "{e}");
+    }
 
     #[test]
     fn the_watcher_does_not_follow_symlinks_out_of_memory() {

@@ -1477,6 +1477,10 @@ fn contradictory_compaction_ages_and_a_missing_corpus_are_bad_arguments() {
         "{err}"
     );
     assert!(err.contains("'recall'"), "{err}");
+    // The help printed for a missing subcommand is no error line: no prefix glued to it.
+    let (code, _, err) = run(tmp.path(), &["events"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.starts_with("Inspect the event log"), "{err}");
     let truth = tmp.path().join("truth.yaml");
     std::fs::write(
         &truth,

@@ -307,8 +307,11 @@ pub fn run() -> i32 {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
-            // Every error of the command says who speaks, as mnemon's own do (`mnemon: error:`).
-            if e.use_stderr() {
+            // Every error of the command says who speaks, as mnemon's own do (`mnemon: error:`);
+            // the help printed for a missing subcommand is no error line.
+            if e.use_stderr()
+                && e.kind() != clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            {
                 use std::io::Write as _;
                 let _ = write!(std::io::stderr().lock(), "mnemon: ");
             }

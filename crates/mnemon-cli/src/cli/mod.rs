@@ -753,9 +753,15 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             }
             Ok(EXIT_OK)
         }
-        Command::Serve { no_watch } => serve::run(live(cli, out)?, !*no_watch),
+        // The async runtime first: it is made before opening the memory starts other threads
+        // (see `serve::runtime`).
+        Command::Serve { no_watch } => {
+            let rt = serve::runtime()?;
+            serve::run(rt, live(cli, out)?, !*no_watch)
+        }
         Command::Watch { for_secs } => {
-            let report = serve::watch_until_interrupted(live(cli, out)?, *for_secs, |m| {
+            let rt = serve::runtime()?;
+            let report = serve::watch_until_interrupted(rt, live(cli, out)?, *for_secs, |m| {
                 progress::with_spinner(out, "indexing notes", || {
                     m.with(|m| m.index_if_writable().map(|_| ()))
                 })

@@ -5,11 +5,12 @@ use crate::watch::{self, WatchReport, WatchStats};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The async runtime, made before any other thread of the command starts. tokio makes its
-/// signal driver's socket pair with `expect`: a process at its open-file limit panicked there
-/// (exit 101). That panic is caught (silently: no other thread runs yet to miss the hook) and
-/// returned as the error it reports.
-fn runtime() -> mnemon::Result<tokio::runtime::Runtime> {
+/// The async runtime of `serve` and `watch`, made before the memory is opened (which starts
+/// other threads). tokio makes its signal driver's socket pair with `expect`: a process at its
+/// open-file limit panicked there (exit 101). That panic is caught, silently (the default hook
+/// is put back at once; no other thread of this process runs yet, except after a repair
+/// retried the command), and returned as the error it reports.
+pub fn runtime() -> mnemon::Result<tokio::runtime::Runtime> {
     let started = |e| mnemon::Error::io("start the async runtime", "", e);
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
@@ -70,8 +71,11 @@ async fn stop_requested(ready: impl FnOnce()) -> &'static str {
 
 /// Serve MCP on stdio; logs to stderr only. The notes are indexed in the background, so the
 /// client's handshake is answered at once; tool calls wait for that index.
-pub fn run(memory: Arc<LiveMemory>, watch_notes: bool) -> mnemon::Result<i32> {
-    let rt = runtime()?;
+pub fn run(
+    rt: tokio::runtime::Runtime,
+    memory: Arc<LiveMemory>,
+    watch_notes: bool,
+) -> mnemon::Result<i32> {
     let stats = Arc::new(WatchStats::default());
     // Armed before the first index reads the notes: a change made meanwhile is either read by
     // that index or seen by the watcher.
@@ -132,11 +136,11 @@ pub fn run(memory: Arc<LiveMemory>, watch_notes: bool) -> mnemon::Result<i32> {
 /// Watch until Ctrl-C or SIGTERM (or `for_secs`), then report. `index_first` indexes the notes
 /// once the watch is armed, before watching begins.
 pub fn watch_until_interrupted(
+    rt: tokio::runtime::Runtime,
     memory: Arc<LiveMemory>,
     for_secs: Option<u64>,
     index_first: impl FnOnce(&LiveMemory) -> mnemon::Result<()>,
 ) -> mnemon::Result<WatchReport> {
-    let rt = runtime()?;
     let stats = Arc::new(WatchStats::default());
     let (stop, handle) = watch::spawn(memory.clone(), stats.clone());
     if let Err(e) = index_first(&memory) {

@@ -180,10 +180,16 @@ impl<'de> serde::de::Visitor<'de> for KnownEntriesVisitor {
         let mut seen = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<Value>()? {
             if !seen.insert(key.clone()) {
-                let shown = serde_yaml_ng::to_string(&key).unwrap_or_default();
+                // Worded as the YAML parser words it for a mapping it reads whole.
+                let shown = match &key {
+                    Value::String(s) => format!("{s:?}"),
+                    other => serde_yaml_ng::to_string(other)
+                        .unwrap_or_default()
+                        .trim_end()
+                        .replace('\n', " "),
+                };
                 return Err(A::Error::custom(format!(
-                    "duplicate entry with key {}",
-                    shown.trim_end()
+                    "duplicate entry with key {shown}"
                 )));
             }
             let value = match key.as_str() {
@@ -516,6 +522,7 @@ mod tests {
         assert!(warnings[0].contains("`description`"), "{warnings:?}");
         for bad in [
             "name: A\nname: B\n# c\n",
+            "own: 1\nown: 2\n# c\n",
             "- a\n- b\n",
             "just text # c\n",
             "name: [unclosed\n",
@@ -525,6 +532,13 @@ mod tests {
                 "{bad:?}"
             );
         }
+        // A key written twice is named as the YAML parser names it.
+        assert_eq!(
+            NoteMeta::from_yaml("name: A\nname: B\n# c\n").map(|_| ()),
+            Err(FrontmatterError::Invalid(
+                "duplicate entry with key \"name\"".into()
+            ))
+        );
         // YAML's merge key brings the keys of the mapping it names; a key written wins.
         let (meta, warnings) = NoteMeta::from_yaml(
             "base: &base {name: Merged, tags: [x], description: D}\n<<: *base\ndescription: own\n",

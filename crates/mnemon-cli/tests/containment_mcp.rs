@@ -297,6 +297,32 @@ fn mcp_params_that_do_not_fit_are_invalid_params_and_unknown_methods_are_named()
             "{text}"
         );
     }
+    // A method of MCP whose params do not fit it was called "no MCP method" (rmcp reads it as
+    // a custom one), a notification sent with an id too.
+    let (code, text) = message(
+        &mut s,
+        br#"{"jsonrpc":"2.0","id":10,"method":"server/discover"}"#,
+    );
+    assert_eq!(code, -32602, "{text}");
+    assert!(
+        text.contains("the params of `server/discover` do not fit"),
+        "{text}"
+    );
+    for (id, method) in [(11, "completion/complete"), (12, "prompts/get")] {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}});
+        let (code, text) = message(&mut s, line.to_string().as_bytes());
+        assert_eq!(code, -32601, "{text}");
+        assert!(
+            text.contains(&format!("`{method}` is not served here")),
+            "{text}"
+        );
+    }
+    let (code, text) = message(
+        &mut s,
+        br#"{"jsonrpc":"2.0","id":13,"method":"notifications/initialized"}"#,
+    );
+    assert_eq!(code, -32600, "{text}");
+    assert!(text.contains("is a notification"), "{text}");
     // A call that fits still works.
     let r = s.rpc(
         7,

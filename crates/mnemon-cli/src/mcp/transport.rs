@@ -214,23 +214,20 @@ impl Session {
                         | ClientRequest::CallToolRequest(_)
                 );
                 if !served && let Some(id) = id.clone() {
+                    // A method of MCP whose params do not fit it is no custom method: rmcp
+                    // reads it as one when its params fail to parse.
+                    if let ClientRequest::CustomRequest(c) = &r.request
+                        && let Some(reply) = misfit_mcp_method(id.clone(), &c.method)
+                    {
+                        return Err(reply);
+                    }
                     // rmcp answers an MCP method this server does not serve (resources,
                     // prompts, ...) with the method's name alone.
                     let (method, what) = match &r.request {
                         ClientRequest::CustomRequest(c) => (c.method.clone(), "is no MCP method"),
-                        _ => (
-                            method.unwrap_or_default(),
-                            "is not served here (this server has tools only, no resources, \
-                             prompts or completions)",
-                        ),
+                        _ => (method.unwrap_or_default(), NOT_SERVED),
                     };
-                    return Err(ErrorReply::method_not_found(
-                        id,
-                        format!(
-                            "`{method}` {what}; this server answers initialize, server/discover, \
-                             ping, tools/list and tools/call"
-                        ),
-                    ));
+                    return Err(not_served(id, &method, what));
                 }
                 if matches!(r.request, ClientRequest::InitializeRequest(_)) {
                     self.initialize_sent = true;
@@ -295,4 +292,63 @@ fn params_misfit(v: &Value) -> Option<String> {
         ),
         _ => format!("the params of `{method}` do not fit it: {e}"),
     })
+}
+
+/// The requests of MCP this server serves, and the others of the protocol.
+const SERVED_METHODS: [&str; 5] = [
+    "initialize",
+    "server/discover",
+    "ping",
+    "tools/list",
+    "tools/call",
+];
+const OTHER_MCP_METHODS: [&str; 9] = [
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+/// The reply to a request naming a method of MCP that rmcp could not read as that method (its
+/// params do not fit it), or to a notification sent with an id; `None` for a method MCP does
+/// not have.
+fn misfit_mcp_method(id: Value, method: &str) -> Option<ErrorReply> {
+    if method.starts_with("notifications/") {
+        return Some(ErrorReply::invalid_request(
+            id,
+            format!("`{method}` is a notification: send it without an `id`, and expect no reply"),
+        ));
+    }
+    if SERVED_METHODS.contains(&method) {
+        return Some(ErrorReply::invalid_params(
+            id,
+            format!(
+                "the params of `{method}` do not fit the method: give them as the MCP \
+                 specification defines them"
+            ),
+        ));
+    }
+    OTHER_MCP_METHODS
+        .contains(&method)
+        .then(|| not_served(id, method, NOT_SERVED))
+}
+
+/// Why a method of MCP is not answered here.
+const NOT_SERVED: &str =
+    "is not served here (this server has tools only, no resources, prompts or completions)";
+
+/// The reply to a request for `method`, which `what` says is not answered here.
+fn not_served(id: Value, method: &str, what: &str) -> ErrorReply {
+    ErrorReply::method_not_found(
+        id,
+        format!(
+            "`{method}` {what}; this server answers initialize, server/discover, ping, \
+             tools/list and tools/call"
+        ),
+    )
 }

@@ -35,6 +35,7 @@ pub struct RecallArgs {
          those notes, which counts as a use of them.",
         args::DEPTH.min, args::DEPTH.max, args::DEFAULT_DEPTH
     ))]
+    #[serde(deserialize_with = "whole::optional")]
     pub depth: Option<i64>,
     /// Results wanted ([`args::LIMIT`]).
     #[serde(default)]
@@ -42,10 +43,42 @@ pub struct RecallArgs {
         "Results wanted ({}..{}, default {}).",
         args::LIMIT.min, args::LIMIT.max, args::DEFAULT_LIMIT
     ))]
+    #[serde(deserialize_with = "whole::optional")]
     pub limit: Option<i64>,
     /// Drop results scoring below this.
     #[serde(default)]
     pub min_score: Option<f64>,
+}
+
+/// Integer arguments as JSON Schema has integers: `5` and `5.0` alike (a client that holds
+/// numbers as floats sends the latter); `5.5`, or a number past i64, is refused with the type
+/// expected.
+mod whole {
+    use serde::{Deserialize, Deserializer, de::Error};
+
+    fn of<'de, D: Deserializer<'de>>(v: serde_json::Number) -> Result<i64, D::Error> {
+        if let Some(i) = v.as_i64() {
+            return Ok(i);
+        }
+        match v.as_f64() {
+            Some(f) if f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64 => {
+                Ok(f as i64)
+            }
+            _ => Err(D::Error::custom(format!(
+                "invalid value: {v}, expected a whole number"
+            ))),
+        }
+    }
+
+    pub fn required<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+        of::<D>(serde_json::Number::deserialize(d)?)
+    }
+
+    pub fn optional<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        Option::<serde_json::Number>::deserialize(d)?
+            .map(of::<D>)
+            .transpose()
+    }
 }
 
 /// Arguments of `memory_set_importance`.
@@ -58,6 +91,7 @@ pub struct ImportanceArgs {
         "{} (a little) to {} (always relevant).",
         args::IMPORTANCE.min, args::IMPORTANCE.max
     ))]
+    #[serde(deserialize_with = "whole::required")]
     pub importance: i64,
     /// Free-form tags.
     #[serde(default)]
@@ -86,9 +120,10 @@ pub struct CoreArgs {
     /// Token budget for the rendered view ([`args::BUDGET_TOKENS`]).
     #[serde(default)]
     #[schemars(description = format!(
-        "Token budget for the rendered view (default {}).",
-        args::DEFAULT_BUDGET_TOKENS
+        "Token budget for the rendered view ({}..{}, default {}).",
+        args::BUDGET_TOKENS.min, args::BUDGET_TOKENS.max, args::DEFAULT_BUDGET_TOKENS
     ))]
+    #[serde(deserialize_with = "whole::optional")]
     pub budget_tokens: Option<i64>,
 }
 

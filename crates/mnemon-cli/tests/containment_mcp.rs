@@ -380,3 +380,57 @@ fn mcp_requests_before_initialize_are_told_to_initialize_first() {
     );
     s.close();
 }
+
+/// Regression (sweep 10): the tools declare `limit`, `depth`, `budget_tokens` and `importance`
+/// as JSON Schema integers, where `5.0` is one, yet `5.0` was refused ("invalid type: floating
+/// point"); `budget_tokens` gave no range. A whole float is taken, a fraction is refused.
+#[test]
+fn mcp_integer_arguments_take_whole_floats_and_state_their_ranges() {
+    let mut s = Server::start();
+    assert_eq!(s.initialize_and_list_tools(1), TOOLS);
+    let call = |s: &mut Server, id: u64, name: &str, arguments: Value| -> (bool, String) {
+        let r = s.rpc(
+            id,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        );
+        (
+            r["result"]["isError"].as_bool().unwrap_or(true),
+            r["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+        )
+    };
+    let (failed, text) = call(
+        &mut s,
+        3,
+        "memory_recall",
+        json!({"query": "x", "limit": 5.0, "depth": 1.0}),
+    );
+    assert!(!failed, "{text}");
+    let (failed, text) = call(&mut s, 4, "memory_core", json!({"budget_tokens": 500.0}));
+    assert!(!failed, "{text}");
+    let (failed, text) = call(
+        &mut s,
+        5,
+        "memory_recall",
+        json!({"query": "x", "limit": 5.5}),
+    );
+    assert!(failed && text.contains("expected a whole number"), "{text}");
+    let tools = s.rpc(6, "tools/list", json!({}));
+    let core = tools["result"]["tools"]
+        .as_array()
+        .and_then(|a| a.iter().find(|t| t["name"] == "memory_core"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let budget = &core["inputSchema"]["properties"]["budget_tokens"];
+    assert!(
+        budget["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("1..200000")),
+        "{budget}"
+    );
+    assert_eq!(budget["type"], json!(["integer", "null"]), "{budget}");
+    s.close();
+}

@@ -215,7 +215,8 @@ enum Command {
     },
     /// Render the always-in-context notes (pinned, then important) into a token budget.
     Core {
-        /// Token budget (tokens estimated as characters / 4, CJK characters as 1 each).
+        /// Token budget, 1 to 200000 (tokens estimated as characters / 4, CJK characters as 1
+        /// each).
         #[arg(long, default_value_t = args::DEFAULT_BUDGET_TOKENS as i64,
               allow_negative_numbers = true)]
         budget: i64,

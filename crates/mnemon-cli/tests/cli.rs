@@ -1588,3 +1588,34 @@ fn init_with_a_relative_dir_inside_the_notes_is_refused() {
     assert!(!inside.join("sub").exists() && !inside.join("index").exists());
     drop(tmp);
 }
+
+/// Regression (sweep 10): a question over the 4096 bytes recall reads was still scanned whole
+/// for names (a 15 MB question took seconds) and recorded up to the event's own limit, so
+/// feedback learned words recall had never read. What is recorded is what was read.
+#[test]
+fn a_question_over_the_limit_is_recorded_as_it_was_read() {
+    let (tmp, m) = fresh();
+    write_note(
+        &m,
+        "pool.md",
+        "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 20.\n",
+    );
+    m.index().expect("index");
+    drop(m);
+    let question = "pgbouncer pool ".repeat(700);
+    assert!(question.len() > 8192);
+    let (code, v, err) = run(tmp.path(), &["recall", "--json", &question]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["results"][0]["id"], "pool", "{v}");
+    let (code, v, err) = run(tmp.path(), &["events", "dump", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let recorded: Vec<usize> = v["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["type"] == "query")
+        .filter_map(|e| e["query"].as_str().map(str::len))
+        .collect();
+    assert_eq!(recorded.len(), 1, "{v}");
+    assert!(recorded[0] <= 4096 && recorded[0] > 4000, "{recorded:?}");
+}

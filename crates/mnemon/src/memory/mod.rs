@@ -549,16 +549,19 @@ impl Memory {
         if !q.record {
             return Ok(recall);
         }
+        // The question as recall read it (a longer one is cut: see `recall::readable_part`) is
+        // what is recorded and what feedback learns from.
+        let read = crate::recall::readable_part(&q.text);
         // Feedback that names no question is about this recall.
         if let Ok(mut last) = self.last_question.lock() {
-            *last = Some((recall.qid.clone(), q.text.clone()));
+            *last = Some((recall.qid.clone(), read.to_string()));
         }
         // One QueryEvent and one RecallHit per returned note, flushed to the OS before returning
         // (one batch: recorded whole or not at all).
         let mut events = Vec::with_capacity(recall.results.len() + 1);
         events.push(EventKind::Query {
             qid: recall.qid.clone(),
-            query: q.text.clone(),
+            query: read.to_string(),
             anchors: q.anchors.clone(),
             result_count: recall.results.len() as u32,
             latency_us,

@@ -378,7 +378,7 @@ pub fn run(
             }
         }
     });
-    let name_words = name_words(&q.text);
+    let name_words = name_words(text);
     let names: Vec<String> = name_words.iter().map(|w| tok.stem_word(w)).collect();
     forget_names_written_lower(lex, &name_words, &names, &mut matches);
     // As many lexical hits as the walk takes seeds (or the caller wants results).
@@ -390,7 +390,7 @@ pub fn run(
     };
     let evidence = Evidence::of(lex, &qt, &matches, &names);
     // The terms that are proper names the question writes and the memory holds as they are.
-    let proper: Vec<String> = proper_name_words(&q.text)
+    let proper: Vec<String> = proper_name_words(text)
         .iter()
         .map(|w| tok.stem_word(w))
         .collect();

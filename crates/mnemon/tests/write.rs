@@ -244,6 +244,8 @@ fn bodies_that_cannot_be_a_note_are_refused_with_the_fix() {
     own.supersedes = vec!["self".into()];
     let e = refused(own);
     assert!(e.to_string().contains("links to itself"), "{e}");
+    // A refusal writes nothing: it does not say the link "was ignored", as the scan's text does.
+    assert!(!e.to_string().contains("ignored"), "{e}");
     let e = refused(WriteRequest::new(
         "conflict",
         "a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> x\n",

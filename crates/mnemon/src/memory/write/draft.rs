@@ -310,8 +310,11 @@ impl<'a> Draft<'a> {
             .filter(|m| !kept.is_some_and(|k| k.problems.iter().any(|had| had == m)))
             .collect();
         if !new.is_empty() {
+            // The scan's texts say what it does with such a note when it reads one ("...; it
+            // was ignored"); here nothing is written, so only what is wrong is said.
+            let refused: Vec<&str> = new.iter().map(|m| without_scan_outcome(m)).collect();
             return Err(NoteWriteError::Problems {
-                problems: new.join("; "),
+                problems: refused.join("; "),
             });
         }
         // Assert the data just before it is written: what the scan will read is what was asked,
@@ -358,5 +361,14 @@ impl<'a> Draft<'a> {
             return Err(NoteWriteError::ReadsBack { field });
         }
         Ok((bytes, parsed))
+    }
+}
+
+/// A problem's text without the clause saying what the scan does about it (`; it was ignored`,
+/// `; the self-link was ignored`): a refused write ignores nothing, it writes nothing.
+fn without_scan_outcome(message: &str) -> &str {
+    match message.rsplit_once("; ") {
+        Some((what, outcome)) if outcome.ends_with("was ignored") => what,
+        _ => message,
     }
 }

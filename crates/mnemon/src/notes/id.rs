@@ -22,6 +22,11 @@ pub enum IdError {
     Backslash,
     #[error("contains a control character: remove it")]
     ControlCharacter,
+    #[error(
+        "contains U+{code:04X}, a bidirectional control character that makes the name display \
+         as another (`txt.exe` shown as `exe.txt`): remove it"
+    )]
+    BidiControl { code: u32 },
     #[error("starts with a drive prefix: ids are relative to memory/")]
     DrivePrefix,
     #[error("has an empty path component (`//` or a trailing `/`): remove it")]
@@ -61,6 +66,9 @@ pub fn validate_id(id: &str) -> Result<(), IdError> {
     if id.chars().any(char::is_control) {
         return Err(IdError::ControlCharacter);
     }
+    if let Some(c) = id.chars().find(|c| is_bidi_control(*c)) {
+        return Err(IdError::BidiControl { code: u32::from(c) });
+    }
     if id.as_bytes().get(1) == Some(&b':') {
         return Err(IdError::DrivePrefix);
     }
@@ -72,6 +80,13 @@ pub fn validate_id(id: &str) -> Result<(), IdError> {
         }
     }
     Ok(())
+}
+
+/// The bidirectional embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069): an id
+/// holding one is printed in another order than it is written, so one note can pass for
+/// another in every listing. (The marks U+200E and U+200F only nudge neutral characters.)
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Why no `[[...]]` link could name a note with this id, if none could: `#` starts a heading,
@@ -228,8 +243,25 @@ mod tests {
             "部署清单",
             "v1.2-notes",
             "a..b",
+            "ملاحظات/نشر",
+            "\u{200F}rtl-mark",
         ] {
             assert_eq!(validate_id(good), Ok(()), "{good:?}");
+        }
+    }
+
+    /// Regression (sweep 10): an id holding U+202E printed reversed after it, so one note
+    /// could pass for another in every listing.
+    #[test]
+    fn bidirectional_overrides_and_isolates_are_refused() {
+        for (bad, code) in [
+            ("invoice\u{202E}txt.exe", 0x202E),
+            ("a\u{202A}b", 0x202A),
+            ("x/\u{2066}y\u{2069}", 0x2066),
+        ] {
+            let e = validate_id(bad).unwrap_err();
+            assert_eq!(e, IdError::BidiControl { code }, "{bad:?}");
+            assert!(e.to_string().contains(&format!("U+{code:04X}")), "{e}");
         }
     }
 

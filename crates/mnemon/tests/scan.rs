@@ -185,6 +185,32 @@ fn deleted_and_renamed_notes_leave_the_graph() {
     assert_eq!(dangling, vec!["b", "c"]);
 }
 
+/// Regression (sweep 10): a missing note named in the frontmatter and by a `[[link]]` was listed
+/// twice by doctor, the two lines alike: each says where the note writes it.
+#[test]
+fn a_dangling_link_says_where_the_note_writes_it() {
+    let (_tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "a.md",
+        "---\nname: A\nrelated: [ghost]\n---\nSee [[ghost]] for more.\n",
+    );
+    memory.index().unwrap();
+    let doctor = memory.doctor().unwrap();
+    let found: Vec<_> = doctor
+        .dangling
+        .iter()
+        .map(|d| (d.to.as_str(), d.provenance))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ("ghost", mnemon::notes::Provenance::Frontmatter),
+            ("ghost", mnemon::notes::Provenance::InlineLink)
+        ]
+    );
+}
+
 #[test]
 fn bad_inputs_never_abort_a_scan_and_are_reported() {
     let (_tmp, memory) = fresh();

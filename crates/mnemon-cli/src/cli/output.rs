@@ -203,8 +203,15 @@ impl Out {
                 ),
                 None => "no such note; create it or fix the link".to_string(),
             };
+            let written = match d.provenance {
+                mnemon::notes::Provenance::Frontmatter => " (in its frontmatter)",
+                mnemon::notes::Provenance::InlineLink => " (a [[link]] in its body)",
+                mnemon::notes::Provenance::Synthesized => {
+                    " (a phrase before a [[link]] in its body)"
+                }
+            };
             outln!(
-                "{} {} -{}-> {}: {why}",
+                "{} {} -{}-> {}{written}: {why}",
                 self.red("dangling"),
                 d.from,
                 d.kind.as_str(),

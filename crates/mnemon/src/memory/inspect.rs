@@ -91,6 +91,9 @@ pub struct Dangling {
     pub to: String,
     /// What the link says.
     pub kind: notes::EdgeKind,
+    /// Where the note writes it (a frontmatter list, a `[[link]]` in the body, a phrase):
+    /// a note that names a missing note in both is told both.
+    pub provenance: notes::Provenance,
     /// The note whose id is `to` written in another Unicode normal form, if one is (the link
     /// typed precomposed, the file name decomposed, or the reverse): the note the link meant.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -547,6 +550,7 @@ impl Memory {
                     from: e.from,
                     to: e.to,
                     kind: e.kind,
+                    provenance: e.provenance,
                 });
             }
         }

@@ -100,7 +100,9 @@ class IndexHealth(TypedDict):
     message: Optional[str]
 
 
-Dangling = TypedDict("Dangling", {"from": str, "to": str, "kind": EdgeKind})
+Dangling = TypedDict(
+    "Dangling", {"from": str, "to": str, "kind": EdgeKind, "provenance": Provenance}
+)
 
 
 class NearDuplicate(TypedDict):

@@ -636,7 +636,7 @@ report_methods!(
         r.edges
     ),
     {
-        /// Links to ids no note has: dicts with `from`, `to`, `kind`.
+        /// Links to ids no note has: dicts with `from`, `to`, `kind`, `provenance`.
         #[getter]
         fn dangling<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
             to_data(py, &self.raw.dangling)

@@ -214,7 +214,9 @@ def test_doctor_finds_the_dangling_link(memory: mnemon.Memory) -> None:
     report = memory.doctor()
     assert isinstance(report, mnemon.DoctorReport)
     assert report.healthy is False
-    assert report.dangling == [{"from": "dangling", "to": "no-such-note", "kind": "references"}]
+    assert report.dangling == [
+        {"from": "dangling", "to": "no-such-note", "kind": "references", "provenance": "inline-link"}
+    ]
     assert report.note_errors == [] and report.conflicts == [] and report.walk_errors == []
     assert report.index["ok"] is True
     assert report.notes == len(NOTES)

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! .mnemon/
-//!   .gitignore   ignores index/ (this folder's own .gitignore; the enclosing repository's is never edited)
+//!   .gitignore   ignores index/, mnemon's hidden files in events/ and notes' temporary files (this folder's own .gitignore; the enclosing repository's is never edited)
 //!   memory/      one Markdown note per topic: the source of truth
 //!   events/      one append-only segment per session
 //!   index/       derived files (redb store, lexical index, snapshots): rebuildable, git-ignored
@@ -24,6 +24,9 @@ pub const GITIGNORE_RULE: &[u8] = b"/index/";
 /// The rule for mnemon's own hidden files in `events/` (the compaction lock, temporaries of
 /// segments being created or compressed): never segments, so never worth sharing.
 pub const GITIGNORE_EVENTS_RULE: &[u8] = b"/events/.*";
+/// The rule for a note's temporary file, which `write` renames over the note (one left by a
+/// killed write is removed by the scan once it is an hour old): never a note, never to commit.
+pub const GITIGNORE_NOTE_TEMP_RULE: &[u8] = b"/memory/**/.tmp-note-*";
 
 /// Paths of one memory folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,10 +262,10 @@ impl MemoryDir {
     }
 }
 
-/// The bytes to append to a `.gitignore` holding `existing` so that it ignores `index/` and
-/// mnemon's hidden files in `events/`, or `None` when lines already do. Lines are compared as
-/// bytes after trimming ASCII whitespace; `index`, `index/`, `/index` and `/index/` all count,
-/// as do `events/.*` and `/events/.*`.
+/// The bytes to append to a `.gitignore` holding `existing` so that it ignores `index/`,
+/// mnemon's hidden files in `events/` and the temporary files of notes being written, or
+/// `None` when lines already do. Lines are compared as bytes after trimming ASCII whitespace;
+/// `index`, `index/`, `/index` and `/index/` all count, as do `events/.*` and `/events/.*`.
 pub fn gitignore_addition(existing: &[u8]) -> Option<Vec<u8>> {
     let has = |rules: &[&[u8]]| {
         existing
@@ -272,6 +275,7 @@ pub fn gitignore_addition(existing: &[u8]) -> Option<Vec<u8>> {
     let missing: Vec<&[u8]> = [
         (!has(&[b"index", b"index/", b"/index", b"/index/"])).then_some(GITIGNORE_RULE),
         (!has(&[b"events/.*", b"/events/.*"])).then_some(GITIGNORE_EVENTS_RULE),
+        (!has(&[GITIGNORE_NOTE_TEMP_RULE, b".tmp-note-*"])).then_some(GITIGNORE_NOTE_TEMP_RULE),
     ]
     .into_iter()
     .flatten()
@@ -386,7 +390,7 @@ mod tests {
     #[test]
     fn addition_is_none_when_rule_present_in_non_utf8_file() {
         let mut bytes = vec![0xff, 0xfe, b'\n'];
-        bytes.extend_from_slice(b"  /index/ \r\nevents/.*\n");
+        bytes.extend_from_slice(b"  /index/ \r\nevents/.*\n.tmp-note-*\n");
         assert_eq!(gitignore_addition(&bytes), None);
     }
 
@@ -394,11 +398,11 @@ mod tests {
     fn addition_adds_newline_when_missing() {
         assert_eq!(
             gitignore_addition(b"target"),
-            Some(b"\n/index/\n/events/.*\n".to_vec())
+            Some(b"\n/index/\n/events/.*\n/memory/**/.tmp-note-*\n".to_vec())
         );
         assert_eq!(
             gitignore_addition(b""),
-            Some(b"/index/\n/events/.*\n".to_vec())
+            Some(b"/index/\n/events/.*\n/memory/**/.tmp-note-*\n".to_vec())
         );
     }
 
@@ -407,13 +411,50 @@ mod tests {
     #[test]
     fn addition_adds_only_the_rule_that_is_missing() {
         assert_eq!(
-            gitignore_addition(b"/index/\n"),
+            gitignore_addition(b"/index/\n/memory/**/.tmp-note-*\n"),
             Some(b"/events/.*\n".to_vec())
         );
         assert_eq!(
-            gitignore_addition(b"/events/.*\n"),
+            gitignore_addition(b"/events/.*\n/memory/**/.tmp-note-*\n"),
             Some(b"/index/\n".to_vec())
         );
+        // A write killed between its temporary file and the rename left the file in memory/,
+        // where `git add -A` committed it as a note (sweep 11).
+        assert_eq!(
+            gitignore_addition(b"/index/\n/events/.*\n"),
+            Some(b"/memory/**/.tmp-note-*\n".to_vec())
+        );
+    }
+
+    /// What the rules ignore, as git reads them: the temporaries of notes at any depth of
+    /// `memory/`, never a note.
+    #[test]
+    fn git_ignores_note_temporaries_and_no_note() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = MemoryDir::init(tmp.path().join(".mnemon")).unwrap();
+        assert!(dir.ensure_gitignore().unwrap());
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .current_dir(dir.root())
+                .args(args)
+                .output()
+        };
+        let Ok(init) = git(&["init", "-q"]) else {
+            return; // no git on this machine
+        };
+        assert!(init.status.success());
+        std::fs::create_dir_all(dir.memory().join("a/b")).unwrap();
+        for p in [
+            "memory/.tmp-note-1-2-0",
+            "memory/a/b/.tmp-note-3-4-0",
+            "memory/a/b/n.md",
+        ] {
+            std::fs::write(dir.root().join(p), "x").unwrap();
+        }
+        let out = git(&["status", "--porcelain", "--untracked-files=all"]).unwrap();
+        let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(listed.contains("memory/a/b/n.md"), "{listed}");
+        assert!(!listed.contains(".tmp-note-"), "{listed}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ fn a_gitignore_that_is_not_utf8_keeps_its_bytes_and_gets_the_rule_once() {
     }
     let bytes = std::fs::read(root.join(".gitignore")).unwrap();
     let mut want = original.to_vec();
-    want.extend_from_slice(b"\n/index/\n/events/.*\n");
+    want.extend_from_slice(b"\n/index/\n/events/.*\n/memory/**/.tmp-note-*\n");
     assert_eq!(bytes, want, "original bytes kept, rule added exactly once");
 }
 

@@ -304,11 +304,7 @@ fn compare_and_read<S: BuildHasher>(
     let mut removed: Vec<(String, String)> = manifest
         .keys()
         .filter(|p| !seen.contains(p.as_str()) && !covered(&out.unread, p))
-        .filter_map(|p| {
-            notes::id_from_relative_path(Path::new(p))
-                .ok()
-                .map(|id| (p.clone(), id))
-        })
+        .filter_map(|p| indexed_id(p).map(|id| (p.clone(), id)))
         .collect();
     removed.sort();
     out.removed = removed.iter().map(|(_, id)| id.clone()).collect();
@@ -380,7 +376,7 @@ pub fn scan_paths(
         match meta {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if old.is_some()
-                    && let Ok(id) = notes::id_from_relative_path(rel)
+                    && let Some(id) = indexed_id(&rel_s)
                 {
                     gone.push((rel_s, id));
                 }
@@ -411,6 +407,15 @@ pub fn scan_paths(
     out.removed = gone.iter().map(|(_, id)| id.clone()).collect();
     out.batch.removals = gone;
     Some(out)
+}
+
+/// The id under which the manifest's note file `rel` was indexed: its path less `.md`, as the
+/// id rules of the build that indexed it had it. A name today's rules refuse (a rule added
+/// since) still names the note to remove: it would otherwise stay in the index for good.
+fn indexed_id(rel: &str) -> Option<String> {
+    notes::id_from_relative_path(Path::new(rel))
+        .ok()
+        .or_else(|| rel.strip_suffix(".md").map(str::to_string))
 }
 
 /// Read and parse the found files (below `root`) whose [`Stat`] differs from their manifest
@@ -685,6 +690,33 @@ fn rel_display(root: &Path, p: &Path) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Review: a note indexed under a name today's id rules refuse (a bidirectional override,
+    /// refused since) was never removed: its id did not parse, so neither its deletion nor its
+    /// skipping reached the store, and recall returned it for good.
+    #[test]
+    fn a_note_indexed_under_a_name_now_refused_is_removed_by_its_indexed_id() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let entry = FileEntry {
+            size: 1,
+            mtime_ns: 1,
+            ctime_ns: 1,
+            ino: 1,
+            hash: 1,
+        };
+        let refused = "x/invoice\u{202E}txt.md";
+        assert!(notes::id_from_relative_path(Path::new(refused)).is_err());
+        let manifest: HashMap<String, FileEntry> = [(refused.to_string(), entry)].into();
+        // Gone from the folder (the file deleted), and present but skipped (still there).
+        for present in [false, true] {
+            if present {
+                std::fs::create_dir_all(tmp.path().join("x")).expect("mkdir");
+                std::fs::write(tmp.path().join(refused), "body").expect("write");
+            }
+            let out = scan(tmp.path(), &manifest);
+            assert_eq!(out.removed, ["x/invoice\u{202E}txt"], "present: {present}");
+        }
+    }
 
     const PIECES: &[&str] = &[
         "a", "word", " ", "  ", "\t", "\n", "\r\n", "\u{b}", "\u{c}", "é", "中", "\u{a0}",

@@ -1618,4 +1618,15 @@ fn a_question_over_the_limit_is_recorded_as_it_was_read() {
         .collect();
     assert_eq!(recorded.len(), 1, "{v}");
     assert!(recorded[0] <= 4096 && recorded[0] > 4000, "{recorded:?}");
+    // Feedback naming the same long question is tied to that recall (review: it compared the
+    // whole question with the part recorded, and tied nothing).
+    let m = mnemon::Memory::open(tmp.path().join(".mnemon")).expect("open");
+    let recall = m
+        .recall(&mnemon::recall::Query::text(question.clone()))
+        .expect("recall");
+    let report = m
+        .feedback(&["pool".to_string()], &[], Some(&question))
+        .expect("feedback");
+    assert_eq!(report.qid, recall.qid);
+    assert!(report.query.len() <= 4096, "{}", report.query.len());
 }

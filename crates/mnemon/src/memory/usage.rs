@@ -101,8 +101,11 @@ impl Memory {
         query: Option<&str>,
     ) -> Result<FeedbackReport> {
         crate::args::feedback(used, wrong)?;
-        // A blank question is no question, as recall has it: the feedback goes to the last one.
-        let query = query.filter(|q| !q.trim().is_empty());
+        // The question as recall reads and records it (a longer one is cut); a blank question
+        // is no question, as recall has it: the feedback goes to the last one.
+        let query = query
+            .map(crate::recall::readable_part)
+            .filter(|q| !q.trim().is_empty());
         self.ensure_indexed()?;
         let (used, wrong) = {
             let reader = self.store.read()?;

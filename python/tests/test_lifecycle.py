@@ -231,14 +231,18 @@ def test_a_forked_child_recalls_but_refuses_to_index_or_write(folder: pathlib.Pa
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
-def test_a_forked_child_records_under_its_own_session_and_segment(folder: pathlib.Path, cli) -> None:
+@pytest.mark.parametrize("session", [None, "given-session"])
+def test_a_forked_child_records_under_its_own_session_and_segment(
+    folder: pathlib.Path, cli, session
+) -> None:
     # The child kept the parent's session and query counter, and appended to the parent's open
     # segment: two different questions were recorded under one query id. The parent here has
-    # opened its folder again (index/ deleted), which passes its session on as a given one.
+    # opened its folder again (index/ deleted), which passes its session on as a given one; a
+    # session given from the start is kept by the child, its query ids its own.
     script = textwrap.dedent(
         f"""
         import os, shutil, time, mnemon
-        m = mnemon.Memory.open({str(folder)!r})
+        m = mnemon.Memory.open({str(folder)!r}, session={session!r})
         m.index()
         shutil.rmtree({str(folder)!r} + "/index")
         time.sleep(1.1)
@@ -270,3 +274,5 @@ def test_a_forked_child_records_under_its_own_session_and_segment(folder: pathli
     assert f"-{child}-" in by_question["deploy rollback"]["segment"], queries
     assert f"-{child}-" not in by_question["flaky tests"]["segment"], queries
     assert by_question["connection pool"]["segment"] != by_question["deploy rollback"]["segment"]
+    if session is not None:
+        assert all(q["session"] == session for q in queries), queries

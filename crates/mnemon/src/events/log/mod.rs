@@ -94,6 +94,10 @@ pub struct EventLog {
     pid: std::sync::atomic::AtomicU32,
     /// This process was forked while another thread held the writer: it is never released here.
     writer_lost_in_fork: std::sync::atomic::AtomicBool,
+    /// The thread that takes over after a fork holds this; the others wait for it.
+    fork_gate: Mutex<()>,
+    /// The pid of a forked child that kept a given session (0: none): its query ids carry it.
+    kept_session_in: std::sync::atomic::AtomicU32,
     sync: SyncPolicy,
     writer: Mutex<Slot>,
     state: RwLock<State>,
@@ -195,6 +199,8 @@ impl EventLog {
             session: RwLock::new(session.into()),
             pid: std::sync::atomic::AtomicU32::new(std::process::id()),
             writer_lost_in_fork: std::sync::atomic::AtomicBool::new(false),
+            fork_gate: Mutex::new(()),
+            kept_session_in: std::sync::atomic::AtomicU32::new(0),
             sync,
             writer: Mutex::new(Slot::default()),
             state: RwLock::new(State {
@@ -284,23 +290,26 @@ impl EventLog {
         }
     }
 
-    /// In a child forked from the process that opened the log: the parent's segment (and the
-    /// lock on it) stay the parent's, never written or closed here (closing is harmless, but a
-    /// writer's teardown is the parent's business), and the child's events go to a segment of
-    /// its own. A session made up by the parent (`p<its pid>-...`, also when a reopen passed it
-    /// on) is made up anew, so the child's query ids are its own. A writer another thread held
-    /// at the fork is never released here: the child's appends then fail rather than wait.
-    /// Not called while the writer is held.
+    /// In a child forked from the process that opened the log: the child's events go to a
+    /// segment of its own. The parent's writer is dropped here, which closes only the child's
+    /// copies of its file and lock (the lock stays the parent's: `flock` holds while any copy
+    /// is open, and the parent's is). A session made up by the parent (`p<its pid>-...`, also
+    /// when a reopen passed it on) is made up anew; a given one is kept, and the child's query
+    /// ids carry its pid ([`EventLog::qid_prefix`]). A writer another thread held at the fork
+    /// is never released here: the child's appends then fail rather than wait. One thread takes
+    /// over; the others wait for it at `fork_gate`. Not called while the writer is held.
     pub(super) fn follow_fork(&self) {
         use std::sync::atomic::Ordering;
         let pid = std::process::id();
         let parent = self.pid.load(Ordering::Acquire);
-        if parent == pid
-            || self
-                .pid
-                .compare_exchange(parent, pid, Ordering::AcqRel, Ordering::Acquire)
-                .is_err()
-        {
+        if parent == pid {
+            return;
+        }
+        let _gate = match self.fork_gate.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if self.pid.load(Ordering::Acquire) == pid {
             return;
         }
         if self.current_session().starts_with(&format!("p{parent}-")) {
@@ -309,20 +318,31 @@ impl EventLog {
                 Ok(mut s) => *s = fresh,
                 Err(p) => *p.into_inner() = fresh,
             }
+        } else {
+            self.kept_session_in.store(pid, Ordering::Release);
         }
         match self.writer.try_lock() {
             Ok(mut slot) => {
-                if let Some(w) = slot.current.take() {
-                    std::mem::forget(w);
-                }
-                for w in slot.retired.drain(..) {
-                    std::mem::forget(w);
-                }
+                slot.current = None;
+                slot.retired.clear();
             }
             Err(std::sync::TryLockError::Poisoned(_)) => {}
             Err(std::sync::TryLockError::WouldBlock) => {
                 self.writer_lost_in_fork.store(true, Ordering::Release);
             }
+        }
+        // Last: a thread that sees this pid finds the takeover done.
+        self.pid.store(pid, Ordering::Release);
+    }
+
+    /// What this process's query ids start with: the session, and in a forked child that kept
+    /// a given session, its pid (the parent goes on counting under the same session).
+    pub fn qid_prefix(&self) -> String {
+        use std::sync::atomic::Ordering;
+        let session = self.session();
+        match self.kept_session_in.load(Ordering::Acquire) {
+            0 => session.to_string(),
+            pid => format!("{session}-f{pid}"),
         }
     }
 

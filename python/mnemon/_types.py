@@ -100,9 +100,16 @@ class IndexHealth(TypedDict):
     message: Optional[str]
 
 
-Dangling = TypedDict(
-    "Dangling", {"from": str, "to": str, "kind": EdgeKind, "provenance": Provenance}
+_DanglingRequired = TypedDict(
+    "_DanglingRequired", {"from": str, "to": str, "kind": EdgeKind, "provenance": Provenance}
 )
+
+
+class Dangling(_DanglingRequired, total=False):
+    """A link to an id no note has; ``other_form_of`` names the note whose id is the same text
+    in another Unicode normal form, when one is."""
+
+    other_form_of: str
 
 
 class NearDuplicate(TypedDict):

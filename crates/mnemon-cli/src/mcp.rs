@@ -65,7 +65,7 @@ mod whole {
                 Ok(f as i64)
             }
             _ => Err(D::Error::custom(format!(
-                "invalid value: {v}, expected a whole number"
+                "invalid value: {v}, expected a whole number of at most 64 bits"
             ))),
         }
     }

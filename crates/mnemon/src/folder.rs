@@ -236,9 +236,9 @@ impl MemoryDir {
             return Err(Error::Symlinked {
                 target: std::fs::read_link(&path).unwrap_or_default(),
                 path,
-                fix: "It is left as it is; replace it by a real file holding the lines `/index/` \
-                      and `/events/.*` so git ignores the derived files and mnemon's own \
-                      temporaries."
+                fix: "It is left as it is; replace it by a real file holding the lines `/index/`, \
+                      `/events/.*` and `/memory/**/.tmp-note-*` so git ignores the derived files \
+                      and mnemon's own temporaries."
                     .into(),
             });
         }

@@ -1505,7 +1505,7 @@ fn contradictory_compaction_ages_and_a_missing_corpus_are_bad_arguments() {
     );
 }
 
-/// Regression (sweep 10): `eval --modes warm99999999999` ran for years; `gen --out FILE` failed
+/// Regression: `eval --modes warm99999999999` ran for years; `gen --out FILE` failed
 /// at exit 3 with a raw "Not a directory"; `demo --notes FILE` said the file "does not exist";
 /// `feedback --query "   "` said it was tied to that blank question while the stats counted it
 /// untied. Bad arguments are exit 2 with the range or the fix; a blank question is none.
@@ -1589,7 +1589,7 @@ fn init_with_a_relative_dir_inside_the_notes_is_refused() {
     drop(tmp);
 }
 
-/// Regression (sweep 10): a question over the 4096 bytes recall reads was still scanned whole
+/// Regression: a question over the 4096 bytes recall reads was still scanned whole
 /// for names (a 15 MB question took seconds) and recorded up to the event's own limit, so
 /// feedback learned words recall had never read. What is recorded is what was read.
 #[test]
@@ -1618,7 +1618,7 @@ fn a_question_over_the_limit_is_recorded_as_it_was_read() {
         .collect();
     assert_eq!(recorded.len(), 1, "{v}");
     assert!(recorded[0] <= 4096 && recorded[0] > 4000, "{recorded:?}");
-    // Feedback naming the same long question is tied to that recall (review: it compared the
+    // Feedback naming the same long question is tied to that recall (it compared the
     // whole question with the part recorded, and tied nothing).
     let m = mnemon::Memory::open(tmp.path().join(".mnemon")).expect("open");
     let recall = m

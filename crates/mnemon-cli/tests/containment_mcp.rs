@@ -381,7 +381,7 @@ fn mcp_requests_before_initialize_are_told_to_initialize_first() {
     s.close();
 }
 
-/// Regression (sweep 10): the tools declare `limit`, `depth`, `budget_tokens` and `importance`
+/// Regression: the tools declare `limit`, `depth`, `budget_tokens` and `importance`
 /// as JSON Schema integers, where `5.0` is one, yet `5.0` was refused ("invalid type: floating
 /// point"); `budget_tokens` gave no range. A whole float is taken, a fraction is refused.
 #[test]

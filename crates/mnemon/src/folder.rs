@@ -419,7 +419,7 @@ mod tests {
             Some(b"/index/\n".to_vec())
         );
         // A write killed between its temporary file and the rename left the file in memory/,
-        // where `git add -A` committed it as a note (sweep 11).
+        // where `git add -A` committed it as a note.
         assert_eq!(
             gitignore_addition(b"/index/\n/events/.*\n"),
             Some(b"/memory/**/.tmp-note-*\n".to_vec())

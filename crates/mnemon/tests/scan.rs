@@ -185,7 +185,7 @@ fn deleted_and_renamed_notes_leave_the_graph() {
     assert_eq!(dangling, vec!["b", "c"]);
 }
 
-/// Regression (sweep 10): a missing note named in the frontmatter and by a `[[link]]` was listed
+/// Regression: a missing note named in the frontmatter and by a `[[link]]` was listed
 /// twice by doctor, the two lines alike: each says where the note writes it.
 #[test]
 fn a_dangling_link_says_where_the_note_writes_it() {

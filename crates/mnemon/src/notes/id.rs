@@ -250,7 +250,7 @@ mod tests {
         }
     }
 
-    /// Regression (sweep 10): an id holding U+202E printed reversed after it, so one note
+    /// Regression: an id holding U+202E printed reversed after it, so one note
     /// could pass for another in every listing.
     #[test]
     fn bidirectional_overrides_and_isolates_are_refused() {

@@ -691,7 +691,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Review: a note indexed under a name today's id rules refuse (a bidirectional override,
+    /// Regression: a note indexed under a name today's id rules refuse (a bidirectional override,
     /// refused since) was never removed: its id did not parse, so neither its deletion nor its
     /// skipping reached the store, and recall returned it for good.
     #[test]

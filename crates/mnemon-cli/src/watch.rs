@@ -286,27 +286,32 @@ fn watch_error(op: &'static str, folder: &std::path::Path, e: notify::Error) -> 
                  (sysctl), or watch fewer folders",
             ),
         ),
-        notify::ErrorKind::Io(io)
-            if cfg!(unix) && io.raw_os_error() == Some(EMFILE) && op == "start watching" =>
-        {
-            Error::io(
-                op,
-                path,
-                std::io::Error::other(format!(
-                    "{io}; the limit may be this process's open files (`ulimit -n`) or the \
+        notify::ErrorKind::Io(io) if is_emfile(&io) && op == "start watching" => Error::io(
+            op,
+            path,
+            std::io::Error::other(format!(
+                "{io}; the limit may be this process's open files (`ulimit -n`) or the \
                      system's inotify instances (sysctl fs.inotify.max_user_instances): raise \
                      the one that is reached"
-                )),
-            )
-        }
+            )),
+        ),
         notify::ErrorKind::Io(io) => Error::io(op, path, io),
         _ => Error::io(op, path, std::io::Error::other(e)),
     }
 }
 
-/// `EMFILE` (the same number on Linux, the BSDs and macOS), as inotify's set-up reports a limit
-/// of either kind.
-const EMFILE: i32 = 24;
+/// Whether `io` is `EMFILE`, which inotify's set-up reports for a limit of either kind.
+fn is_emfile(io: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        io.raw_os_error() == Some(libc::EMFILE)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = io;
+        false
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -315,6 +320,7 @@ mod tests {
     /// A watch that failed on a sub-folder was reported against `memory/` (the path was
     /// dropped), and an inotify limit was told to raise `ulimit -n` alone.
     #[test]
+    #[cfg(unix)]
     fn a_watch_error_names_its_folder_and_the_limit_reached() {
         let memory = std::path::Path::new("/m/memory");
         let denied = notify::Error::io(std::io::Error::from(std::io::ErrorKind::PermissionDenied))
@@ -322,7 +328,7 @@ mod tests {
         let e = watch_error("watch", memory, denied).to_string();
         assert!(e.starts_with("watch /m/memory/private: "), "{e}");
         assert!(e.contains("check its owner and mode"), "{e}");
-        let out = notify::Error::io(std::io::Error::from_raw_os_error(EMFILE));
+        let out = notify::Error::io(std::io::Error::from_raw_os_error(libc::EMFILE));
         let e = watch_error("start watching", memory, out).to_string();
         assert!(e.starts_with("start watching /m/memory: "), "{e}");
         assert!(

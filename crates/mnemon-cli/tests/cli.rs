@@ -6,6 +6,18 @@ use common::{bin, fresh, siblings, write_note};
 use serde_json::Value;
 use std::path::Path;
 
+/// A fresh memory holding one indexed note, `pool` ("Pool sizing", about the pgbouncer pool).
+fn pool_memory() -> (tempfile::TempDir, mnemon::Memory) {
+    let (tmp, m) = fresh();
+    write_note(
+        &m,
+        "pool.md",
+        "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 20.\n",
+    );
+    m.index().expect("index");
+    (tmp, m)
+}
+
 fn run(dir: &Path, args: &[&str]) -> (i32, Value, String) {
     let out = bin()
         .current_dir(dir)
@@ -1410,13 +1422,7 @@ fn eval_names_ground_truth_ids_that_are_not_notes_of_the_corpus() {
 /// given. Empty is unset: the folder is found walking up from the working directory.
 #[test]
 fn an_empty_mnemon_dir_is_unset() {
-    let (tmp, m) = fresh();
-    write_note(
-        &m,
-        "pool.md",
-        "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 20.\n",
-    );
-    m.index().expect("index");
+    let (tmp, _m) = pool_memory();
     let out = bin()
         .current_dir(tmp.path())
         .env("MNEMON_DIR", "")
@@ -1433,13 +1439,7 @@ fn an_empty_mnemon_dir_is_unset() {
 /// was taken in whole seconds and the segment's time in milliseconds.
 #[test]
 fn compact_compress_after_0_compresses_a_segment_written_this_second() {
-    let (tmp, m) = fresh();
-    write_note(
-        &m,
-        "pool.md",
-        "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 20.\n",
-    );
-    m.index().expect("index");
+    let (tmp, m) = pool_memory();
     drop(m);
     let (code, _, err) = run(tmp.path(), &["recall", "--json", "pgbouncer pool"]);
     assert_eq!(code, 0, "{err}");
@@ -1594,13 +1594,7 @@ fn init_with_a_relative_dir_inside_the_notes_is_refused() {
 /// feedback learned words recall had never read. What is recorded is what was read.
 #[test]
 fn a_question_over_the_limit_is_recorded_as_it_was_read() {
-    let (tmp, m) = fresh();
-    write_note(
-        &m,
-        "pool.md",
-        "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 20.\n",
-    );
-    m.index().expect("index");
+    let (tmp, m) = pool_memory();
     drop(m);
     let question = "pgbouncer pool ".repeat(700);
     assert!(question.len() > 8192);

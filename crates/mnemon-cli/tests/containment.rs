@@ -757,6 +757,25 @@ fn a_named_pipe_where_an_index_file_belongs_blocks_nothing() {
     assert!(stderr.contains("move it away"), "{stderr}");
 }
 
+#[cfg(unix)]
+/// A memory in `tmp` holding `n` notes `n0.md`.. named `Note i` with the body `body(i)`, closed
+/// again: its root.
+fn memory_of_notes(
+    tmp: &std::path::Path,
+    n: usize,
+    body: impl Fn(usize) -> String,
+) -> std::path::PathBuf {
+    let m = Memory::init(tmp).expect("init");
+    for i in 0..n {
+        std::fs::write(
+            m.dir().memory().join(format!("n{i}.md")),
+            format!("---\nname: Note {i}\n---\n{}\n", body(i)),
+        )
+        .expect("write");
+    }
+    m.dir().root().to_path_buf()
+}
+
 /// `mnemon ARGS` under the shell limit `limit` (`-n 9`, `-f 16`), with stdin closed: (exit
 /// code, stdout, stderr).
 #[cfg(unix)]
@@ -786,17 +805,8 @@ fn mnemon_limited(root: &std::path::Path, limit: &str, args: &[&str]) -> (i32, S
 #[test]
 fn a_low_open_file_limit_fails_whole_and_names_the_limit() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let m = Memory::init(tmp.path()).expect("init");
     let notes = 600;
-    for i in 0..notes {
-        std::fs::write(
-            m.dir().memory().join(format!("n{i}.md")),
-            format!("---\nname: Note {i}\n---\nbody {i}\n"),
-        )
-        .expect("write");
-    }
-    let root = m.dir().root().to_path_buf();
-    drop(m);
+    let root = memory_of_notes(tmp.path(), notes, |i| format!("body {i}"));
     let (mut done, mut refused) = (0, 0);
     for limit in 5..=16 {
         std::fs::remove_dir_all(root.join("index")).expect("rm index");
@@ -862,16 +872,9 @@ fn a_low_open_file_limit_fails_whole_and_names_the_limit() {
 #[test]
 fn a_file_size_limit_is_an_error_naming_it() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let m = Memory::init(tmp.path()).expect("init");
-    for i in 0..200 {
-        std::fs::write(
-            m.dir().memory().join(format!("n{i}.md")),
-            format!("---\nname: Note {i}\n---\nbody {i} with words about pools and rollbacks\n"),
-        )
-        .expect("write");
-    }
-    let root = m.dir().root().to_path_buf();
-    drop(m);
+    let root = memory_of_notes(tmp.path(), 200, |i| {
+        format!("body {i} with words about pools and rollbacks")
+    });
     let (code, _, err) = mnemon_limited(&root, "-f 8", &["index"]);
     assert_eq!(code, 3, "{err}");
     assert!(
@@ -892,17 +895,10 @@ fn a_file_size_limit_is_an_error_naming_it() {
 #[test]
 fn a_note_written_but_not_indexed_is_said_to_be_saved() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let m = Memory::init(tmp.path()).expect("init");
-    for i in 0..60 {
-        std::fs::write(
-            m.dir().memory().join(format!("n{i}.md")),
-            format!("---\nname: Note {i}\n---\nbody {i} about pools, rollbacks and canaries\n"),
-        )
-        .expect("write");
-    }
-    m.index().expect("index");
-    let root = m.dir().root().to_path_buf();
-    drop(m);
+    let root = memory_of_notes(tmp.path(), 60, |i| {
+        format!("body {i} about pools, rollbacks and canaries")
+    });
+    Memory::open(&root).expect("open").index().expect("index");
     let store_len = std::fs::metadata(root.join("index/graph.redb"))
         .expect("store")
         .len();

@@ -236,10 +236,13 @@ impl MemoryDir {
             return Err(Error::Symlinked {
                 target: std::fs::read_link(&path).unwrap_or_default(),
                 path,
-                fix: "It is left as it is; replace it by a real file holding the lines `/index/`, \
-                      `/events/.*` and `/memory/**/.tmp-note-*` so git ignores the derived files \
-                      and mnemon's own temporaries."
-                    .into(),
+                fix: format!(
+                    "It is left as it is; replace it by a real file holding the lines `{}`, \
+                     `{}` and `{}` so git ignores the derived files and mnemon's own temporaries.",
+                    String::from_utf8_lossy(GITIGNORE_RULE),
+                    String::from_utf8_lossy(GITIGNORE_EVENTS_RULE),
+                    String::from_utf8_lossy(GITIGNORE_NOTE_TEMP_RULE),
+                ),
             });
         }
         let existing = match std::fs::read(&path) {

@@ -541,7 +541,7 @@ impl Memory {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         let recall = Recall {
-            qid: format!("{}-q{n}", self.events.qid_prefix()),
+            qid: self.events.query_id(n),
             results,
             floor,
             latency_us,

@@ -295,7 +295,7 @@ impl EventLog {
     /// copies of its file and lock (the lock stays the parent's: `flock` holds while any copy
     /// is open, and the parent's is). A session made up by the parent (`p<its pid>-...`, also
     /// when a reopen passed it on) is made up anew; a given one is kept, and the child's query
-    /// ids carry its pid ([`EventLog::qid_prefix`]). A writer another thread held at the fork
+    /// ids carry its pid ([`EventLog::query_id`]). A writer another thread held at the fork
     /// is never released here: the child's appends then fail rather than wait. One thread takes
     /// over; the others wait for it at `fork_gate`. Not called while the writer is held.
     pub(super) fn follow_fork(&self) {
@@ -335,14 +335,14 @@ impl EventLog {
         self.pid.store(pid, Ordering::Release);
     }
 
-    /// What this process's query ids start with: the session, and in a forked child that kept
-    /// a given session, its pid (the parent goes on counting under the same session).
-    pub fn qid_prefix(&self) -> String {
+    /// The id of this process's `n`th recall: the session, in a forked child that kept a given
+    /// session also its pid (the parent goes on counting under the same session), and `n`.
+    pub fn query_id(&self, n: u64) -> String {
         use std::sync::atomic::Ordering;
         let session = self.session();
         match self.kept_session_in.load(Ordering::Acquire) {
-            0 => session.to_string(),
-            pid => format!("{session}-f{pid}"),
+            0 => format!("{session}-q{n}"),
+            pid => format!("{session}-f{pid}-q{n}"),
         }
     }
 

@@ -1186,6 +1186,55 @@ fn a_body_over_the_limit_is_refused_with_its_real_size() {
     assert!(!root.join(".mnemon/memory/big.md").exists());
 }
 
+/// Regression: `serve` stopped by SIGTERM with its stdout not a pipe (`serve > log`) printed its
+/// summary and then went on running until its client closed stdin: dropping the runtime waited
+/// for the blocking read of stdin.
+#[cfg(unix)]
+#[test]
+fn serve_stopped_by_sigterm_exits_with_stdin_open_and_stdout_a_file() {
+    let (tmp, _memory) = fresh();
+    let out_path = tmp.path().join("serve.out");
+    let out_file = std::fs::File::create(&out_path).expect("out");
+    let mut serve = bin()
+        .arg("--dir")
+        .arg(tmp.path().join(".mnemon"))
+        .args(["serve", "--no-watch"])
+        .env_remove("MNEMON_DIR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(out_file)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let mut stdin = serve.stdin.take().expect("stdin");
+    // A reply to `ping` shows the server running, its signal handlers installed.
+    std::io::Write::write_all(
+        &mut stdin,
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n",
+    )
+    .expect("ping");
+    let waited = std::time::Instant::now();
+    while !std::fs::read_to_string(&out_path).is_ok_and(|o| o.contains("\"id\":1")) {
+        assert!(waited.elapsed().as_secs() < 60, "no reply to ping");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    common::send_signal(serve.id(), "TERM");
+    let waited = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = serve.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if waited.elapsed().as_secs() >= 20 {
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    drop(stdin);
+    let _ = serve.kill();
+    let _ = serve.wait();
+    let status = status.expect("serve still ran 20 s after SIGTERM, its stdin open");
+    assert!(status.success(), "{status:?}");
+}
+
 /// `kill` (SIGTERM) is how service managers stop a server: it used to end `serve` and `watch`
 /// with exit 143 and no summary.
 #[test]

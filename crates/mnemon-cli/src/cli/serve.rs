@@ -69,6 +69,9 @@ async fn stop_requested(ready: impl FnOnce()) -> &'static str {
     "Ctrl-C"
 }
 
+/// How long a stopped server waits for a reply it is still writing to stdout.
+const STDOUT_DRAIN: Duration = Duration::from_millis(250);
+
 /// Serve MCP on stdio; logs to stderr only. The notes are indexed in the background, so the
 /// client's handshake is answered at once; tool calls wait for that index.
 pub fn run(
@@ -114,6 +117,10 @@ pub fn run(
         }
         served
     });
+    // A stop by signal leaves the blocking read of stdin behind, which would hold a plain
+    // drop of the runtime until the client closes stdin; a reply still being written gets
+    // this long.
+    rt.shutdown_timeout(STDOUT_DRAIN);
     if let Some((stop, handle)) = watcher {
         let _ = stop.send(());
         let _ = handle.join();

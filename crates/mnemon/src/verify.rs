@@ -161,8 +161,9 @@ fn compare(store: &Store, memory_dir: &Path, outcome: &scan::ScanOutcome) -> Res
         let now = std::fs::metadata(memory_dir.join(&u.path))
             .ok()
             .map(|m| Stat::of(&m));
-        let parsed = Some(Stat::of_entry(&u.file));
-        if seen_by_index != parsed || now != parsed {
+        let parsed = Stat::of_entry(&u.file);
+        let differs = |s: Option<Stat>| !s.is_some_and(|s| s.may_be(&parsed));
+        if differs(seen_by_index) || differs(now) {
             changed.push(u.path.clone());
         }
     }

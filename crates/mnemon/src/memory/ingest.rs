@@ -231,9 +231,10 @@ impl Memory {
             });
             let (before, lex, synth) = computed?;
             let t = Instant::now();
-            let (relisted, floors) =
+            let (relisted, floors, reparse) =
                 self.resynthesized(&outcome.batch, &outcome.parsed, &before, &lex)?;
             outcome.batch.relisted = relisted;
+            outcome.batch.reparse = reparse;
             outcome.batch.probe_floors = floors;
             drop(before);
             phases.synthesize_ms += ms_since(t);

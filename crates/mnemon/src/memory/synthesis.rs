@@ -171,9 +171,13 @@ pub(super) fn same_edges(a: &[EdgeValue], b: &[EdgeValue]) -> bool {
     a == b
 }
 
-/// Notes outside a batch whose out-lists it changes (with the new lists), and the probe floors
-/// of the notes it recomputed.
-pub(super) type Relisted = (Vec<(String, Vec<EdgeValue>)>, Vec<(String, f32)>);
+/// Notes outside a batch whose out-lists it changes (with the new lists), the probe floors of
+/// the notes it recomputed, and the paths of the notes it could not recompute (unreadable).
+pub(super) type Relisted = (
+    Vec<(String, Vec<EdgeValue>)>,
+    Vec<(String, f32)>,
+    Vec<String>,
+);
 
 /// A note whose synthesized edges an update recomputes, as stored and as indexed.
 pub(super) struct Affected {
@@ -401,20 +405,22 @@ impl Memory {
 
         let memory = self.dir.memory();
         let affected: Vec<String> = affected.into_iter().collect();
-        let loaded: Vec<Option<Affected>> = affected
+        let loaded: Vec<Result<Affected, Option<String>>> = affected
             .into_par_iter()
-            .map(|id| -> Result<Option<Affected>> {
+            .map(|id| -> Result<Result<Affected, Option<String>>> {
                 let Some(record) = reader.node(&id)? else {
-                    return Ok(None);
+                    return Ok(Err(None));
                 };
-                // The note as indexed: a note that cannot be read now (removed or unreadable
-                // since the scan) keeps its edges until a scan sees it.
+                // A note that cannot be read now (removed or unreadable since the scan) keeps
+                // its edges, and its path is returned: the next scan parses it again, since
+                // nothing about the file itself may change when it becomes readable (a folder
+                // whose mode is restored).
                 let Some(bytes) = notes::read_note(&memory.join(&record.path)) else {
-                    return Ok(None);
+                    return Ok(Err(Some(record.path)));
                 };
                 let doc = DocTerms::from_note(&self.tokenizer, &notes::parse_note(&id, &bytes));
                 let stored = reader.edges_out(&id)?;
-                Ok(Some(Affected {
+                Ok(Ok(Affected {
                     id,
                     note_type: record.note_type,
                     stored,
@@ -422,7 +428,11 @@ impl Memory {
                 }))
             })
             .collect::<Result<_>>()?;
-        let loaded: Vec<Affected> = loaded.into_iter().flatten().collect();
+        let mut unread: Vec<String> = Vec::new();
+        let loaded: Vec<Affected> = loaded
+            .into_iter()
+            .filter_map(|r| r.map_err(|path| unread.extend(path)).ok())
+            .collect();
         // Notes recomputed together share most of their terms: each term's document frequency
         // and each probe term's holders are looked up once.
         let mut terms: Vec<&str> = loaded
@@ -480,6 +490,7 @@ impl Memory {
             })
             .collect::<Result<_>>()?;
         let mut out = Relisted::default();
+        out.2 = unread;
         for (id, list, floor) in lists {
             out.1.push((id.clone(), floor));
             if let Some(list) = list {

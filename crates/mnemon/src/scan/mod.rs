@@ -84,6 +84,16 @@ impl Stat {
         }
     }
 
+    /// Whether `self` and `other` may be the stat of one version of a file: equal, except that
+    /// an unsettled ctime ([`FileEntry::UNSETTLED_CTIME_NS`]) matches any.
+    pub(crate) fn may_be(&self, other: &Stat) -> bool {
+        let unsettled = |s: &Stat| s.ctime_ns == FileEntry::UNSETTLED_CTIME_NS;
+        self.size == other.size
+            && self.mtime_ns == other.mtime_ns
+            && self.ino == other.ino
+            && (self.ctime_ns == other.ctime_ns || unsettled(self) || unsettled(other))
+    }
+
     /// The stat `entry` recorded.
     pub(crate) fn of_entry(entry: &FileEntry) -> Stat {
         Stat {
@@ -434,6 +444,7 @@ fn read_changed(root: &Path, found: &[Found], out: &mut ScanOutcome) {
     for r in parse_all(root, &to_read) {
         match r {
             ReadResult::Touched(rel, entry) => out.batch.touched.push((rel, entry)),
+            ReadResult::Same => {}
             ReadResult::Parsed(update, parsed) => {
                 out.batch.upserts.push(*update);
                 out.parsed.push(*parsed);
@@ -460,8 +471,34 @@ pub(crate) fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
         .unwrap_or(0)
 }
 
+/// How long after a change a file's stat is not trusted to show the next one: FAT keeps mtimes
+/// in steps of 2 s, many file systems in whole seconds, and the kernel stamps times from a clock
+/// that moves in ticks; a write in the same step as the last leaves size, mtime and ctime alike.
+const UNSETTLED_NS: i64 = 3_000_000_000;
+
+/// Whether a file with `stat`, read at `now_ns`, changed too recently for its stat to tell the
+/// next change (the change time where the platform has one, else the mtime; a time ahead of
+/// the clock counts as recent).
+fn unsettled(stat: &Stat, now_ns: i64) -> bool {
+    let changed_ns = if stat.ctime_ns != 0 {
+        stat.ctime_ns
+    } else {
+        stat.mtime_ns
+    };
+    changed_ns > now_ns.saturating_sub(UNSETTLED_NS)
+}
+
+/// The clock in nanoseconds since the Unix epoch.
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
 enum ReadResult {
     Touched(String, FileEntry),
+    /// Read again, its bytes and recorded entry unchanged.
+    Same,
     Parsed(Box<NoteUpdate>, Box<ParsedNote>),
     Unreadable(ScanError),
     /// Not opened or read (`memory/`-relative path) because too many files are open.
@@ -523,7 +560,11 @@ fn read_one(root: &Path, f: &Found) -> ReadResult {
     let entry = FileEntry {
         size: stat.size,
         mtime_ns: stat.mtime_ns,
-        ctime_ns: stat.ctime_ns,
+        ctime_ns: if unsettled(&stat, now_ns()) {
+            FileEntry::UNSETTLED_CTIME_NS
+        } else {
+            stat.ctime_ns
+        },
         ino: stat.ino,
         hash,
     };
@@ -531,6 +572,10 @@ fn read_one(root: &Path, f: &Found) -> ReadResult {
         && old.hash == hash
         && old.size == stat.size
     {
+        if old == entry {
+            // Read again as unsettled, and still so: nothing to write.
+            return ReadResult::Same;
+        }
         return ReadResult::Touched(f.rel.clone(), entry);
     }
     let mut parsed = notes::parse_note(f.id(), &bytes);
@@ -716,6 +761,87 @@ mod tests {
             let out = scan(tmp.path(), &manifest);
             assert_eq!(out.removed, ["x/invoice\u{202E}txt"], "present: {present}");
         }
+    }
+
+    /// Regression: on a file system keeping times in whole seconds (ext4 with small inodes,
+    /// FAT, many network mounts) a note edited in place in the same second as the scan that
+    /// read it kept size, mtime and ctime, and no later scan read it again: recall answered
+    /// from the old text for good. A note read so soon after a change is recorded unsettled,
+    /// and read again by the next scan.
+    #[test]
+    fn a_same_size_edit_in_the_step_of_the_last_read_is_seen_by_the_next_scan() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let note = tmp.path().join("a.md");
+        std::fs::write(&note, "the kiwi setting is aaaa\n").expect("write");
+        let first = scan(tmp.path(), &HashMap::<String, FileEntry>::new());
+        let recorded = first.batch.upserts[0].file;
+        assert_eq!(recorded.ctime_ns, FileEntry::UNSETTLED_CTIME_NS);
+        std::fs::write(&note, "the kiwi setting is bbbb\n").expect("edit");
+        // What a coarse clock leaves: the stat as the edit left it, except that no recorded
+        // ctime is a real one.
+        let now = Stat::of(&std::fs::metadata(&note).expect("stat"));
+        let as_left = FileEntry {
+            size: now.size,
+            mtime_ns: now.mtime_ns,
+            ctime_ns: if recorded.ctime_ns == FileEntry::UNSETTLED_CTIME_NS {
+                recorded.ctime_ns
+            } else {
+                now.ctime_ns
+            },
+            ino: now.ino,
+            hash: recorded.hash,
+        };
+        let manifest: HashMap<String, FileEntry> = [("a.md".to_string(), as_left)].into();
+        let second = scan(tmp.path(), &manifest);
+        assert_eq!(second.parsed.len(), 1, "the edit was not read");
+        assert!(second.parsed[0].body.contains("bbbb"), "{:?}", second.parsed[0].body);
+
+        // Read again unchanged while still unsettled: nothing to write.
+        let entry = second.batch.upserts[0].file;
+        let manifest: HashMap<String, FileEntry> = [("a.md".to_string(), entry)].into();
+        let third = scan(tmp.path(), &manifest);
+        assert!(
+            third.parsed.is_empty() && third.batch.touched.is_empty(),
+            "{:?}",
+            third.batch.touched
+        );
+    }
+
+    #[test]
+    fn a_stat_is_unsettled_for_three_seconds_after_the_change_it_shows() {
+        let now = 1_800_000_000_000_000_000_i64;
+        let stat = |mtime_ns, ctime_ns| Stat {
+            size: 1,
+            mtime_ns,
+            ctime_ns,
+            ino: 1,
+        };
+        let s = 1_000_000_000;
+        assert!(unsettled(&stat(now - 10 * s, now - s), now));
+        assert!(!unsettled(&stat(now - s, now - 4 * s), now), "the ctime decides");
+        assert!(unsettled(&stat(now - 2 * s, 0), now), "no ctime: the mtime");
+        assert!(!unsettled(&stat(now - 3 * s, 0), now));
+        assert!(unsettled(&stat(now - 10 * s, now + s), now), "a time ahead");
+    }
+
+    /// A note whose manifest entry says to parse it again is parsed, its bytes unchanged.
+    #[test]
+    fn a_note_marked_for_reparsing_is_parsed_though_its_bytes_are_the_same() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        std::fs::write(tmp.path().join("a.md"), "alpha\n").expect("write");
+        let first = scan(tmp.path(), &HashMap::<String, FileEntry>::new());
+        let entry = first.batch.upserts[0].file;
+        let manifest: HashMap<String, FileEntry> = [("a.md".to_string(), entry)].into();
+        let unchanged = scan(tmp.path(), &manifest);
+        assert!(unchanged.parsed.is_empty());
+        let marked = FileEntry {
+            size: FileEntry::REPARSE_SIZE,
+            ..entry
+        };
+        let manifest: HashMap<String, FileEntry> = [("a.md".to_string(), marked)].into();
+        let again = scan(tmp.path(), &manifest);
+        assert_eq!(again.parsed.len(), 1);
+        assert_eq!(again.batch.upserts[0].file.size, 6);
     }
 
     const PIECES: &[&str] = &[

@@ -426,6 +426,16 @@ impl<'a> EdgeRef<'a> {
 }
 
 impl FileEntry {
+    /// A ctime no file has, stored for a file that changed so recently when it was read that a
+    /// later write could leave its size, mtime and ctime as they were (file systems that keep
+    /// times in whole seconds, or in the kernel's clock ticks): the next scan reads it again
+    /// and compares its hash.
+    pub const UNSETTLED_CTIME_NS: i64 = i64::MIN;
+    /// A size no file has, stored for a note whose synthesized edges could not be recomputed
+    /// (it could not be read when a change elsewhere moved them): the next scan parses it
+    /// again, whatever its bytes.
+    pub const REPARSE_SIZE: u64 = u64::MAX;
+
     /// Encode (format-spec/store.md, "manifest").
     pub fn encode(&self) -> [u8; 40] {
         let mut out = [0u8; 40];

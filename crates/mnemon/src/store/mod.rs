@@ -128,6 +128,9 @@ pub struct Batch {
     /// Notes outside `upserts` whose out-list alone is replaced (their synthesized edges
     /// changed with the batch's notes), with the whole new list.
     pub relisted: Vec<(String, Vec<EdgeValue>)>,
+    /// Paths of notes outside `upserts` whose synthesized edges the batch moves but which could
+    /// not be read to recompute them: their manifest entries get [`FileEntry::REPARSE_SIZE`].
+    pub reparse: Vec<String>,
 }
 
 impl Batch {
@@ -137,6 +140,7 @@ impl Batch {
             && self.removals.is_empty()
             && self.touched.is_empty()
             && self.relisted.is_empty()
+            && self.reparse.is_empty()
     }
 }
 

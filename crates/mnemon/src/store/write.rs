@@ -23,7 +23,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use rayon::prelude::*;
-use redb::ReadableTableMetadata;
+use redb::{ReadableTable, ReadableTableMetadata};
 
 /// An encoded edge list and its entry count.
 type EncodedList = (Vec<u8>, usize);
@@ -224,6 +224,22 @@ impl BatchWriter<'_> {
                 .map_err(|x| e(x.into()))?;
         }
         drop(floors);
+        if !batch.reparse.is_empty() {
+            let mut manifest = self.wtx.open_table(MANIFEST).map_err(|x| e(x.into()))?;
+            for path in &batch.reparse {
+                let entry = match manifest.get(path.as_str()).map_err(|x| e(x.into()))? {
+                    Some(v) => codec::FileEntry::decode(v.value()).map_err(|c| store.corrupt(path, c))?,
+                    None => continue,
+                };
+                let marked = codec::FileEntry {
+                    size: codec::FileEntry::REPARSE_SIZE,
+                    ..entry
+                };
+                manifest
+                    .insert(path.as_str(), marked.encode().as_slice())
+                    .map_err(|x| e(x.into()))?;
+            }
+        }
 
         let mut meta = self.wtx.open_table(META).map_err(|x| e(x.into()))?;
         meta.insert(EDGE_COUNT_KEY, edge_count.to_le_bytes().as_slice())

@@ -126,11 +126,13 @@ static TF_WEIGHT_TABLE: std::sync::LazyLock<[f32; TF_WEIGHTS]> =
 
 /// The probe terms of `doc` with their weights, heaviest first (ties by term).
 fn probes_of<'d>(doc: &'d DocTerms, lex: &LexicalIndex) -> Vec<(&'d str, f32)> {
-    probes_with(doc, |t| lex.doc_freq(t), probe_max_df(lex.live_docs()))
+    let max_df = probe_max_df(lex.live_docs());
+    probes_with(doc, |t| lex.doc_freq_capped(t, max_df as u64), max_df)
 }
 
 /// The probe terms of `doc` with their weights, heaviest first (ties by term), with each
-/// term's live document frequency from `df`, in an index whose [`probe_max_df`] is `max_df`.
+/// term's live document frequency from `df` (exact up to `max_df`, any number above it past
+/// that), in an index whose [`probe_max_df`] is `max_df`.
 pub fn probes_with(doc: &DocTerms, df: impl Fn(&str) -> u64, max_df: usize) -> Vec<(&str, f32)> {
     let mut probes: Vec<(&str, f32)> = doc
         .terms

@@ -374,7 +374,11 @@ impl Memory {
         for (term, (mut old, mut now)) in holders {
             old.sort_unstable();
             now.sort_unstable();
-            let (df_before, df_now) = (before.doc_freq(term), lex.doc_freq(term));
+            // Exact up to the most a probe term may have: only that is asked of them.
+            let (df_before, df_now) = (
+                before.doc_freq_capped(term, max_before as u64),
+                lex.doc_freq_capped(term, max_now as u64),
+            );
             if old == now
                 || !(cooccur::can_probe(term, df_before, max_before)
                     || cooccur::can_probe(term, df_now, max_now))
@@ -442,8 +446,10 @@ impl Memory {
             .collect();
         terms.sort_unstable();
         terms.dedup();
-        let dfs: rustc_hash::FxHashMap<&str, u64> =
-            terms.par_iter().map(|t| (*t, lex.doc_freq(t))).collect();
+        let dfs: rustc_hash::FxHashMap<&str, u64> = terms
+            .par_iter()
+            .map(|t| (*t, lex.doc_freq_capped(t, max_now as u64)))
+            .collect();
         let probes: Vec<Vec<(&str, f32)>> = loaded
             .par_iter()
             .map(|a| cooccur::probes_with(&a.doc, |t| dfs.get(t).copied().unwrap_or(0), max_now))

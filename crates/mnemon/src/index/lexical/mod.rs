@@ -460,6 +460,44 @@ mod tests {
         assert_eq!(files, again.segment_count(), "unlisted segments removed");
     }
 
+    /// The capped document frequency equals the counted one up to its cap and is above the
+    /// cap past it, in segments with and without deletions.
+    #[test]
+    fn doc_freq_capped_is_the_live_count_up_to_its_cap() {
+        let tok = Tokenizer::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let words = ["alpha", "beta", "gamma", "delta"];
+        // Note i holds the first (i % 4) + 1 words: alpha in all, delta in a quarter.
+        let docs: Vec<DocTerms> = (0..40)
+            .map(|i| doc(&tok, &format!("n{i}"), &words[..=(i % 4)].join(" ")))
+            .collect();
+        let mut idx = LexicalIndex::rebuild(dir, &docs).unwrap();
+        let check = |idx: &LexicalIndex| {
+            for w in words.iter().chain(&["absent"]) {
+                let term = tok.query_terms(w).terms[0].term.clone();
+                let live = idx.doc_freq(&term);
+                for cap in 0..=45 {
+                    let capped = idx.doc_freq_capped(&term, cap);
+                    if live <= cap {
+                        assert_eq!(capped, live, "{w} cap {cap}");
+                    } else {
+                        assert!(capped > cap, "{w} cap {cap}: {capped}");
+                    }
+                }
+            }
+        };
+        check(&idx);
+        // Deletions in the first segment and a second segment holding new versions.
+        let edited: Vec<DocTerms> = (0..12)
+            .map(|i| doc(&tok, &format!("n{i}"), "delta epsilon"))
+            .collect();
+        let removed: Vec<String> = (30..36).map(|i| format!("n{i}")).collect();
+        idx = idx.update(dir, &edited, &removed, false).unwrap();
+        assert!(idx.segment_count() >= 2);
+        check(&idx);
+    }
+
     #[test]
     fn merged_index_is_one_segment_with_the_same_answers() {
         let tok = Tokenizer::new();

@@ -297,6 +297,33 @@ impl LexicalIndex {
         self.df(term.as_bytes())
     }
 
+    /// Live documents holding `term` when they are at most `cap`, else some number above
+    /// `cap`: what co-occurrence asks of every word of a note (is it rare enough to probe?)
+    /// without counting the live holders of a common word one by one in a segment with
+    /// deletions (a walk over most of the corpus's postings for each common word).
+    pub fn doc_freq_capped(&self, term: &str, cap: u64) -> u64 {
+        let over = cap.saturating_add(1);
+        let mut live = 0u64;
+        for l in &self.segments {
+            let Some(off) = l.seg.term_offset(term.as_bytes()) else {
+                continue;
+            };
+            // At most all of the segment's deleted documents are among the term's.
+            let surely_live = l
+                .seg
+                .doc_freq_at(off)
+                .saturating_sub(l.entry.deleted.len() as u64);
+            if live.saturating_add(surely_live) > cap {
+                return over;
+            }
+            live += l.live_df_at(off);
+            if live > cap {
+                return over;
+            }
+        }
+        live
+    }
+
     /// Whether a live note writes `folded` (a word of ASCII letters in lower case) with a
     /// capital letter somewhere (its name mark, see `index::fields::NAME_MARK`).
     pub fn writes_capitalised(&self, folded: &str) -> bool {

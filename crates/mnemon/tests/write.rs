@@ -164,6 +164,40 @@ fn a_note_is_replaced_only_with_the_sha256_of_the_file_as_it_is_now() {
     assert!(!file.exists());
 }
 
+/// Regression: replacing a note wrote a new file with the default mode and this process's
+/// owner: a note kept private (`chmod 600`) became readable by all, and a note its user owned,
+/// replaced by a write run as root, became root's (its user could no longer edit it). The
+/// replacement keeps owner, group and mode, as an editor saving by rename does.
+#[cfg(unix)]
+#[test]
+fn a_replaced_note_keeps_its_owner_group_and_mode() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let (tmp, m) = fresh();
+    m.write_note(&pool_request()).expect("write");
+    let file = tmp.path().join(".mnemon/memory/ops/pool-sizing.md");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        std::os::unix::fs::chown(&file, Some(65534), Some(65534)).expect("chown");
+    }
+    let mut again = pool_request();
+    again.body = "The pool now times out at 50 connections after the pgbouncer upgrade.".into();
+    again.expected_sha256 = m.show("ops/pool-sizing").expect("show").sha256;
+    let out = m.write_note(&again).expect("write");
+    assert!(out.written, "{out:?}");
+    let meta = std::fs::metadata(&file).expect("stat");
+    assert_eq!(meta.permissions().mode() & 0o7777, 0o600);
+    if root {
+        assert_eq!((meta.uid(), meta.gid()), (65534, 65534));
+    }
+    assert!(
+        std::fs::read_to_string(&file)
+            .expect("read")
+            .contains("pgbouncer upgrade")
+    );
+}
+
 #[test]
 fn bad_ids_are_refused_with_the_fix_and_nothing_is_written_anywhere() {
     let (tmp, m) = fresh();

@@ -239,10 +239,11 @@ impl Place {
             .unwrap_or(".tmp-note")
             .to_string();
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        let replaced = self.owner_and_mode(file_name);
         let mut file =
             openat(&self.dir, &tmp, flags).map_err(|e| Error::io("create temp file", &abs, e))?;
-        let written = file
-            .write_all(bytes)
+        let written = keep_owner_and_mode(&file, replaced)
+            .and_then(|()| file.write_all(bytes))
             .and_then(|()| file.sync_all())
             .map_err(|e| Error::io("write", &abs, e));
         drop(file);
@@ -273,7 +274,61 @@ impl Place {
     }
 }
 
+/// The owner, group and permission bits of a note being replaced.
+#[derive(Debug, Clone, Copy)]
+struct OwnerAndMode {
+    uid: u32,
+    gid: u32,
+    mode: u32,
+}
+
+/// Give the replacement `file` the owner, group and permission bits of the note it replaces (as
+/// an editor saving by rename does): a note kept private (`chmod 600`) stays private, and one
+/// owned by its user stays theirs when root writes it. An owner or group this process may not
+/// give (not root) is left as it is; the mode is kept all the same (without set-id bits).
+fn keep_owner_and_mode(file: &File, replaced: Option<OwnerAndMode>) -> io::Result<()> {
+    let Some(r) = replaced else {
+        return Ok(());
+    };
+    // Before the mode: a change of owner clears set-id bits.
+    match std::os::unix::fs::fchown(file, Some(r.uid), Some(r.gid)) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+            // A group of this user's own may still be given.
+            let _ = std::os::unix::fs::fchown(file, None, Some(r.gid));
+        }
+        Err(e) => return Err(e),
+    }
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(r.mode & 0o777))
+}
+
 impl Place {
+    /// The owner and mode of the regular file `file_name` in the note's folder, if there is one.
+    // `mode_t` is `u32` on Linux, `u16` on macOS.
+    #[allow(clippy::useless_conversion)]
+    fn owner_and_mode(&self, file_name: &str) -> Option<OwnerAndMode> {
+        let c = name(file_name).ok()?;
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: `c` is a NUL-terminated string and `st` a buffer for one `stat`, both living
+        // across the call; `st` is read only when the call succeeded.
+        let st = unsafe {
+            check(libc::fstatat(
+                self.dir.as_raw_fd(),
+                c.as_ptr(),
+                st.as_mut_ptr(),
+                libc::AT_SYMLINK_NOFOLLOW,
+            ))
+            .ok()?;
+            st.assume_init()
+        };
+        (st.st_mode & libc::S_IFMT == libc::S_IFREG).then_some(OwnerAndMode {
+            uid: st.st_uid,
+            gid: st.st_gid,
+            mode: u32::from(st.st_mode) & 0o7777,
+        })
+    }
+
     fn not_regular(&self, path: &str, kind: &'static str) -> Error {
         Error::Write {
             id: self.id.clone(),

@@ -164,7 +164,7 @@ class Memory:
         related: Sequence[str] = (),
         supersedes: Sequence[str] = (),
         contradicts: Sequence[str] = (),
-        pin: bool = False,
+        pin: Optional[bool] = None,
         expected_sha256: Optional[str] = None,
         on_duplicate: Optional[str] = None,
     ) -> Dict[str, Any]:

@@ -508,10 +508,10 @@ impl Memory {
     #[pyo3(
         signature = (
             id, body, *, name=None, description=None, r#type=None, tags=Strings::default(),
-            related=Strings::default(), supersedes=Strings::default(), contradicts=Strings::default(), pin=false,
+            related=Strings::default(), supersedes=Strings::default(), contradicts=Strings::default(), pin=None,
             expected_sha256=None, on_duplicate=None
         ),
-        text_signature = "($self, id, body, *, name=None, description=None, type=None, tags=(), related=(), supersedes=(), contradicts=(), pin=False, expected_sha256=None, on_duplicate=None)"
+        text_signature = "($self, id, body, *, name=None, description=None, type=None, tags=(), related=(), supersedes=(), contradicts=(), pin=None, expected_sha256=None, on_duplicate=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn write_note<'py>(
@@ -526,7 +526,7 @@ impl Memory {
         related: Strings,
         supersedes: Strings,
         contradicts: Strings,
-        pin: bool,
+        pin: Option<bool>,
         expected_sha256: Option<String>,
         on_duplicate: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {

@@ -166,7 +166,8 @@ pub struct WriteArgs {
     /// Ids of notes this one disagrees with.
     #[serde(default)]
     pub contradicts: Option<Vec<String>>,
-    /// Keep the note in the core view (memory_core).
+    /// Keep the note in the core view (memory_core): true pins it, false unpins it; left out,
+    /// a replacement keeps what the note had.
     #[serde(default)]
     pub pin: Option<bool>,
     /// Required to replace a note that exists: the `sha256` memory_show returned for it. Leave
@@ -202,7 +203,7 @@ fn write_request(a: WriteArgs) -> mnemon::Result<WriteRequest> {
         related: a.related.unwrap_or_default(),
         supersedes: a.supersedes.unwrap_or_default(),
         contradicts: a.contradicts.unwrap_or_default(),
-        pin: a.pin.unwrap_or(false),
+        pin: a.pin,
         expected_sha256: a.expected_sha256,
         on_duplicate,
         ..WriteRequest::new(a.id, a.body)

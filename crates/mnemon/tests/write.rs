@@ -50,7 +50,7 @@ fn pool_request() -> WriteRequest {
         note_type: Some(NoteType::Project),
         tags: vec!["postgres".into(), " pool ".into(), "postgres".into()],
         related: vec!["[[ops/deploy]]".into()],
-        pin: true,
+        pin: Some(true),
         ..WriteRequest::new(
             "ops/pool-sizing",
             "The connection pool times out at 20 connections under month-end load.",
@@ -162,6 +162,34 @@ fn a_note_is_replaced_only_with_the_sha256_of_the_file_as_it_is_now() {
     assert_eq!(out.refused, Some(WriteRefusal::Missing));
     assert_eq!(out.sha256, None);
     assert!(!file.exists());
+}
+
+/// Regression: `pin: false` given to replace a pinned note (MCP `memory_write`) kept it pinned:
+/// the request could not tell "unpin" from "not given". `Some(false)` unpins, `None` keeps.
+#[test]
+fn a_replacement_unpins_only_when_told_and_keeps_the_pin_otherwise() {
+    let (_tmp, m) = fresh();
+    m.write_note(&pool_request()).expect("write");
+    assert!(m.show("ops/pool-sizing").expect("show").pin);
+    let replace = |pin: Option<bool>, body: &str| {
+        let mut again = pool_request();
+        again.pin = pin;
+        again.body = body.into();
+        again.expected_sha256 = m.show("ops/pool-sizing").expect("show").sha256;
+        let out = m.write_note(&again).expect("write");
+        assert!(out.written, "{out:?}");
+        m.show("ops/pool-sizing").expect("show").pin
+    };
+    assert!(
+        replace(None, "Kept pinned: the pool holds 20."),
+        "None keeps the pin"
+    );
+    assert!(
+        !replace(Some(false), "Unpinned: the pool holds 30."),
+        "false unpins"
+    );
+    assert!(!replace(None, "Still unpinned: the pool holds 40."));
+    assert!(replace(Some(true), "Pinned again: the pool holds 50."));
 }
 
 /// Regression: replacing a note wrote a new file with the default mode and this process's

@@ -186,8 +186,12 @@ enum Command {
         #[arg(long = "contradicts", value_name = "ID")]
         contradicts: Vec<String>,
         /// Keep the note in the core view.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "unpin")]
         pin: bool,
+        /// Take a replaced note out of the core view (without --pin or --unpin, a replacement
+        /// keeps what the note had).
+        #[arg(long)]
+        unpin: bool,
         /// The sha256 of the note as you read it (`mnemon show ID`): needed to replace a note.
         #[arg(long, value_name = "HEX")]
         expected_sha256: Option<String>,
@@ -665,6 +669,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             supersedes,
             contradicts,
             pin,
+            unpin,
             expected_sha256,
             on_duplicate,
         } => {
@@ -676,7 +681,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 description.as_deref(),
                 *note_type,
                 [tags, related, supersedes, contradicts],
-                *pin,
+                (*pin || *unpin).then_some(*pin),
                 expected_sha256.as_deref(),
                 *on_duplicate,
             );

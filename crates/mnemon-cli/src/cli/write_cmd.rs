@@ -224,7 +224,7 @@ pub fn request(
     description: Option<&str>,
     note_type: Option<TypeArg>,
     lists: [&[String]; 4],
-    pin: bool,
+    pin: Option<bool>,
     expected_sha256: Option<&str>,
     on_duplicate: OnDuplicateArg,
 ) -> WriteRequest {

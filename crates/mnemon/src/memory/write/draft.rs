@@ -17,7 +17,7 @@ pub(super) struct Draft<'a> {
     pub(super) related: Vec<String>,
     pub(super) supersedes: Vec<String>,
     pub(super) contradicts: Vec<String>,
-    pub(super) pin: bool,
+    pub(super) pin: Option<bool>,
     pub(super) expected_sha256: Option<String>,
     pub(super) on_duplicate: OnDuplicate,
 }
@@ -250,7 +250,7 @@ impl<'a> Draft<'a> {
     /// The note file's bytes, parsed back as the scan will parse them and checked: within the
     /// size cap, no problem, every field read back as given.
     /// A replacement keeps from `kept` (the replaced note's frontmatter) every key this request
-    /// leaves out: a text field not given, a list given empty, `pin` not set, and the keys mnemon
+    /// leaves out: a text field not given, a list given empty, `pin` not given, and the keys mnemon
     /// does not write.
     pub(super) fn render(
         &self,
@@ -263,7 +263,7 @@ impl<'a> Draft<'a> {
             description: self.description.as_deref(),
             note_type: self.note_type.map(NoteType::as_str),
             tags: &self.tags,
-            pin: self.pin,
+            pin: self.pin == Some(true),
             created_at: created_s.map(notes::format_date_unix_s),
             // A clock set back (or a `created_at` written ahead) must not date the edit before
             // the note's creation.
@@ -285,6 +285,10 @@ impl<'a> Draft<'a> {
                     for (key, value) in given {
                         merged.insert(key, value);
                     }
+                }
+                if self.pin == Some(false) {
+                    // Unpinned: the key goes (a note without it is not pinned).
+                    merged.remove("pin");
                 }
                 serde_yaml_ng::to_string(&merged).map_err(cannot)?
             }
@@ -343,7 +347,10 @@ impl<'a> Draft<'a> {
                         .unwrap_or(NoteType::Unknown),
             ),
             ("tags", m.tags == list(&self.tags, was.map(|w| &w.tags))),
-            ("pin", m.pin == (self.pin || was.is_some_and(|w| w.pin))),
+            (
+                "pin",
+                m.pin == self.pin.unwrap_or_else(|| was.is_some_and(|w| w.pin)),
+            ),
             (
                 "related",
                 m.related == list(&self.related, was.map(|w| &w.related)),

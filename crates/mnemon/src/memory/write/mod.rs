@@ -103,8 +103,9 @@ pub struct WriteRequest {
     pub supersedes: Vec<String>,
     /// Ids of notes this one disagrees with (`contradicts`).
     pub contradicts: Vec<String>,
-    /// Keep the note in the core view (`pin: true`).
-    pub pin: bool,
+    /// Keep the note in the core view (`pin: true`): `Some(true)` pins it, `Some(false)` unpins
+    /// it, `None` keeps what the note replaced had (a new note is not pinned).
+    pub pin: Option<bool>,
     /// The sha256 (hex) of the note file as the caller read it (`show` returns it): required to
     /// replace a note that exists, refused when the note does not exist.
     pub expected_sha256: Option<String>,

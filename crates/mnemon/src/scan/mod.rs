@@ -301,16 +301,21 @@ fn compare_and_read<S: BuildHasher>(
     manifest: &HashMap<String, FileEntry, S>,
     mut out: ScanOutcome,
 ) -> ScanOutcome {
-    read_changed(root, &found, &mut out);
+    let vanished = read_changed(root, &found, &mut out);
     // Every path of the manifest was found when as many found notes were known (the paths
     // found are distinct): the common case of a re-scan needs no set of them.
     let known = found.iter().filter(|f| f.old.is_some()).count();
-    if known == manifest.len() {
+    if known == manifest.len() && vanished.is_empty() {
         let big = found.len() >= FREE_LATER_MIN_ITEMS;
         free_later(found, big);
         return out;
     }
-    let seen: HashSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();
+    let vanished: HashSet<&str> = vanished.iter().map(String::as_str).collect();
+    let seen: HashSet<&str> = found
+        .iter()
+        .map(|f| f.rel.as_str())
+        .filter(|rel| !vanished.contains(rel))
+        .collect();
     let mut removed: Vec<(String, String)> = manifest
         .keys()
         .filter(|p| !seen.contains(p.as_str()) && !covered(&out.unread, p))
@@ -412,7 +417,13 @@ pub fn scan_paths(
             }
         }
     }
-    read_changed(&root, &found, &mut out);
+    for rel in read_changed(&root, &found, &mut out) {
+        if entry_of(&rel).is_some()
+            && let Some(id) = indexed_id(&rel)
+        {
+            gone.push((rel, id));
+        }
+    }
     gone.sort();
     out.removed = gone.iter().map(|(_, id)| id.clone()).collect();
     out.batch.removals = gone;
@@ -429,8 +440,10 @@ fn indexed_id(rel: &str) -> Option<String> {
 }
 
 /// Read and parse the found files (below `root`) whose [`Stat`] differs from their manifest
-/// entry, into `out`.
-fn read_changed(root: &Path, found: &[Found], out: &mut ScanOutcome) {
+/// entry, into `out`. Returns the files that were gone when they were opened (deleted since
+/// the walk listed them): gone, not unreadable.
+fn read_changed(root: &Path, found: &[Found], out: &mut ScanOutcome) -> Vec<String> {
+    let mut vanished = Vec::new();
     let to_read: Vec<&Found> = found
         .iter()
         .filter(|f| match (f.old, f.stat) {
@@ -445,6 +458,7 @@ fn read_changed(root: &Path, found: &[Found], out: &mut ScanOutcome) {
         match r {
             ReadResult::Touched(rel, entry) => out.batch.touched.push((rel, entry)),
             ReadResult::Same => {}
+            ReadResult::Vanished(rel) => vanished.push(rel),
             ReadResult::Parsed(update, parsed) => {
                 out.batch.upserts.push(*update);
                 out.parsed.push(*parsed);
@@ -460,6 +474,7 @@ fn read_changed(root: &Path, found: &[Found], out: &mut ScanOutcome) {
             }
         }
     }
+    vanished
 }
 
 /// A file's mtime in nanoseconds since the Unix epoch (0 when unknown).
@@ -499,6 +514,8 @@ enum ReadResult {
     Touched(String, FileEntry),
     /// Read again, its bytes and recorded entry unchanged.
     Same,
+    /// Deleted since the walk listed it (`memory/`-relative path).
+    Vanished(String),
     Parsed(Box<NoteUpdate>, Box<ParsedNote>),
     Unreadable(ScanError),
     /// Not opened or read (`memory/`-relative path) because too many files are open.
@@ -543,6 +560,9 @@ fn read_one(root: &Path, f: &Found) -> ReadResult {
         Err(notes::OpenNoteError::Io(e)) if crate::error::is_out_of_files(&e) => {
             let err = crate::Error::io("open the note", root.join(&f.rel), e);
             return ReadResult::OutOfFiles(f.rel.clone(), err);
+        }
+        Err(notes::OpenNoteError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return ReadResult::Vanished(f.rel.clone());
         }
         Err(e) => {
             return ReadResult::Unreadable(ScanError {
@@ -842,6 +862,46 @@ mod tests {
         let again = scan(tmp.path(), &manifest);
         assert_eq!(again.parsed.len(), 1);
         assert_eq!(again.batch.upserts[0].file.size, 6);
+    }
+
+    /// Regression: a note deleted between the walk's listing and its read was reported as
+    /// "cannot read the note (No such file or directory); check its permissions", kept as
+    /// unreadable, and failed `doctor`. It is gone: removed when it was indexed, else nothing.
+    #[test]
+    fn a_note_deleted_after_the_walk_listed_it_is_gone_not_unreadable() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path().canonicalize().expect("canonical");
+        std::fs::write(root.join("kept.md"), "kept\n").expect("write");
+        let entry = FileEntry {
+            size: 4,
+            mtime_ns: 1,
+            ctime_ns: 1,
+            ino: 1,
+            hash: 1,
+        };
+        let manifest: HashMap<String, FileEntry> = [("indexed.md".to_string(), entry)].into();
+        let found = |rel: &str, old: Option<FileEntry>| Found {
+            rel: rel.to_string(),
+            old,
+            stat: Some(Stat {
+                size: 4,
+                mtime_ns: 2,
+                ctime_ns: 2,
+                ino: 2,
+            }),
+        };
+        // Both listed by the walk, then deleted before the read.
+        let listed = vec![
+            found("indexed.md", Some(entry)),
+            found("new.md", None),
+            found("kept.md", None),
+        ];
+        let out = compare_and_read(&root, listed, &manifest, ScanOutcome::default());
+        assert!(out.walk_errors.is_empty(), "{:?}", out.walk_errors);
+        assert!(out.unread.is_empty(), "{:?}", out.unread);
+        assert_eq!(out.removed, ["indexed"]);
+        assert_eq!(out.parsed.len(), 1);
+        assert_eq!(out.batch.upserts[0].id, "kept");
     }
 
     const PIECES: &[&str] = &[

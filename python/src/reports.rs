@@ -217,7 +217,7 @@ impl Recall {
         to_data(py, &self.floor)
     }
 
-    /// How many bytes of a question over the length limit were read (whole words), or None
+    /// How many bytes of a question over the length or word limit were read (whole words), or None
     /// when the whole question was read: the recall answered that part only.
     #[getter]
     fn question_read_bytes(&self) -> Option<usize> {
@@ -226,7 +226,7 @@ impl Recall {
 
     /// The recall as `mnemon recall --json` prints it (with `--explain` when `explain=True`
     /// was asked): `qid`, `results` (each hit's `to_dict()`), `latency_us`, and `floor`; and
-    /// `question_read_bytes` for a question over the length limit.
+    /// `question_read_bytes` for a question over the length or word limit.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("qid", &self.qid)?;

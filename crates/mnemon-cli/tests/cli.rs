@@ -1673,3 +1673,40 @@ fn a_question_over_the_limit_is_recorded_as_it_was_read() {
     assert_eq!(report.qid, recall.qid);
     assert!(report.query.len() <= 4096, "{}", report.query.len());
 }
+
+/// Regression: a question of more than 32 distinct words lost the words past the 32nd without a
+/// word: no `question_read_bytes`, no notice, and the note the last word named was not found.
+/// The cut is said like the cut by length, and what is recorded (and what feedback ties to)
+/// is the part read.
+#[test]
+fn a_question_over_the_word_limit_says_where_it_was_cut() {
+    let (tmp, m) = pool_memory();
+    drop(m);
+    let words: Vec<String> = (0..40).map(|i| format!("word{i}")).collect();
+    let question = format!("{} pgbouncer", words.join(" "));
+    let out = bin()
+        .current_dir(tmp.path())
+        .env_remove("MNEMON_DIR")
+        .args(["recall", "--json", &question])
+        .output()
+        .expect("recall");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let read = question.find(" word32").expect("the 33rd word");
+    assert_eq!(v["question_read_bytes"], read, "{v}");
+    assert!(
+        err.contains(&format!("only the first {read} bytes")) && err.contains("32 distinct words"),
+        "{err}"
+    );
+    let m = mnemon::Memory::open(tmp.path().join(".mnemon")).expect("open");
+    let recall = m
+        .recall(&mnemon::recall::Query::text(question.clone()))
+        .expect("recall");
+    assert_eq!(recall.floor.read_bytes, Some(read));
+    let report = m
+        .feedback(&["pool".to_string()], &[], Some(&question))
+        .expect("feedback");
+    assert_eq!(report.qid, recall.qid);
+    assert_eq!(report.query, question[..read]);
+}

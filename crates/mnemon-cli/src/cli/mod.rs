@@ -610,12 +610,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 out.notice(&n);
             }
             if let Some(read) = r.floor.read_bytes.filter(|_| !*explain) {
-                out.notice(&format!(
-                    "the question is {} bytes, over the limit of {}: only its first {read} \
-                     (whole words) were read",
-                    q.text.len(),
-                    mnemon::recall::MAX_QUERY_BYTES
-                ));
+                out.notice(&output::question_cut(Some(q.text.len()), read));
             }
             out.recall(&r, *explain);
             Ok(EXIT_OK)

@@ -431,13 +431,7 @@ impl Out {
             );
         }
         if let Some(read) = f.read_bytes {
-            outln!(
-                "  {}",
-                self.dim(&format!(
-                    "the question is longer than {} bytes: only its first {read} (whole words) were read",
-                    mnemon::recall::MAX_QUERY_BYTES
-                ))
-            );
+            outln!("  {}", self.dim(&question_cut(None, read)));
         }
         if f.old_first {
             outln!(
@@ -545,4 +539,17 @@ pub fn plural(n: usize, noun: &str) -> String {
     } else {
         format!("{n} {noun}s")
     }
+}
+
+/// What a recall read of a question over its limits ([`mnemon::recall::MAX_QUERY_BYTES`]
+/// bytes, [`mnemon::recall::MAX_QUERY_TERMS`] distinct words): the first `read` bytes
+/// of its `len` (when known).
+pub fn question_cut(len: Option<usize>, read: usize) -> String {
+    let of = len.map_or(String::new(), |len| format!(" of its {len}"));
+    format!(
+        "only the first {read} bytes{of} of the question were read: recall reads {} bytes and {} \
+         distinct words at most (whole words); ask a shorter question",
+        mnemon::recall::MAX_QUERY_BYTES,
+        mnemon::recall::MAX_QUERY_TERMS
+    )
 }

@@ -83,6 +83,10 @@ pub struct QueryTerms {
     /// and its folded form has at least 2 chars. False for an empty term list, and also when that
     /// last word was dropped (stop word), merged into an earlier duplicate, or cut by the cap.
     pub last_is_prefix: bool,
+    /// Where reading the question stopped when it holds more than [`MAX_QUERY_TERMS`] distinct
+    /// terms (stop words aside): the byte offset just past the last word before the first term
+    /// left out. `None` when every term was kept.
+    pub read_to: Option<usize>,
 }
 
 /// One query term.
@@ -208,6 +212,9 @@ impl Tokenizer {
             last_in_kept: bool,
             last_in_stops: bool,
             last_candidate: bool,
+            /// The byte offset just past the last word seen, and where reading stopped.
+            last_end: usize,
+            read_to: Option<usize>,
         }
         impl Lists {
             fn add(&mut self, list_is_stop: bool, qt: QueryTerm, candidate: bool) {
@@ -219,9 +226,14 @@ impl Tokenizer {
                 } else {
                     (&mut self.kept, &mut self.last_in_kept)
                 };
-                if list.len() < MAX_QUERY_TERMS && !list.iter().any(|t| t.term == qt.term) {
+                if list.iter().any(|t| t.term == qt.term) {
+                    return;
+                }
+                if list.len() < MAX_QUERY_TERMS {
                     list.push(qt);
                     *flag = true;
+                } else if !list_is_stop && self.read_to.is_none() {
+                    self.read_to = Some(self.last_end);
                 }
             }
             /// The term the last word added, if it was added (not a duplicate, not over the cap).
@@ -269,8 +281,11 @@ impl Tokenizer {
                     parts: Vec::new(),
                 };
                 lists.add(is_stop_word(surface), qt, candidate);
+                lists.last_end = end;
             }
             Token::Cjk { run } => {
+                // The run is a slice of `query`: its terms' offsets are their distance from it.
+                let run_at = (run.as_ptr() as usize).wrapping_sub(query.as_ptr() as usize);
                 for_each_cjk_query_term(run, |t| {
                     let qt = QueryTerm {
                         term: t.to_owned(),
@@ -279,6 +294,12 @@ impl Tokenizer {
                         parts: Vec::new(),
                     };
                     lists.add(false, qt, false);
+                    let t_end = (t.as_ptr() as usize)
+                        .wrapping_sub(run.as_ptr() as usize)
+                        .saturating_add(t.len());
+                    if run_at <= query.len() && t_end <= run.len() {
+                        lists.last_end = run_at + t_end;
+                    }
                 });
             }
         });
@@ -287,11 +308,13 @@ impl Tokenizer {
             QueryTerms {
                 last_is_prefix: lists.last_in_stops && lists.last_candidate,
                 terms: lists.stops,
+                read_to: None,
             }
         } else {
             QueryTerms {
                 last_is_prefix: lists.last_in_kept && lists.last_candidate,
                 terms: lists.kept,
+                read_to: lists.read_to,
             }
         }
     }
@@ -1534,8 +1557,18 @@ mod tests {
         assert_eq!(r.terms.len(), MAX_QUERY_TERMS);
         assert_eq!(r.terms[0].term, "w0");
         assert_eq!(r.terms[MAX_QUERY_TERMS - 1].term, "w31");
+        assert_eq!(r.read_to, text.find(" w32"), "read up to the end of w31");
         let text: String = (0..100).map(|i| format!("w{i} ")).collect::<String>() + "w99x";
         assert!(!q(&text).last_is_prefix);
+        // Repeated words and stop words are no terms left out.
+        let text = "the w0 and w1 ".repeat(50);
+        assert_eq!(q(&text).read_to, None);
+        // CJK: each character pair is a term; the cut falls inside the run.
+        let run: String = (0x4E00u32..0x4E40).filter_map(char::from_u32).collect();
+        let r = q(&run);
+        assert_eq!(r.terms.len(), MAX_QUERY_TERMS);
+        let read = r.read_to.expect("cut");
+        assert!(read < run.len() && run.is_char_boundary(read), "{read}");
     }
 
     #[test]

@@ -510,6 +510,17 @@ impl Memory {
         Ok(())
     }
 
+    /// The part of question `text` recall reads: up to [`crate::recall::MAX_QUERY_BYTES`]
+    /// (see [`crate::recall::readable_part`]) and up to its
+    /// [`crate::index::tokenize::MAX_QUERY_TERMS`]th distinct term.
+    pub(crate) fn question_read<'t>(&self, text: &'t str) -> &'t str {
+        let read = crate::recall::readable_part(text);
+        match self.tokenizer.query_terms(read).read_to {
+            Some(n) => read.get(..n).unwrap_or(read),
+            None => read,
+        }
+    }
+
     /// Answer a query: lexical hits and anchors, the typed-graph walk, scored by the policy.
     pub fn recall(&self, q: &Query) -> Result<Recall> {
         let started = Instant::now();
@@ -549,9 +560,13 @@ impl Memory {
         if !q.record {
             return Ok(recall);
         }
-        // The question as recall read it (a longer one is cut: see `recall::readable_part`) is
+        // The question as recall read it (a longer one is cut: see `Memory::question_read`) is
         // what is recorded and what feedback learns from.
-        let read = crate::recall::readable_part(&q.text);
+        let read = recall
+            .floor
+            .read_bytes
+            .and_then(|n| q.text.get(..n))
+            .unwrap_or(&q.text);
         // Feedback that names no question is about this recall.
         if let Ok(mut last) = self.last_question.lock() {
             *last = Some((recall.qid.clone(), read.to_string()));

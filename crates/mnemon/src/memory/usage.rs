@@ -104,7 +104,7 @@ impl Memory {
         // The question as recall reads and records it (a longer one is cut); a blank question
         // is no question, as recall has it: the feedback goes to the last one.
         let query = query
-            .map(crate::recall::readable_part)
+            .map(|q| self.question_read(q))
             .filter(|q| !q.trim().is_empty());
         self.ensure_indexed()?;
         let (used, wrong) = {

@@ -417,7 +417,8 @@ pub fn run(
         reached_floor: 0.0,
         reached_share: 0.0,
         old_first: ranking::asks_about_the_past(text),
-        read_bytes: (text.len() < q.text.len()).then_some(text.len()),
+        read_bytes: Some(qt.read_to.map_or(text.len(), |r| r.min(text.len())))
+            .filter(|&read| read < q.text.len()),
     };
     // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
     // do not pass the floor (none: they do), its coverage, and whether its note was used before

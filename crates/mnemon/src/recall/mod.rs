@@ -8,6 +8,7 @@ mod query;
 pub(crate) mod supersession;
 inner_modules!(engine, evidence, learned, ord_stats, shown);
 
+pub use crate::index::tokenize::MAX_QUERY_TERMS;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use query::{DEFAULT_LIMIT, MAX_ANCHORS, MAX_LIMIT, MAX_QUERY_BYTES, readable_part};
 pub use query::{

@@ -242,7 +242,8 @@ pub struct FloorReport {
     /// replaced note ranks above the notes replacing it unless they lead it clearly.
     pub old_first: bool,
     /// The bytes of the question read when it is longer than [`MAX_QUERY_BYTES`] (see
-    /// [`readable_part`]); `None` when all of it was read.
+    /// [`readable_part`]) or holds more than [`crate::recall::MAX_QUERY_TERMS`] distinct words
+    /// (read up to the last word before the first left out); `None` when all of it was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_bytes: Option<usize>,
 }
@@ -382,7 +383,8 @@ impl Serialize for RecallJson<'_> {
                 m.serialize_entry("results", &hits)?;
             }
         }
-        // Only for a question over the limit, so that an agent knows what was searched for.
+        // Only for a question over a limit (bytes, distinct words), so that an agent knows what
+        // was searched for.
         if let Some(read) = r.floor.read_bytes {
             m.serialize_entry("question_read_bytes", &read)?;
         }

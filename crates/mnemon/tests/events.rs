@@ -959,3 +959,32 @@ fn a_segment_cut_after_the_snapshot_read_it_is_reported_cut_short() {
         assert_eq!(m.stats("a").unwrap(), counted, "{keep}");
     }
 }
+
+/// Regression: `stats` and `core` of an open memory did not see another session's importance
+/// marks and feedback until this session recalled something (Python's `stats()`, MCP's
+/// `memory_core`): only recall looked for new events. They look as recall does.
+#[test]
+fn stats_and_core_see_another_sessions_events_as_recall_does() {
+    let (tmp, first) = common::fresh();
+    write_note(
+        &first,
+        "deploy.md",
+        "---\nname: Deploy\n---\nthe deploy runbook\n",
+    );
+    first.index().expect("index");
+    assert_eq!(first.stats("deploy").expect("stats").importance, None);
+    assert!(first.core(2000).expect("core").included.is_empty());
+    let other = Memory::open(tmp.path().join(".mnemon")).expect("open");
+    other
+        .set_importance("deploy", 9, &[], "")
+        .expect("importance");
+    other
+        .feedback(&["deploy".to_string()], &[], None)
+        .expect("feedback");
+    drop(other);
+    std::thread::sleep(mnemon::STATS_REFRESH_INTERVAL + std::time::Duration::from_millis(100));
+    let stats = first.stats("deploy").expect("stats");
+    assert_eq!((stats.importance, stats.used_count), (Some(9), 1));
+    let core = first.core(2000).expect("core");
+    assert_eq!(core.included, ["deploy"]);
+}

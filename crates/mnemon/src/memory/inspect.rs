@@ -247,6 +247,9 @@ impl Memory {
         use crate::core_view::{CoreNote, estimate_tokens, read_body, render};
         crate::args::BUDGET_TOKENS.check(budget_tokens)?;
         self.ensure_indexed()?;
+        // Other sessions' importance marks, as recall sees them.
+        self.events
+            .refresh_if_stale(super::STATS_REFRESH_INTERVAL)?;
         let reader = self.store.read()?;
         let mut wanted: HashMap<String, (bool, u8, u64)> = HashMap::new();
         for (id, rec) in reader.all_nodes()? {

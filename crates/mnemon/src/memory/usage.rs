@@ -159,6 +159,8 @@ impl Memory {
             return Err(self.not_indexed(id));
         };
         let id = id.as_str();
+        // Other sessions' events, as recall sees them.
+        self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
         let s: RecallStats = self.events.stats(id);
         Ok(NodeStatsView {
             id: id.to_string(),

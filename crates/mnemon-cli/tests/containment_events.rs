@@ -453,6 +453,9 @@ impl Fs for WatchedFs {
     fn modified_ms(&self, path: &Path) -> io::Result<i64> {
         self.0.inner.modified_ms(path)
     }
+    fn set_modified_ms(&self, path: &Path, ms: i64) -> io::Result<()> {
+        self.0.inner.set_modified_ms(path, ms)
+    }
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
         self.0.look();
         self.0.inner.try_lock(path)
@@ -1112,6 +1115,9 @@ impl Fs for CutWatch {
     }
     fn modified_ms(&self, path: &Path) -> io::Result<i64> {
         self.inner.modified_ms(path)
+    }
+    fn set_modified_ms(&self, path: &Path, ms: i64) -> io::Result<()> {
+        self.inner.set_modified_ms(path, ms)
     }
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
         self.inner.try_lock(path)

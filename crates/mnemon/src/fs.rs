@@ -52,6 +52,8 @@ pub trait Fs: Send + Sync {
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
     /// Last modification time, ms since the Unix epoch.
     fn modified_ms(&self, path: &Path) -> io::Result<i64>;
+    /// Set a file's modification time (ms since the Unix epoch).
+    fn set_modified_ms(&self, path: &Path, ms: i64) -> io::Result<()>;
     /// Take an exclusive lock named by `path` without waiting: `Ok(None)` when another holder has
     /// it. The lock is released when the guard is dropped (or the process dies). The lock belongs
     /// to the file, not the name: a lock taken through one name of a file is held through its
@@ -213,6 +215,14 @@ impl Fs for RealFs {
         Ok(t.duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as i64)
             .unwrap_or(0))
+    }
+    fn set_modified_ms(&self, path: &Path, ms: i64) -> io::Result<()> {
+        let at = std::time::UNIX_EPOCH
+            + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+        std::fs::File::options()
+            .write(true)
+            .open(path)?
+            .set_modified(at)
     }
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
         let f = open_lock_file(path)?;

@@ -988,3 +988,21 @@ fn stats_and_core_see_another_sessions_events_as_recall_does() {
     let core = first.core(2000).expect("core");
     assert_eq!(core.included, ["deploy"]);
 }
+
+/// Regression: compressing a segment restarted its archive clock: the compressed file took the
+/// compaction's time as its own, so a segment last written 400 days ago was archived some 765
+/// days after its last write instead of 365. The compressed file keeps the segment's time.
+#[test]
+fn a_segment_compressed_late_is_archived_by_the_age_of_its_last_write() {
+    use common::events::{DAY_MS, T0, events_dir, open, policy, with_segments};
+    let fs = with_segments(1, 3, T0);
+    let now = T0 + 400 * DAY_MS;
+    fs.set_clock_ms(now);
+    let c = open(&fs, "compactor").expect("open");
+    let r = c.compact(policy(), now).expect("compact");
+    assert_eq!(r.compressed.len(), 1, "{r:?}");
+    assert_eq!(r.archived.len(), 1, "{r:?}");
+    let archived = events_dir().join("archive").join(&r.archived[0]);
+    use mnemon::fs::Fs;
+    assert_eq!(fs.modified_ms(&archived).expect("archived"), T0);
+}

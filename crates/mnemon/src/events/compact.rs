@@ -307,11 +307,15 @@ impl EventLog {
             for (s, _guard) in &locked {
                 let src = dir.join(&s.name);
                 let dst = dir.join(format!("{}{COMPRESSED_EXT}", s.id));
+                let written_ms = fs.modified_ms(&src).map_err(io("stat", &src))?;
                 write_atomic_with(fs, &dst, Durability::Durable, |out| {
                     compress_into(fs, &src, out)
                         .map(drop)
                         .map_err(|e| Error::io("compress", &src, e))
                 })?;
+                // The archive age counts from the segment's last write, not from its
+                // compression. Best effort: a failure only delays the archiving.
+                let _ = fs.set_modified_ms(&dst, written_ms);
                 fs.remove(&src).map_err(io("remove", &src))?;
                 fs.sync_dir(&dir).map_err(io("fsync folder", &dir))?;
                 report.compressed.push(s.name.clone());

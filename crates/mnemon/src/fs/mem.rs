@@ -148,13 +148,6 @@ impl MemFs {
     pub fn set_clock_ms(&self, ms: i64) {
         self.lock().clock_ms = ms;
     }
-    /// Set a file's modification time.
-    pub fn set_modified_ms(&self, path: &Path, ms: i64) {
-        let mut st = self.lock();
-        if let Some(&i) = st.live.get(path) {
-            st.inodes[i].mtime_ms = ms;
-        }
-    }
 
     /// What a disk holds after a power loss now: the durable namespace with durable bytes; with
     /// `tear`, each file also keeps the first half of its unsynced appended bytes (a torn write).
@@ -386,6 +379,13 @@ impl Fs for MemFs {
         st.tick()?;
         let ino = st.inode(path)?;
         Ok(st.inodes[ino].mtime_ms)
+    }
+    fn set_modified_ms(&self, path: &Path, ms: i64) -> io::Result<()> {
+        let mut st = self.lock();
+        st.tick()?;
+        let ino = st.inode(path)?;
+        st.inodes[ino].mtime_ms = ms;
+        Ok(())
     }
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
         let mut st = self.lock();

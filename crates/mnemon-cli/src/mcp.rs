@@ -418,15 +418,17 @@ where
 {
     let (transport, tasks) = transport::start(read, write);
     let result = async {
-        let service = MemoryServer::new(memory)
-            .serve(transport)
-            .await
-            .map_err(|e| mnemon::Error::Mcp {
-                what: "initialisation failed",
-                source: Box::new(e),
-                fix: "start mnemon serve from an MCP client, which speaks JSON-RPC on its stdin \
+        let served = MemoryServer::new(memory).serve(transport).await;
+        if served.is_err() && tasks.served_sessionless() {
+            // Calls without a session, then the client left: rmcp's handshake never came.
+            return Ok(());
+        }
+        let service = served.map_err(|e| mnemon::Error::Mcp {
+            what: "initialisation failed",
+            source: Box::new(e),
+            fix: "start mnemon serve from an MCP client, which speaks JSON-RPC on its stdin \
                       and stdout (the MCP stdio transport)",
-            })?;
+        })?;
         service.waiting().await.map_err(|e| mnemon::Error::Mcp {
             what: "server stopped",
             source: Box::new(e),

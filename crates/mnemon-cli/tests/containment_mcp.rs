@@ -381,6 +381,43 @@ fn mcp_requests_before_initialize_are_told_to_initialize_first() {
     s.close();
 }
 
+/// Regression: after a call without a session (its `_meta` naming the protocol), `initialize`
+/// was answered and every plain request after it, `ping` included, was refused for its missing
+/// `_meta` (rmcp stays in that mode); and a client that made only such calls and left got exit 3,
+/// "initialisation failed". `initialize` is refused with the reason, and leaving is a clean end.
+#[test]
+fn mcp_calls_without_a_session_then_initialize_are_told_the_mode() {
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2025-06-18",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let mut s = Server::start();
+    let called = s.rpc(
+        1,
+        "tools/call",
+        json!({"_meta": meta, "name": "memory_core", "arguments": {}}),
+    );
+    assert!(called.get("result").is_some(), "{called}");
+    let init = s.rpc(
+        2,
+        "initialize",
+        json!({"protocolVersion": "2024-11-05", "capabilities": {},
+               "clientInfo": {"name": "test", "version": "0"}}),
+    );
+    assert_eq!(init["error"]["code"], -32600, "{init}");
+    assert!(
+        init["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("start another")),
+        "{init}"
+    );
+    let again = s.rpc(
+        3,
+        "tools/call",
+        json!({"_meta": meta, "name": "memory_core", "arguments": {}}),
+    );
+    assert!(again.get("result").is_some(), "{again}");
+    s.close();
+}
+
 /// Regression: the tools declare `limit`, `depth`, `budget_tokens` and `importance`
 /// as JSON Schema integers, where `5.0` is one, yet `5.0` was refused ("invalid type: floating
 /// point"); `budget_tokens` gave no range. A whole float is taken, a fraction is refused.

@@ -23,6 +23,8 @@ use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
 use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
@@ -73,9 +75,16 @@ impl Transport<RoleServer> for LineTransport {
 pub struct Tasks {
     reader: tokio::task::JoinHandle<()>,
     writer: tokio::task::JoinHandle<()>,
+    sessionless: Arc<AtomicBool>,
 }
 
 impl Tasks {
+    /// Whether the client made calls without a session (no `initialize`): its leaving then ends
+    /// the service before any handshake, which is no failure.
+    pub fn served_sessionless(&self) -> bool {
+        self.sessionless.load(Ordering::Relaxed)
+    }
+
     /// Once the service has ended: stop reading, then let the writer write what is queued.
     pub async fn finish(self) {
         self.reader.abort();
@@ -93,11 +102,21 @@ where
 {
     let (to_service, incoming) = mpsc::channel(CHANNEL_MESSAGES);
     let (outgoing, to_writer) = mpsc::channel(CHANNEL_MESSAGES);
+    let sessionless = Arc::new(AtomicBool::new(false));
     let writer = tokio::spawn(write_loop(write, to_writer));
-    let reader = tokio::spawn(read_loop(read, to_service, outgoing.clone()));
+    let reader = tokio::spawn(read_loop(
+        read,
+        to_service,
+        outgoing.clone(),
+        sessionless.clone(),
+    ));
     (
         LineTransport { incoming, outgoing },
-        Tasks { reader, writer },
+        Tasks {
+            reader,
+            writer,
+            sessionless,
+        },
     )
 }
 
@@ -121,9 +140,13 @@ async fn read_loop<R: AsyncRead + Unpin>(
     mut read: R,
     to_service: mpsc::Sender<ClientJsonRpcMessage>,
     replies: mpsc::Sender<Vec<u8>>,
+    sessionless: Arc<AtomicBool>,
 ) {
     let mut reader = LineReader::new();
-    let mut session = Session::default();
+    let mut session = Session {
+        sessionless,
+        ..Session::default()
+    };
     let mut chunk = vec![0u8; READ_CHUNK_BYTES];
     let mut lines = Vec::new();
     loop {
@@ -153,6 +176,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
 struct Session {
     /// An `initialize` request has been handed to the service.
     initialize_sent: bool,
+    /// A call without a session (its `_meta` naming the protocol) has been handed to the
+    /// service before any `initialize`: the service then answers such calls only.
+    sessionless: Arc<AtomicBool>,
 }
 
 impl Session {
@@ -230,7 +256,27 @@ impl Session {
                     return Err(not_served(id, &method, what));
                 }
                 if matches!(r.request, ClientRequest::InitializeRequest(_)) {
+                    if self.sessionless.load(Ordering::Relaxed)
+                        && let Some(id) = id
+                    {
+                        // rmcp keeps serving calls without a session after one: the session
+                        // would answer `initialize` and then refuse every plain request.
+                        return Err(ErrorReply::invalid_request(
+                            id,
+                            "this server has answered calls without a session (their `_meta` \
+                             named the protocol): one `mnemon serve` process serves either such \
+                             calls or one session; start another for a session",
+                        ));
+                    }
                     self.initialize_sent = true;
+                } else if !self.initialize_sent
+                    && names_its_protocol(&params_meta)
+                    && !matches!(
+                        r.request,
+                        ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_)
+                    )
+                {
+                    self.sessionless.store(true, Ordering::Relaxed);
                 } else if !self.initialize_sent
                     && !matches!(
                         r.request,

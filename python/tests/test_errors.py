@@ -24,12 +24,12 @@ import mnemon
         (
             {"min_score": float("nan")},
             "min_score",
-            "min_score NaN is out of range: use a finite number",
+            "min_score NaN is out of range: use a number from -3.4e38 to 3.4e38",
         ),
         (
             {"min_score": float("inf")},
             "min_score",
-            "min_score inf is out of range: use a finite number",
+            "min_score inf is out of range: use a number from -3.4e38 to 3.4e38",
         ),
     ],
 )

@@ -51,21 +51,26 @@ pub struct RecallArgs {
 }
 
 /// Integer arguments as JSON Schema has integers: `5` and `5.0` alike (a client that holds
-/// numbers as floats sends the latter); `5.5`, or a number past i64, is refused with the type
-/// expected.
+/// numbers as floats sends the latter); `5.5` is refused with the type expected, and a whole
+/// number past what a float holds exactly (2^53: JSON's integers past i64 arrive as floats,
+/// rounded) as too large for any argument, named as it was written.
 mod whole {
     use serde::{Deserialize, Deserializer, de::Error};
+
+    /// The largest whole float taken: every whole number up to it is exact.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
 
     fn of<'de, D: Deserializer<'de>>(v: serde_json::Number) -> Result<i64, D::Error> {
         if let Some(i) = v.as_i64() {
             return Ok(i);
         }
         match v.as_f64() {
-            Some(f) if f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64 => {
-                Ok(f as i64)
-            }
+            Some(f) if f.fract() == 0.0 && f.abs() <= EXACT => Ok(f as i64),
+            Some(f) if f.fract() == 0.0 || v.is_u64() => Err(D::Error::custom(format!(
+                "invalid value: {v}, too large for any argument: expected a small whole number"
+            ))),
             _ => Err(D::Error::custom(format!(
-                "invalid value: {v}, expected a whole number of at most 64 bits"
+                "invalid value: {v}, expected a whole number"
             ))),
         }
     }

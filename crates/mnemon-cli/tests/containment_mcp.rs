@@ -455,6 +455,19 @@ fn mcp_integer_arguments_take_whole_floats_and_state_their_ranges() {
         json!({"query": "x", "limit": 5.5}),
     );
     assert!(failed && text.contains("expected a whole number"), "{text}");
+    // Past i64 (2^63) and past it below (a float rounded to i64::MIN): named as written, not as
+    // a number of another size.
+    for (id, limit) in [(7, "9223372036854775808"), (8, "-9223372036854775809")] {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"memory_recall","arguments":{{"query":"x","limit":{limit}}}}}}}"#
+        );
+        s.send_line(line.as_bytes());
+        let r = s.reply();
+        let text = r["result"]["content"][0]["text"].as_str().unwrap_or("");
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        assert!(text.contains("too large for any argument"), "{r}");
+        assert!(!text.contains("-9223372036854775808"), "{r}");
+    }
     let tools = s.rpc(6, "tools/list", json!({}));
     let core = tools["result"]["tools"]
         .as_array()

@@ -95,7 +95,7 @@ impl Range {
     }
 }
 
-/// A score floor as given (`min_score`): any finite number, as the `f32` recall compares with.
+/// A score floor as given (`min_score`): any number the `f32` recall compares with holds.
 pub fn min_score(value: f64) -> Result<f32> {
     let narrowed = value as f32;
     if narrowed.is_finite() {
@@ -105,7 +105,7 @@ pub fn min_score(value: f64) -> Result<f32> {
             what: "min_score",
             // Debug: `1e300`, not three hundred digits.
             value: format!("{value:?}"),
-            allowed: "a finite number".into(),
+            allowed: "a number from -3.4e38 to 3.4e38".into(),
         })
     }
 }
@@ -177,14 +177,19 @@ mod tests {
         assert!(e.contains("an integer from 1 to 10"), "{e}");
         assert!(BUDGET_TOKENS.parse::<usize>(0).is_err());
         assert_eq!(min_score(0.25).unwrap(), 0.25);
-        for bad in [f64::NAN, f64::INFINITY, 1e300] {
+        for bad in [f64::NAN, f64::INFINITY, 1e300, 1e308, -3.5e38] {
             let e = min_score(bad).unwrap_err().to_string();
             assert!(
-                e.contains("min_score") && e.contains("a finite number"),
+                e.contains("min_score") && e.contains("a number from -3.4e38 to 3.4e38"),
                 "{e}"
             );
-            assert!(e.len() < 60, "{e}");
+            assert!(e.len() < 80, "{e}");
         }
+        assert_eq!(
+            min_score(1e308).unwrap_err().to_string(),
+            "min_score 1e308 is out of range: use a number from -3.4e38 to 3.4e38"
+        );
+        assert!(min_score(3.4e38).is_ok());
     }
 
     #[test]

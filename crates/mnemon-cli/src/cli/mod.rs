@@ -114,8 +114,8 @@ enum Command {
               help = format!("Number of results ({}..={})", args::LIMIT.min, args::LIMIT.max))]
         limit: i64,
         /// Drop results scoring below this.
-        #[arg(long, default_value_t = args::DEFAULT_MIN_SCORE, allow_negative_numbers = true)]
-        min_score: f32,
+        #[arg(long, default_value_t = f64::from(args::DEFAULT_MIN_SCORE), allow_negative_numbers = true)]
+        min_score: f64,
         /// Show each score taken apart.
         #[arg(long)]
         explain: bool,
@@ -599,7 +599,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 anchors: anchors.clone(),
                 depth: args::DEPTH.parse(*depth)?,
                 limit: args::LIMIT.parse(*limit)?,
-                min_score: args::min_score(f64::from(*min_score))?,
+                min_score: args::min_score(*min_score)?,
                 caller: "cli".into(),
                 record: true,
             };

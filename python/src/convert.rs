@@ -46,6 +46,51 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Int {
     }
 }
 
+/// A `str` argument as UTF-8 text. A lone surrogate (half of a UTF-16 pair: `json.loads` makes
+/// one of `"\ud800"`) is no text: it is refused as every other bad argument is
+/// (`mnemon.InvalidArgument`, a `mnemon.Error`), not with Python's `UnicodeEncodeError`, which
+/// `except mnemon.Error` would let through.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Text(pub(crate) String);
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<Text> for String {
+    fn from(t: Text) -> String {
+        t.0
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Text {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Text> {
+        let s = obj.cast::<PyString>()?;
+        match s.to_cow() {
+            Ok(t) => Ok(Text(t.into_owned())),
+            Err(_) => {
+                let shown = s.to_string_lossy().chars().take(80).collect::<String>();
+                Err(crate::errors::to_py(
+                    obj.py(),
+                    mnemon::Error::InvalidArgument {
+                        what: "text",
+                        message: format!(
+                            "{shown:?} holds a lone surrogate (half of a UTF-16 pair, shown as \
+                             U+FFFD), which is no Unicode text: remove it, or decode the text \
+                             with errors='replace'"
+                        ),
+                    },
+                ))
+            }
+        }
+    }
+}
+
 /// A list of strings (note ids, tags) as Python gave it. A `str` is refused with the fix: it is
 /// a sequence of strings too, and would otherwise read as one id per character or fail with
 /// pyo3's "Can't extract `str` to `Vec`".
@@ -62,7 +107,8 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Strings {
                 s.repr()?
             )));
         }
-        obj.extract::<Vec<String>>().map(Strings)
+        let texts: Vec<Text> = obj.extract()?;
+        Ok(Strings(texts.into_iter().map(String::from).collect()))
     }
 }
 

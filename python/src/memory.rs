@@ -3,7 +3,7 @@
 //! once; arguments are checked by the library (`mnemon::args`), so they are refused with the
 //! CLI's messages.
 
-use crate::convert::{Int, Strings};
+use crate::convert::{Int, Strings, Text};
 use crate::errors::{self, IntoPy};
 use crate::reports::{
     CoreView, DoctorReport, FeedbackReport, IndexReport, NodeStatsView, NodeView, Recall, hit_list,
@@ -255,7 +255,7 @@ impl Memory {
     /// create one).
     #[staticmethod]
     #[pyo3(signature = (path=None, *, session=None))]
-    fn open(py: Python<'_>, path: Option<PathBuf>, session: Option<String>) -> PyResult<Memory> {
+    fn open(py: Python<'_>, path: Option<PathBuf>, session: Option<Text>) -> PyResult<Memory> {
         let explicit = path.or_else(|| {
             std::env::var_os("MNEMON_DIR")
                 .filter(|d| !d.is_empty())
@@ -264,7 +264,7 @@ impl Memory {
         let dir = cwd()
             .and_then(|cwd| MemoryDir::locate(explicit.as_deref(), &cwd))
             .py_err(py)?;
-        Memory::opened(py, dir, session)
+        Memory::opened(py, dir, session.map(String::from))
     }
 
     /// Create a memory folder at ``path`` (``memory/``, ``events/``, ``index/``; nothing is
@@ -272,9 +272,9 @@ impl Memory {
     /// call :meth:`index`.
     #[staticmethod]
     #[pyo3(signature = (path, *, session=None))]
-    fn init(py: Python<'_>, path: PathBuf, session: Option<String>) -> PyResult<Memory> {
+    fn init(py: Python<'_>, path: PathBuf, session: Option<Text>) -> PyResult<Memory> {
         let dir = py.detach(move || MemoryDir::init(path)).py_err(py)?;
-        Memory::opened(py, dir, session)
+        Memory::opened(py, dir, session.map(String::from))
     }
 
     /// The memory folder (the one holding ``memory/``).
@@ -374,7 +374,7 @@ impl Memory {
     fn recall<'py>(
         &self,
         py: Python<'py>,
-        query: Option<String>,
+        query: Option<Text>,
         anchors: Strings,
         depth: Int,
         limit: Int,
@@ -382,7 +382,15 @@ impl Memory {
         explain: bool,
         record: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let q = query_of(query, anchors.0, &depth, &limit, min_score, record).py_err(py)?;
+        let q = query_of(
+            query.map(String::from),
+            anchors.0,
+            &depth,
+            &limit,
+            min_score,
+            record,
+        )
+        .py_err(py)?;
         let recall = self.run(py, move |m| m.recall(&q))?;
         hit_list(py, recall.results, explain)
     }
@@ -409,7 +417,7 @@ impl Memory {
     fn recall_report(
         &self,
         py: Python<'_>,
-        query: Option<String>,
+        query: Option<Text>,
         anchors: Strings,
         depth: Int,
         limit: Int,
@@ -417,7 +425,15 @@ impl Memory {
         explain: bool,
         record: bool,
     ) -> PyResult<Recall> {
-        let q = query_of(query, anchors.0, &depth, &limit, min_score, record).py_err(py)?;
+        let q = query_of(
+            query.map(String::from),
+            anchors.0,
+            &depth,
+            &limit,
+            min_score,
+            record,
+        )
+        .py_err(py)?;
         let recall = self.run(py, move |m| m.recall(&q))?;
         Recall::new(py, recall, explain)
     }
@@ -439,7 +455,7 @@ impl Memory {
         py: Python<'_>,
         used: Strings,
         wrong: Strings,
-        query: Option<String>,
+        query: Option<Text>,
     ) -> PyResult<FeedbackReport> {
         self.run(py, move |m| m.feedback(&used.0, &wrong.0, query.as_deref()))
             .map(FeedbackReport::from)
@@ -450,16 +466,16 @@ impl Memory {
     /// shows it). Important notes rank higher and fill :meth:`core`. ``tags`` and ``note`` are
     /// recorded with the mark. An unknown id raises :class:`mnemon.NotFound`.
     #[pyo3(
-        signature = (id, importance, *, tags=Strings::default(), note=String::new()),
+        signature = (id, importance, *, tags=Strings::default(), note=Text::default()),
         text_signature = "($self, id, importance, *, tags=(), note='')"
     )]
     fn set_importance(
         &self,
         py: Python<'_>,
-        id: String,
+        id: Text,
         importance: Int,
         tags: Strings,
-        note: String,
+        note: Text,
     ) -> PyResult<()> {
         let importance: u8 = importance.check(args::IMPORTANCE).py_err(py)?;
         self.run(py, move |m| {
@@ -470,7 +486,7 @@ impl Memory {
     /// The folded usage statistics of note ``id`` (a :class:`NodeStatsView`, as ``mnemon stats``
     /// shows them): recalls, uses, wrong verdicts, importance. An unknown id raises
     /// :class:`mnemon.NotFound`.
-    fn stats(&self, py: Python<'_>, id: String) -> PyResult<NodeStatsView> {
+    fn stats(&self, py: Python<'_>, id: Text) -> PyResult<NodeStatsView> {
         self.run(py, move |m| m.stats(&id)).map(NodeStatsView::from)
     }
 
@@ -488,7 +504,7 @@ impl Memory {
 
     /// Note ``id`` with its frontmatter and its edges both ways (a :class:`NodeView`, as
     /// ``mnemon show`` prints it). An unknown id raises :class:`mnemon.NotFound`.
-    fn show(&self, py: Python<'_>, id: String) -> PyResult<NodeView> {
+    fn show(&self, py: Python<'_>, id: Text) -> PyResult<NodeView> {
         self.run(py, move |m| m.show(&id)).map(NodeView::from)
     }
 
@@ -517,24 +533,24 @@ impl Memory {
     fn write_note<'py>(
         &self,
         py: Python<'py>,
-        id: String,
-        body: String,
-        name: Option<String>,
-        description: Option<String>,
-        r#type: Option<String>,
+        id: Text,
+        body: Text,
+        name: Option<Text>,
+        description: Option<Text>,
+        r#type: Option<Text>,
         tags: Strings,
         related: Strings,
         supersedes: Strings,
         contradicts: Strings,
         pin: Option<bool>,
-        expected_sha256: Option<String>,
-        on_duplicate: Option<String>,
+        expected_sha256: Option<Text>,
+        on_duplicate: Option<Text>,
     ) -> PyResult<Bound<'py, PyAny>> {
         // Indexing the note needs the worker threads: a forked child would write the file, then
         // wait forever holding the folder's write lock.
         pool_usable(py, "write_note")?;
         let bad = |reason| mnemon::Error::Write {
-            id: id.clone(),
+            id: id.0.clone(),
             reason,
         };
         let note_type = match r#type.as_deref() {
@@ -546,17 +562,17 @@ impl Memory {
             Some(s) => mnemon::OnDuplicate::parse(s).map_err(bad).py_err(py)?,
         };
         let req = mnemon::WriteRequest {
-            name,
-            description,
+            name: name.map(String::from),
+            description: description.map(String::from),
             note_type,
             tags: tags.0,
             related: related.0,
             supersedes: supersedes.0,
             contradicts: contradicts.0,
             pin,
-            expected_sha256,
+            expected_sha256: expected_sha256.map(String::from),
             on_duplicate,
-            ..mnemon::WriteRequest::new(id.clone(), body)
+            ..mnemon::WriteRequest::new(id.0.clone(), body)
         };
         let outcome = self.run_writing(py, move |m| m.write_note(&req))?;
         crate::convert::to_data(py, &outcome)

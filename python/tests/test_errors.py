@@ -88,6 +88,23 @@ def test_invalid_arguments(memory) -> None:
         memory.core(mnemon.MAX_BUDGET_TOKENS + 1)
 
 
+def test_a_lone_surrogate_is_an_invalid_argument(memory) -> None:
+    """Regression: a lone surrogate (``json.loads('"\\ud800"')`` makes one) raised Python's
+    UnicodeEncodeError, which ``except mnemon.Error`` let through."""
+    lone = "pool \ud800 sizing"
+    calls = [
+        lambda: memory.recall(lone),
+        lambda: memory.show("a\udc80"),
+        lambda: memory.feedback(["\udc80"]),
+        lambda: memory.set_importance("pgbouncer", 5, note=lone),
+        lambda: memory.write_note("x", lone),
+    ]
+    for call in calls:
+        with pytest.raises(mnemon.InvalidArgument, match="lone surrogate") as c:
+            call()
+        assert isinstance(c.value, mnemon.Error) and isinstance(c.value, ValueError)
+
+
 def test_wrong_types_are_type_errors(memory) -> None:
     with pytest.raises(TypeError):
         memory.recall("x", depth="2")

@@ -1357,3 +1357,23 @@ fn an_anchor_with_many_links_returns_as_many_as_the_limit_asks() {
     };
     assert_eq!(m.recall(&q).unwrap().results.len(), 100);
 }
+
+/// Regression: an anchor naming a note whose file is gone got the generic "no note with id";
+/// `show`, `stats`, `importance` and `feedback` say the file is gone and where its history is.
+/// An anchor is told alike.
+#[test]
+fn an_anchor_naming_a_removed_note_is_told_it_is_gone() {
+    let (_tmp, m) = common::fresh();
+    let path = common::write_note(&m, "pool.md", "---\nname: Pool\n---\nthe pgbouncer pool\n");
+    m.index().expect("index");
+    m.recall(&mnemon::recall::Query::text("pgbouncer pool"))
+        .expect("recall");
+    std::fs::remove_file(&path).expect("rm");
+    m.index().expect("index");
+    let mut q = mnemon::recall::Query::text("");
+    q.anchors = vec!["pool".to_string()];
+    let e = m.recall(&q).expect_err("gone").to_string();
+    let shown = m.show("pool").expect_err("gone").to_string();
+    assert_eq!(e, shown);
+    assert!(e.contains("its file is gone"), "{e}");
+}

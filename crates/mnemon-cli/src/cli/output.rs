@@ -129,7 +129,9 @@ impl Out {
 
     pub fn show(&self, v: &NodeView) {
         if self.json {
-            self.json(v);
+            // Through a Value, as `recall --json`, MCP's memory_show and Python's show() print
+            // its floats (edge confidences widened to f64): one note, one set of numbers.
+            self.json(&serde_json::to_value(v).unwrap_or_default());
             return;
         }
         // One line each: a line end inside a name, description or tag would start a line of

@@ -543,9 +543,14 @@ impl Memory {
         };
         // Other sessions' events become visible within STATS_REFRESH_INTERVAL.
         self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
-        let (results, floor) = match self.recall_unchanged(q)? {
+        // An anchor the graph lacks is told as `show` tells it (removed, unreadable, ...).
+        let why = |e: Error| match e {
+            Error::UnknownNode { id } => self.not_indexed(&id),
+            e => e,
+        };
+        let (results, floor) = match self.recall_unchanged(q).map_err(why)? {
             Some(found) => found,
-            None => self.recall_current(q)?,
+            None => self.recall_current(q).map_err(why)?,
         };
         let n = self
             .qid_counter

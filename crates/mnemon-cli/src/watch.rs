@@ -25,8 +25,14 @@ use std::time::{Duration, Instant};
 pub const DEBOUNCE: Duration = Duration::from_secs(2);
 
 /// How long after a debounced batch further batches are merged into its re-index: one check of
-/// the debouncer (a quarter window) and a margin for a loaded machine.
+/// the debouncer (a quarter window) and a margin for a loaded machine. Each batch merged starts
+/// the wait again (a burst of writes spread over seconds, each file debounced on its own, comes
+/// out as batches less than this apart), up to [`COALESCE_MAX`] after the first.
 pub const COALESCE: Duration = Duration::from_millis(750);
+
+/// The longest a batch waits for others to merge with: writes that never pause are still
+/// re-indexed.
+pub const COALESCE_MAX: Duration = Duration::from_secs(4);
 
 /// What a watcher has done so far.
 #[derive(Debug, Default)]
@@ -173,14 +179,18 @@ pub fn run(
         }
         match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(Ok(mut events)) => {
-                let until = Instant::now() + COALESCE;
+                let first = Instant::now();
+                let mut until = first + COALESCE;
                 loop {
                     let left = until.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         break;
                     }
                     match rx.recv_timeout(left) {
-                        Ok(Ok(more)) => events.extend(more),
+                        Ok(Ok(more)) => {
+                            events.extend(more);
+                            until = (Instant::now() + COALESCE).min(first + COALESCE_MAX);
+                        }
                         Ok(Err(errors)) => report_errors(errors),
                         Err(_) => break,
                     }

@@ -416,6 +416,26 @@ fn mcp_calls_without_a_session_then_initialize_are_told_the_mode() {
     );
     assert!(again.get("result").is_some(), "{again}");
     s.close();
+    // A call rmcp refuses (a protocol version it does not speak, a `_meta` key missing) leaves
+    // the server waiting for the handshake, which is then served.
+    let mut s = Server::start();
+    for (id, meta) in [
+        (
+            1,
+            json!({"io.modelcontextprotocol/protocolVersion": "2099-01-01",
+                   "io.modelcontextprotocol/clientCapabilities": {}}),
+        ),
+        (2, json!({"io.modelcontextprotocol/protocolVersion": "2025-06-18"})),
+    ] {
+        let refused = s.rpc(
+            id,
+            "tools/call",
+            json!({"_meta": meta, "name": "memory_core", "arguments": {}}),
+        );
+        assert!(refused.get("error").is_some(), "{refused}");
+    }
+    assert_eq!(s.initialize_and_list_tools(3), TOOLS);
+    s.close();
 }
 
 /// Regression: the tools declare `limit`, `depth`, `budget_tokens` and `importance`

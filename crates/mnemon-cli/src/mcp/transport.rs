@@ -270,7 +270,7 @@ impl Session {
                     }
                     self.initialize_sent = true;
                 } else if !self.initialize_sent
-                    && names_its_protocol(&params_meta)
+                    && served_without_a_session(&r.request)
                     && !matches!(
                         r.request,
                         ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_)
@@ -306,6 +306,19 @@ impl Session {
         }
         Ok(Some(msg))
     }
+}
+
+/// Whether rmcp serves `request` as a call without a session: its `_meta` holds every key such
+/// a call needs, and names a protocol version the server speaks (rmcp's own test, else it
+/// answers with an error and still waits for `initialize`).
+fn served_without_a_session(request: &ClientRequest) -> bool {
+    use rmcp::model::{GetMeta, ProtocolVersion};
+    let meta = request.get_meta();
+    meta.missing_required_keys(&ProtocolVersion::V_2026_07_28)
+        .is_empty()
+        && meta
+            .protocol_version()
+            .is_some_and(|v| ProtocolVersion::KNOWN_VERSIONS.contains(&v))
 }
 
 /// Whether a request's `_meta` names the protocol version, as a call outside a session must.

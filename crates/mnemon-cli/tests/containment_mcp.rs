@@ -425,7 +425,10 @@ fn mcp_calls_without_a_session_then_initialize_are_told_the_mode() {
             json!({"io.modelcontextprotocol/protocolVersion": "2099-01-01",
                    "io.modelcontextprotocol/clientCapabilities": {}}),
         ),
-        (2, json!({"io.modelcontextprotocol/protocolVersion": "2025-06-18"})),
+        (
+            2,
+            json!({"io.modelcontextprotocol/protocolVersion": "2025-06-18"}),
+        ),
     ] {
         let refused = s.rpc(
             id,

@@ -13,6 +13,10 @@ pub use crate::core_view::{DEFAULT_BUDGET_TOKENS, MAX_BUDGET_TOKENS};
 pub use crate::memory::{MAX_FEEDBACK_IDS, MAX_NAME_BYTES};
 pub use crate::notes::{MAX_ID_BYTES, MAX_LIST_ENTRIES, MAX_NOTE_BYTES};
 pub use crate::ranking::{DEFAULT_DEPTH, DEFAULT_MIN_SCORE, MAX_DEPTH};
+
+/// [`DEFAULT_MIN_SCORE`] as a command line's default is written (the `f32` widened to `f64`
+/// would print as `0.05000000074505806`).
+pub const DEFAULT_MIN_SCORE_TEXT: &str = "0.05";
 pub use crate::recall::{DEFAULT_LIMIT, MAX_ANCHORS, MAX_LIMIT, MAX_QUERY_BYTES};
 
 /// Shallowest walk: 0 returns the direct hits only.
@@ -177,6 +181,7 @@ mod tests {
         assert!(e.contains("an integer from 1 to 10"), "{e}");
         assert!(BUDGET_TOKENS.parse::<usize>(0).is_err());
         assert_eq!(min_score(0.25).unwrap(), 0.25);
+        assert_eq!(DEFAULT_MIN_SCORE_TEXT.parse::<f32>(), Ok(DEFAULT_MIN_SCORE));
         for bad in [f64::NAN, f64::INFINITY, 1e300, 1e308, -3.5e38] {
             let e = min_score(bad).unwrap_err().to_string();
             assert!(

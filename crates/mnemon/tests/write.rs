@@ -190,6 +190,27 @@ fn a_replacement_unpins_only_when_told_and_keeps_the_pin_otherwise() {
     );
     assert!(!replace(None, "Still unpinned: the pool holds 40."));
     assert!(replace(Some(true), "Pinned again: the pool holds 50."));
+
+    // A note written by hand says `pinned: true` (read as `pin`): unpinning removes that key
+    // too (the check that the note reads back as given refused the write).
+    let (tmp, m) = fresh();
+    let file = write_note(
+        &m,
+        "hand.md",
+        "---\nname: Hand\npinned: true\n---\nBy hand.\n",
+    );
+    m.index().expect("index");
+    assert!(m.show("hand").expect("show").pin);
+    let mut unpin = WriteRequest::new("hand", "By hand, unpinned.");
+    unpin.pin = Some(false);
+    unpin.expected_sha256 = m.show("hand").expect("show").sha256;
+    let out = m.write_note(&unpin).expect("write");
+    assert!(out.written, "{out:?}");
+    assert!(!m.show("hand").expect("show").pin);
+    let text = std::fs::read_to_string(&file).expect("read");
+    let front = text.split("---\n").nth(1).unwrap_or_default();
+    assert!(!front.contains("pin"), "{text}");
+    drop(tmp);
 }
 
 /// Regression: replacing a note wrote a new file with the default mode and this process's

@@ -114,7 +114,7 @@ enum Command {
               help = format!("Number of results ({}..={})", args::LIMIT.min, args::LIMIT.max))]
         limit: i64,
         /// Drop results scoring below this.
-        #[arg(long, default_value_t = f64::from(args::DEFAULT_MIN_SCORE), allow_negative_numbers = true)]
+        #[arg(long, default_value = args::DEFAULT_MIN_SCORE_TEXT, allow_negative_numbers = true)]
         min_score: f64,
         /// Show each score taken apart.
         #[arg(long)]

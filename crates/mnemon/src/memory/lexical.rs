@@ -100,9 +100,12 @@ impl Memory {
             let kept = manifest.keys().filter(|p| outcome.unread_covers(p)).count();
             manifest.len() != listed + kept
                 || outcome.batch.upserts.iter().any(|u| {
-                    manifest
-                        .get(&u.path)
-                        .is_none_or(|e| e.hash != u.file.hash || e.size != u.file.size)
+                    // A note marked to be parsed again is, by the next scan: no difference.
+                    manifest.get(&u.path).is_none_or(|e| {
+                        e.hash != u.file.hash
+                            || (e.size != u.file.size
+                                && e.size != crate::store::FileEntry::REPARSE_SIZE)
+                    })
                 })
         };
         if store_differs {

@@ -356,6 +356,8 @@ pub fn run(
     // 2. Lexical hits and notes used for earlier questions like this one, each kept only when
     //    its evidence passes the floor, normalised to the best lexical hit.
     let qt = lex.split_unknown_compounds(tok.query_terms(text));
+    // A question past its last term read is read no further by any pass below.
+    let text = qt.read_to.and_then(|r| text.get(..r)).unwrap_or(text);
     let mut matches = if qt.terms.is_empty() {
         Vec::new()
     } else {
@@ -417,8 +419,7 @@ pub fn run(
         reached_floor: 0.0,
         reached_share: 0.0,
         old_first: ranking::asks_about_the_past(text),
-        read_bytes: Some(qt.read_to.map_or(text.len(), |r| r.min(text.len())))
-            .filter(|&read| read < q.text.len()),
+        read_bytes: Some(text.len()).filter(|&read| read < q.text.len()),
     };
     // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
     // do not pass the floor (none: they do), its coverage, and whether its note was used before

@@ -286,8 +286,11 @@ impl<'a> Draft<'a> {
                         merged.insert(key, value);
                     }
                 }
+                if self.pin.is_some() {
+                    // `pinned` is read as `pin`: one key says it, or none (unpinned).
+                    merged.remove("pinned");
+                }
                 if self.pin == Some(false) {
-                    // Unpinned: the key goes (a note without it is not pinned).
                     merged.remove("pin");
                 }
                 serde_yaml_ng::to_string(&merged).map_err(cannot)?

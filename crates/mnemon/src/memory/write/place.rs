@@ -242,8 +242,9 @@ impl Place {
         let replaced = self.owner_and_mode(file_name);
         let mut file =
             openat(&self.dir, &tmp, flags).map_err(|e| Error::io("create temp file", &abs, e))?;
-        let written = keep_owner_and_mode(&file, replaced)
-            .and_then(|()| file.write_all(bytes))
+        keep_owner_and_mode(&file, replaced);
+        let written = file
+            .write_all(bytes)
             .and_then(|()| file.sync_all())
             .map_err(|e| Error::io("write", &abs, e));
         drop(file);
@@ -284,23 +285,19 @@ struct OwnerAndMode {
 
 /// Give the replacement `file` the owner, group and permission bits of the note it replaces (as
 /// an editor saving by rename does): a note kept private (`chmod 600`) stays private, and one
-/// owned by its user stays theirs when root writes it. An owner or group this process may not
-/// give (not root) is left as it is; the mode is kept all the same (without set-id bits).
-fn keep_owner_and_mode(file: &File, replaced: Option<OwnerAndMode>) -> io::Result<()> {
+/// owned by its user stays theirs when root writes it. Best effort: when the owner cannot be
+/// given (another user's note, not root; an owner a user namespace does not map), the file is
+/// left as this process makes it, since the old mode on a file of another owner could lock the
+/// note's owner out of it.
+fn keep_owner_and_mode(file: &File, replaced: Option<OwnerAndMode>) {
     let Some(r) = replaced else {
-        return Ok(());
+        return;
     };
     // Before the mode: a change of owner clears set-id bits.
-    match std::os::unix::fs::fchown(file, Some(r.uid), Some(r.gid)) {
-        Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
-            // A group of this user's own may still be given.
-            let _ = std::os::unix::fs::fchown(file, None, Some(r.gid));
-        }
-        Err(e) => return Err(e),
+    if std::os::unix::fs::fchown(file, Some(r.uid), Some(r.gid)).is_ok() {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(r.mode & 0o777));
     }
-    use std::os::unix::fs::PermissionsExt;
-    file.set_permissions(std::fs::Permissions::from_mode(r.mode & 0o777))
 }
 
 impl Place {

@@ -78,7 +78,7 @@ impl MemoryDir {
         let resolved = resolved(dir.root());
         if resolved.parent().is_none() {
             return Err(Error::InvalidArgument {
-                what: "--dir",
+                what: "memory folder",
                 message: format!(
                     "{} is the file system's root: a memory folder there would put memory/, \
                      events/ and index/ at the root; give the project's folder or its `.mnemon`",
@@ -104,7 +104,7 @@ impl MemoryDir {
             };
             if is_memory_layout(outer) {
                 return Err(Error::InvalidArgument {
-                    what: "--dir",
+                    what: "memory folder",
                     message: format!(
                         "{} is inside {why} {} of the memory folder {}: a memory folder there \
                          would not keep its notes; use `--dir {}`, or a folder outside it",

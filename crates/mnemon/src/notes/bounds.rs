@@ -43,7 +43,7 @@ pub enum BoundsError {
     #[error(
         "frontmatter may nest deeper than {MAX_FRONTMATTER_DEPTH} levels (line {line}): it was \
          not read and the note is indexed from its body only; flatten the YAML between the --- \
-         lines"
+         lines (a `[...]` list counts as two levels)"
     )]
     Depth { line: usize },
     /// Holds more than [`MAX_FRONTMATTER_ALIASES`] aliases, the one over the limit at the note's

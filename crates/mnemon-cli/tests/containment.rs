@@ -1032,3 +1032,45 @@ fn a_note_unreadable_when_its_edges_moved_is_recomputed_once_readable() {
     let out = run(&["doctor", "--json"]).expect("doctor");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
+
+/// Regression: with `index/` made read-only but its files writable, every command that found a
+/// note changed failed at exit 3 ("create temp file ...: Permission denied"): the store opened
+/// for writing, and the lexical index beside it could not be. The index is read as it is, as
+/// with a read-only store file.
+#[cfg(unix)]
+#[test]
+fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let top = tmp.path().join("m");
+    std::fs::create_dir_all(top.join("memory")).expect("mkdir");
+    std::fs::write(
+        top.join("memory/pool.md"),
+        "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 20.\n",
+    )
+    .expect("write");
+    let out = mnemon(&top, &["index"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let open_up = |p: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    };
+    for entry in walkdir::WalkDir::new(tmp.path()).into_iter().flatten() {
+        let dir = entry.file_type().is_dir();
+        open_up(entry.path(), if dir { 0o777 } else { 0o666 });
+    }
+    open_up(&top.join("index"), 0o555);
+    std::fs::write(
+        top.join("memory/pool.md"),
+        "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 25 now.\n",
+    )
+    .expect("edit");
+    let Some(out) = mnemon_bound_by_modes(&top, &["recall", "--json", "pgbouncer pool"]) else {
+        eprintln!("skipped: running as root without setpriv");
+        return;
+    };
+    open_up(&top.join("index"), 0o777);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["results"][0]["id"], "pool", "{v}");
+}

@@ -164,6 +164,27 @@ pub struct Store {
     reads_begun: std::sync::atomic::AtomicU64,
 }
 
+/// Why this process may not create files in `dir` (its mode, a read-only file system), if it
+/// may not.
+fn folder_write_denied(dir: &Path) -> Option<std::io::ErrorKind> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+        // SAFETY: `c` is a NUL-terminated string living across the call.
+        if unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0 {
+            return None;
+        }
+        let e = std::io::Error::last_os_error();
+        is_read_only(&e).then(|| e.kind())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
+}
+
 /// The store's write lock (see [`WRITE_LOCK_FILE`]), released when dropped.
 pub struct WriteLock {
     _file: std::fs::File,
@@ -193,6 +214,14 @@ impl Store {
             }
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(Error::io("open for reading and writing", &path, e));
+            }
+            // A store this process may write in a folder it may not (`index/` made read-only,
+            // its files not): the lexical index beside it could not be written, so an update
+            // would fail half-way. The index is read as it is, as a read-only store is.
+            Ok(_) => {
+                if let Some(why) = folder_write_denied(index_dir) {
+                    return Store::open_read_only(index_dir, path, why);
+                }
             }
             _ => {}
         }

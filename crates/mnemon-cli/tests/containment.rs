@@ -1074,3 +1074,103 @@ fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["results"][0]["id"], "pool", "{v}");
 }
+
+/// Regression: `doctor` run by a user who may not read a note called the memory healthy when
+/// the note was unchanged since it was indexed: the index's scan never opens such a note, and
+/// doctor's full parse met the failure but only kept the note out of its comparison.
+#[cfg(unix)]
+#[test]
+fn doctor_names_a_note_it_may_not_read_though_the_note_is_unchanged() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let top = tmp.path().join("m");
+    std::fs::create_dir_all(top.join("memory")).expect("mkdir");
+    std::fs::write(top.join("memory/public.md"), "public otters\n").expect("write");
+    std::fs::write(
+        top.join("memory/secret.md"),
+        "a private body about walruses\n",
+    )
+    .expect("write");
+    let set = |p: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    };
+    let open_up = |root: &std::path::Path| {
+        for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
+            set(
+                entry.path(),
+                if entry.file_type().is_dir() {
+                    0o777
+                } else {
+                    0o666
+                },
+            );
+        }
+    };
+    open_up(tmp.path());
+    // The note's mode is set before it is indexed: its stat then never changes again.
+    set(&top.join("memory/secret.md"), 0o600);
+    assert_eq!(mnemon(&top, &["index"]).status.code(), Some(0));
+    // Settled entries: read again once their change is older than the scan's window.
+    std::thread::sleep(std::time::Duration::from_millis(3200));
+    assert_eq!(mnemon(&top, &["index"]).status.code(), Some(0));
+    open_up(&top.join("index"));
+    open_up(&top.join("events"));
+    let Some(out) = mnemon_bound_by_modes(&top, &["doctor", "--json"]) else {
+        eprintln!("skipped: running as root without setpriv");
+        return;
+    };
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(out.status.code(), Some(1), "{v}");
+    assert_eq!(v["healthy"], false, "{v}");
+    let named: Vec<&str> = v["walk_errors"]
+        .as_array()
+        .expect("walk_errors")
+        .iter()
+        .filter_map(|e| e["path"].as_str())
+        .collect();
+    assert_eq!(named, ["secret.md"], "{v}");
+}
+
+/// Regression: `show` on an index this process may only read gave the indexed (old) text of a
+/// note edited since, beside the sha256 of the edited file: a replacement written with that
+/// sha256 would overwrite an edit nobody saw. It says the note changed, as `recall` does.
+#[cfg(unix)]
+#[test]
+fn show_on_a_read_only_index_refuses_a_note_changed_since() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let top = tmp.path().join("m");
+    std::fs::create_dir_all(top.join("memory")).expect("mkdir");
+    std::fs::write(top.join("memory/walrus.md"), "the walrus count is 1111\n").expect("write");
+    std::fs::write(top.join("memory/otter.md"), "the otter count is 7\n").expect("write");
+    assert_eq!(mnemon(&top, &["index"]).status.code(), Some(0));
+    for entry in walkdir::WalkDir::new(tmp.path()).into_iter().flatten() {
+        let mode = if entry.file_type().is_dir() {
+            0o755
+        } else {
+            0o644
+        };
+        std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode))
+            .expect("chmod");
+    }
+    std::fs::write(top.join("memory/walrus.md"), "the walrus count is 2222\n").expect("edit");
+    let Some(out) = mnemon_bound_by_modes(&top, &["show", "walrus", "--json"]) else {
+        eprintln!("skipped: running as root without setpriv");
+        return;
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("changed since the folder was last indexed"),
+        "{err}"
+    );
+    let out = mnemon_bound_by_modes(&top, &["show", "otter", "--json"]).expect("show");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        v["excerpt"]
+            .as_str()
+            .is_some_and(|e| e.contains("otter count is 7")),
+        "{v}"
+    );
+}

@@ -82,6 +82,18 @@ pub enum Error {
         /// The note's file.
         path: PathBuf,
     },
+    /// A note's file changed since it was indexed, and this process may only read the index:
+    /// what the index holds of it is the old version (a sha256 of the new file beside the old
+    /// text would let a replacement overwrite an edit nobody saw).
+    #[error(
+        "note `{id}` ({path}) changed since the folder was last indexed, and this process may only read the index, which holds its old version; run `mnemon index` where the folder is writable, or read the file itself"
+    )]
+    ChangedReadOnly {
+        /// The id given.
+        id: String,
+        /// The note's file.
+        path: PathBuf,
+    },
     /// A thread panicked while it held the event log; the log refuses further use.
     #[error("event log {path} refuses writes: {reason}; restart the process to open a new segment")]
     Poisoned {

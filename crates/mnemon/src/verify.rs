@@ -32,6 +32,9 @@ pub struct Verified {
     /// index was last brought up to date: differences are then expected, not damage, and the
     /// comparison says nothing until it is made again.
     pub changed: Vec<String>,
+    /// What the full parse could not read or list (a note this process may not read, which an
+    /// incremental scan, seeing its stat unchanged, never opens).
+    pub walk_errors: Vec<crate::scan::ScanError>,
 }
 
 /// Compare `store` with a full parse of `memory_dir`. A store that cannot be read, or whose
@@ -58,6 +61,7 @@ pub fn store_against_notes(store: &Store, memory_dir: &Path) -> Result<Verified>
             ..Verified::default()
         },
     };
+    verified.walk_errors = std::mem::take(&mut outcome.walk_errors);
     let found = &mut verified.damage;
     if found.len() > MAX_LISTED_DAMAGE {
         let more = found.len() - MAX_LISTED_DAMAGE + 1;
@@ -287,6 +291,7 @@ fn compare(store: &Store, memory_dir: &Path, outcome: &scan::ScanOutcome) -> Res
         damage: found,
         sketches: sketches.into_iter().unzip(),
         changed,
+        walk_errors: Vec::new(),
     })
 }
 

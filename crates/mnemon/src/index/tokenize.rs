@@ -212,9 +212,11 @@ impl Tokenizer {
             last_in_kept: bool,
             last_in_stops: bool,
             last_candidate: bool,
-            /// The byte offset just past the last word seen, and where reading stopped.
+            /// The byte offset just past the last word seen, and where reading stopped for
+            /// `kept` and for `stops` (a question of stop words only is searched by those).
             last_end: usize,
             read_to: Option<usize>,
+            stops_read_to: Option<usize>,
         }
         impl Lists {
             fn add(&mut self, list_is_stop: bool, qt: QueryTerm, candidate: bool) {
@@ -232,8 +234,13 @@ impl Tokenizer {
                 if list.len() < MAX_QUERY_TERMS {
                     list.push(qt);
                     *flag = true;
-                } else if !list_is_stop && self.read_to.is_none() {
-                    self.read_to = Some(self.last_end);
+                } else {
+                    let read_to = if list_is_stop {
+                        &mut self.stops_read_to
+                    } else {
+                        &mut self.read_to
+                    };
+                    read_to.get_or_insert(self.last_end);
                 }
             }
             /// The term the last word added, if it was added (not a duplicate, not over the cap).
@@ -308,7 +315,7 @@ impl Tokenizer {
             QueryTerms {
                 last_is_prefix: lists.last_in_stops && lists.last_candidate,
                 terms: lists.stops,
-                read_to: None,
+                read_to: lists.stops_read_to,
             }
         } else {
             QueryTerms {
@@ -1563,6 +1570,22 @@ mod tests {
         // Repeated words and stop words are no terms left out.
         let text = "the w0 and w1 ".repeat(50);
         assert_eq!(q(&text).read_to, None);
+        // A question of stop words only is searched by them: past the 32nd, cut there.
+        let stops: Vec<&str> = "a about above after again against all am an and any are as at be \
+            because been before being below between both but by could did do does doing during \
+            each few for from further had has"
+            .split_whitespace()
+            .collect();
+        assert!(stops.iter().all(|w| is_stop_word(w)) && stops.len() > MAX_QUERY_TERMS);
+        let text = stops.join(" ");
+        let r = q(&text);
+        assert_eq!(r.terms.len(), MAX_QUERY_TERMS);
+        let cut = r.read_to.expect("cut");
+        // The part read holds the same terms, none left out.
+        let read = q(&text[..cut]);
+        assert_eq!(read.terms, r.terms);
+        assert_eq!(read.read_to, None);
+        assert!(cut < text.len() && text[cut..].starts_with(' '), "{cut}");
         // CJK: each character pair is a term; the cut falls inside the run.
         let run: String = (0x4E00u32..0x4E40).filter_map(char::from_u32).collect();
         let r = q(&run);

@@ -368,14 +368,28 @@ impl Memory {
         contradicts.sort();
         contradicts.dedup();
         // Read through the checked opener, as the scan reads notes: never a file outside memory/.
-        let sha256 = self
+        // An index this process may only read may hold an older version than the file: the
+        // bytes the scan hashes are kept to compare.
+        let read_only = self.read_only().is_some();
+        let keep = if read_only { notes::MAX_NOTE_BYTES } else { 0 };
+        let read = self
             .dir
             .memory()
             .canonicalize()
             .ok()
             .and_then(|root| notes::open_inside(&root, &rec.path).ok())
-            .and_then(|(file, _)| super::write::sha256_of_reader(file, 0).ok())
-            .map(|(h, _)| h);
+            .and_then(|(file, _)| super::write::sha256_of_reader(file, keep).ok());
+        if read_only
+            && let Some((_, bytes)) = &read
+            && let Some(entry) = r.manifest_entry(&rec.path)?
+            && entry.hash != xxhash_rust::xxh3::xxh3_64(bytes)
+        {
+            return Err(Error::ChangedReadOnly {
+                id: id.to_string(),
+                path: self.dir.memory().join(&rec.path),
+            });
+        }
+        let sha256 = read.map(|(h, _)| h);
         Ok(NodeView {
             id: id.to_string(),
             path: rec.path,
@@ -499,10 +513,14 @@ impl Memory {
             let r = self.store.read()?;
             let with_problems: std::collections::HashSet<String> =
                 r.problems()?.into_iter().map(|(p, _)| p).collect();
+            // The index's scan, then what only doctor's full parse met (a note unchanged since
+            // it was indexed is never opened by the scan, though this process may not read it).
+            let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
             report
                 .errors
                 .iter()
-                .filter(|e| !with_problems.contains(&e.path))
+                .chain(&verified.walk_errors)
+                .filter(|e| !with_problems.contains(&e.path) && seen.insert(e.path.clone()))
                 .cloned()
                 .collect()
         };

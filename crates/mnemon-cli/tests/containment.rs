@@ -959,6 +959,22 @@ fn mnemon_bound_by_modes(root: &std::path::Path, args: &[&str]) -> Option<std::p
     )
 }
 
+/// Set `path`'s permission bits to `mode`.
+#[cfg(unix)]
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// Give every folder below `root` (itself included) mode `dirs` and every file mode `files`.
+#[cfg(unix)]
+fn set_modes_below(root: &std::path::Path, dirs: u32, files: u32) {
+    for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
+        let dir = entry.file_type().is_dir();
+        set_mode(entry.path(), if dir { dirs } else { files });
+    }
+}
+
 /// Regression: a note whose synthesized edges a change elsewhere moved, unreadable at that
 /// moment (its folder's mode 000), kept its old edges for good: nothing about the file itself
 /// changes when the folder's mode is restored, so no scan read it again. An edge to a deleted
@@ -966,7 +982,6 @@ fn mnemon_bound_by_modes(root: &std::path::Path, args: &[&str]) -> Option<std::p
 #[cfg(unix)]
 #[test]
 fn a_note_unreadable_when_its_edges_moved_is_recomputed_once_readable() {
-    use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().expect("tmp");
     let top = tmp.path().join("m");
     std::fs::create_dir_all(top.join("memory/d")).expect("mkdir");
@@ -990,7 +1005,7 @@ fn a_note_unreadable_when_its_edges_moved_is_recomputed_once_readable() {
     .expect("write");
     // Every folder on the way open to the user the modes bind.
     for dir in [tmp.path(), &top, &memory, &memory.join("d")] {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        set_mode(dir, 0o777);
     }
     let run = |args: &[&str]| mnemon_bound_by_modes(&top, args);
     let Some(out) = run(&["index"]) else {
@@ -1015,13 +1030,11 @@ fn a_note_unreadable_when_its_edges_moved_is_recomputed_once_readable() {
         edges_of_a()
     );
 
-    std::fs::set_permissions(memory.join("d"), std::fs::Permissions::from_mode(0o000))
-        .expect("chmod");
+    set_mode(&memory.join("d"), 0o000);
     std::fs::remove_file(memory.join("b.md")).expect("rm");
     let out = run(&["index"]).expect("index");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    std::fs::set_permissions(memory.join("d"), std::fs::Permissions::from_mode(0o777))
-        .expect("chmod");
+    set_mode(&memory.join("d"), 0o777);
     let out = run(&["index"]).expect("index");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(
@@ -1040,7 +1053,6 @@ fn a_note_unreadable_when_its_edges_moved_is_recomputed_once_readable() {
 #[cfg(unix)]
 #[test]
 fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
-    use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().expect("tmp");
     let top = tmp.path().join("m");
     std::fs::create_dir_all(top.join("memory")).expect("mkdir");
@@ -1051,14 +1063,8 @@ fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
     .expect("write");
     let out = mnemon(&top, &["index"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let open_up = |p: &std::path::Path, mode: u32| {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
-    };
-    for entry in walkdir::WalkDir::new(tmp.path()).into_iter().flatten() {
-        let dir = entry.file_type().is_dir();
-        open_up(entry.path(), if dir { 0o777 } else { 0o666 });
-    }
-    open_up(&top.join("index"), 0o555);
+    set_modes_below(tmp.path(), 0o777, 0o666);
+    set_mode(&top.join("index"), 0o555);
     std::fs::write(
         top.join("memory/pool.md"),
         "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 25 now.\n",
@@ -1068,7 +1074,7 @@ fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
         eprintln!("skipped: running as root without setpriv");
         return;
     };
-    open_up(&top.join("index"), 0o777);
+    set_mode(&top.join("index"), 0o777);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
@@ -1081,7 +1087,6 @@ fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
 #[cfg(unix)]
 #[test]
 fn doctor_names_a_note_it_may_not_read_though_the_note_is_unchanged() {
-    use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().expect("tmp");
     let top = tmp.path().join("m");
     std::fs::create_dir_all(top.join("memory")).expect("mkdir");
@@ -1091,30 +1096,15 @@ fn doctor_names_a_note_it_may_not_read_though_the_note_is_unchanged() {
         "a private body about walruses\n",
     )
     .expect("write");
-    let set = |p: &std::path::Path, mode: u32| {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
-    };
-    let open_up = |root: &std::path::Path| {
-        for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
-            set(
-                entry.path(),
-                if entry.file_type().is_dir() {
-                    0o777
-                } else {
-                    0o666
-                },
-            );
-        }
-    };
-    open_up(tmp.path());
+    set_modes_below(tmp.path(), 0o777, 0o666);
     // The note's mode is set before it is indexed: its stat then never changes again.
-    set(&top.join("memory/secret.md"), 0o600);
+    set_mode(&top.join("memory/secret.md"), 0o600);
     assert_eq!(mnemon(&top, &["index"]).status.code(), Some(0));
     // Settled entries: read again once their change is older than the scan's window.
     std::thread::sleep(std::time::Duration::from_millis(3200));
     assert_eq!(mnemon(&top, &["index"]).status.code(), Some(0));
-    open_up(&top.join("index"));
-    open_up(&top.join("events"));
+    set_modes_below(&top.join("index"), 0o777, 0o666);
+    set_modes_below(&top.join("events"), 0o777, 0o666);
     let Some(out) = mnemon_bound_by_modes(&top, &["doctor", "--json"]) else {
         eprintln!("skipped: running as root without setpriv");
         return;
@@ -1137,22 +1127,13 @@ fn doctor_names_a_note_it_may_not_read_though_the_note_is_unchanged() {
 #[cfg(unix)]
 #[test]
 fn show_on_a_read_only_index_refuses_a_note_changed_since() {
-    use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().expect("tmp");
     let top = tmp.path().join("m");
     std::fs::create_dir_all(top.join("memory")).expect("mkdir");
     std::fs::write(top.join("memory/walrus.md"), "the walrus count is 1111\n").expect("write");
     std::fs::write(top.join("memory/otter.md"), "the otter count is 7\n").expect("write");
     assert_eq!(mnemon(&top, &["index"]).status.code(), Some(0));
-    for entry in walkdir::WalkDir::new(tmp.path()).into_iter().flatten() {
-        let mode = if entry.file_type().is_dir() {
-            0o755
-        } else {
-            0o644
-        };
-        std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode))
-            .expect("chmod");
-    }
+    set_modes_below(tmp.path(), 0o755, 0o644);
     std::fs::write(top.join("memory/walrus.md"), "the walrus count is 2222\n").expect("edit");
     let Some(out) = mnemon_bound_by_modes(&top, &["show", "walrus", "--json"]) else {
         eprintln!("skipped: running as root without setpriv");

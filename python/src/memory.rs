@@ -220,7 +220,7 @@ fn cwd() -> mnemon::Result<PathBuf> {
 
 #[allow(clippy::too_many_arguments)]
 fn query_of(
-    text: Option<String>,
+    text: Option<Text>,
     anchors: Vec<String>,
     depth: &Int,
     limit: &Int,
@@ -228,7 +228,7 @@ fn query_of(
     record: bool,
 ) -> mnemon::Result<Query> {
     Ok(Query {
-        text: text.unwrap_or_default(),
+        text: text.map(String::from).unwrap_or_default(),
         anchors,
         depth: depth.check(args::DEPTH)?,
         limit: limit.check(args::LIMIT)?,
@@ -382,15 +382,7 @@ impl Memory {
         explain: bool,
         record: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let q = query_of(
-            query.map(String::from),
-            anchors.0,
-            &depth,
-            &limit,
-            min_score,
-            record,
-        )
-        .py_err(py)?;
+        let q = query_of(query, anchors.0, &depth, &limit, min_score, record).py_err(py)?;
         let recall = self.run(py, move |m| m.recall(&q))?;
         hit_list(py, recall.results, explain)
     }
@@ -425,15 +417,7 @@ impl Memory {
         explain: bool,
         record: bool,
     ) -> PyResult<Recall> {
-        let q = query_of(
-            query.map(String::from),
-            anchors.0,
-            &depth,
-            &limit,
-            min_score,
-            record,
-        )
-        .py_err(py)?;
+        let q = query_of(query, anchors.0, &depth, &limit, min_score, record).py_err(py)?;
         let recall = self.run(py, move |m| m.recall(&q))?;
         Recall::new(py, recall, explain)
     }

@@ -932,38 +932,11 @@ fn a_note_written_but_not_indexed_is_said_to_be_saved() {
     assert_eq!(v["results"][0]["id"], "big", "{v}");
 }
 
-/// `mnemon ARGS` as a user whom file modes bind: this user when it is not root, else `nobody`
-/// through `setpriv` (`None` when there is no such tool: the caller skips).
+/// `mnemon --dir ROOT ARGS` as a user whom file modes bind ([`common::run_unprivileged`]).
 #[cfg(unix)]
 fn mnemon_bound_by_modes(root: &std::path::Path, args: &[&str]) -> Option<std::process::Output> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let euid = unsafe { libc::geteuid() };
-    let mut cmd = if euid == 0 {
-        let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
-            .into_iter()
-            .find(|p| std::path::Path::new(p).exists())?;
-        let mut c = std::process::Command::new(setpriv);
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_mnemon"));
-        c
-    } else {
-        std::process::Command::new(env!("CARGO_BIN_EXE_mnemon"))
-    };
-    Some(
-        cmd.arg("--dir")
-            .arg(root)
-            .args(args)
-            .env_remove("MNEMON_DIR")
-            .output()
-            .expect("run"),
-    )
-}
-
-/// Set `path`'s permission bits to `mode`.
-#[cfg(unix)]
-fn set_mode(path: &std::path::Path, mode: u32) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    let root = root.to_str().expect("a UTF-8 temp path");
+    common::run_unprivileged(&[&["--dir", root], args].concat())
 }
 
 /// Give every folder below `root` (itself included) mode `dirs` and every file mode `files`.
@@ -971,7 +944,7 @@ fn set_mode(path: &std::path::Path, mode: u32) {
 fn set_modes_below(root: &std::path::Path, dirs: u32, files: u32) {
     for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
         let dir = entry.file_type().is_dir();
-        set_mode(entry.path(), if dir { dirs } else { files });
+        common::chmod(entry.path(), if dir { dirs } else { files });
     }
 }
 
@@ -1005,7 +978,7 @@ fn a_note_unreadable_when_its_edges_moved_is_recomputed_once_readable() {
     .expect("write");
     // Every folder on the way open to the user the modes bind.
     for dir in [tmp.path(), &top, &memory, &memory.join("d")] {
-        set_mode(dir, 0o777);
+        common::chmod(dir, 0o777);
     }
     let run = |args: &[&str]| mnemon_bound_by_modes(&top, args);
     let Some(out) = run(&["index"]) else {
@@ -1030,11 +1003,11 @@ fn a_note_unreadable_when_its_edges_moved_is_recomputed_once_readable() {
         edges_of_a()
     );
 
-    set_mode(&memory.join("d"), 0o000);
+    common::chmod(&memory.join("d"), 0o000);
     std::fs::remove_file(memory.join("b.md")).expect("rm");
     let out = run(&["index"]).expect("index");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    set_mode(&memory.join("d"), 0o777);
+    common::chmod(&memory.join("d"), 0o777);
     let out = run(&["index"]).expect("index");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(
@@ -1064,7 +1037,7 @@ fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
     let out = mnemon(&top, &["index"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     set_modes_below(tmp.path(), 0o777, 0o666);
-    set_mode(&top.join("index"), 0o555);
+    common::chmod(&top.join("index"), 0o555);
     std::fs::write(
         top.join("memory/pool.md"),
         "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 25 now.\n",
@@ -1074,7 +1047,7 @@ fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
         eprintln!("skipped: running as root without setpriv");
         return;
     };
-    set_mode(&top.join("index"), 0o777);
+    common::chmod(&top.join("index"), 0o777);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
@@ -1098,7 +1071,7 @@ fn doctor_names_a_note_it_may_not_read_though_the_note_is_unchanged() {
     .expect("write");
     set_modes_below(tmp.path(), 0o777, 0o666);
     // The note's mode is set before it is indexed: its stat then never changes again.
-    set_mode(&top.join("memory/secret.md"), 0o600);
+    common::chmod(&top.join("memory/secret.md"), 0o600);
     assert_eq!(mnemon(&top, &["index"]).status.code(), Some(0));
     // Settled entries: read again once their change is older than the scan's window.
     std::thread::sleep(std::time::Duration::from_millis(3200));

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bin, fresh, write_note};
+use common::{bin, chmod, fresh, run_unprivileged, running_as_root, write_note};
 use mnemon::notes::{MAX_FRONTMATTER_BYTES, MAX_NOTE_BYTES};
 use serde_json::Value;
 use std::path::Path;
@@ -426,42 +426,6 @@ fn indexed(notes: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
     memory.index().expect("index");
     let root = memory.dir().root().to_path_buf();
     (tmp, root)
-}
-
-/// `mnemon ARGS` as a user file permissions apply to: `nobody` through `setpriv` when the
-/// tests run as root (root reads everything), the current user otherwise. `None` when root has
-/// no `setpriv` to drop to.
-fn run_unprivileged(args: &[&str]) -> Option<std::process::Output> {
-    let root = running_as_root();
-    let mut cmd = if root {
-        let mut c = std::process::Command::new("setpriv");
-        c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_mnemon"));
-        c
-    } else {
-        bin()
-    };
-    let out = cmd
-        .env_remove("MNEMON_DIR")
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .ok()?;
-    // `setpriv` missing or refused: nothing was run as another user.
-    (!root || out.status.code() != Some(127)).then_some(out)
-}
-
-/// Whether the tests run as root (then [`run_unprivileged`] runs as `nobody`).
-fn running_as_root() -> bool {
-    std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-}
-
-fn chmod(path: &Path, mode: u32) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
 
 /// Every folder and file below `dir` open to everyone (the unprivileged user included).

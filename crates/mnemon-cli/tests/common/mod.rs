@@ -68,3 +68,41 @@ pub fn inotify_watched_inodes() -> Vec<u64> {
     }
     inodes
 }
+
+/// `mnemon ARGS` as a user file permissions apply to: `nobody` through `setpriv` when the
+/// tests run as root (root reads everything), the current user otherwise. `None` when root has
+/// no `setpriv` to drop to.
+pub fn run_unprivileged(args: &[&str]) -> Option<std::process::Output> {
+    let root = running_as_root();
+    let mut cmd = if root {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_mnemon"));
+        c
+    } else {
+        bin()
+    };
+    let out = cmd
+        .env_remove("MNEMON_DIR")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .ok()?;
+    // `setpriv` missing or refused: nothing was run as another user.
+    (!root || out.status.code() != Some(127)).then_some(out)
+}
+
+/// Whether the tests run as root (then [`run_unprivileged`] runs as `nobody`).
+pub fn running_as_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Set `path`'s permission bits to `mode`.
+#[cfg(unix)]
+pub fn chmod(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}

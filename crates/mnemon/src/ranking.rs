@@ -59,10 +59,22 @@ pub fn counts_as_used(untied_used: u64, wrong_count: u64) -> bool {
     untied_used > wrong_count
 }
 
-/// A direct hit seeds the walk (the notes around it are worth showing) only when it covers at
-/// least this share of the question with two informative terms or more, is named by it, or is what feedback says it means: the
-/// neighbours of a weak hit inherit nothing.
+/// A direct hit is strong (the question has an answer here, see `recall::evidence`) only when it
+/// covers at least this share of the question with two informative terms or more, is named by
+/// it, or is what feedback says it means: a question whose hits are all weak gets its best few.
 pub const STRONG_COVERAGE: f32 = 0.45;
+/// A strong hit seeds the walk (the notes linked to it are worth showing) only when it covers
+/// this share of the question, matches [`NEIGHBOUR_WORDS`] of its informative terms, is named by
+/// it or is what feedback says it means. Two shared words are a coincidence as often as not
+/// (a question on another subject in words the memory also uses: "feed" and "canary", "git"
+/// and "merge"); the hit itself may answer, its neighbours then have nothing to go on. Lower
+/// brings the neighbourhoods of such coincidences; higher drops linked notes of paraphrased
+/// questions.
+pub const NEIGHBOUR_COVERAGE: f32 = 0.65;
+/// Informative terms of the question a hit matching less than [`NEIGHBOUR_COVERAGE`] of it must
+/// hold for the notes linked to it to be reached.
+pub const NEIGHBOUR_WORDS: usize = 3;
+const _: () = assert!(STRONG_COVERAGE < NEIGHBOUR_COVERAGE && NEIGHBOUR_COVERAGE < FULL_COVERAGE);
 /// When no hit is named by the question, answers all of it ([`FULL_COVERAGE`]) or is vouched
 /// for by feedback, at most this many of the best hits strong by their words are read to see
 /// whether they hold two of the question's words together in one passage

@@ -413,6 +413,16 @@ impl Out {
                 ))
             );
         }
+        if f.alone {
+            outln!(
+                "  {}",
+                self.dim(&format!(
+                    "no hit covers {:.0}% of the question or matches {} of its words: the notes linked to the hits are not shown",
+                    mnemon::ranking::NEIGHBOUR_COVERAGE * 100.0,
+                    mnemon::ranking::NEIGHBOUR_WORDS
+                ))
+            );
+        }
         if f.reached_floor > 0.0 {
             let partial = if f.reached_share > mnemon::ranking::MIN_NEIGHBOUR_SHARE {
                 format!(

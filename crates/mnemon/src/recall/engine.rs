@@ -415,6 +415,7 @@ pub fn run(
         terms: evidence.terms(&matches[..words], &names),
         rejected: Vec::new(),
         weak: false,
+        alone: false,
         apart: Vec::new(),
         reached_floor: 0.0,
         reached_share: 0.0,
@@ -504,6 +505,7 @@ pub fn run(
                 title_match: false,
                 used,
                 single: evidence.single(h.matched),
+                words: evidence.words(h.matched),
                 apart: false,
             },
         ));
@@ -531,6 +533,7 @@ pub fn run(
                 title_match: false,
                 used: false,
                 single: false,
+                words: 0,
                 apart: false,
             },
         ));
@@ -680,11 +683,20 @@ pub fn run(
             keep(s, &mut scored, &mut best);
         }
     }
+    // When no hit answers enough of the question to vouch for the notes linked to it, the walk
+    // only told the hits how well they support each other: nothing it reached is returned.
+    floor.alone = anchors.is_empty()
+        && !floor.weak
+        && !direct_info.iter().any(|(_, i)| i.vouches_for_neighbours());
+    if floor.alone {
+        rest.clear();
+        reached_with_stats.clear();
+    }
     // A note the walk reached far below the best direct hit is its tail, not an answer: a
     // question sharing a word or two with one note would otherwise bring back that note's whole
     // neighbourhood. How far below depends on how much of the question the best hit answers. An
     // anchored question asks for the neighbourhood: nothing is cut there.
-    let reached_floor = if anchors.is_empty() {
+    let reached_floor = if anchors.is_empty() && !floor.alone {
         // Only direct hits are scored so far.
         let best_direct = scored.iter().map(|s| s.score).fold(0.0f32, f32::max);
         let best_strength = direct_info

@@ -29,6 +29,8 @@ pub struct DirectInfo {
     pub used: bool,
     /// Its words match one informative term of a question with more.
     pub single: bool,
+    /// The question's informative terms its words match.
+    pub words: usize,
     /// Its note was read and holds no two of the question's informative words it matches in
     /// one passage (`recall::passages`): they are there in other senses, apart.
     pub apart: bool,
@@ -44,6 +46,17 @@ impl DirectInfo {
         let by_words = (!self.single && !self.apart) || self.title_match;
         (by_words || self.learned >= ranking::STRONG_COVERAGE)
             && self.strength() >= ranking::STRONG_COVERAGE
+    }
+
+    /// Whether the notes linked to this hit are worth reaching: it is strong, and covers
+    /// [`ranking::NEIGHBOUR_COVERAGE`] of the question or matches [`ranking::NEIGHBOUR_WORDS`]
+    /// of its informative terms, or the question names it, or feedback vouches for it.
+    pub fn vouches_for_neighbours(&self) -> bool {
+        self.is_strong()
+            && (self.title_match
+                || self.learned >= ranking::STRONG_COVERAGE
+                || self.coverage >= ranking::NEIGHBOUR_COVERAGE
+                || self.words >= ranking::NEIGHBOUR_WORDS)
     }
 
     /// How much of the question this hit answers, 0..=1: the share its words cover or feedback
@@ -365,7 +378,12 @@ impl Evidence {
 
     /// Whether a hit's words match one informative term of a question with more.
     pub fn single(&self, matched: u32) -> bool {
-        self.informative() > 1 && self.counts(matched, matched).1 < 2
+        self.informative() > 1 && self.words(matched) < 2
+    }
+
+    /// How many of the question's informative terms a hit's words match.
+    pub fn words(&self, matched: u32) -> usize {
+        self.counts(matched, matched).1
     }
 
     /// The bits of `matched` that are informative terms.

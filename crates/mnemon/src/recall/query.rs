@@ -228,15 +228,19 @@ pub struct FloorReport {
     /// No direct hit covered much of the question: only the best two were returned, without the
     /// notes around them.
     pub weak: bool,
+    /// Some hits are strong, none answers enough of the question to vouch for the notes linked
+    /// to it ([`crate::ranking::NEIGHBOUR_COVERAGE`], [`crate::ranking::NEIGHBOUR_WORDS`]):
+    /// nothing reached over the graph was returned (a replaced note's successor still is).
+    pub alone: bool,
     /// Hits whose notes were read and hold the question's words they match only apart, each in
     /// another passage (`recall::passages`): not enough to bring their neighbours.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub apart: Vec<String>,
     /// The score a note the walk reached needed to be returned: `reached_share` of the best
-    /// direct hit's (0 for a question with anchors, or without direct hits).
+    /// direct hit's (0 for a question with anchors, without direct hits, or `alone`).
     pub reached_floor: f32,
     /// That share ([`crate::ranking::neighbour_share`] of how much of the question the best
-    /// direct hit answers; 0 with anchors).
+    /// direct hit answers; 0 with anchors or `alone`).
     pub reached_share: f32,
     /// The question asks about what was there before ([`crate::ranking::PAST_WORDS`]): a
     /// replaced note ranks above the notes replacing it unless they lead it clearly.

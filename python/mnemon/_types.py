@@ -86,6 +86,7 @@ class FloorReport(TypedDict):
     terms: List[TermWeight]
     rejected: List[Rejected]
     weak: bool
+    alone: bool
     reached_floor: float
     reached_share: float
     old_first: bool

@@ -207,10 +207,12 @@ impl Recall {
     /// term with its `idf`, `in_memory`, `name` (the question writes it as a name) and `form_of`
     /// (the question's other term it is a form of, which it counts as);
     /// `rejected`, the best matches turned away with their `coverage` and `reason`; `weak`, true when no match covered much of the question;
+    /// `alone`, true when some matches were strong but none covered enough of the question to
+    /// vouch for the notes linked to it (so none reached over the graph was returned);
     /// `apart`, present only when some, the ids of matches whose notes hold the question's words
     /// they match only apart, each in another paragraph (so they brought no neighbours);
     /// `reached_floor`, the score a note reached over the graph needed, and `reached_share`, that
-    /// score's share of the best direct hit's; both 0 with anchors; `old_first`, true when the
+    /// score's share of the best direct hit's; both 0 with anchors or when `alone`; `old_first`, true when the
     /// question asks about what was there before, so a replaced note ranks above its successors).
     #[getter]
     fn floor<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -124,9 +124,10 @@ def test_recall_report_has_the_qid_latency_and_floor(memory: mnemon.Memory) -> N
     assert isinstance(r, mnemon.Recall)
     assert r.qid and r.latency_us >= 0
     assert len(r) == len(r.hits) and [h.id for h in r] == [h.id for h in r.hits]
-    assert {"terms", "rejected", "weak", "reached_floor", "reached_share", "old_first"} == set(
+    assert {"terms", "rejected", "weak", "alone", "reached_floor", "reached_share", "old_first"} == set(
         r.floor
     )
+    assert r.floor["alone"] is False
     assert r.floor["reached_floor"] > 0
     assert [set(t) for t in r.floor["terms"]] == [{"term", "idf", "in_memory", "name", "form_of"}] * len(
         r.floor["terms"]

@@ -63,16 +63,16 @@ pub fn counts_as_used(untied_used: u64, wrong_count: u64) -> bool {
 /// covers at least this share of the question with two informative terms or more, is named by
 /// it, or is what feedback says it means: a question whose hits are all weak gets its best few.
 pub const STRONG_COVERAGE: f32 = 0.45;
-/// A strong hit seeds the walk (the notes linked to it are worth showing) only when it covers
-/// this share of the question, matches [`NEIGHBOUR_WORDS`] of its informative terms, is named by
-/// it or is what feedback says it means. Two shared words are a coincidence as often as not
-/// (a question on another subject in words the memory also uses: "feed" and "canary", "git"
-/// and "merge"); the hit itself may answer, its neighbours then have nothing to go on. Lower
-/// brings the neighbourhoods of such coincidences; higher drops linked notes of paraphrased
-/// questions.
+/// Every strong hit seeds the walk, but the notes it reaches are returned only when some strong
+/// hit vouches for them: it covers this share of the question, matches [`NEIGHBOUR_WORDS`] of
+/// its informative terms, is named by it or is what feedback says it means. Two shared words
+/// are a coincidence as often as not (a question on another subject in words the memory also
+/// uses: "feed" and "canary", "git" and "merge"); the hit itself may answer, the notes around
+/// it then have nothing to go on. Lower brings the neighbourhoods of such coincidences; higher
+/// drops linked notes of paraphrased questions.
 pub const NEIGHBOUR_COVERAGE: f32 = 0.65;
-/// Informative terms of the question a hit matching less than [`NEIGHBOUR_COVERAGE`] of it must
-/// hold for the notes linked to it to be reached.
+/// Informative terms of the question (a common word among them, as coverage counts it) a hit
+/// matching less than [`NEIGHBOUR_COVERAGE`] of it must hold to vouch for the notes reached.
 pub const NEIGHBOUR_WORDS: usize = 3;
 const _: () = assert!(STRONG_COVERAGE < NEIGHBOUR_COVERAGE && NEIGHBOUR_COVERAGE < FULL_COVERAGE);
 /// When no hit is named by the question, answers all of it ([`FULL_COVERAGE`]) or is vouched

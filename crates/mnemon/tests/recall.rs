@@ -691,7 +691,7 @@ fn a_hit_that_answers_part_of_the_question_brings_less_of_its_neighbourhood() {
         &m,
         "answer.md",
         format!(
-            "---\nname: Zanzibar quota\nrelated: [{}]\n---\nThe zanzibar quota is forty.\n",
+            "---\nname: Zanzibar quota\nrelated: [{}]\n---\nThe zanzibar quota is forty ferries.\n",
             links.join(", ")
         ),
     );
@@ -726,7 +726,7 @@ fn a_hit_that_answers_part_of_the_question_brings_less_of_its_neighbourhood() {
     // Half of this question is words the memory does not hold; the hit holds three of its
     // words, enough to vouch for its neighbours.
     let part = m
-        .recall(&Query::text("zanzibar quota forty walrus penguin marmot"))
+        .recall(&Query::text("zanzibar quota ferries walrus penguin marmot"))
         .unwrap();
     assert_eq!(ids(&part), ["answer"], "{:?}", part.results);
     assert!(
@@ -1063,6 +1063,32 @@ fn an_identifier_written_whole_ranks_the_note_that_writes_it_first() {
     assert_eq!(terms, ["db", "clickhous", "migrat"]);
 }
 
+/// "bw-freeze-gate" (the name of an admission policy) ranked first the canary note, which writes
+/// `bw-` names, a freeze and an analysis gate apart, above the freeze policy that names the gate:
+/// three words joined by hyphens are a name, held whole like a path.
+#[test]
+fn a_name_of_hyphened_words_ranks_the_note_that_writes_it_first() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "canary.md",
+        "---\nname: Canary deploys\n---\nThe bw-canary-health gate checks bw services. The analysis \
+         gate pauses the rollout; no deploy inside a freeze. bw-canary-health reads bw metrics. \
+         Each bw service has its own gate.\n",
+    );
+    write_note(
+        &m,
+        "freeze.md",
+        "---\nname: Deploy freeze policy\n---\nThe month-end run is the riskiest time of the month. \
+         During a freeze the admission policy bw-freeze-gate rejects new revisions without an \
+         exception annotation naming a ticket.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let r = m.recall(&Query::text("bw-freeze-gate")).unwrap();
+    assert_eq!(ids(&r)[..2], ["freeze", "canary"], "{r:?}");
+}
+
 /// Two forms of one word that the stemmer keeps apart ("certified", "certificate"), the first
 /// matched only through the second, are one word of the question: a note holding that word
 /// shares a single word with it, not two.
@@ -1178,10 +1204,15 @@ fn a_note_sharing_one_word_with_the_question_brings_no_neighbours() {
     let one_word = m.recall(&Query::text("Lisbon restaurants")).unwrap();
     assert_eq!(ids(&one_word), ["offsite"], "{:?}", one_word.floor);
     assert!(one_word.floor.weak, "{:?}", one_word.floor);
-    // Two of the question's words in the note: its neighbours come along.
+    // Two of the question's three words in the note, most of it: its neighbours come along.
     let two_words = m
         .recall(&Query::text("Lisbon offsite restaurants"))
         .unwrap();
+    assert!(
+        two_words.results[0].explain.coverage >= mnemon::ranking::NEIGHBOUR_COVERAGE,
+        "the premise: {:?}",
+        two_words.results[0].explain
+    );
     let mut found = ids(&two_words);
     found.sort_unstable();
     assert_eq!(
@@ -1190,7 +1221,11 @@ fn a_note_sharing_one_word_with_the_question_brings_no_neighbours() {
         "{:?}",
         two_words.floor
     );
-    assert!(!two_words.floor.weak, "{:?}", two_words.floor);
+    assert!(
+        !two_words.floor.weak && !two_words.floor.alone,
+        "{:?}",
+        two_words.floor
+    );
 }
 
 /// "what should I feed my pet canary" found the build notes' "feed" and "canary", and "git
@@ -1242,6 +1277,17 @@ fn a_hit_on_two_words_of_a_longer_question_brings_no_neighbours() {
         three_words.results[0].explain.coverage < mnemon::ranking::NEIGHBOUR_COVERAGE,
         "the premise: vouched for by its words, not its coverage"
     );
+    // The premise of the first half: its neighbours would have scored above its reached floor.
+    let best = three_words.results[0].score;
+    let share = mnemon::ranking::neighbour_share(coverage);
+    for h in &three_words.results[1..] {
+        assert!(
+            h.score >= share * best,
+            "{} {} {share}",
+            h.id,
+            h.score / best
+        );
+    }
 }
 
 /// Off-topic questions found notes holding two of their words in separate paragraphs ("merge"
@@ -1255,7 +1301,7 @@ fn a_note_holding_the_question_words_only_apart_brings_no_neighbours() {
         &m,
         "invoicing.md",
         "---\nname: Invoicing\nrelated: [expenses, visas]\n---\nThe rate table lists the price of each \
-         route.\n\nWe build invoices at the end of the month.\n",
+         route.\n\nWe build invoices at the end of the month.\n\nThe busy season is autumn.\n",
     );
     write_linked_pair_and_fillers(&m);
     m.index().unwrap();

@@ -260,6 +260,7 @@ fn a_weak_question_gets_its_best_note_without_the_notes_around_it() {
     let (_t, m) = demo();
     let r = look(&m, "pgbouncer knitting patterns for winter scarves");
     assert!(r.floor.weak || r.results.is_empty(), "{:?}", r.floor);
+    assert!(!r.floor.alone, "no hit is strong: {:?}", r.floor);
     assert!(r.results.len() <= 1, "{:?}", ids(&r));
 }
 

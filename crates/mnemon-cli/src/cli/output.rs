@@ -417,7 +417,7 @@ impl Out {
             outln!(
                 "  {}",
                 self.dim(&format!(
-                    "no hit covers {:.0}% of the question or matches {} of its words: the notes linked to the hits are not shown",
+                    "no strong hit covers {:.0}% of the question or matches {} of its words: the notes reached from the hits are not shown",
                     mnemon::ranking::NEIGHBOUR_COVERAGE * 100.0,
                     mnemon::ranking::NEIGHBOUR_WORDS
                 ))

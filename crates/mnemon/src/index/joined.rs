@@ -11,9 +11,12 @@
 //!
 //! A joined identifier is a run of ASCII letters and digits in pieces, each two pieces joined by
 //! exactly one of `.` `_` `/` `:` `-`, with no space: at least two pieces, at most
-//! [`MAX_PIECES`], at most [`MAX_TERM_BYTES`] bytes, folded to lower case. Pieces joined only by
-//! hyphens and made of letters only (`read-only`, `blue-green`, `bw-freeze-gate`) are words of
-//! prose as often as names of things: the parts alone stand for them, as before. A joined term
+//! [`MAX_PIECES`], at most [`MAX_TERM_BYTES`] bytes, folded to lower case. Two pieces joined by
+//! a hyphen and made of letters only (`read-only`, `blue-green`, `month-end`) are words of prose
+//! as often as names of things: the parts alone stand for them. From
+//! [`MIN_HYPHENED_PIECES`] pieces on (`bw-freeze-gate`, `lumen-erasure-sub`) such a chain is a
+//! name (a gate, a flag, a queue) far more often than prose, and a prose chain held whole
+//! (`end-to-end`) only adds to the notes writing it as written. A joined term
 //! holds a joiner, which no other term does (the tokenizer splits on them), so it never meets a
 //! word.
 
@@ -43,6 +46,9 @@ static JOINERS: [bool; 256] = {
 pub fn is_joined_term(term: &str) -> bool {
     term.bytes().any(is_joiner)
 }
+
+/// Pieces a chain of letters joined only by hyphens needs to be held whole.
+pub const MIN_HYPHENED_PIECES: usize = 3;
 
 /// Letters and digits a joined identifier needs at least: `A/B`, `I/O` or `0.5` say too little
 /// to rank by.
@@ -100,7 +106,7 @@ pub fn for_each_joined(text: &str, mut f: impl FnMut(&str)) {
         let clean_edges = (start == 0 || !is_word_byte(bytes[start - 1]))
             && (end == bytes.len() || !is_word_byte(bytes[end]));
         let letters_digits = end - start - (pieces - 1);
-        if qualifies
+        if (qualifies || pieces >= MIN_HYPHENED_PIECES)
             && (2..=MAX_PIECES).contains(&pieces)
             && letters_digits >= MIN_ALNUM
             && end - start <= MAX_TERM_BYTES
@@ -156,7 +162,7 @@ mod tests {
             }
             let clean = (start == 0 || bytes[start - 1].is_ascii())
                 && (end == bytes.len() || bytes[end].is_ascii());
-            if qualifies
+            if (qualifies || pieces >= MIN_HYPHENED_PIECES)
                 && (2..=MAX_PIECES).contains(&pieces)
                 && end - start - (pieces - 1) >= MIN_ALNUM
                 && end - start <= MAX_TERM_BYTES
@@ -197,13 +203,18 @@ mod tests {
     }
 
     #[test]
-    fn versions_paths_and_snake_case_are_joined_prose_hyphens_are_not() {
+    fn versions_paths_snake_case_and_hyphened_names_are_joined_prose_hyphens_are_not() {
         assert_eq!(
             joined("ship canopy-fw 4.6.3 from db/clickhouse/migrations, see Max_Client_Conn."),
             ["4.6.3", "db/clickhouse/migrations", "max_client_conn"]
         );
         assert_eq!(joined("v2.1 on 2026-04-22 at 10:30"), ["v2.1", "2026-04-22", "10:30"]);
-        assert!(joined("a read-only, blue-green bw-freeze-gate; end. Start").is_empty());
+        assert!(joined("a read-only, blue-green month-end; end. Start").is_empty());
+        // Three words and more joined by hyphens name a thing.
+        assert_eq!(
+            joined("the bw-freeze-gate policy, end-to-end, not bw-gate"),
+            ["bw-freeze-gate", "end-to-end"]
+        );
         // A hyphen joins when a piece has a digit; double joiners and edges break a chain.
         assert_eq!(joined("fw-4.6 a..b c/ d_"), ["fw-4.6"]);
         // Too many pieces, or a run glued to another script, is no identifier.

@@ -686,7 +686,7 @@ pub fn run(
     // When no hit answers enough of the question to vouch for the notes linked to it, the walk
     // only told the hits how well they support each other: nothing it reached is returned.
     floor.alone = anchors.is_empty()
-        && !floor.weak
+        && direct_info.iter().any(|(_, i)| i.is_strong())
         && !direct_info.iter().any(|(_, i)| i.vouches_for_neighbours());
     if floor.alone {
         rest.clear();

@@ -37,18 +37,20 @@ pub struct DirectInfo {
 }
 
 impl DirectInfo {
-    /// Whether this hit's evidence is strong enough for the notes around it to be worth
-    /// showing: it covers [`ranking::STRONG_COVERAGE`] of the question with more than one of its
+    /// Whether this hit's evidence says the question has an answer here, enough to seed the walk:
+    /// it covers [`ranking::STRONG_COVERAGE`] of the question with more than one of its
     /// informative terms, feedback says as much, or the question names it. One shared word of a
     /// longer question is a coincidence as often as not (a place a note mentions, a word in
-    /// another sense): the note may answer, its neighbours have nothing to go on.
+    /// another sense): the note may answer, its neighbours have nothing to go on. The notes
+    /// reached are returned only when a hit also [vouches for
+    /// them](DirectInfo::vouches_for_neighbours).
     pub fn is_strong(&self) -> bool {
         let by_words = (!self.single && !self.apart) || self.title_match;
         (by_words || self.learned >= ranking::STRONG_COVERAGE)
             && self.strength() >= ranking::STRONG_COVERAGE
     }
 
-    /// Whether the notes linked to this hit are worth reaching: it is strong, and covers
+    /// Whether the notes the walk reached are worth returning: it is strong, and covers
     /// [`ranking::NEIGHBOUR_COVERAGE`] of the question or matches [`ranking::NEIGHBOUR_WORDS`]
     /// of its informative terms, or the question names it, or feedback vouches for it.
     pub fn vouches_for_neighbours(&self) -> bool {

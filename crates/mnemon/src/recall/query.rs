@@ -228,8 +228,8 @@ pub struct FloorReport {
     /// No direct hit covered much of the question: only the best two were returned, without the
     /// notes around them.
     pub weak: bool,
-    /// Some hits are strong, none answers enough of the question to vouch for the notes linked
-    /// to it ([`crate::ranking::NEIGHBOUR_COVERAGE`], [`crate::ranking::NEIGHBOUR_WORDS`]):
+    /// Some hits are strong, none answers enough of the question to vouch for the notes around
+    /// them ([`crate::ranking::NEIGHBOUR_COVERAGE`], [`crate::ranking::NEIGHBOUR_WORDS`]):
     /// nothing reached over the graph was returned (a replaced note's successor still is).
     pub alone: bool,
     /// Hits whose notes were read and hold the question's words they match only apart, each in

@@ -118,9 +118,12 @@ pub const EXACT_TITLE_BONUS: f32 = 1.0;
 /// best lexical hit has 1): the note is about the person, place or product asked about. Less
 /// than [`EXACT_TITLE_BONUS`]: the rest of the question still counts.
 pub const TITLED_NAME_BONUS: f32 = 0.5;
-/// Lexical hits checked for an exact title match (best first): a title match is nearly always
-/// among the best lexical hits, and each check may read a note's record.
-pub const TITLE_CHECKS: usize = 3;
+/// Lexical hits holding every term of the question in their title fields whose name is read to
+/// see whether the question is their title (best first): each check reads a note's record.
+pub const TITLE_CHECKS: usize = 8;
+/// Lexical hits matching every term of the question whose id is checked against it (best
+/// first; no record is read).
+pub const ID_CHECKS: usize = 64;
 /// Evidence from feedback: a note that past questions sharing all of this question's informative
 /// terms were answered with (see `recall::learned`) gets this much (the best lexical hit has 1),
 /// less for a share of the terms (see [`learned_share_weight`]).

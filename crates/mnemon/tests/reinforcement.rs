@@ -280,6 +280,82 @@ fn a_question_that_names_a_note_puts_it_first_whatever_the_priors() {
     }
 }
 
+/// Only the three best lexical hits were checked for a title match: three notes titled
+/// "Redis failover drill" (and timeline, checklist) that say "redis failover" in every field put
+/// the note titled "Redis Failover" fourth, and a note with id `deploy` fourth for "deploy".
+#[test]
+fn a_note_titled_or_named_by_the_question_comes_first_above_notes_using_its_words_more() {
+    let (_t, m) = fresh();
+    for w in ["drill", "timeline", "checklist"] {
+        write_note(
+            &m,
+            &format!("redis-failover-{w}.md"),
+            format!(
+                "---\nname: Redis failover {w}\ndescription: redis failover {w}\ntags: [redis, \
+                 failover]\n---\nRedis failover {w}: how the redis failover works.\n"
+            ),
+        );
+        write_note(
+            &m,
+            &format!("deploy-{w}.md"),
+            format!("---\nname: Deploy {w}\ndescription: deploy {w}\n---\nThe deploy {w}.\n"),
+        );
+    }
+    write_note(
+        &m,
+        "runbook-7.md",
+        "---\nname: Redis Failover\n---\nWhat to do when the primary goes away: promote a replica \
+         with Sentinel, then repoint the clients.\n",
+    );
+    write_note(
+        &m,
+        "deploy.md",
+        "How we ship: CI deploys after review, and a long body dilutes the term a little more.\n",
+    );
+    m.index().unwrap();
+    for (q, named) in [("Redis Failover", "runbook-7"), ("deploy", "deploy")] {
+        let r = m.recall(&Query::text(q)).unwrap();
+        assert_eq!(ids(&r).first(), Some(&named), "{q}: {:?}", r.results);
+        assert!(r.results[0].explain.title_match, "{q}");
+        assert!(!r.results[1].explain.title_match, "{q}");
+    }
+}
+
+/// A question that is a note's id names that note even when its word is in every note (so
+/// it weighs nothing and passed no floor), and the whole id outranks the last part of another's:
+/// "index" found nothing in a memory of `index` and `ops/index`, and ranked `ops/index` first
+/// in one where the word is rare.
+#[test]
+fn a_question_that_is_a_note_id_finds_that_note_first() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "index.md",
+        "---\nname: Memory index\n---\nThe index of this memory.\n",
+    );
+    write_note(
+        &m,
+        "ops/index.md",
+        "---\nname: Ops overview page\n---\nOps notes start here; see the index.\n",
+    );
+    m.index().unwrap();
+    let r = m.recall(&Query::text("index")).unwrap();
+    assert_eq!(ids(&r).first(), Some(&"index"), "{:?}", r.floor);
+    assert!(r.results[0].explain.title_match);
+    assert!(
+        r.floor.rejected.iter().all(|x| x.id != "index"),
+        "a note returned is not also turned away: {:?}",
+        r.floor.rejected
+    );
+    for i in 0..6 {
+        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
+    m.index().unwrap();
+    let r = m.recall(&Query::text("index")).unwrap();
+    assert_eq!(ids(&r)[..2], ["index", "ops/index"], "{:?}", r.results);
+    assert!(!r.results[1].explain.title_match);
+}
+
 #[test]
 fn priors_do_not_overturn_a_clear_lexical_lead() {
     let (_t, m) = fresh();

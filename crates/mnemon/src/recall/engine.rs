@@ -505,6 +505,7 @@ pub fn run(
                 title_match: false,
                 used,
                 single: evidence.single(h.matched),
+                titled: h.titled,
                 words: evidence.words(h.matched),
                 apart: false,
             },
@@ -533,6 +534,7 @@ pub fn run(
                 title_match: false,
                 used: false,
                 single: false,
+                titled: 0,
                 words: 0,
                 apart: false,
             },
@@ -544,10 +546,15 @@ pub fn run(
         store,
         shown,
         tok,
+        text,
         &matches[..words],
         cands,
         &mut direct_info,
     )?;
+    // A note the question names by its id passes whatever its words did.
+    floor
+        .rejected
+        .retain(|r| graph.ord(&r.id).is_none_or(|o| !direct_info.iter().any(|(d, _)| *d == o)));
 
     if anchors.is_empty() {
         floor.apart = mark_words_apart(

@@ -29,6 +29,8 @@ pub struct DirectInfo {
     pub used: bool,
     /// Its words match one informative term of a question with more.
     pub single: bool,
+    /// Bit i set when query term i matched as it is in its id, name, description or tags.
+    pub titled: u32,
     /// The question's informative terms its words match.
     pub words: usize,
     /// Its note was read and holds no two of the question's informative words it matches in
@@ -520,50 +522,101 @@ fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str) -> bool {
         })
 }
 
-/// Give the best direct hits whose title or id the question names the title bonus.
+/// Give the direct hits whose title or id the question names the title bonus, and make the
+/// note whose id the question is a direct hit however common its words are.
+///
+/// A hit is named when the question's terms are the terms of its whole id, of its name, or of
+/// the last part of its id (`runbooks/deploy-rollback` for "deploy rollback"). The whole id
+/// and the name outrank the last part: with `index` and `ops/index`, "index" names `index`. Ids
+/// cost nothing to check, so every hit matching all the question's terms is checked (at most
+/// [`ranking::ID_CHECKS`]); names are read from the store, so only the best
+/// [`ranking::TITLE_CHECKS`] hits holding every term in their title fields are.
 #[allow(clippy::too_many_arguments)]
 pub fn title_matches(
     graph: &Graph,
     store: &LazyReader<'_>,
     shown: &ShownCache,
     tok: &Tokenizer,
+    question: &str,
     matches: &[TermMatch],
     cands: &mut Cands,
-    direct: &mut [(u32, DirectInfo)],
+    direct: &mut Vec<(u32, DirectInfo)>,
 ) -> Result<()> {
-    if matches.is_empty() || direct.is_empty() {
+    if matches.is_empty() {
+        return Ok(());
+    }
+    // The question is a note's id as written: that note, even when its words are in every
+    // note and so passed no floor.
+    if let Some(o) = graph.ord(question.trim()).filter(|&o| graph.meta(o).is_some())
+        && !direct.iter().any(|(d, _)| *d == o)
+        && !cands.contains(o)
+    {
+        cands.insert(o, super::cands::Cand::direct(0.0));
+        direct.push((o, DirectInfo::default()));
+    }
+    if direct.is_empty() {
         return Ok(());
     }
     // A question that is a note's title matches every one of the note's title terms, so a hit
-    // is checked only when it matched every query term (nearly always through its title
-    // fields): no record is read and nothing tokenized for the others.
+    // is checked only when it matched every query term: nothing is read or tokenized for the
+    // others.
     let all = if matches.len() >= 32 {
         u32::MAX
     } else {
         (1u32 << matches.len()) - 1
     };
+    let question_id = graph.ord(question.trim());
     let mut best: Vec<usize> = (0..direct.len())
-        .filter(|&i| cands.get(direct[i].0).map(|c| c.matched & all) == Some(all))
+        .filter(|&i| {
+            Some(direct[i].0) == question_id
+                || cands.get(direct[i].0).map(|c| c.matched & all) == Some(all)
+        })
         .collect();
     if best.is_empty() {
         return Ok(());
     }
     let base = |i: usize| cands.get(direct[i].0).map_or(0.0, |c| c.base);
-    best.sort_by(|&a, &b| base(b).total_cmp(&base(a)));
-    best.truncate(ranking::TITLE_CHECKS);
-    let ords: Vec<u32> = best.iter().map(|&i| direct[i].0).collect();
-    let records = shown.read(graph, store, &ords)?;
-    for (&i, rec) in best.iter().zip(records) {
+    best.sort_by(|&a, &b| {
+        base(b)
+            .total_cmp(&base(a))
+            .then_with(|| graph.id(direct[a].0).cmp(graph.id(direct[b].0)))
+    });
+    best.truncate(ranking::ID_CHECKS);
+    // How each is named: 2 by its whole id or its name, 1 by its id's last part.
+    let mut named = vec![0u8; best.len()];
+    for (k, &i) in best.iter().enumerate() {
         let o = direct[i].0;
         let id = graph.id(o);
         let tail = id.rsplit('/').next().unwrap_or(id);
-        let named = names(tok, matches, tail)
-            || (tail != id && names(tok, matches, id))
-            || rec
-                .as_ref()
-                .and_then(|r| r.name.as_deref())
-                .is_some_and(|n| names(tok, matches, n));
-        if named && let Some(c) = cands.hot_mut(o) {
+        if Some(o) == question_id || names(tok, matches, id) {
+            named[k] = 2;
+        } else if tail != id && names(tok, matches, tail) {
+            named[k] = 1;
+        }
+    }
+    let titled: Vec<usize> = (0..best.len())
+        .filter(|&k| named[k] < 2 && direct[best[k]].1.titled & all == all)
+        .take(ranking::TITLE_CHECKS)
+        .collect();
+    let ords: Vec<u32> = titled.iter().map(|&k| direct[best[k]].0).collect();
+    let records = shown.read(graph, store, &ords)?;
+    for (&k, rec) in titled.iter().zip(records) {
+        if rec
+            .as_ref()
+            .and_then(|r| r.name.as_deref())
+            .is_some_and(|n| names(tok, matches, n))
+        {
+            named[k] = 2;
+        }
+    }
+    let Some(&level) = named.iter().max().filter(|&&l| l > 0) else {
+        return Ok(());
+    };
+    for (k, &i) in best.iter().enumerate() {
+        let o = direct[i].0;
+        if named[k] == level
+            && let Some(c) = cands.hot_mut(o)
+        {
             c.base += ranking::EXACT_TITLE_BONUS;
             direct[i].1.title_match = true;
         }

@@ -138,6 +138,46 @@ fn dir_flag_and_env_override_discovery() {
     assert_eq!(v["changed"], serde_json::json!(["x"]));
 }
 
+/// `MNEMON_SESSION=` (set and empty, as a shell profile or CI template leaves it) made every
+/// command fail with "invalid session", without naming the variable: it counts as unset, as an
+/// empty MNEMON_DIR does, and a session it gives that is not valid is named with it.
+#[test]
+fn an_empty_mnemon_session_is_unset_and_a_bad_one_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    let (code, _, _) = run(tmp.path(), &["init", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    std::fs::write(dir.join("memory/x.md"), "xylophone tuning").unwrap();
+    let with_session = |session: &str, args: &[&str]| {
+        bin()
+            .current_dir(tmp.path())
+            .env("MNEMON_DIR", &dir)
+            .env("MNEMON_SESSION", session)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for args in [&["doctor"][..], &["recall", "xylophone"], &["core"]] {
+        let out = with_session("", args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = with_session("bad id", &["recall", "xylophone"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("MNEMON_SESSION"), "{err}");
+    // A valid one names the session the events are recorded under.
+    let out = with_session("ci-run-7", &["recall", "xylophone"]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = with_session("", &["events", "verify", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.to_string().contains("ci-run-7"), "{v}");
+}
+
 #[test]
 fn demo_runs_on_the_bundled_notes() {
     let out = bin().args(["demo", "--json"]).output().unwrap();

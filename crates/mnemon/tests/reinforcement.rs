@@ -192,6 +192,10 @@ fn a_fetch_by_id_is_a_use_and_lifts_the_note_among_close_matches() {
     m.recall(&Query::anchors(["batch-sizes"]).with_depth(1))
         .unwrap();
     assert_eq!(m.stats("batch-sizes").unwrap().used_count, 0);
+    // A fetch naming a note twice is one use of it.
+    m.recall(&Query::anchors(["import-jobs", "import-jobs"]).with_depth(0))
+        .unwrap();
+    assert_eq!(m.stats("import-jobs").unwrap().used_count, 6);
 }
 
 #[test]

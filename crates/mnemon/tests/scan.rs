@@ -324,6 +324,14 @@ fn conflict_copies_are_reported_as_merge_conflicts() {
     assert!(!doctor.healthy);
     assert_eq!(doctor.conflicts.len(), 2, "{:?}", doctor.conflicts);
     assert!(memory.show("ops/pool (conflicted copy 2026-12-05)").is_ok());
+    // A copy whose original is gone may be the only copy: the fix says to rename it.
+    assert!(
+        r.errors
+            .iter()
+            .all(|e| e.message.contains("rename this file to it")),
+        "{:?}",
+        r.errors
+    );
 }
 
 #[test]

@@ -34,8 +34,9 @@ Exit codes:
   3  failure (I/O error, damaged files that could not be repaired)
 
 Environment:
-  MNEMON_DIR  memory folder to use (same as --dir)
-  NO_COLOR    disable colours (as TERM=dumb does)";
+  MNEMON_DIR      memory folder to use (same as --dir)
+  MNEMON_SESSION  session id for recorded events (same as --session)
+  NO_COLOR        disable colours (as TERM=dumb does)";
 
 /// mnemon: associative memory for AI agents (Markdown notes -> typed graph -> recall).
 #[derive(Parser, Debug)]
@@ -48,8 +49,9 @@ struct Cli {
     /// Print one JSON object on stdout instead of human output.
     #[arg(long, global = true)]
     json: bool,
-    /// Session id for the events this process records (default: a new one per process).
-    #[arg(long, global = true, env = "MNEMON_SESSION", value_name = "ID")]
+    /// Session id for the events this process records (default: $MNEMON_SESSION when set and
+    /// not empty, else a new one per process).
+    #[arg(long, global = true, value_name = "ID")]
     session: Option<String>,
     /// When recorded events become durable: close (flush per recall, fsync at exit), always
     /// (fsync per recall), never (flush only).

@@ -591,10 +591,17 @@ impl Memory {
         // reading them: a use, as if the agent had said so. Written before the hits: a batch
         // ends with its last RecallHit, so readers can tell a complete one.
         if q.depth == 0 && q.text.trim().is_empty() && !q.anchors.is_empty() {
+            // One fetch is one use of each note, however often it was named.
+            let mut used: Vec<String> = Vec::with_capacity(q.anchors.len());
+            for a in &q.anchors {
+                if !used.contains(a) {
+                    used.push(a.clone());
+                }
+            }
             events.push(EventKind::Feedback {
                 qid: recall.qid.clone(),
                 query: String::new(),
-                used: q.anchors.clone(),
+                used,
                 wrong: Vec::new(),
             });
         }

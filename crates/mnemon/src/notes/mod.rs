@@ -357,7 +357,8 @@ pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
             kind: ProblemKind::Conflict,
             message: format!(
                 "a conflict copy of `{original}` made by {tool} (its file name says so): merge \
-                 what differs into memory/{original}.md and delete this file"
+                 what differs into memory/{original}.md and delete this file (with no \
+                 memory/{original}.md, rename this file to it: it may hold the only copy)"
             ),
         });
     }

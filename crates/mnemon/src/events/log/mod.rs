@@ -183,7 +183,8 @@ impl EventLog {
                 return Err(Error::InvalidArgument {
                     what: "session",
                     message: format!(
-                        "{shown}: use 1 to {} characters from A-Z a-z 0-9 . _ -",
+                        "{shown}: use 1 to {} characters from A-Z a-z 0-9 . _ - (given by \
+                         --session, session=, or the MNEMON_SESSION environment variable)",
                         segment::MAX_SESSION_BYTES
                     ),
                 });

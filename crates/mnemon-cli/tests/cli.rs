@@ -330,6 +330,30 @@ fn closed_stdout_pipe_ends_quietly_without_a_panic() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
 
+/// Output to a full disk exited 1, which the exit-code contract keeps for "found problems"
+/// (`doctor`): a failure to write is 3, and says so.
+#[cfg(target_os = "linux")]
+#[test]
+fn stdout_on_a_full_disk_is_a_failure_not_a_finding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, _, _) = run(tmp.path(), &["init"]);
+    assert_eq!(code, 0);
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = bin()
+        .current_dir(tmp.path())
+        .env_remove("MNEMON_DIR")
+        .args(["doctor"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("cannot write to stdout"), "{stderr}");
+}
+
 /// `mnemon eval --modes cold,replay,feedback --json` on the demo memory's own question set:
 /// `modes.replay` has exactly the fields of `modes.cold`; replay is never below cold; the 25
 /// questions with no answer get few results (about one each, never a note's neighbourhood).

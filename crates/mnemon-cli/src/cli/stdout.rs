@@ -120,13 +120,14 @@ pub fn exit_on_closed_pipe(code: i32) {
 }
 
 /// A write to stdout failed: a closed pipe ends the process quietly, with the code of
-/// [`CLOSED_PIPE_EXIT`] (0 unless the command found problems), anything else with 1.
+/// [`CLOSED_PIPE_EXIT`] (0 unless the command found problems), anything else (a full disk, an
+/// I/O error) is a failure, exit 3: 1 means the command found problems.
 pub fn failed(e: std::io::Error) -> ! {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         std::process::exit(CLOSED_PIPE_EXIT.load(std::sync::atomic::Ordering::Relaxed));
     }
     errln!("mnemon: cannot write to stdout: {e}");
-    std::process::exit(1);
+    std::process::exit(super::EXIT_FAILURE);
 }
 
 #[cfg(test)]

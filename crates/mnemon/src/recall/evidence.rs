@@ -115,6 +115,21 @@ pub fn is_generic(surface: &str) -> bool {
             && surface.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Words that carry a sentence's grammar and never its subject: articles, pronouns, auxiliary
+/// verbs, question words, conjunctions and the commonest prepositions. Common words may name
+/// what a question asks about when it has no other (`test`, `value`, `system` are on the ISO
+/// list); these never do, so a question of them alone ("is it?", "how") has nothing to find.
+const FUNCTION_WORDS: [&str; 95] = [
+    "a", "an", "the", "and", "or", "but", "if", "of", "to", "in", "on", "at", "by", "for", "with",
+    "from", "as", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did",
+    "done", "have", "has", "had", "it", "its", "this", "that", "these", "those", "i", "me", "my",
+    "we", "us", "our", "you", "your", "he", "him", "his", "she", "her", "they", "them", "their",
+    "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "not", "no", "so",
+    "than", "then", "there", "here", "can", "could", "will", "would", "shall", "should", "may",
+    "might", "must", "about", "into", "over", "under", "up", "down", "out", "off", "all", "any",
+    "some", "each", "every", "just", "too", "very",
+];
+
 /// Months and days of the week: capitalised by convention, not names of things.
 const CALENDAR_WORDS: [&str; 19] = [
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -263,7 +278,8 @@ impl Evidence {
         let bar = ranking::MIN_MATCH_IDF.min(ranking::SMALL_MEMORY_IDF_SHARE * idf(docs, 1));
         let mut info = Vec::with_capacity(matches.len());
         let mut partial = Vec::with_capacity(matches.len());
-        // Per term: its idf when the memory holds it, and whether it is a common English word.
+        // Per term: its idf when the memory holds it, whether it is a common English word, and
+        // whether it is a word of grammar only ([`FUNCTION_WORDS`]).
         let mut held = Vec::with_capacity(matches.len());
         let mut held_names = 0u32;
         let form_of: Vec<Option<usize>> =
@@ -274,7 +290,7 @@ impl Evidence {
                 // ranks the notes that write it; its parts are the words that count.
                 info.push(0.0);
                 partial.push(0.0);
-                held.push((0.0, false));
+                held.push((0.0, false, false));
                 continue;
             }
             if !m.expansions.is_empty() && names.contains(&m.term) {
@@ -289,7 +305,11 @@ impl Evidence {
                 None if names.contains(&m.term) => idf(docs, 0) * ranking::UNKNOWN_NAME_IDF_SHARE,
                 None => idf(docs, 0) * ranking::UNKNOWN_TERM_IDF_SHARE,
             };
-            held.push((if m.expansions.is_empty() { 0.0 } else { w }, generic));
+            let function = qt
+                .terms
+                .get(i)
+                .is_some_and(|t| FUNCTION_WORDS.contains(&t.surface.as_str()));
+            held.push((if m.expansions.is_empty() { 0.0 } else { w }, generic, function));
             if generic {
                 w *= ranking::GENERIC_TERM_IDF_SHARE;
             }
@@ -302,21 +322,27 @@ impl Evidence {
                     .fold(0.0f32, f32::max),
             );
         }
+        // A question of grammar words alone ("is it?", "how") asks about nothing: in a small
+        // memory where such a word is rare it would otherwise weigh as a word of the subject.
+        if !held.is_empty() && held.iter().all(|&(_, _, function)| function) {
+            info.iter_mut().for_each(|w| *w = 0.0);
+        }
         let mut total: f32 = info.iter().sum();
         // No word passed the bar: every word of the question is in most notes (a memory about
         // one topic, asked about that topic) or is a common English word. The topical words do
         // not tell the notes apart, but the question is still about them: the ones the memory
         // holds count at their idf and BM25 ranks the notes. Failing those, common words count
-        // at their own idf when they pass the bar: rare here, they name what is asked ("auth").
+        // at their own idf when they pass the bar: rare here, they name what is asked ("auth");
+        // words of grammar alone never do.
         for with_generic in [false, true] {
             if total > 0.0 {
                 break;
             }
             info = held
                 .iter()
-                .map(|&(w, generic)| match (generic, with_generic) {
+                .map(|&(w, generic, function)| match (generic, with_generic) {
                     (false, false) => w,
-                    (true, true) if w >= bar => w,
+                    (true, true) if w >= bar && !function => w,
                     _ => 0.0,
                 })
                 .collect();

@@ -12,8 +12,8 @@ use crate::events::log::StatsView;
 use crate::index::tokenize::Tokenizer;
 use rustc_hash::FxHashMap;
 
-/// Notes kept per term at most (the ones with the most net uses): a limit on every recall's
-/// lookups however much feedback a memory collects.
+/// Notes kept per term at most (the ones whose standing says the most, used or found wrong): a
+/// limit on every recall's lookups however much feedback a memory collects.
 pub const MAX_NOTES_PER_TERM: usize = 32;
 
 /// One note's standing for one term: the verdicts summed over every question holding the term.
@@ -92,9 +92,13 @@ impl Learned {
                         wrong: v.wrong,
                     })
                     .collect();
+                // By how much each note's standing moves a recall, either way: a note found
+                // wrong for these words must not be forgotten because others were used more.
                 v.sort_by(|a, b| {
-                    let net = |t: &TermNote| i64::from(t.used) - i64::from(t.wrong);
-                    net(b).cmp(&net(a)).then_with(|| a.node.cmp(&b.node))
+                    b.affinity()
+                        .abs()
+                        .total_cmp(&a.affinity().abs())
+                        .then_with(|| a.node.cmp(&b.node))
                 });
                 v.truncate(MAX_NOTES_PER_TERM);
                 (term, v)

@@ -53,6 +53,8 @@ class Explain(TypedDict):
     importance: float
     recency: float
     matched_terms: List[str]
+    support: float
+    placed: bool
 
 
 class ScanError(TypedDict):

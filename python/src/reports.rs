@@ -119,7 +119,9 @@ impl Hit {
     }
 
     /// The score taken apart (a dict: `lexical`, `coverage`, `learned`, `title_match`, `base`,
-    /// `type_weight`, `ttl_factor`, `usage`, `importance`, `recency`, `matched_terms`) when the
+    /// `support` (what the hits linking to it added to `base`),
+    /// `type_weight`, `ttl_factor`, `usage`, `importance`, `recency`, `matched_terms`, `placed`:
+    /// the score is the place next to a note it replaces or that replaces it) when the
     /// recall was asked with `explain=True`, else None.
     #[getter]
     fn explain<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {

@@ -1476,3 +1476,44 @@ fn an_anchor_naming_a_removed_note_is_told_it_is_gone() {
     assert_eq!(e, shown);
     assert!(e.contains("its file is gone"), "{e}");
 }
+
+/// `--explain` took a note's score apart into factors that did not multiply to it when the note
+/// was placed next to a note it replaces, and two notes with the same words showed different
+/// evidence with nothing saying why (the support of the hits linking to them).
+#[test]
+fn explain_parts_multiply_to_the_score_or_say_the_score_is_a_place() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "pool-v1.md",
+        "---\nname: Pool v1\n---\nPool size is 10 connections for pgbouncer.\n",
+    );
+    write_note(
+        &m,
+        "pool-v2.md",
+        "---\nname: Pool v2\nsupersedes: [pool-v1]\n---\nPool size is 20 connections for pgbouncer.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let r = m.recall(&Query::text("pgbouncer pool size")).unwrap();
+    assert_eq!(ids(&r), ["pool-v2", "pool-v1"], "{r:?}");
+    for h in &r.results {
+        let x = &h.explain;
+        let product = x.base
+            * (1.0 + x.usage)
+            * mnemon::ranking::prior_factor(x.type_weight, x.ttl_factor, x.importance + x.recency);
+        assert_eq!(
+            x.placed,
+            (product - h.score).abs() > 1e-6,
+            "{} {product} {}",
+            h.id,
+            h.score
+        );
+        assert!(x.support > 0.0, "{}: linked to the other hit", h.id);
+    }
+    assert!(
+        r.results[0].explain.placed,
+        "lifted above the note it replaces"
+    );
+    assert!(!r.results[1].explain.placed);
+}

@@ -334,7 +334,7 @@ impl Out {
                 outln!(
                     "      {}",
                     self.dim(&format!(
-                        "evidence {:.3} (lexical {:.2}, covers {:.0}% [{}]{}{}) x usage (1 + {:.3}) x type {:.2} x ttl {:.2} x (1 + importance {:.2} + recency {:.3}, at most {})",
+                        "evidence {:.3} (lexical {:.2}, covers {:.0}% [{}]{}{}{}) x usage (1 + {:.3}) x type {:.2} x ttl {:.2} x (1 + importance {:.2} + recency {:.3}, at most {})",
                         x.base,
                         x.lexical,
                         x.coverage * 100.0,
@@ -345,6 +345,11 @@ impl Out {
                             String::new()
                         },
                         if x.title_match { ", names it" } else { "" },
+                        if x.support > 0.0 {
+                            format!(", + {:.3} from the hits linking to it", x.support)
+                        } else {
+                            String::new()
+                        },
                         x.usage,
                         x.type_weight,
                         x.ttl_factor,
@@ -353,6 +358,14 @@ impl Out {
                         mnemon::ranking::PRIOR_CAP
                     ))
                 );
+                if x.placed {
+                    outln!(
+                        "      {}",
+                        self.dim(
+                            "placed next to the note it replaces or that replaces it: the score is its place, not the product above"
+                        )
+                    );
+                }
             }
         }
         if explain {

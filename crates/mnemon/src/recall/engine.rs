@@ -577,6 +577,8 @@ pub fn run(
     struct Scored {
         ord: u32,
         score: f32,
+        /// The score as the policy computed it, before any supersession placement.
+        computed: f32,
         type_weight: f32,
         ttl_factor: f32,
         usage: f32,
@@ -608,6 +610,7 @@ pub fn run(
         (score >= q.min_score).then_some(Scored {
             ord,
             score,
+            computed: score,
             type_weight,
             ttl_factor,
             usage,
@@ -869,6 +872,12 @@ pub fn run(
             usage: s.usage,
             importance: s.importance,
             recency: s.recency,
+            placed: s.score != s.computed,
+            support: if c.source == Source::Direct {
+                ranking::GRAPH_SUPPORT_WEIGHT * c.support
+            } else {
+                0.0
+            },
             matched_terms: qt
                 .terms
                 .iter()

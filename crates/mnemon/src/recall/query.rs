@@ -139,9 +139,12 @@ pub struct Explain {
     /// The question is the note's title or id.
     pub title_match: bool,
     /// Evidence before priors: the lexical score normalised to the best passing hit, plus
-    /// learned evidence and the title bonus; 1 for an anchor; or the decayed score carried over
-    /// the trail.
+    /// learned evidence, the title bonus and `support`; 1 for an anchor; or the decayed score
+    /// carried over the trail.
     pub base: f32,
+    /// What the other hits linking to this one added to its `base` (a direct hit's graph
+    /// support: [`crate::ranking::GRAPH_SUPPORT_WEIGHT`] per unit).
+    pub support: f32,
     /// Note-type multiplier.
     pub type_weight: f32,
     /// TTL multiplier.
@@ -155,6 +158,10 @@ pub struct Explain {
     pub recency: f32,
     /// Query terms the note matched.
     pub matched_terms: Vec<String>,
+    /// Its score is not the product of the parts above: it was placed next to a note it
+    /// replaces or that replaces it (right above or right below it, see
+    /// `recall::supersession`).
+    pub placed: bool,
 }
 
 /// One result.

@@ -791,6 +791,44 @@ fn names_in_two_unicode_normal_forms_are_reported_as_look_alike_twins() {
     assert!(!doctor.healthy);
 }
 
+/// `Deploy.md` beside `deploy.md` (a `write Deploy` on Linux, a teammate's rename) is one file
+/// on macOS and Windows: a checkout or sync there loses one of them, and nothing said so. The
+/// scan names both; `doctor` is unhealthy until they are merged or one is renamed.
+#[test]
+fn names_that_differ_only_in_case_are_reported_as_twins() {
+    let (_tmp, memory) = common::fresh();
+    common::write_note(&memory, "deploy.md", "---\nname: One\n---\nhelm\n");
+    common::write_note(&memory, "Deploy.md", "---\nname: Two\n---\nterraform\n");
+    common::write_note(&memory, "ops/Pool.md", "---\nname: Three\n---\npool\n");
+    common::write_note(&memory, "Ops/pool.md", "---\nname: Four\n---\npool\n");
+    common::write_note(&memory, "deployment.md", "---\nname: Alone\n---\nfive\n");
+    let report = memory.index().expect("index");
+    assert_eq!(report.notes, 5);
+    let mut twins: Vec<&str> = report
+        .errors
+        .iter()
+        .filter(|e| e.message.contains("only in letter case"))
+        .map(|e| e.path.as_str())
+        .collect();
+    twins.sort_unstable();
+    assert_eq!(
+        twins,
+        ["Deploy.md", "Ops/pool.md", "deploy.md", "ops/Pool.md"],
+        "{:?}",
+        report.errors
+    );
+    assert!(
+        report
+            .errors
+            .iter()
+            .any(|e| e.path == "Deploy.md" && e.message.contains("`deploy.md`")),
+        "each names the other: {:?}",
+        report.errors
+    );
+    let doctor = memory.doctor().expect("doctor");
+    assert!(!doctor.healthy);
+}
+
 /// Regression: `memory/` moved away while a server had the folder open: its next re-index
 /// found no note, removed every one from the index, and recall answered nothing without a
 /// word. Indexing now refuses while the notes folder is gone, naming it, and the index keeps

@@ -254,6 +254,7 @@ fn walk_notes(
         }
     };
     report_unicode_twins(&found, &mut out.walk_errors);
+    report_case_twins(&found, &mut out.walk_errors);
     // Errors by the path they show (lossy for a name that is not UTF-8, absolute for one outside
     // the folder): for the rest, the same order as the notes.
     out.walk_errors.sort_by(|a, b| path_order(&a.path, &b.path));
@@ -291,6 +292,60 @@ fn report_unicode_twins(found: &[Found], errors: &mut Vec<ScanError>) {
                 ),
             });
         }
+    }
+}
+
+/// Report notes whose paths differ only in letter case (`Deploy.md` and `deploy.md`,
+/// `Runbooks/x.md` and `runbooks/x.md`): on macOS and Windows, and on any case-insensitive file
+/// system, they are one file, so a checkout or a sync there keeps one of them and loses the
+/// other. Both stay indexed. Each path is hashed with its letters folded, without allocating;
+/// only paths whose hashes meet are compared.
+fn report_case_twins(found: &[Found], errors: &mut Vec<ScanError>) {
+    use std::hash::Hasher;
+    let folded_hash = |p: &str| {
+        let mut h = rustc_hash::FxHasher::default();
+        for c in p.chars().flat_map(char::to_lowercase) {
+            h.write_u32(u32::from(c));
+        }
+        h.finish()
+    };
+    let mut by_hash: HashMap<u64, Vec<usize>> = HashMap::with_capacity(found.len());
+    for (i, f) in found.iter().enumerate() {
+        by_hash.entry(folded_hash(&f.rel)).or_default().push(i);
+    }
+    let same = |a: &str, b: &str| {
+        a != b && a.chars().flat_map(char::to_lowercase).eq(b.chars().flat_map(char::to_lowercase))
+    };
+    let mut twins: Vec<(&str, Vec<&str>)> = Vec::new();
+    for group in by_hash.values().filter(|g| g.len() > 1) {
+        for &i in group {
+            let p = found[i].rel.as_str();
+            let mut others: Vec<&str> = group
+                .iter()
+                .map(|&j| found[j].rel.as_str())
+                .filter(|o| same(p, o))
+                .collect();
+            if !others.is_empty() {
+                others.sort_unstable();
+                twins.push((p, others));
+            }
+        }
+    }
+    for (p, others) in twins {
+        let others: Vec<String> = others
+            .iter()
+            .map(|o| format!("`{}`", notes::with_marks_shown(o)))
+            .collect();
+        errors.push(ScanError {
+            path: p.to_string(),
+            message: format!(
+                "`{}` differs from {} only in letter case: on macOS, Windows and any \
+                 case-insensitive file system they are one file, and a checkout or sync there \
+                 loses one of them; merge them into one file, or rename one",
+                notes::with_marks_shown(p),
+                others.join(", ")
+            ),
+        });
     }
 }
 

@@ -113,12 +113,11 @@ pub enum BadHeader {
     TooShort { len: usize },
     #[error("bad magic: not a mnemon event segment")]
     Magic,
-    /// A format version this build does not read.
-    #[error(
-        "format version {found}, this build reads {MIN_READ_VERSION}..={VERSION}: a newer mnemon \
-         wrote it; upgrade mnemon to count its events"
-    )]
-    Version { found: u16 },
+    /// A format version this build does not read: a newer mnemon wrote it when the header's
+    /// checksum holds as this build lays a header out (`checksum_holds`); otherwise the version
+    /// bytes are most likely damaged.
+    #[error("{}", version_message(*found, *checksum_holds))]
+    Version { found: u16, checksum_holds: bool },
     /// The session id's length points past the end of the bytes.
     #[error("header truncated: its session id ends past the end of the bytes")]
     Truncated,
@@ -136,6 +135,37 @@ pub enum BadHeader {
     Unreadable { kind: io::ErrorKind, detail: String },
 }
 
+fn version_message(found: u16, checksum_holds: bool) -> String {
+    if checksum_holds {
+        format!(
+            "format version {found}, this build reads {MIN_READ_VERSION}..={VERSION}: a newer \
+             mnemon wrote it; upgrade mnemon to count its events"
+        )
+    } else {
+        format!(
+            "format version {found}, which this build does not read, and the header's checksum \
+             does not hold: the header is damaged (or a newer mnemon laid it out otherwise); its \
+             events cannot be counted: keep the file"
+        )
+    }
+}
+
+/// Whether the checksum of the header at the start of `b` holds when read with this build's
+/// layout whatever its version field says: a version field changed by damage leaves the
+/// checksum broken, a newer writer keeping the layout does not.
+fn checksum_holds_as_current(b: &[u8]) -> bool {
+    let Some(&n) = b.get(H_SESSION_LEN) else {
+        return false;
+    };
+    let end = H_SESSION_LEN + 1 + usize::from(n);
+    match (b.get(..end), b.get(end..end + 4)) {
+        (Some(head), Some(&[c0, c1, c2, c3])) => {
+            crc32fast::hash(head) == u32::from_le_bytes([c0, c1, c2, c3])
+        }
+        _ => false,
+    }
+}
+
 /// Checks the magic and version at the start of `b` (at least `H_VERSION + 2` bytes); returns
 /// the version and the offset of its session length byte.
 fn magic_and_version(b: &[u8]) -> Result<(u16, usize), BadHeader> {
@@ -150,7 +180,10 @@ fn magic_and_version(b: &[u8]) -> Result<(u16, usize), BadHeader> {
     match version {
         1 => Ok((version, V1_H_SESSION_LEN)),
         2 => Ok((version, H_SESSION_LEN)),
-        _ => Err(BadHeader::Version { found: version }),
+        _ => Err(BadHeader::Version {
+            found: version,
+            checksum_holds: checksum_holds_as_current(b),
+        }),
     }
 }
 
@@ -235,7 +268,25 @@ impl Header {
         // Magic and version, then the rest of the fixed part for that version.
         let mut head = vec![0u8; H_VERSION + 2];
         read_part(src, &mut head, 0)?;
-        let (_, n_at) = magic_and_version(&head)?;
+        let n_at = match magic_and_version(&head) {
+            Err(BadHeader::Version { found, .. }) => {
+                // As much as this build's layout would hold, to tell damage from a newer writer.
+                head.resize(H_SESSION_LEN + 1, 0);
+                let mut checksum_holds = false;
+                if read_part(src, &mut head, H_VERSION + 2).is_ok() {
+                    let fixed = head.len();
+                    head.resize(fixed + usize::from(head[H_SESSION_LEN]) + 4, 0);
+                    checksum_holds =
+                        read_part(src, &mut head, fixed).is_ok() && checksum_holds_as_current(&head);
+                }
+                return Err(BadHeader::Version {
+                    found,
+                    checksum_holds,
+                }
+                .into());
+            }
+            r => r?.1,
+        };
         let fixed = head.len();
         head.resize(n_at + 1, 0);
         read_part(src, &mut head, fixed)?;
@@ -641,13 +692,35 @@ mod tests {
             ))
         ));
         b[8] = 3;
+        // A version field changed alone breaks the checksum: damage, not a newer writer.
         let e = Header::decode(&b).unwrap_err();
-        assert_eq!(e, BadHeader::Version { found: 3 });
+        assert_eq!(
+            e,
+            BadHeader::Version {
+                found: 3,
+                checksum_holds: false
+            }
+        );
+        assert!(e.to_string().contains("the header is damaged"), "{e}");
+        assert_eq!(Header::read(&mut &b[..]), Err(e.clone().into()));
+        // A newer writer keeping the layout (its checksum holds): upgrade.
+        let end = b.len() - 4;
+        let crc = crc32fast::hash(&b[..end]);
+        b[end..].copy_from_slice(&crc.to_le_bytes());
+        let e = Header::decode(&b).unwrap_err();
+        assert_eq!(
+            e,
+            BadHeader::Version {
+                found: 3,
+                checksum_holds: true
+            }
+        );
         assert!(
             e.to_string()
-                .starts_with("format version 3, this build reads 1..=2: "),
+                .starts_with("format version 3, this build reads 1..=2: a newer mnemon"),
             "{e}"
         );
+        assert_eq!(Header::read(&mut &b[..]), Err(e.clone().into()));
         assert_eq!(Header::read(&mut &b[..]), Err(HeaderError::Invalid(e)));
         // The salt is covered by the header crc.
         let mut b = segment(0);

@@ -1006,3 +1006,31 @@ fn a_segment_compressed_late_is_archived_by_the_age_of_its_last_write() {
     use mnemon::fs::Fs;
     assert_eq!(fs.modified_ms(&archived).expect("archived"), T0);
 }
+
+/// A folder named like a segment (`events/<...>.seg/`, left by a sync tool or a careless `mkdir`)
+/// stopped `compact` whole ("Is a directory"), with advice about `index/`: it is no segment,
+/// listed with the other files that are not, and compaction goes on around it.
+#[test]
+fn a_folder_named_like_a_segment_is_not_read_as_one() {
+    let (t, m) = common::fresh();
+    common::write_note(&m, "a.md", "alpha note");
+    m.index().unwrap();
+    m.recall(&mnemon::recall::Query::text("alpha")).unwrap();
+    let events = t.path().join(".mnemon/events");
+    std::fs::create_dir(events.join("1796518000001-dir-1-0.seg")).unwrap();
+    let policy = mnemon::events::CompactPolicy {
+        compress_after_days: 0,
+        ..Default::default()
+    };
+    m.compact(policy)
+        .expect("compaction goes on around the folder");
+    let read = Memory::event_segments_of(m.dir()).unwrap();
+    assert!(
+        read.unknown_files
+            .iter()
+            .any(|f| f == "1796518000001-dir-1-0.seg/"),
+        "{:?}",
+        read.unknown_files
+    );
+    assert!(!read.segments.is_empty());
+}

@@ -31,7 +31,15 @@ pub fn list_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<SegmentFile>
         if name.starts_with('.') {
             continue;
         }
-        if let Some(id) = name.strip_suffix(COMPRESSED_EXT) {
+        // A folder named like a segment is not one (reading it, compacting it would fail): it
+        // is listed with the other files, for `events verify` to name.
+        let is_folder = |name: &str| {
+            (name.ends_with(COMPRESSED_EXT) || name.ends_with(SEGMENT_EXT))
+                && fs.list(&events_dir.join(name)).is_ok()
+        };
+        if is_folder(&name) {
+            other.push(format!("{name}/"));
+        } else if let Some(id) = name.strip_suffix(COMPRESSED_EXT) {
             segs.push(SegmentFile {
                 id: id.to_string(),
                 name,

@@ -692,6 +692,45 @@ fn a_compressed_segment_with_a_damaged_first_marker_is_never_overwritten_by_a_sh
     );
 }
 
+/// `events verify` said of a compressed segment whose first marker is damaged "read failed
+/// midway ...; kept the events before it", though every event read, and of one whose first
+/// chunk does not decode "bad magic: not a mnemon event segment". The first is damage read
+/// past; the second a header lost with the chunk.
+#[test]
+fn a_compressed_segments_damage_is_told_as_what_it_cost() {
+    use mnemon::events::log::read_segment;
+    let fs = with_segments(1, 3, T0);
+    let seg = plain_segment(&fs);
+    let full = fs.get(&events_dir().join(&seg)).unwrap();
+    let events = mnemon::events::segment::decode_segment(&full).events.len();
+    let later = T0 + 100 * DAY_MS;
+    let log = open(&fs, "compactor").unwrap();
+    assert_eq!(log.compact(policy(), later).unwrap().compressed.len(), 1);
+    drop(log);
+    let zst_at = events_dir().join(format!("{seg}.zst"));
+    let good = fs.get(&zst_at).unwrap();
+
+    let mut zst = good.clone();
+    zst[12] ^= 0xff; // inside the first marker's payload
+    fs.put(&zst_at, &zst, later);
+    let r = read_segment(&fs, &zst_at, true, 0);
+    assert_eq!(r.events.len(), events);
+    assert!(r.read_past, "{r:?}");
+    let error = r.error.unwrap_or_default();
+    assert!(
+        error.contains("every event it still holds was read"),
+        "{error}"
+    );
+
+    let mut zst = good;
+    zst[30] ^= 0xff; // the first chunk's zstd frame magic: the chunk does not decode
+    fs.put(&zst_at, &zst, later);
+    let r = read_segment(&fs, &zst_at, true, 0);
+    assert!(r.events.is_empty() && !r.read_past, "{r:?}");
+    let error = r.error.unwrap_or_default();
+    assert!(error.starts_with("its header reads as zeros"), "{error}");
+}
+
 /// The name of the plain segment file in `events/` (the test made one).
 fn plain_segment(fs: &MemFs) -> String {
     fs.list(&events_dir())

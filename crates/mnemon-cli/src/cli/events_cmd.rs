@@ -55,6 +55,7 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
                     "damaged": damaged,
                     "empty": seg.empty,
                     "error": seg.error,
+                    "read_past": seg.read_past,
                     "copy_of": seg.copy_of,
                 }));
             }
@@ -79,6 +80,9 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
             } else {
                 for r in &report {
                     let note = match (r["error"].as_str(), r["empty"].as_bool()) {
+                        (Some(e), _) if r["read_past"].as_bool() == Some(true) => {
+                            format!(", {e} (keep the file)")
+                        }
                         (Some(e), _) => format!(
                             ", {e}; this build counts no event of it past that point (keep the \
                              file: it may still hold events)"

@@ -183,6 +183,20 @@ fn max_frame_bytes() -> usize {
 
 /// Reads a chunked compressed segment as the segment's bytes; a chunk that does not decode
 /// reads as zeros of its length, and the chunks after it are found by their markers.
+/// Damage a chunked reader went on past (bytes after the last chunk, bytes skipped before a
+/// marker verified, a damaged first marker whose chunk still read): told at the end of the
+/// stream, after every byte that read, so it cost no event the segment still holds.
+#[derive(Debug)]
+pub struct DamageReadPast(pub String);
+
+impl std::fmt::Display for DamageReadPast {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DamageReadPast {}
+
 pub struct ChunkReader {
     raw: Box<dyn Read + Send>,
     /// Compressed bytes read and not yet used.
@@ -280,7 +294,10 @@ impl ChunkReader {
     /// The end of the stream: the damage met, if any, as an error (after every byte read).
     fn end(&mut self) -> io::Result<bool> {
         match self.damage.take() {
-            Some(what) => Err(io::Error::new(io::ErrorKind::InvalidData, what)),
+            Some(what) => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                DamageReadPast(what),
+            )),
             None => Ok(false),
         }
     }

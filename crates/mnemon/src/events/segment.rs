@@ -113,6 +113,13 @@ pub enum BadHeader {
     TooShort { len: usize },
     #[error("bad magic: not a mnemon event segment")]
     Magic,
+    /// The magic's bytes are zeros: the header was lost (a compressed segment's first chunk
+    /// that did not decode reads as zeros; so do blocks a crash left unwritten).
+    #[error(
+        "its header reads as zeros: lost (the first chunk of a compressed segment damaged, or \
+         blocks a crash left unwritten), and with it every event (their checksums need it)"
+    )]
+    Zeroed,
     /// A format version this build does not read: a newer mnemon wrote it when the header's
     /// checksum holds as this build lays a header out (`checksum_holds`); otherwise the version
     /// bytes are most likely damaged.
@@ -174,7 +181,11 @@ fn magic_and_version(b: &[u8]) -> Result<(u16, usize), BadHeader> {
         return Err(BadHeader::TooShort { len: b.len() });
     };
     if magic != MAGIC {
-        return Err(BadHeader::Magic);
+        return Err(if magic.iter().all(|&b| b == 0) {
+            BadHeader::Zeroed
+        } else {
+            BadHeader::Magic
+        });
     }
     let version = u16::from_le_bytes([v0, v1]);
     match version {

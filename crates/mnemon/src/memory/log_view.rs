@@ -24,6 +24,9 @@ pub struct SegmentContents {
     pub empty: bool,
     /// Why reading stopped before the end, if it did (what was read is kept).
     pub error: Option<String>,
+    /// `error` is damage the reader went on past: every event the segment still holds was read
+    /// (a compressed segment's damaged first marker, bytes after its last chunk).
+    pub read_past: bool,
     /// The segment this file is a copy of (the same header under a name that is not its own;
     /// format-spec/events.md, "File name"): folds count the events both hold once.
     pub copy_of: Option<String>,
@@ -125,6 +128,7 @@ fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<Eve
             events: r.events,
             damaged: r.damaged,
             empty: r.empty && cut.is_none(),
+            read_past: r.read_past && cut.is_none(),
             error: r.error.or(cut),
             copy_of,
         })

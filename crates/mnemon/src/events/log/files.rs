@@ -223,6 +223,9 @@ pub struct SegmentRead {
     pub empty: bool,
     /// Why reading stopped early, if it did (what was read is kept).
     pub error: Option<String>,
+    /// `error` is damage the reader went on past (a compressed segment's): every event the
+    /// segment still holds was read.
+    pub read_past: bool,
 }
 
 /// Whether a compressed segment (in `events/` or its archive) already has this id. A new
@@ -365,9 +368,14 @@ pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> Se
         }
     }
     if let Some(e) = reader.io_error {
-        out.error = Some(format!(
-            "read failed midway ({e}); kept the events before it"
-        ));
+        let past = e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<crate::events::compressed::DamageReadPast>());
+        out.read_past = past.is_some();
+        out.error = Some(match past {
+            Some(what) => format!("{what}; every event it still holds was read"),
+            None => format!("read failed midway ({e}); kept the events before it"),
+        });
     }
     out
 }

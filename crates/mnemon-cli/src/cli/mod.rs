@@ -22,6 +22,19 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_PROBLEMS: i32 = 1;
 /// Exit status: bad usage or argument.
 pub const EXIT_USAGE: i32 = 2;
+/// A time in Unix milliseconds as `YYYY-MM-DD HH:MM:SS UTC`.
+fn utc_time(ms: i64) -> String {
+    let s = ms.div_euclid(1000);
+    let of_day = s.rem_euclid(86_400);
+    format!(
+        "{} {:02}:{:02}:{:02} UTC",
+        mnemon::notes::format_date_unix_s(s),
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60
+    )
+}
+
 /// Exit status: the command failed (I/O, damaged files that could not be repaired, ...).
 pub const EXIT_FAILURE: i32 = 3;
 
@@ -691,15 +704,18 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             if out.json {
                 out.json(&s);
             } else {
+                let times = |n: u64| match n {
+                    1 => "once".to_string(),
+                    n => format!("{n} times"),
+                };
                 outln!(
-                    "{}: recalled {} times (last {}), used {} times ({} apart from a question), wrong {} times, importance {}",
+                    "{}: recalled {} (last {}), used {} ({} apart from a question), wrong {}, importance {}",
                     s.id,
-                    s.recall_count,
-                    s.last_recalled_ms
-                        .map_or("never".into(), |t| format!("{t} ms")),
-                    s.used_count,
+                    times(s.recall_count),
+                    s.last_recalled_ms.map_or("never".into(), utc_time),
+                    times(s.used_count),
                     s.untied_used,
-                    s.wrong_count,
+                    times(s.wrong_count),
                     s.importance.map_or("unset".into(), |i| i.to_string())
                 );
             }

@@ -110,8 +110,9 @@ pub const DEFAULT_MIN_SCORE: f32 = 0.05;
 // ---- Evidence from the question's own words and from feedback ---------------------------------
 
 /// A question whose terms are exactly a note's title (its name, its id, or the id's last path
-/// segment; typos allowed) adds this to the note's evidence (the best lexical hit has 1): what a
-/// user names, they mean, whatever the priors say.
+/// segment when no note's name or whole id is the question; typos allowed) adds this to the
+/// note's evidence (the best lexical hit has 1): what a user names, they mean, whatever the
+/// priors say.
 pub const EXACT_TITLE_BONUS: f32 = 1.0;
 /// A direct hit whose id, name, description or tags hold a proper name the question writes
 /// (`Maya`, `Porto`; see `recall::evidence::proper_name_words`) adds this to its evidence (the
@@ -121,9 +122,12 @@ pub const TITLED_NAME_BONUS: f32 = 0.5;
 /// Lexical hits holding every term of the question in their title fields whose name is read to
 /// see whether the question is their title (best first): each check reads a note's record.
 pub const TITLE_CHECKS: usize = 8;
-/// Lexical hits matching every term of the question whose id is checked against it (best
-/// first; no record is read).
-pub const ID_CHECKS: usize = 64;
+/// Other lexical hits matching every term of the question (through a typo or prefix) whose
+/// name is read as well, best first: a title the question writes with a typo.
+pub const TYPO_TITLE_CHECKS: usize = 3;
+/// Lexical hits matching every term of the question whose id is checked against it (those
+/// holding every term in their title fields first, then the best; each check tokenizes an id).
+pub const ID_CHECKS: usize = 16;
 /// Evidence from feedback: a note that past questions sharing all of this question's informative
 /// terms were answered with (see `recall::learned`) gets this much (the best lexical hit has 1),
 /// less for a share of the terms (see [`learned_share_weight`]).

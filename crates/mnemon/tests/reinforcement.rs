@@ -277,6 +277,8 @@ fn a_question_that_names_a_note_puts_it_first_whatever_the_priors() {
         "deploy rollback",
         "Runbook: Deploy Rollback",
         "deploy rolback",
+        "Runbook: Deploy Rolback",
+        "  runbooks/deploy-rollback  ",
     ] {
         let r = look(&m, q);
         assert_eq!(ids(&r).first(), Some(&"runbooks/deploy-rollback"), "{q}");

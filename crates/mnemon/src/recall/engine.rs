@@ -425,10 +425,18 @@ pub fn run(
     // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
     // do not pass the floor (none: they do), its coverage, and whether its note was used before
     // (past use is evidence that a partial match is the note meant).
+    // The note whose id the question is, as written: its words pass whatever they match (a
+    // word every note holds weighs nothing, and still the question names it).
+    let question_id = graph
+        .ord(text.trim())
+        .filter(|&o| graph.meta(o).is_some());
     let verdicts: Vec<(Option<u32>, f32, Option<&'static str>, bool)> = hits
         .iter()
         .map(|h| {
             let o = graph.ord(h.id).filter(|o| graph.meta(*o).is_some());
+            if o.is_some() && o == question_id {
+                return (o, evidence.coverage(h.matched, h.exact), None, false);
+            }
             let coverage = evidence.coverage(h.matched, h.exact);
             let lexical_floor = |used: bool| {
                 evidence
@@ -468,7 +476,8 @@ pub fn run(
             ranking::MIN_RELATIVE_LEXICAL
         };
         let why_not = why_not.or_else(|| {
-            (h.score < relative * top).then_some("far below the best hit's lexical score")
+            (h.score < relative * top && Some(o) != question_id)
+                .then_some("far below the best hit's lexical score")
         });
         let lexical_base = if why_not.is_none() {
             // A note whose title, description or tags hold a proper name the question writes
@@ -511,6 +520,8 @@ pub fn run(
             },
         ));
     }
+    // What feedback says of the note the question names, when its words found nothing.
+    let named_learned = question_id.and_then(|o| learned_of.get(&o).copied());
     // Notes whose words do not match but that earlier questions with these terms were answered
     // with: the bridge feedback builds over other words for the same thing.
     let mut learned_only: Vec<(u32, f32)> = learned_of.into_iter().collect();
@@ -540,13 +551,23 @@ pub fn run(
             },
         ));
     }
+    // The note the question names by its id, when its words found nothing (all too common to be
+    // searched), unless feedback found it wrong for such questions.
+    if let Some(o) = question_id
+        && anchors.is_empty()
+        && !cands.contains(o)
+        && named_learned.is_none_or(|l| l >= 0.0)
+    {
+        cands.insert(o, Cand::direct(0.0));
+        direct_info.push((o, DirectInfo::default()));
+    }
     // A question that names a note (its title, its id) means that note.
     title_matches(
         graph,
         store,
         shown,
         tok,
-        text,
+        question_id,
         &matches[..words],
         cands,
         &mut direct_info,

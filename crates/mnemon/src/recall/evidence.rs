@@ -548,39 +548,29 @@ fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str) -> bool {
         })
 }
 
-/// Give the direct hits whose title or id the question names the title bonus, and make the
-/// note whose id the question is a direct hit however common its words are.
+/// Give the direct hits whose title or id the question names the title bonus.
 ///
 /// A hit is named when the question's terms are the terms of its whole id, of its name, or of
-/// the last part of its id (`runbooks/deploy-rollback` for "deploy rollback"). The whole id
-/// and the name outrank the last part: with `index` and `ops/index`, "index" names `index`. Ids
-/// cost nothing to check, so every hit matching all the question's terms is checked (at most
-/// [`ranking::ID_CHECKS`]); names are read from the store, so only the best
-/// [`ranking::TITLE_CHECKS`] hits holding every term in their title fields are.
+/// the last part of its id (`runbooks/deploy-rollback` for "deploy rollback"), a term matched
+/// through a typo or prefix counting; `question_id` is the note whose id the question is as
+/// written. The whole id and the name outrank the last part: with `index` and `ops/index`,
+/// "index" names `index`. Only hits matching every term of the question are looked at: the
+/// best [`ranking::ID_CHECKS`] by their ids (no read), holding every term in their title
+/// fields first; names are read from the store for the best [`ranking::TITLE_CHECKS`] of those
+/// holding every term in their title fields, and for the [`ranking::TYPO_TITLE_CHECKS`] best
+/// of the others (a title written with a typo).
 #[allow(clippy::too_many_arguments)]
 pub fn title_matches(
     graph: &Graph,
     store: &LazyReader<'_>,
     shown: &ShownCache,
     tok: &Tokenizer,
-    question: &str,
+    question_id: Option<u32>,
     matches: &[TermMatch],
     cands: &mut Cands,
-    direct: &mut Vec<(u32, DirectInfo)>,
+    direct: &mut [(u32, DirectInfo)],
 ) -> Result<()> {
-    if matches.is_empty() {
-        return Ok(());
-    }
-    // The question is a note's id as written: that note, even when its words are in every
-    // note and so passed no floor.
-    if let Some(o) = graph.ord(question.trim()).filter(|&o| graph.meta(o).is_some())
-        && !direct.iter().any(|(d, _)| *d == o)
-        && !cands.contains(o)
-    {
-        cands.insert(o, super::cands::Cand::direct(0.0));
-        direct.push((o, DirectInfo::default()));
-    }
-    if direct.is_empty() {
+    if matches.is_empty() || direct.is_empty() {
         return Ok(());
     }
     // A question that is a note's title matches every one of the note's title terms, so a hit
@@ -591,11 +581,11 @@ pub fn title_matches(
     } else {
         (1u32 << matches.len()) - 1
     };
-    let question_id = graph.ord(question.trim());
+    let named_by_id = |i: usize| Some(direct[i].0) == question_id;
+    let titled = |i: usize| direct[i].1.titled & all == all;
     let mut best: Vec<usize> = (0..direct.len())
         .filter(|&i| {
-            Some(direct[i].0) == question_id
-                || cands.get(direct[i].0).map(|c| c.matched & all) == Some(all)
+            named_by_id(i) || cands.get(direct[i].0).map(|c| c.matched & all) == Some(all)
         })
         .collect();
     if best.is_empty() {
@@ -603,30 +593,36 @@ pub fn title_matches(
     }
     let base = |i: usize| cands.get(direct[i].0).map_or(0.0, |c| c.base);
     best.sort_by(|&a, &b| {
-        base(b)
-            .total_cmp(&base(a))
+        named_by_id(b)
+            .cmp(&named_by_id(a))
+            .then_with(|| titled(b).cmp(&titled(a)))
+            .then_with(|| base(b).total_cmp(&base(a)))
             .then_with(|| graph.id(direct[a].0).cmp(graph.id(direct[b].0)))
     });
     best.truncate(ranking::ID_CHECKS);
     // How each is named: 2 by its whole id or its name, 1 by its id's last part.
     let mut named = vec![0u8; best.len()];
     for (k, &i) in best.iter().enumerate() {
-        let o = direct[i].0;
-        let id = graph.id(o);
+        let id = graph.id(direct[i].0);
         let tail = id.rsplit('/').next().unwrap_or(id);
-        if Some(o) == question_id || names(tok, matches, id) {
+        if named_by_id(i) || names(tok, matches, id) {
             named[k] = 2;
         } else if tail != id && names(tok, matches, tail) {
             named[k] = 1;
         }
     }
-    let titled: Vec<usize> = (0..best.len())
-        .filter(|&k| named[k] < 2 && direct[best[k]].1.titled & all == all)
+    let mut read: Vec<usize> = (0..best.len())
+        .filter(|&k| named[k] < 2 && titled(best[k]))
         .take(ranking::TITLE_CHECKS)
         .collect();
-    let ords: Vec<u32> = titled.iter().map(|&k| direct[best[k]].0).collect();
+    let mut others: Vec<usize> = (0..best.len())
+        .filter(|&k| named[k] < 2 && !titled(best[k]))
+        .collect();
+    others.sort_by(|&a, &b| base(best[b]).total_cmp(&base(best[a])));
+    read.extend(others.into_iter().take(ranking::TYPO_TITLE_CHECKS));
+    let ords: Vec<u32> = read.iter().map(|&k| direct[best[k]].0).collect();
     let records = shown.read(graph, store, &ords)?;
-    for (&k, rec) in titled.iter().zip(records) {
+    for (&k, rec) in read.iter().zip(records) {
         if rec
             .as_ref()
             .and_then(|r| r.name.as_deref())

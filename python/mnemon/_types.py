@@ -40,7 +40,8 @@ EdgeIn = TypedDict(
 
 class Explain(TypedDict):
     """A score taken apart: ``score = base x (1 + usage) x type_weight x ttl_factor x
-    (1 + min(0.25, importance + recency))``."""
+    (1 + min(0.25, importance + recency))``, unless ``placed`` (the score is then a place next
+    to a note it replaces or that replaces it)."""
 
     lexical: float
     coverage: float

@@ -110,7 +110,8 @@ def test_explain_takes_the_score_apart(memory: mnemon.Memory) -> None:
     top = memory.recall("connection pool time out", explain=True)[0]
     x = top.explain
     assert isinstance(x, dict)
-    assert {"lexical", "coverage", "base", "usage", "importance", "matched_terms"} <= set(x)
+    assert {"lexical", "coverage", "base", "usage", "importance", "matched_terms", "support", "placed"} <= set(x)
+    assert x["placed"] is False
     assert "pool" in x["matched_terms"]
     d = top.to_dict()
     assert list(d) == [

@@ -44,6 +44,18 @@ pub trait Fs: Send + Sync {
     fn remove(&self, path: &Path) -> io::Result<()>;
     /// File names in `dir` (not paths), any order.
     fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
+    /// [`Fs::list`] with whether each name is a folder (a link is not followed). Real file
+    /// systems say so in the listing itself; the default asks each name.
+    fn list_kinds(&self, dir: &Path) -> io::Result<Vec<(String, bool)>> {
+        Ok(self
+            .list(dir)?
+            .into_iter()
+            .map(|name| {
+                let folder = self.list(&dir.join(&name)).is_ok();
+                (name, folder)
+            })
+            .collect())
+    }
     /// Size of a file in bytes.
     fn len(&self, path: &Path) -> io::Result<u64>;
     /// Make a folder's entries (creations, renames, removals) durable.
@@ -197,6 +209,18 @@ impl Fs for RealFs {
             let e = e?;
             if let Some(name) = e.file_name().to_str() {
                 out.push(name.to_string());
+            }
+        }
+        Ok(out)
+    }
+    fn list_kinds(&self, dir: &Path) -> io::Result<Vec<(String, bool)>> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir)? {
+            let e = e?;
+            if let Some(name) = e.file_name().to_str() {
+                // From the directory entry where the file system records it: no call per name.
+                let folder = e.file_type().is_ok_and(|t| t.is_dir());
+                out.push((name.to_string(), folder));
             }
         }
         Ok(out)

@@ -794,6 +794,7 @@ fn names_in_two_unicode_normal_forms_are_reported_as_look_alike_twins() {
 /// `Deploy.md` beside `deploy.md` (a `write Deploy` on Linux, a teammate's rename) is one file
 /// on macOS and Windows: a checkout or sync there loses one of them, and nothing said so. The
 /// scan names both; `doctor` is unhealthy until they are merged or one is renamed.
+#[cfg(target_os = "linux")]
 #[test]
 fn names_that_differ_only_in_case_are_reported_as_twins() {
     let (_tmp, memory) = common::fresh();
@@ -802,8 +803,15 @@ fn names_that_differ_only_in_case_are_reported_as_twins() {
     common::write_note(&memory, "ops/Pool.md", "---\nname: Three\n---\npool\n");
     common::write_note(&memory, "Ops/pool.md", "---\nname: Four\n---\npool\n");
     common::write_note(&memory, "deployment.md", "---\nname: Alone\n---\nfive\n");
+    // In case and in normal form at once.
+    common::write_note(&memory, "Résumé.md", "---\nname: Six\n---\ncv\n");
+    common::write_note(
+        &memory,
+        "re\u{301}sume\u{301}.md",
+        "---\nname: Seven\n---\ncv\n",
+    );
     let report = memory.index().expect("index");
-    assert_eq!(report.notes, 5);
+    assert_eq!(report.notes, 7);
     let mut twins: Vec<&str> = report
         .errors
         .iter()
@@ -813,8 +821,23 @@ fn names_that_differ_only_in_case_are_reported_as_twins() {
     twins.sort_unstable();
     assert_eq!(
         twins,
-        ["Deploy.md", "Ops/pool.md", "deploy.md", "ops/Pool.md"],
+        [
+            "Deploy.md",
+            "Ops/pool.md",
+            "Résumé.md",
+            "deploy.md",
+            "ops/Pool.md",
+            "re\u{301}sume\u{301}.md"
+        ],
         "{:?}",
+        report.errors
+    );
+    assert!(
+        !report
+            .errors
+            .iter()
+            .any(|e| e.message.contains("another Unicode normal form")),
+        "told once, as a case twin: {:?}",
         report.errors
     );
     assert!(

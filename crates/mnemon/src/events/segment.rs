@@ -120,11 +120,11 @@ pub enum BadHeader {
          blocks a crash left unwritten), and with it every event (their checksums need it)"
     )]
     Zeroed,
-    /// A format version this build does not read: a newer mnemon wrote it when the header's
-    /// checksum holds as this build lays a header out (`checksum_holds`); otherwise the version
-    /// bytes are most likely damaged.
-    #[error("{}", version_message(*found, *checksum_holds))]
-    Version { found: u16, checksum_holds: bool },
+    /// A format version this build does not read: a newer mnemon wrote it, unless the header's
+    /// checksum, checked as this build lays a header out, fails (`damaged`: the version bytes
+    /// were most likely changed by damage). A header too short to check is taken as a newer one.
+    #[error("{}", version_message(*found, *damaged))]
+    Version { found: u16, damaged: bool },
     /// The session id's length points past the end of the bytes.
     #[error("header truncated: its session id ends past the end of the bytes")]
     Truncated,
@@ -142,8 +142,8 @@ pub enum BadHeader {
     Unreadable { kind: io::ErrorKind, detail: String },
 }
 
-fn version_message(found: u16, checksum_holds: bool) -> String {
-    if checksum_holds {
+fn version_message(found: u16, damaged: bool) -> String {
+    if !damaged {
         format!(
             "format version {found}, this build reads {MIN_READ_VERSION}..={VERSION}: a newer \
              mnemon wrote it; upgrade mnemon to count its events"
@@ -157,17 +157,18 @@ fn version_message(found: u16, checksum_holds: bool) -> String {
     }
 }
 
-/// Whether the checksum of the header at the start of `b` holds when read with this build's
-/// layout whatever its version field says: a version field changed by damage leaves the
-/// checksum broken, a newer writer keeping the layout does not.
-fn checksum_holds_as_current(b: &[u8]) -> bool {
+/// Whether the checksum of the header at the start of `b` fails when read with this build's
+/// layout whatever its version field says (a version field changed by damage leaves the
+/// checksum broken, a newer writer keeping the layout does not); false when `b` is too short
+/// to tell.
+fn checksum_fails_as_current(b: &[u8]) -> bool {
     let Some(&n) = b.get(H_SESSION_LEN) else {
         return false;
     };
     let end = H_SESSION_LEN + 1 + usize::from(n);
     match (b.get(..end), b.get(end..end + 4)) {
         (Some(head), Some(&[c0, c1, c2, c3])) => {
-            crc32fast::hash(head) == u32::from_le_bytes([c0, c1, c2, c3])
+            crc32fast::hash(head) != u32::from_le_bytes([c0, c1, c2, c3])
         }
         _ => false,
     }
@@ -193,7 +194,7 @@ fn magic_and_version(b: &[u8]) -> Result<(u16, usize), BadHeader> {
         2 => Ok((version, H_SESSION_LEN)),
         _ => Err(BadHeader::Version {
             found: version,
-            checksum_holds: checksum_holds_as_current(b),
+            damaged: checksum_fails_as_current(b),
         }),
     }
 }
@@ -281,20 +282,17 @@ impl Header {
         read_part(src, &mut head, 0)?;
         let n_at = match magic_and_version(&head) {
             Err(BadHeader::Version { found, .. }) => {
-                // As much as this build's layout would hold, to tell damage from a newer writer.
+                // As much as this build's layout would hold, to tell damage from a newer writer;
+                // a stream too short or unreadable for that is taken as a newer writer's.
                 head.resize(H_SESSION_LEN + 1, 0);
-                let mut checksum_holds = false;
+                let mut damaged = false;
                 if read_part(src, &mut head, H_VERSION + 2).is_ok() {
                     let fixed = head.len();
                     head.resize(fixed + usize::from(head[H_SESSION_LEN]) + 4, 0);
-                    checksum_holds =
-                        read_part(src, &mut head, fixed).is_ok() && checksum_holds_as_current(&head);
+                    damaged =
+                        read_part(src, &mut head, fixed).is_ok() && checksum_fails_as_current(&head);
                 }
-                return Err(BadHeader::Version {
-                    found,
-                    checksum_holds,
-                }
-                .into());
+                return Err(BadHeader::Version { found, damaged }.into());
             }
             r => r?.1,
         };
@@ -709,11 +707,14 @@ mod tests {
             e,
             BadHeader::Version {
                 found: 3,
-                checksum_holds: false
+                damaged: true
             }
         );
         assert!(e.to_string().contains("the header is damaged"), "{e}");
         assert_eq!(Header::read(&mut &b[..]), Err(e.clone().into()));
+        // Cut short before its checksum: taken as a newer writer's, not as damage.
+        let short = Header::read(&mut &b[..20]).unwrap_err();
+        assert!(short.to_string().contains("a newer mnemon"), "{short}");
         // A newer writer keeping the layout (its checksum holds): upgrade.
         let end = b.len() - 4;
         let crc = crc32fast::hash(&b[..end]);
@@ -723,7 +724,7 @@ mod tests {
             e,
             BadHeader::Version {
                 found: 3,
-                checksum_holds: true
+                damaged: false
             }
         );
         assert!(

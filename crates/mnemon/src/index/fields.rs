@@ -107,7 +107,8 @@ fn each_field_word(
             tok.for_each_index_word(text, &mut count);
         }
         field_lens[field] = len;
-        // Identifiers joined by dots, slashes, underscores or colons, whole, beside the parts
+        // Identifiers joined by dots, slashes, underscores or colons (or hyphened words, three or
+        // more), whole, beside the parts
         // just counted (`index::joined`); they add no length: the parts already did.
         if field != 0 {
             super::joined::for_each_joined(text, |whole| f(field, IndexWord::Term(whole)));

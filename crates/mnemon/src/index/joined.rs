@@ -1,6 +1,7 @@
 //! Identifiers written with dots, slashes, underscores or colons between their parts
-//! (`2026.04.1`, `db/clickhouse/migrations`, `max_client_conn`, `canopy-fw-4.6`): indexed whole,
-//! beside the parts the tokenizer splits them into.
+//! (`2026.04.1`, `db/clickhouse/migrations`, `max_client_conn`, `canopy-fw-4.6`), or as three
+//! hyphened words or more (`bw-freeze-gate`): indexed whole, beside the parts the tokenizer
+//! splits them into.
 //!
 //! The tokenizer splits `4.6.3` into `4`, `6` and `3`, so a question "canopy-fw 4.6.3" finds every
 //! note that holds those three numbers anywhere, and a note holding them apart can rank above the

@@ -247,6 +247,14 @@ fn walk<F: Fn(u32, f32) -> bool>(
     }
 }
 
+/// Whether `text` writes a word of two letters or more in capitals (`IT`, `US`): a word that is
+/// grammar in lower case names something written so.
+fn written_in_capitals(text: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric()).any(|w| {
+        w.len() >= 2 && w.bytes().all(|b| b.is_ascii_uppercase())
+    })
+}
+
 /// Edges followed from a seed (an anchor, a direct hit): [`ranking::MAX_FANOUT`], or as many as
 /// the results asked for, so `--anchor hub --limit 200` can return 200 of a hub's neighbours.
 fn seed_fanout(limit: usize) -> usize {
@@ -363,8 +371,9 @@ pub fn run(
     } else {
         lex.expand(&qt, tok)
     };
-    // The question's words; after them, each identifier it writes joined by dots, slashes,
-    // underscores or colons that the memory holds whole (`index::joined`): it adds to the lexical
+    // The question's words; after them, each identifier it writes joined (by dots, slashes,
+    // underscores or colons, or three hyphened words or more) that the memory holds whole
+    // (`index::joined`): it adds to the lexical
     // score of the notes that write it as written, and takes no part in the floor (its parts,
     // among the words, do).
     let words = matches.len();
@@ -390,7 +399,7 @@ pub fn run(
     } else {
         lex.search(&matches, want)
     };
-    let evidence = Evidence::of(lex, &qt, &matches, &names);
+    let evidence = Evidence::of(lex, &qt, &matches, &names, written_in_capitals(text));
     // The terms that are proper names the question writes and the memory holds as they are.
     let proper: Vec<String> = proper_name_words(text)
         .iter()
@@ -945,6 +954,15 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_word_in_capitals_is_told_from_grammar() {
+        assert!(written_in_capitals("ask IT"));
+        assert!(written_in_capitals("US visa"));
+        assert!(!written_in_capitals("is it?"));
+        assert!(!written_in_capitals("How I Work"));
+        assert!(!written_in_capitals("a B c"));
+    }
     use crate::store::Store;
     use mnemon_testkit::corpus::{GenConfig, generate};
 

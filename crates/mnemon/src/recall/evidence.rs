@@ -118,7 +118,8 @@ pub fn is_generic(surface: &str) -> bool {
 /// Words that carry a sentence's grammar and never its subject: articles, pronouns, auxiliary
 /// verbs, question words, conjunctions and the commonest prepositions. Common words may name
 /// what a question asks about when it has no other (`test`, `value`, `system` are on the ISO
-/// list); these never do, so a question of them alone ("is it?", "how") has nothing to find.
+/// list); these never do, so a question of them alone ("is it?", "how") has nothing to find,
+/// unless it writes one in capitals ("IT", "US").
 const FUNCTION_WORDS: [&str; 95] = [
     "a", "an", "the", "and", "or", "but", "if", "of", "to", "in", "on", "at", "by", "for", "with",
     "from", "as", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did",
@@ -271,6 +272,7 @@ impl Evidence {
         qt: &QueryTerms,
         matches: &[TermMatch],
         names: &[String],
+        capitals: bool,
     ) -> Evidence {
         let docs = lex.live_docs().max(1) as f32;
         // In a memory of a few notes no word can be rare: even one held by a single note has a
@@ -324,7 +326,8 @@ impl Evidence {
         }
         // A question of grammar words alone ("is it?", "how") asks about nothing: in a small
         // memory where such a word is rare it would otherwise weigh as a word of the subject.
-        if !held.is_empty() && held.iter().all(|&(_, _, function)| function) {
+        // One written in capitals ("IT", "US") names something (`capitals`).
+        if !capitals && !held.is_empty() && held.iter().all(|&(_, _, function)| function) {
             info.iter_mut().for_each(|w| *w = 0.0);
         }
         let mut total: f32 = info.iter().sum();
@@ -342,7 +345,7 @@ impl Evidence {
                 .iter()
                 .map(|&(w, generic, function)| match (generic, with_generic) {
                     (false, false) => w,
-                    (true, true) if w >= bar && !function => w,
+                    (true, true) if w >= bar && (!function || capitals) => w,
                     _ => 0.0,
                 })
                 .collect();

@@ -94,10 +94,14 @@ impl Learned {
                     .collect();
                 // By how much each note's standing moves a recall, either way: a note found
                 // wrong for these words must not be forgotten because others were used more.
+                // Past 25 net uses (or two wrongs) the affinity is whole: then the note with more
+                // verdicts.
                 v.sort_by(|a, b| {
+                    let verdicts = |t: &TermNote| u64::from(t.used) + u64::from(t.wrong);
                     b.affinity()
                         .abs()
                         .total_cmp(&a.affinity().abs())
+                        .then_with(|| verdicts(b).cmp(&verdicts(a)))
                         .then_with(|| a.node.cmp(&b.node))
                 });
                 v.truncate(MAX_NOTES_PER_TERM);

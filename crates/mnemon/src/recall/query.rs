@@ -127,7 +127,8 @@ pub struct TrailEdge {
 }
 
 /// A score taken apart (`--explain`): `score = base x (1 + usage) x type_weight x ttl_factor x
-/// (1 + min(0.25, importance + recency))`.
+/// (1 + min(0.25, importance + recency))`, unless `placed` (the score is then a place next to a
+/// note it replaces or that replaces it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Explain {
     /// BM25F score of a direct lexical hit (0 otherwise).

@@ -296,42 +296,63 @@ fn report_unicode_twins(found: &[Found], errors: &mut Vec<ScanError>) {
 }
 
 /// Report notes whose paths differ only in letter case (`Deploy.md` and `deploy.md`,
-/// `Runbooks/x.md` and `runbooks/x.md`): on macOS and Windows, and on any case-insensitive file
-/// system, they are one file, so a checkout or a sync there keeps one of them and loses the
-/// other. Both stay indexed. Each path is hashed with its letters folded, without allocating;
-/// only paths whose hashes meet are compared.
+/// `Runbooks/x.md` and `runbooks/x.md`; `Résumé.md` and `re\u{301}sumé.md` too, in case and
+/// normal form): on macOS and Windows, and on any case-insensitive file system, they are one
+/// file, so a checkout or a sync there keeps one of them and loses the other. Both stay
+/// indexed. A folder of lower-case ASCII names (the common one) costs one pass over its
+/// bytes; otherwise each path is hashed with its letters folded and only paths whose hashes
+/// meet are compared.
 fn report_case_twins(found: &[Found], errors: &mut Vec<ScanError>) {
     use std::hash::Hasher;
-    let folded_hash = |p: &str| {
-        let mut h = rustc_hash::FxHasher::default();
-        for c in p.chars().flat_map(char::to_lowercase) {
-            h.write_u32(u32::from(c));
-        }
-        h.finish()
-    };
-    let mut by_hash: HashMap<u64, Vec<usize>> = HashMap::with_capacity(found.len());
-    for (i, f) in found.iter().enumerate() {
-        by_hash.entry(folded_hash(&f.rel)).or_default().push(i);
+    use unicode_normalization::UnicodeNormalization;
+    if found
+        .iter()
+        .all(|f| f.rel.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()))
+    {
+        return;
     }
-    let same = |a: &str, b: &str| {
-        a != b && a.chars().flat_map(char::to_lowercase).eq(b.chars().flat_map(char::to_lowercase))
+    fn folded(p: &str) -> impl Iterator<Item = char> + '_ {
+        let ascii = p.is_ascii();
+        let chars: Box<dyn Iterator<Item = char> + '_> = if ascii {
+            Box::new(p.chars())
+        } else {
+            Box::new(p.nfc())
+        };
+        chars.flat_map(char::to_lowercase)
+    }
+    let mut keyed: Vec<(u64, u32)> = found
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut h = rustc_hash::FxHasher::default();
+            for c in folded(&f.rel) {
+                h.write_u32(u32::from(c));
+            }
+            (h.finish(), i as u32)
+        })
+        .collect();
+    keyed.sort_unstable();
+    // Twins in case (and maybe in normal form); twins in normal form alone are
+    // `report_unicode_twins`'.
+    let twins = |a: &str, b: &str| {
+        a != b && folded(a).eq(folded(b)) && (a.is_ascii() || !a.nfc().eq(b.nfc()))
     };
-    let mut twins: Vec<(&str, Vec<&str>)> = Vec::new();
-    for group in by_hash.values().filter(|g| g.len() > 1) {
-        for &i in group {
-            let p = found[i].rel.as_str();
+    let mut reported: Vec<(&str, Vec<&str>)> = Vec::new();
+    for group in keyed.chunk_by(|a, b| a.0 == b.0).filter(|g| g.len() > 1) {
+        for &(_, i) in group {
+            let p = found[i as usize].rel.as_str();
             let mut others: Vec<&str> = group
                 .iter()
-                .map(|&j| found[j].rel.as_str())
-                .filter(|o| same(p, o))
+                .map(|&(_, j)| found[j as usize].rel.as_str())
+                .filter(|o| twins(p, o))
                 .collect();
             if !others.is_empty() {
                 others.sort_unstable();
-                twins.push((p, others));
+                reported.push((p, others));
             }
         }
     }
-    for (p, others) in twins {
+    for (p, others) in reported {
         let others: Vec<String> = others
             .iter()
             .map(|o| format!("`{}`", notes::with_marks_shown(o)))

@@ -19,25 +19,21 @@ pub struct SegmentFile {
 
 /// The segment files of `events/`, sorted by name (= by creation time), and the other files.
 pub fn list_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<SegmentFile>, Vec<String>)> {
-    let names = match fs.list(events_dir) {
+    let names = match fs.list_kinds(events_dir) {
         Ok(n) => n,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(Error::io("list", events_dir, e)),
     };
     let mut segs = Vec::new();
     let mut other = Vec::new();
-    for name in names {
+    for (name, folder) in names {
         // Hidden names are mnemon's own: locks, and temporaries never read as segments.
         if name.starts_with('.') {
             continue;
         }
         // A folder named like a segment is not one (reading it, compacting it would fail): it
         // is listed with the other files, for `events verify` to name.
-        let is_folder = |name: &str| {
-            (name.ends_with(COMPRESSED_EXT) || name.ends_with(SEGMENT_EXT))
-                && fs.list(&events_dir.join(name)).is_ok()
-        };
-        if is_folder(&name) {
+        if folder && (name.ends_with(COMPRESSED_EXT) || name.ends_with(SEGMENT_EXT)) {
             other.push(format!("{name}/"));
         } else if let Some(id) = name.strip_suffix(COMPRESSED_EXT) {
             segs.push(SegmentFile {

@@ -83,6 +83,10 @@ pub const MAX_PASSAGE_CHECKS: usize = 3;
 /// A question whose direct hits are all weak returns at most this many (and hits on notes used
 /// before): partial matches of a question the memory may have no answer for.
 pub const WEAK_QUESTION_RESULTS: usize = 2;
+/// A question whose strong hits none vouches for their neighbours (see [`NEIGHBOUR_COVERAGE`])
+/// returns at most this many (and hits on notes used before): each shares two words or so with
+/// the question, as many notes of a memory in another sense do.
+pub const ALONE_QUESTION_RESULTS: usize = 3;
 /// A direct hit needs at least this BM25F score (a floor against single weak matches in long
 /// notes), unless it holds [`FULL_COVERAGE`] of the question as written. Lower admits weaker
 /// matches.

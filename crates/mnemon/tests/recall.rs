@@ -1290,6 +1290,40 @@ fn a_hit_on_two_words_of_a_longer_question_brings_no_neighbours() {
     }
 }
 
+/// "git merge vs rebase" found every release note holding "git" and "merge": without a hit that
+/// vouches for more than two shared words, a question gets its best three.
+#[test]
+fn a_question_no_hit_vouches_for_gets_its_best_three() {
+    let (_t, m) = fresh();
+    for i in 0..5 {
+        write_note(
+            &m,
+            &format!("trip-{i}.md"),
+            format!("---\nname: Trip {i}\n---\nThe offsite in Lisbon, day {i} of the plan.\n"),
+        );
+    }
+    for i in 0..40 {
+        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
+    m.index().unwrap();
+    let r = m
+        .recall(&Query::text("Lisbon offsite seafood wine"))
+        .unwrap();
+    assert!(r.floor.alone, "{:?}", r.floor);
+    assert_eq!(
+        r.results.len(),
+        mnemon::ranking::ALONE_QUESTION_RESULTS,
+        "{:?}",
+        ids(&r)
+    );
+    // With a third word the hits vouch: all of them.
+    let r = m
+        .recall(&Query::text("Lisbon offsite plan seafood wine"))
+        .unwrap();
+    assert!(!r.floor.alone, "{:?}", r.floor);
+    assert_eq!(r.results.len(), 5, "{:?}", ids(&r));
+}
+
 /// Off-topic questions found notes holding two of their words in separate paragraphs ("merge"
 /// of patient records, a spreadsheet's "cells" elsewhere) and brought those notes' neighbours:
 /// two words of a question, each in another sense, are not an answer. A note holding them

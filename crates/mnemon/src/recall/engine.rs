@@ -845,13 +845,18 @@ pub fn run(
     );
     scored.sort_by(by_rank);
     scored.truncate(q.limit);
-    if floor.weak {
+    if floor.weak || floor.alone {
         // The best notes, and notes agents used before that this question also matches.
+        let keep = if floor.weak {
+            ranking::WEAK_QUESTION_RESULTS
+        } else {
+            ranking::ALONE_QUESTION_RESULTS
+        };
         let used = |o: u32| direct_info.iter().any(|(d, i)| *d == o && i.used);
         let mut i = 0usize;
         scored.retain(|s| {
             i += 1;
-            i <= ranking::WEAK_QUESTION_RESULTS || used(s.ord)
+            i <= keep || used(s.ord)
         });
     }
 

@@ -238,7 +238,8 @@ pub struct FloorReport {
     pub weak: bool,
     /// Some hits are strong, none answers enough of the question to vouch for the notes around
     /// them ([`crate::ranking::NEIGHBOUR_COVERAGE`], [`crate::ranking::NEIGHBOUR_WORDS`]):
-    /// nothing reached over the graph was returned (a replaced note's successor still is).
+    /// nothing reached over the graph was returned (a replaced note's successor still is), and
+    /// only the best [`crate::ranking::ALONE_QUESTION_RESULTS`] hits.
     pub alone: bool,
     /// Hits whose notes were read and hold the question's words they match only apart, each in
     /// another passage (`recall::passages`): not enough to bring their neighbours.

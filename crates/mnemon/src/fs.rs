@@ -44,8 +44,8 @@ pub trait Fs: Send + Sync {
     fn remove(&self, path: &Path) -> io::Result<()>;
     /// File names in `dir` (not paths), any order.
     fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
-    /// [`Fs::list`] with whether each name is a folder (a link is not followed). Real file
-    /// systems say so in the listing itself; the default asks each name.
+    /// [`Fs::list`] with whether each name is a folder (or a link to one). Real file systems say
+    /// so in the listing itself for all but links; the default asks each name.
     fn list_kinds(&self, dir: &Path) -> io::Result<Vec<(String, bool)>> {
         Ok(self
             .list(dir)?
@@ -218,8 +218,13 @@ impl Fs for RealFs {
         for e in std::fs::read_dir(dir)? {
             let e = e?;
             if let Some(name) = e.file_name().to_str() {
-                // From the directory entry where the file system records it: no call per name.
-                let folder = e.file_type().is_ok_and(|t| t.is_dir());
+                // From the directory entry where the file system records it: no call per name
+                // but for a link, which is followed.
+                let folder = match e.file_type() {
+                    Ok(t) if t.is_symlink() => std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir()),
+                    Ok(t) => t.is_dir(),
+                    Err(_) => false,
+                };
                 out.push((name.to_string(), folder));
             }
         }

@@ -1324,6 +1324,38 @@ fn a_question_no_hit_vouches_for_gets_its_best_three() {
     assert_eq!(r.results.len(), 5, "{:?}", ids(&r));
 }
 
+/// The cut to a question's best few counted the successor brought along under a replaced note:
+/// the replaced note came back without what replaced it.
+#[test]
+fn a_replaced_note_among_a_questions_best_few_keeps_its_successor() {
+    let (_t, m) = fresh();
+    let pad = |n: usize| "and more words here ".repeat(n);
+    for (id, padding) in [("a", 0), ("b", 0), ("c", 2), ("d", 4), ("e", 4)] {
+        write_note(
+            &m,
+            &format!("trip-{id}.md"),
+            format!("---\nname: Trip {id}\n---\nThe offsite in Lisbon. {}\n", pad(padding)),
+        );
+    }
+    write_note(
+        &m,
+        "plan-v2.md",
+        "---\nname: Plan v2\nsupersedes: [trip-c]\n---\nThe new plan for the team.\n",
+    );
+    for i in 0..40 {
+        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
+    m.index().unwrap();
+    let r = m
+        .recall(&Query::text("Lisbon offsite seafood wine"))
+        .unwrap();
+    assert!(r.floor.alone, "{:?}", r.floor);
+    let found = ids(&r);
+    assert!(found.contains(&"trip-c"), "the premise: {found:?}");
+    assert!(found.contains(&"plan-v2"), "{found:?}");
+    assert_eq!(found.len(), mnemon::ranking::ALONE_QUESTION_RESULTS + 1, "{found:?}");
+}
+
 /// Off-topic questions found notes holding two of their words in separate paragraphs ("merge"
 /// of patient records, a spreadsheet's "cells" elsewhere) and brought those notes' neighbours:
 /// two words of a question, each in another sense, are not an answer. A note holding them

@@ -22,8 +22,14 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_PROBLEMS: i32 = 1;
 /// Exit status: bad usage or argument.
 pub const EXIT_USAGE: i32 = 2;
-/// A time in Unix milliseconds as `YYYY-MM-DD HH:MM:SS UTC`.
+/// A time in Unix milliseconds as `YYYY-MM-DD HH:MM:SS UTC` (as milliseconds outside years
+/// 0 to 9999).
 fn utc_time(ms: i64) -> String {
+    const YEAR_0_MS: i64 = -62_167_219_200_000;
+    const YEAR_10000_MS: i64 = 253_402_300_800_000;
+    if !(YEAR_0_MS..YEAR_10000_MS).contains(&ms) {
+        return format!("{ms} ms");
+    }
     let s = ms.div_euclid(1000);
     let of_day = s.rem_euclid(86_400);
     format!(

@@ -247,12 +247,13 @@ fn walk<F: Fn(u32, f32) -> bool>(
     }
 }
 
-/// Whether `text` writes a word of two letters or more in capitals (`IT`, `US`): a word that is
-/// grammar in lower case names something written so.
-fn written_in_capitals(text: &str) -> bool {
-    text.split(|c: char| !c.is_alphanumeric()).any(|w| {
-        w.len() >= 2 && w.bytes().all(|b| b.is_ascii_uppercase())
-    })
+/// The words of `text` of two letters or more written in capitals (`IT`, `US`), folded to lower
+/// case: a word that is grammar in lower case names something written so.
+fn words_in_capitals(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 2 && w.bytes().all(|b| b.is_ascii_uppercase()))
+        .map(str::to_ascii_lowercase)
+        .collect()
 }
 
 /// Edges followed from a seed (an anchor, a direct hit): [`ranking::MAX_FANOUT`], or as many as
@@ -399,7 +400,8 @@ pub fn run(
     } else {
         lex.search(&matches, want)
     };
-    let evidence = Evidence::of(lex, &qt, &matches, &names, written_in_capitals(text));
+    let capitals = words_in_capitals(text);
+    let evidence = Evidence::of(lex, &qt, &matches, &names, &capitals);
     // The terms that are proper names the question writes and the memory holds as they are.
     let proper: Vec<String> = proper_name_words(text)
         .iter()
@@ -443,8 +445,12 @@ pub fn run(
         .iter()
         .map(|h| {
             let o = graph.ord(h.id).filter(|o| graph.meta(*o).is_some());
+            let used = o.is_some_and(|o| {
+                let s = stats(o);
+                ranking::counts_as_used(s.untied_used, s.wrong_count)
+            });
             if o.is_some() && o == question_id {
-                return (o, evidence.coverage(h.matched, h.exact), None, false);
+                return (o, evidence.coverage(h.matched, h.exact), None, used);
             }
             let coverage = evidence.coverage(h.matched, h.exact);
             let lexical_floor = |used: bool| {
@@ -459,10 +465,6 @@ pub fn run(
                             .then_some("lexical score under the floor")
                     })
             };
-            let used = o.is_some_and(|o| {
-                let s = stats(o);
-                ranking::counts_as_used(s.untied_used, s.wrong_count)
-            });
             (o, coverage, lexical_floor(used), used)
         })
         .collect();
@@ -564,6 +566,7 @@ pub fn run(
     // searched), unless feedback found it wrong for such questions.
     if let Some(o) = question_id
         && anchors.is_empty()
+        && words > 0
         && !cands.contains(o)
         && named_learned.is_none_or(|l| l >= 0.0)
     {
@@ -581,10 +584,6 @@ pub fn run(
         cands,
         &mut direct_info,
     )?;
-    // A note the question names by its id passes whatever its words did.
-    floor
-        .rejected
-        .retain(|r| graph.ord(&r.id).is_none_or(|o| !direct_info.iter().any(|(d, _)| *d == o)));
 
     if anchors.is_empty() {
         floor.apart = mark_words_apart(
@@ -826,6 +825,7 @@ pub fn run(
             }
         }
     }
+    let brought_ords: Vec<u32> = brought.iter().map(|b| b.ord).collect();
     scored.extend(brought);
     // A note's evidence before priors: its base when the question found it (graph support
     // included), nothing when it was only reached or brought along.
@@ -852,9 +852,13 @@ pub fn run(
         } else {
             ranking::ALONE_QUESTION_RESULTS
         };
+        // A successor brought along with a note it replaces comes with it, uncounted.
         let used = |o: u32| direct_info.iter().any(|(d, i)| *d == o && i.used);
         let mut i = 0usize;
         scored.retain(|s| {
+            if brought_ords.contains(&s.ord) {
+                return true;
+            }
             i += 1;
             i <= keep || used(s.ord)
         });
@@ -962,11 +966,11 @@ mod tests {
 
     #[test]
     fn a_word_in_capitals_is_told_from_grammar() {
-        assert!(written_in_capitals("ask IT"));
-        assert!(written_in_capitals("US visa"));
-        assert!(!written_in_capitals("is it?"));
-        assert!(!written_in_capitals("How I Work"));
-        assert!(!written_in_capitals("a B c"));
+        assert_eq!(words_in_capitals("ask IT"), ["it"]);
+        assert_eq!(words_in_capitals("US visa, SLA"), ["us", "sla"]);
+        assert!(words_in_capitals("is it?").is_empty());
+        assert!(words_in_capitals("How I Work").is_empty());
+        assert!(words_in_capitals("a B c").is_empty());
     }
     use crate::store::Store;
     use mnemon_testkit::corpus::{GenConfig, generate};

@@ -272,7 +272,7 @@ impl Evidence {
         qt: &QueryTerms,
         matches: &[TermMatch],
         names: &[String],
-        capitals: bool,
+        capitals: &[String],
     ) -> Evidence {
         let docs = lex.live_docs().max(1) as f32;
         // In a memory of a few notes no word can be rare: even one held by a single note has a
@@ -307,10 +307,10 @@ impl Evidence {
                 None if names.contains(&m.term) => idf(docs, 0) * ranking::UNKNOWN_NAME_IDF_SHARE,
                 None => idf(docs, 0) * ranking::UNKNOWN_TERM_IDF_SHARE,
             };
-            let function = qt
-                .terms
-                .get(i)
-                .is_some_and(|t| FUNCTION_WORDS.contains(&t.surface.as_str()));
+            // A grammar word written in capitals ("IT", "US") names something.
+            let function = qt.terms.get(i).is_some_and(|t| {
+                FUNCTION_WORDS.contains(&t.surface.as_str()) && !capitals.contains(&t.surface)
+            });
             held.push((if m.expansions.is_empty() { 0.0 } else { w }, generic, function));
             if generic {
                 w *= ranking::GENERIC_TERM_IDF_SHARE;
@@ -326,8 +326,7 @@ impl Evidence {
         }
         // A question of grammar words alone ("is it?", "how") asks about nothing: in a small
         // memory where such a word is rare it would otherwise weigh as a word of the subject.
-        // One written in capitals ("IT", "US") names something (`capitals`).
-        if !capitals && !held.is_empty() && held.iter().all(|&(_, _, function)| function) {
+        if !held.is_empty() && held.iter().all(|&(_, _, function)| function) {
             info.iter_mut().for_each(|w| *w = 0.0);
         }
         let mut total: f32 = info.iter().sum();
@@ -345,7 +344,7 @@ impl Evidence {
                 .iter()
                 .map(|&(w, generic, function)| match (generic, with_generic) {
                     (false, false) => w,
-                    (true, true) if w >= bar && (!function || capitals) => w,
+                    (true, true) if w >= bar && !function => w,
                     _ => 0.0,
                 })
                 .collect();

@@ -335,7 +335,9 @@ fn report_case_twins(found: &[Found], errors: &mut Vec<ScanError>) {
     // Twins in case (and maybe in normal form); twins in normal form alone are
     // `report_unicode_twins`'.
     let twins = |a: &str, b: &str| {
-        a != b && folded(a).eq(folded(b)) && (a.is_ascii() || !a.nfc().eq(b.nfc()))
+        a != b
+            && folded(a).eq(folded(b))
+            && ((a.is_ascii() && b.is_ascii()) || !a.nfc().eq(b.nfc()))
     };
     let mut reported: Vec<(&str, Vec<&str>)> = Vec::new();
     for group in keyed.chunk_by(|a, b| a.0 == b.0).filter(|g| g.len() > 1) {

@@ -241,6 +241,19 @@ pub enum NoteWriteError {
         /// The tool that names copies so.
         tool: &'static str,
     },
+    /// A new note's id differs from an existing note's only in letter case: one file on macOS
+    /// and Windows (and any case-insensitive file system).
+    #[error(
+        "the id `{id}` differs from the note `{existing}` only in letter case: on macOS and \
+         Windows they would be one file, and a checkout or sync there would lose one; write to \
+         `{existing}`, or choose another id"
+    )]
+    CaseTwin {
+        /// The id given.
+        id: String,
+        /// The note it would be a twin of.
+        existing: String,
+    },
     /// The id has more parts than the scan walks.
     #[error(
         "the id has {parts} parts, over the depth limit of {max} folders and file name: use a shallower id"

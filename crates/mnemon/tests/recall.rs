@@ -1334,7 +1334,10 @@ fn a_replaced_note_among_a_questions_best_few_keeps_its_successor() {
         write_note(
             &m,
             &format!("trip-{id}.md"),
-            format!("---\nname: Trip {id}\n---\nThe offsite in Lisbon. {}\n", pad(padding)),
+            format!(
+                "---\nname: Trip {id}\n---\nThe offsite in Lisbon. {}\n",
+                pad(padding)
+            ),
         );
     }
     write_note(
@@ -1353,7 +1356,11 @@ fn a_replaced_note_among_a_questions_best_few_keeps_its_successor() {
     let found = ids(&r);
     assert!(found.contains(&"trip-c"), "the premise: {found:?}");
     assert!(found.contains(&"plan-v2"), "{found:?}");
-    assert_eq!(found.len(), mnemon::ranking::ALONE_QUESTION_RESULTS + 1, "{found:?}");
+    assert_eq!(
+        found.len(),
+        mnemon::ranking::ALONE_QUESTION_RESULTS + 1,
+        "{found:?}"
+    );
 }
 
 /// Off-topic questions found notes holding two of their words in separate paragraphs ("merge"

@@ -688,3 +688,44 @@ fn a_link_to_an_id_no_note_has_is_named_in_the_outcome() {
     assert!(out.written, "{out:?}");
     assert!(!out.message.contains("links to"), "{}", out.message);
 }
+
+/// `write Deploy` beside an existing `deploy` made a second file that is the same file on macOS
+/// and Windows: a checkout there keeps one of them. A new note whose id differs from a note's
+/// only in letter case is refused, naming the note; writing that note itself still works.
+#[test]
+fn a_new_note_differing_from_one_only_in_case_is_refused() {
+    let (tmp, memory) = fresh();
+    write_note(&memory, "deploy.md", "---\nname: Deploy\n---\nWith helm.\n");
+    write_note(
+        &memory,
+        "runbooks/kafka.md",
+        "---\nname: Kafka\n---\nRestart brokers.\n",
+    );
+    memory.index().expect("index");
+    for (id, existing) in [("Deploy", "deploy"), ("Runbooks/Kafka", "runbooks/kafka")] {
+        let err = memory
+            .write_note(&WriteRequest::new(id, "Another text."))
+            .expect_err(id);
+        assert!(
+            matches!(&err, Error::Write { reason: NoteWriteError::CaseTwin { existing: e, .. }, .. } if e == existing),
+            "{err}"
+        );
+        assert!(err.to_string().contains("only in letter case"), "{err}");
+    }
+    let notes: Vec<PathBuf> = tree(tmp.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    assert_eq!(notes.len(), 2, "nothing written: {notes:?}");
+    // A new id of its own, and the note itself, are written.
+    assert!(
+        memory
+            .write_note(&WriteRequest::new("deploy-notes", "Text."))
+            .expect("new")
+            .written
+    );
+    let sha = memory.show("deploy").expect("show").sha256;
+    let mut req = WriteRequest::new("deploy", "With helm 3.");
+    req.expected_sha256 = sha;
+    assert!(memory.write_note(&req).expect("replace").written);
+}

@@ -915,6 +915,26 @@ impl StoreReader<'_> {
         Ok(if found.len() == 1 { found.pop() } else { None })
     }
 
+    /// The note whose id differs from `id` only in letter case, when no note has `id` itself
+    /// (a new note there would be that note's twin on a case-insensitive file system). Reads
+    /// every id: for a note about to be created only.
+    pub fn case_twin_of(&self, id: &str) -> Result<Option<String>> {
+        if self.has_node(id)? {
+            return Ok(None);
+        }
+        let folded = |s: &str| s.chars().flat_map(char::to_lowercase).collect::<String>();
+        let want = folded(id);
+        let nodes = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;
+        for row in nodes.iter().map_err(|e| self.err(e))? {
+            let (k, _) = row.map_err(|e| self.err(e))?;
+            let stored = k.value();
+            if stored.len() == id.len() && folded(stored) == want {
+                return Ok(Some(stored.to_string()));
+            }
+        }
+        Ok(None)
+    }
+
     /// Whether node `id` exists.
     pub fn has_node(&self, id: &str) -> Result<bool> {
         let t = self.rtx.open_table(NODES).map_err(|e| self.err(e))?;

@@ -312,6 +312,12 @@ impl Memory {
             Some(r) => Draft::of(r).map_err(refuse)?,
             None => draft,
         };
+        if let Some(existing) = self.store.read()?.case_twin_of(draft.id)? {
+            return Err(refuse(NoteWriteError::CaseTwin {
+                id: draft.id.to_string(),
+                existing,
+            }));
+        }
         let lock = self.write_lock()?;
         let outcome = self.write_locked(&lock, &draft)?;
         drop(lock);

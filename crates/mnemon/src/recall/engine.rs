@@ -374,9 +374,8 @@ pub fn run(
     };
     // The question's words; after them, each identifier it writes joined (by dots, slashes,
     // underscores or colons, or three hyphened words or more) that the memory holds whole
-    // (`index::joined`): it adds to the lexical
-    // score of the notes that write it as written, and takes no part in the floor (its parts,
-    // among the words, do).
+    // (`index::joined`): it adds to the lexical score of the notes that write it as written, and
+    // takes no part in the floor (its parts, among the words, do).
     let words = matches.len();
     crate::index::joined::for_each_joined(text, |whole| {
         if matches.len() < MAX_MATCHED_TERMS && !matches.iter().any(|m| m.term == whole) {
@@ -433,14 +432,14 @@ pub fn run(
         old_first: ranking::asks_about_the_past(text),
         read_bytes: Some(text.len()).filter(|&read| read < q.text.len()),
     };
-    // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
-    // do not pass the floor (none: they do), its coverage, and whether its note was used before
-    // (past use is evidence that a partial match is the note meant).
     // The note whose id the question is, as written: its words pass whatever they match (a
     // word every note holds weighs nothing, and still the question names it).
     let question_id = graph
         .ord(text.trim())
         .filter(|&o| graph.meta(o).is_some());
+    // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
+    // do not pass the floor (none: they do), its coverage, and whether its note was used before
+    // (past use is evidence that a partial match is the note meant).
     let verdicts: Vec<(Option<u32>, f32, Option<&'static str>, bool)> = hits
         .iter()
         .map(|h| {
@@ -963,6 +962,8 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Store;
+    use mnemon_testkit::corpus::{GenConfig, generate};
 
     #[test]
     fn a_word_in_capitals_is_told_from_grammar() {
@@ -972,8 +973,6 @@ mod tests {
         assert!(words_in_capitals("How I Work").is_empty());
         assert!(words_in_capitals("a B c").is_empty());
     }
-    use crate::store::Store;
-    use mnemon_testkit::corpus::{GenConfig, generate};
 
     /// The graph of a generated corpus of `notes` notes.
     fn generated_graph(notes: usize, seed: u64) -> Graph {

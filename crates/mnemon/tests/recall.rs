@@ -1590,3 +1590,29 @@ fn explain_parts_multiply_to_the_score_or_say_the_score_is_a_place() {
     );
     assert!(!r.results[1].explain.placed);
 }
+
+/// `--min-score 1e30 --explain` said "nothing relevant" with no word of the ten notes the
+/// caller's own bar left out; a question of punctuation alone said nothing either.
+#[test]
+fn the_floor_report_says_when_the_callers_min_score_left_hits_out() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "pool.md",
+        "---\nname: Pool\n---\nThe connection pool holds forty.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let plain = m.recall(&Query::text("connection pool")).unwrap();
+    assert_eq!(ids(&plain), ["pool"]);
+    assert!(!plain.floor.under_min_score);
+    let mut high = Query::text("connection pool");
+    high.min_score = 1e30;
+    let r = m.recall(&high).unwrap();
+    assert!(r.results.is_empty());
+    assert!(r.floor.under_min_score, "{:?}", r.floor);
+    let json = serde_json::to_value(&plain.floor).unwrap();
+    assert!(json.get("under_min_score").is_none(), "{json}");
+    let nothing = m.recall(&Query::text("?!...")).unwrap();
+    assert!(nothing.results.is_empty() && nothing.floor.terms.is_empty());
+}

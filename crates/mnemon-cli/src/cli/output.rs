@@ -456,6 +456,20 @@ impl Out {
                 ))
             );
         }
+        if f.terms.is_empty() {
+            outln!(
+                "  {}",
+                self.dim(
+                    "the question has no word to search for (only punctuation, symbols or emoji)"
+                )
+            );
+        }
+        if f.under_min_score {
+            outln!(
+                "  {}",
+                self.dim("some notes scored under --min-score and were left out")
+            );
+        }
         if let Some(read) = f.read_bytes {
             outln!("  {}", self.dim(&question_cut(None, read)));
         }

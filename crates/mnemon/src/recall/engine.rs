@@ -426,6 +426,7 @@ pub fn run(
         rejected: Vec::new(),
         weak: false,
         alone: false,
+        under_min_score: false,
         apart: Vec::new(),
         reached_floor: 0.0,
         reached_share: 0.0,
@@ -701,6 +702,7 @@ pub fn run(
         scored.push(s);
     };
     let mut rest: Vec<(u32, f32)> = Vec::with_capacity(cands.len());
+    let mut under_min_score = false;
     let mut reached_with_stats: Vec<(u32, f32, NodeStats)> = Vec::new();
     for i in 0..cands.len() {
         let ord = cands.ords()[i];
@@ -717,8 +719,13 @@ pub fn run(
             continue;
         }
         c.base += ranking::GRAPH_SUPPORT_WEIGHT * c.support;
-        if let Some(s) = score_of(ord, c.base, st) {
-            keep(s, &mut scored, &mut best);
+        match score_of(ord, c.base, st) {
+            Some(s) => keep(s, &mut scored, &mut best),
+            // A direct hit the caller's own `min_score` left out: `--explain` says so.
+            None => {
+                under_min_score |=
+                    q.min_score > ranking::DEFAULT_MIN_SCORE && graph.meta(ord).is_some()
+            }
         }
     }
     // When no hit answers enough of the question to vouch for the notes linked to it, the walk
@@ -862,6 +869,8 @@ pub fn run(
             i <= keep || used(s.ord)
         });
     }
+
+    floor.under_min_score = under_min_score && scored.len() < q.limit;
 
     // 5. The returned notes: records, trails and explanations.
     let trail_of = |o: u32| -> Vec<TrailEdge> {

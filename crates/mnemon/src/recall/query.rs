@@ -254,6 +254,10 @@ pub struct FloorReport {
     /// The question asks about what was there before ([`crate::ranking::PAST_WORDS`]): a
     /// replaced note ranks above the notes replacing it unless they lead it clearly.
     pub old_first: bool,
+    /// Fewer notes than the limit were returned and a direct hit scored under the query's
+    /// `min_score`, set above the default (present only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub under_min_score: bool,
     /// The bytes of the question read when it is longer than [`MAX_QUERY_BYTES`] (see
     /// [`readable_part`]) or holds more than [`crate::recall::MAX_QUERY_TERMS`] distinct words
     /// (read up to the last word before the first left out); `None` when all of it was read.

@@ -449,23 +449,21 @@ pub fn run(
                 let s = stats(o);
                 ranking::counts_as_used(s.untied_used, s.wrong_count)
             });
-            if o.is_some() && o == question_id {
-                return (o, evidence.coverage(h.matched, h.exact), None, used);
-            }
             let coverage = evidence.coverage(h.matched, h.exact);
-            let lexical_floor = |used: bool| {
-                evidence
-                    .floor(h.matched, h.exact, h.titled, coverage, used)
-                    .or_else(|| {
-                        // A note that holds the question's words as they are, nearly all of
-                        // them, answers it however long it is: the floor is against a single
-                        // weak match, and its score falls with the note's length.
-                        (h.score < evidence.lexical_floor()
-                            && evidence.coverage(h.exact, h.exact) < ranking::FULL_COVERAGE)
-                            .then_some("lexical score under the floor")
-                    })
-            };
-            (o, coverage, lexical_floor(used), used)
+            if o.is_some() && o == question_id {
+                return (o, coverage, None, used);
+            }
+            let why_not = evidence
+                .floor(h.matched, h.exact, h.titled, coverage, used)
+                .or_else(|| {
+                    // A note that holds the question's words as they are, nearly all of them,
+                    // answers it however long it is: the floor is against a single weak match,
+                    // and its score falls with the note's length.
+                    (h.score < evidence.lexical_floor()
+                        && evidence.coverage(h.exact, h.exact) < ranking::FULL_COVERAGE)
+                        .then_some("lexical score under the floor")
+                });
+            (o, coverage, why_not, used)
         })
         .collect();
     // The best passing hit sets the scale.

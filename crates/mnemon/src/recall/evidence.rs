@@ -617,11 +617,12 @@ pub fn title_matches(
         .filter(|&k| named[k] < 2 && titled(best[k]))
         .take(ranking::TITLE_CHECKS)
         .collect();
-    let mut others: Vec<usize> = (0..best.len())
-        .filter(|&k| named[k] < 2 && !titled(best[k]))
-        .collect();
-    others.sort_by(|&a, &b| base(best[b]).total_cmp(&base(best[a])));
-    read.extend(others.into_iter().take(ranking::TYPO_TITLE_CHECKS));
+    // `best` holds them by base, best first, after the titled ones.
+    read.extend(
+        (0..best.len())
+            .filter(|&k| named[k] < 2 && !titled(best[k]))
+            .take(ranking::TYPO_TITLE_CHECKS),
+    );
     let ords: Vec<u32> = read.iter().map(|&k| direct[best[k]].0).collect();
     let records = shown.read(graph, store, &ords)?;
     for (&k, rec) in read.iter().zip(records) {

@@ -277,22 +277,27 @@ fn report_unicode_twins(found: &[Found], errors: &mut Vec<ScanError>) {
     for (_, mut paths) in by_form.into_iter().filter(|(_, p)| p.len() > 1) {
         paths.sort_unstable();
         for p in &paths {
-            let others: Vec<String> = paths
-                .iter()
-                .filter(|o| *o != p)
-                .map(|o| format!("`{}`", notes::with_marks_shown(o)))
-                .collect();
+            let others: Vec<&str> = paths.iter().copied().filter(|o| o != p).collect();
             errors.push(ScanError {
                 path: (*p).to_string(),
                 message: format!(
                     "`{}` is the same name as {} in another Unicode normal form: two notes that look \
                     alike; merge them into one file",
                     notes::with_marks_shown(p),
-                    others.join(", ")
+                    names_shown(&others)
                 ),
             });
         }
     }
+}
+
+/// `paths` quoted, marks shown, comma-separated: the other twins a message names.
+fn names_shown(paths: &[&str]) -> String {
+    let shown: Vec<String> = paths
+        .iter()
+        .map(|o| format!("`{}`", notes::with_marks_shown(o)))
+        .collect();
+    shown.join(", ")
 }
 
 /// Report notes whose paths differ only in letter case (`Deploy.md` and `deploy.md`,
@@ -311,21 +316,14 @@ fn report_case_twins(found: &[Found], errors: &mut Vec<ScanError>) {
     {
         return;
     }
-    fn folded(p: &str) -> impl Iterator<Item = char> + '_ {
-        let ascii = p.is_ascii();
-        let chars: Box<dyn Iterator<Item = char> + '_> = if ascii {
-            Box::new(p.chars())
-        } else {
-            Box::new(p.nfc())
-        };
-        chars.flat_map(char::to_lowercase)
-    }
+    // The normal form of an ASCII path is itself.
+    let folded = |p: &str| p.nfc().flat_map(char::to_lowercase).collect::<Vec<char>>();
     let mut keyed: Vec<(u64, u32)> = found
         .iter()
         .enumerate()
         .map(|(i, f)| {
             let mut h = rustc_hash::FxHasher::default();
-            for c in folded(&f.rel) {
+            for c in f.rel.nfc().flat_map(char::to_lowercase) {
                 h.write_u32(u32::from(c));
             }
             (h.finish(), i as u32)
@@ -336,10 +334,9 @@ fn report_case_twins(found: &[Found], errors: &mut Vec<ScanError>) {
     // `report_unicode_twins`'.
     let twins = |a: &str, b: &str| {
         a != b
-            && folded(a).eq(folded(b))
+            && folded(a) == folded(b)
             && ((a.is_ascii() && b.is_ascii()) || !a.nfc().eq(b.nfc()))
     };
-    let mut reported: Vec<(&str, Vec<&str>)> = Vec::new();
     for group in keyed.chunk_by(|a, b| a.0 == b.0).filter(|g| g.len() > 1) {
         for &(_, i) in group {
             let p = found[i as usize].rel.as_str();
@@ -348,27 +345,21 @@ fn report_case_twins(found: &[Found], errors: &mut Vec<ScanError>) {
                 .map(|&(_, j)| found[j as usize].rel.as_str())
                 .filter(|o| twins(p, o))
                 .collect();
-            if !others.is_empty() {
-                others.sort_unstable();
-                reported.push((p, others));
+            if others.is_empty() {
+                continue;
             }
+            others.sort_unstable();
+            errors.push(ScanError {
+                path: p.to_string(),
+                message: format!(
+                    "`{}` differs from {} only in letter case: on macOS, Windows and any \
+                     case-insensitive file system they are one file, and a checkout or sync \
+                     there loses one of them; merge them into one file, or rename one",
+                    notes::with_marks_shown(p),
+                    names_shown(&others)
+                ),
+            });
         }
-    }
-    for (p, others) in reported {
-        let others: Vec<String> = others
-            .iter()
-            .map(|o| format!("`{}`", notes::with_marks_shown(o)))
-            .collect();
-        errors.push(ScanError {
-            path: p.to_string(),
-            message: format!(
-                "`{}` differs from {} only in letter case: on macOS, Windows and any \
-                 case-insensitive file system they are one file, and a checkout or sync there \
-                 loses one of them; merge them into one file, or rename one",
-                notes::with_marks_shown(p),
-                others.join(", ")
-            ),
-        });
     }
 }
 

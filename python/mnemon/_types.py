@@ -83,9 +83,7 @@ class Rejected(TypedDict):
     reason: str
 
 
-class FloorReport(TypedDict):
-    """Why a question's lexical matches passed the score floor or not."""
-
+class _FloorReportRequired(TypedDict):
     terms: List[TermWeight]
     rejected: List[Rejected]
     weak: bool
@@ -93,6 +91,20 @@ class FloorReport(TypedDict):
     reached_floor: float
     reached_share: float
     old_first: bool
+
+
+class FloorReport(_FloorReportRequired, total=False):
+    """Why a question's lexical matches passed the score floor or not. The keys below are
+    present only when they say something: ``apart`` (ids of hits holding the question's words
+    only apart), ``unknown_subject`` (true: the question is mostly in words no note holds and
+    no hit answers most of it, so only the best four were returned), ``under_min_score`` (true:
+    the caller's ``min_score`` left hits out), ``read_bytes`` (the part of an over-long question
+    read)."""
+
+    apart: List[str]
+    unknown_subject: bool
+    under_min_score: bool
+    read_bytes: int
 
 
 class IndexHealth(TypedDict):

@@ -74,6 +74,14 @@ pub const NEIGHBOUR_COVERAGE: f32 = 0.65;
 /// Informative terms of the question (a common word among them, as coverage counts it) a hit
 /// matching less than [`NEIGHBOUR_COVERAGE`] of it must hold to vouch for the notes reached.
 pub const NEIGHBOUR_WORDS: usize = 3;
+/// When at least this share of a question's information is in words no note holds
+/// (`Evidence::unknown_share`: "bakeries", "Tesla", "strength"), what it asks about is likely
+/// one of them, and the words it shares with notes are its setting ("build", "table", "per
+/// day"): unless a hit covers [`NEIGHBOUR_COVERAGE`] of it, is named by it or is what feedback
+/// says it means, it returns [`UNKNOWN_SUBJECT_RESULTS`]. Paraphrases write words no note holds
+/// too, but seldom as much of the question. Lower cuts the linked notes of such paraphrases;
+/// higher returns the many partial matches of questions on other subjects.
+pub const UNKNOWN_SUBJECT_SHARE: f32 = 0.2;
 const _: () = assert!(STRONG_COVERAGE < NEIGHBOUR_COVERAGE && NEIGHBOUR_COVERAGE < FULL_COVERAGE);
 /// When no hit is named by the question, answers all of it ([`FULL_COVERAGE`]) or is vouched
 /// for by feedback, at most this many of the best hits strong by their words are read to see
@@ -87,6 +95,11 @@ pub const WEAK_QUESTION_RESULTS: usize = 2;
 /// returns at most this many (and hits on notes used before): each shares two words or so with
 /// the question, as many notes of a memory in another sense do.
 pub const ALONE_QUESTION_RESULTS: usize = 3;
+/// A question asking mostly in words no note holds (see [`UNKNOWN_SUBJECT_SHARE`]) whose hits
+/// none answers most of returns at most this many (and hits on notes used before). One more
+/// than [`ALONE_QUESTION_RESULTS`]: its hits may still vouch for their neighbours by the words
+/// they share, and a paraphrase in words the notes do not use finds its linked answers there.
+pub const UNKNOWN_SUBJECT_RESULTS: usize = 4;
 /// A direct hit needs at least this BM25F score (a floor against single weak matches in long
 /// notes), unless it holds [`FULL_COVERAGE`] of the question as written. Lower admits weaker
 /// matches.

@@ -1305,6 +1305,8 @@ fn a_question_no_hit_vouches_for_gets_its_best_three() {
     for i in 0..40 {
         write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
     }
+    // The question's other words are the memory's too (not a subject it lacks).
+    write_food_and_drink_notes(&m);
     m.index().unwrap();
     let r = m
         .recall(&Query::text("Lisbon offsite seafood wine"))
@@ -1322,6 +1324,112 @@ fn a_question_no_hit_vouches_for_gets_its_best_three() {
         .unwrap();
     assert!(!r.floor.alone, "{:?}", r.floor);
     assert_eq!(r.results.len(), 5, "{:?}", ids(&r));
+}
+
+const FOOD_AND_DRINK_NOTES: usize = 5;
+
+/// Notes holding "seafood" or "wine", each alone, in as many notes as a trip's words.
+fn write_food_and_drink_notes(m: &mnemon::Memory) {
+    for i in 0..FOOD_AND_DRINK_NOTES {
+        write_note(
+            m,
+            &format!("food-{i}.md"),
+            format!("Seafood place {i} near the harbour.\n"),
+        );
+        write_note(
+            m,
+            &format!("drinks-{i}.md"),
+            format!("Wine bar {i} near the harbour.\n"),
+        );
+    }
+}
+
+/// "how to build a coffee table from an old pallet" found 28 notes of a logistics memory holding
+/// "build", "table" and "pallet", "best bakeries in Rotterdam" a teammate's note and its links:
+/// a question with much of it in words no note holds is likely about one of them, and gets its
+/// best four unless a hit answers most of it.
+#[test]
+fn a_question_mostly_in_words_no_note_holds_gets_its_best_four() {
+    let (_t, m) = fresh();
+    for i in 0..8 {
+        write_note(
+            &m,
+            &format!("trip-{i}.md"),
+            format!("---\nname: Trip {i}\n---\nThe offsite in Lisbon, day {i} of the plan.\n"),
+        );
+    }
+    for i in 0..40 {
+        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
+    m.index().unwrap();
+    let question = "Lisbon offsite plan seafood wine";
+    let r = m.recall(&Query::text(question)).unwrap();
+    let unknown: f32 = r
+        .floor
+        .terms
+        .iter()
+        .filter(|t| !t.in_memory)
+        .map(|t| t.idf)
+        .sum();
+    let total: f32 = r.floor.terms.iter().map(|t| t.idf).sum();
+    assert!(
+        unknown / total >= mnemon::ranking::UNKNOWN_SUBJECT_SHARE,
+        "the premise: {:?}",
+        r.floor.terms
+    );
+    assert!(
+        r.results[0].explain.coverage < mnemon::ranking::NEIGHBOUR_COVERAGE,
+        "the premise: no hit answers most of it"
+    );
+    assert!(
+        r.floor.unknown_subject && !r.floor.alone && !r.floor.weak,
+        "{:?}",
+        r.floor
+    );
+    assert_eq!(
+        r.results.len(),
+        mnemon::ranking::UNKNOWN_SUBJECT_RESULTS,
+        "{:?}",
+        ids(&r)
+    );
+    let json = serde_json::to_value(&r.floor).unwrap();
+    assert_eq!(json["unknown_subject"], true, "{json}");
+
+    // The same question once the memory holds its other words: every trip note.
+    write_food_and_drink_notes(&m);
+    m.index().unwrap();
+    let r = m.recall(&Query::text(question)).unwrap();
+    assert!(!r.floor.unknown_subject, "{:?}", r.floor);
+    assert!(
+        serde_json::to_value(&r.floor)
+            .unwrap()
+            .get("unknown_subject")
+            .is_none(),
+        "present only when true"
+    );
+    let mut found = ids(&r);
+    found.sort_unstable();
+    let trips: Vec<String> = (0..8).map(|i| format!("trip-{i}")).collect();
+    assert_eq!(found, trips, "{:?}", r.floor);
+
+    // A note that answers most of the question lifts the cap: it is about what the memory holds.
+    write_note(
+        &m,
+        "trip-plan.md",
+        "---\nname: Lisbon offsite plan\n---\nThe plan for the Lisbon offsite.\n",
+    );
+    for i in 0..FOOD_AND_DRINK_NOTES {
+        std::fs::remove_file(m.dir().memory().join(format!("food-{i}.md"))).unwrap();
+        std::fs::remove_file(m.dir().memory().join(format!("drinks-{i}.md"))).unwrap();
+    }
+    m.index().unwrap();
+    let r = m.recall(&Query::text("Lisbon offsite plan wine")).unwrap();
+    assert!(!r.floor.unknown_subject, "{:?}", r.floor);
+    assert!(
+        r.results.len() > mnemon::ranking::UNKNOWN_SUBJECT_RESULTS,
+        "{:?}",
+        ids(&r)
+    );
 }
 
 /// The cut to a question's best few counted the successor brought along under a replaced note:

@@ -426,6 +426,7 @@ pub fn run(
         rejected: Vec::new(),
         weak: false,
         alone: false,
+        unknown_subject: false,
         under_min_score: false,
         apart: Vec::new(),
         reached_floor: 0.0,
@@ -730,7 +731,18 @@ pub fn run(
     // only told the hits how well they support each other: nothing it reached is returned.
     floor.alone = anchors.is_empty()
         && direct_info.iter().any(|(_, i)| i.is_strong())
-        && !direct_info.iter().any(|(_, i)| i.vouches_for_neighbours());
+        && !direct_info
+            .iter()
+            .any(|(_, i)| i.vouches_for_neighbours(true));
+    // A question asking mostly in words no note holds is likely about something else, whatever
+    // words it shares with notes: unless a hit answers most of it, its best few are enough.
+    floor.unknown_subject = anchors.is_empty()
+        && !floor.weak
+        && !floor.alone
+        && !evidence.knows_question()
+        && !direct_info
+            .iter()
+            .any(|(_, i)| i.vouches_for_neighbours(false));
     if floor.alone {
         rest.clear();
         reached_with_stats.clear();
@@ -849,12 +861,14 @@ pub fn run(
     );
     scored.sort_by(by_rank);
     scored.truncate(q.limit);
-    if floor.weak || floor.alone {
+    if floor.weak || floor.alone || floor.unknown_subject {
         // The best notes, and notes agents used before that this question also matches.
         let keep = if floor.weak {
             ranking::WEAK_QUESTION_RESULTS
-        } else {
+        } else if floor.alone {
             ranking::ALONE_QUESTION_RESULTS
+        } else {
+            ranking::UNKNOWN_SUBJECT_RESULTS
         };
         // A successor brought along with a note it replaces comes with it, uncounted.
         let used = |o: u32| direct_info.iter().any(|(d, i)| *d == o && i.used);

@@ -55,12 +55,14 @@ impl DirectInfo {
     /// Whether the notes the walk reached are worth returning: it is strong, and covers
     /// [`ranking::NEIGHBOUR_COVERAGE`] of the question or matches [`ranking::NEIGHBOUR_WORDS`]
     /// of its informative terms, or the question names it, or feedback vouches for it.
-    pub fn vouches_for_neighbours(&self) -> bool {
+    /// With `by_words` false, matching [`ranking::NEIGHBOUR_WORDS`] is not enough: what answers
+    /// most of a question the memory may not know (see [`ranking::UNKNOWN_SUBJECT_SHARE`]).
+    pub fn vouches_for_neighbours(&self, by_words: bool) -> bool {
         self.is_strong()
             && (self.title_match
                 || self.learned >= ranking::STRONG_COVERAGE
                 || self.coverage >= ranking::NEIGHBOUR_COVERAGE
-                || self.words >= ranking::NEIGHBOUR_WORDS)
+                || (by_words && self.words >= ranking::NEIGHBOUR_WORDS))
     }
 
     /// How much of the question this hit answers, 0..=1: the share its words cover or feedback
@@ -85,6 +87,8 @@ pub struct Evidence {
     total: f32,
     /// The largest weight of a term the memory holds.
     held_max: f32,
+    /// Sum of `info` over the terms no note holds.
+    unknown: f32,
     /// Bits of the terms that are names the question writes and the memory holds (see
     /// [`name_words`]).
     held_names: u32,
@@ -356,10 +360,17 @@ impl Evidence {
             .filter(|(_, m)| !m.expansions.is_empty())
             .map(|(&w, _)| w)
             .fold(0.0f32, f32::max);
+        let unknown = info
+            .iter()
+            .zip(matches)
+            .filter(|(_, m)| m.expansions.is_empty())
+            .map(|(&w, _)| w)
+            .sum();
         Evidence {
             info,
             partial,
             total,
+            unknown,
             held_max,
             held_names,
             form_of,
@@ -399,6 +410,22 @@ impl Evidence {
             }
         }
         (got / self.total).min(1.0)
+    }
+
+    /// The share (0..=1) of the question's information in words no note holds (nor anything
+    /// within typo distance of them).
+    pub fn unknown_share(&self) -> f32 {
+        if self.total <= 0.0 {
+            0.0
+        } else {
+            (self.unknown / self.total).min(1.0)
+        }
+    }
+
+    /// Whether the memory holds most of what the question asks about: less than
+    /// [`ranking::UNKNOWN_SUBJECT_SHARE`] of its information is in words no note holds.
+    pub fn knows_question(&self) -> bool {
+        self.unknown_share() < ranking::UNKNOWN_SUBJECT_SHARE
     }
 
     /// The BM25F score a direct hit needs: [`ranking::MIN_LEXICAL_SCORE`], lower when even the

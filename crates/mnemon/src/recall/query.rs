@@ -241,6 +241,13 @@ pub struct FloorReport {
     /// nothing reached over the graph was returned (a replaced note's successor still is), and
     /// only the best [`crate::ranking::ALONE_QUESTION_RESULTS`] hits.
     pub alone: bool,
+    /// A share of the question's information ([`crate::ranking::UNKNOWN_SUBJECT_SHARE`] or
+    /// more) is in words no note holds and no hit covers
+    /// [`crate::ranking::NEIGHBOUR_COVERAGE`] of it, is named by it or is what feedback says it
+    /// means: only the best [`crate::ranking::UNKNOWN_SUBJECT_RESULTS`] were returned (present
+    /// only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unknown_subject: bool,
     /// Hits whose notes were read and hold the question's words they match only apart, each in
     /// another passage (`recall::passages`): not enough to bring their neighbours.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -86,6 +86,10 @@ impl fst::Automaton for TypoAutomaton {
     }
 }
 
+/// The letters tried where a typo may have left one out (see `LexicalIndex::fuzzy`), besides
+/// the letter before (a double letter typed once).
+const DROPPED_LETTERS: &[u8] = b"aeiou";
+
 /// At most this many expansions (typo or prefix, per query term) are remembered per index.
 pub const EXPANSION_CACHE_TERMS: usize = 4096;
 
@@ -227,13 +231,16 @@ impl LexicalIndex {
             .sum()
     }
 
-    /// Dictionary terms within the allowed edit distance of `t`'s stem, and the stems of `t` with
-    /// one letter left out or two neighbouring letters swapped (an English word of 5+ letters,
-    /// not its first letter), most frequent first.
+    /// Dictionary terms within the allowed edit distance of `t`'s stem (of 5+ characters), and
+    /// the stems of `t` with one letter left out, two neighbouring letters swapped or a vowel or
+    /// a double letter put in (an English word, not before its first letter), most frequent
+    /// first.
     /// The second catch typos that change the stem's form, not just a letter of it: `flakey` is
     /// two edits from `flaki` (the stem of `flaky`), `flaky` one from `flakey`.
     pub(super) fn fuzzy(&self, t: &QueryTerm, tok: &Tokenizer) -> Vec<String> {
         let chars = t.term.chars().count();
+        // A stem under 5 characters has too many neighbours a letter away to guess from: a word
+        // spelled right (`tires`, `roles`, `movie`) is as likely as a typo.
         let dist = if chars >= 9 {
             2
         } else if chars >= 5 {
@@ -300,6 +307,28 @@ impl LexicalIndex {
                 variant.push(char::from(word[at]));
                 variant.push_str(&t.surface[at + 2..]);
                 look_up(&variant, &mut found);
+            }
+            // A letter left out near the end (`migraton`, `listner`): the stems of the typo and
+            // the word differ by more than that letter once the stemmer no longer sees the
+            // suffix (one left out of the first half leaves the suffix whole, and the stems one
+            // edit apart). The letters typists drop are mostly vowels, or the second of a double
+            // letter. Tried only when nothing closer was found.
+            if found.df.is_empty() {
+                for at in (word.len() / 2).max(fixed)..=word.len() {
+                    let before = word[at - 1];
+                    // The letter before, doubled, unless it is one of the letters tried anyway.
+                    let double = (!DROPPED_LETTERS.contains(&before)).then_some(before);
+                    for letter in DROPPED_LETTERS.iter().copied().chain(double) {
+                        if word.get(at) == Some(&letter) {
+                            continue; // the same word as putting it in one place later
+                        }
+                        variant.clear();
+                        variant.push_str(&t.surface[..at]);
+                        variant.push(char::from(letter));
+                        variant.push_str(&t.surface[at..]);
+                        look_up(&variant, &mut found);
+                    }
+                }
             }
         }
         // A code or version differs by its digits (`err4471` is not `err4470`, `pg16` not

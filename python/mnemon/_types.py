@@ -96,8 +96,8 @@ class _FloorReportRequired(TypedDict):
 class FloorReport(_FloorReportRequired, total=False):
     """Why a question's lexical matches passed the score floor or not. The keys below are
     present only when they say something: ``apart`` (ids of hits holding the question's words
-    only apart), ``unknown_subject`` (true: the question is mostly in words no note holds and
-    no hit answers most of it, so only the best four were returned), ``under_min_score`` (true:
+    only apart), ``unknown_subject`` (true: a fifth or more of the question is in words no note
+    holds and no hit answers most of it, so only the best four were returned), ``under_min_score`` (true:
     the caller's ``min_score`` left hits out), ``read_bytes`` (the part of an over-long question
     read)."""
 

@@ -213,7 +213,7 @@ impl Recall {
     /// vouch for the notes linked to it (so none reached over the graph was returned);
     /// `apart`, present only when some, the ids of matches whose notes hold the question's words
     /// they match only apart, each in another paragraph (so they brought no neighbours);
-    /// `unknown_subject`, present (true) only when much of the question is in words no note holds
+    /// `unknown_subject`, present (true) only when a fifth or more of the question is in words no note holds
     /// and no match answers most of it (so only the best four were returned);
     /// `reached_floor`, the score a note reached over the graph needed, and `reached_share`, that
     /// score's share of the best direct hit's; both 0 with anchors or when `alone`; `old_first`, true when the

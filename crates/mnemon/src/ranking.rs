@@ -95,8 +95,8 @@ pub const WEAK_QUESTION_RESULTS: usize = 2;
 /// returns at most this many (and hits on notes used before): each shares two words or so with
 /// the question, as many notes of a memory in another sense do.
 pub const ALONE_QUESTION_RESULTS: usize = 3;
-/// A question asking mostly in words no note holds (see [`UNKNOWN_SUBJECT_SHARE`]) whose hits
-/// none answers most of returns at most this many (and hits on notes used before). One more
+/// A question with [`UNKNOWN_SUBJECT_SHARE`] of its information or more in words no note holds,
+/// whose hits none answers most of, returns at most this many (and hits on notes used before). One more
 /// than [`ALONE_QUESTION_RESULTS`]: its hits may still vouch for their neighbours by the words
 /// they share, and a paraphrase in words the notes do not use finds its linked answers there.
 pub const UNKNOWN_SUBJECT_RESULTS: usize = 4;

@@ -1412,24 +1412,95 @@ fn a_question_mostly_in_words_no_note_holds_gets_its_best_four() {
     let trips: Vec<String> = (0..8).map(|i| format!("trip-{i}")).collect();
     assert_eq!(found, trips, "{:?}", r.floor);
 
-    // A note that answers most of the question lifts the cap: it is about what the memory holds.
-    write_note(
-        &m,
-        "trip-plan.md",
-        "---\nname: Lisbon offsite plan\n---\nThe plan for the Lisbon offsite.\n",
-    );
+    // Feedback that a note answered this question lifts the cap: the memory knows it after all.
     for i in 0..FOOD_AND_DRINK_NOTES {
         std::fs::remove_file(m.dir().memory().join(format!("food-{i}.md"))).unwrap();
         std::fs::remove_file(m.dir().memory().join(format!("drinks-{i}.md"))).unwrap();
     }
     m.index().unwrap();
-    let r = m.recall(&Query::text("Lisbon offsite plan wine")).unwrap();
-    assert!(!r.floor.unknown_subject, "{:?}", r.floor);
     assert!(
-        r.results.len() > mnemon::ranking::UNKNOWN_SUBJECT_RESULTS,
-        "{:?}",
-        ids(&r)
+        m.recall(&Query::text(question))
+            .unwrap()
+            .floor
+            .unknown_subject
     );
+    m.feedback(&["trip-3".to_string()], &[], Some(question))
+        .unwrap();
+    let r = m.recall(&Query::text(question)).unwrap();
+    assert!(!r.floor.unknown_subject, "{:?}", r.floor);
+    assert_eq!(r.results.len(), 8, "{:?}", ids(&r));
+    assert_eq!(r.results[0].id, "trip-3");
+
+    // Nothing found: nothing was cut, and the floor does not say so.
+    let r = m.recall(&Query::text("xyzzy plugh frobnicate")).unwrap();
+    assert!(r.results.is_empty());
+    assert!(!r.floor.unknown_subject, "{:?}", r.floor);
+}
+
+/// A name the question capitalises that the notes write in lower case ("Kafka", "kafka") is a
+/// word the memory holds: the question is about what the notes say, not something else.
+#[test]
+fn a_name_the_notes_write_in_lower_case_is_no_unknown_subject() {
+    let (_t, m) = fresh();
+    for i in 0..6 {
+        write_note(
+            &m,
+            &format!("lag-{i}.md"),
+            format!(
+                "---\nname: Lag alert {i}\nrelated: [runbook]\n---\nThe kafka consumer lag alert {i} fires after ten minutes.\n"
+            ),
+        );
+    }
+    write_note(
+        &m,
+        "runbook.md",
+        "---\nname: Runbook\n---\nSteps for the on-call engineer.\n",
+    );
+    for i in 0..20 {
+        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
+    m.index().unwrap();
+    let lower = m
+        .recall(&Query::text("why does the kafka consumer lag alert fire"))
+        .unwrap();
+    let named = m
+        .recall(&Query::text("why does the Kafka consumer lag alert fire"))
+        .unwrap();
+    assert!(!named.floor.unknown_subject, "{:?}", named.floor);
+    assert_eq!(ids(&named).len(), ids(&lower).len(), "{:?}", named.floor);
+    assert!(ids(&named).len() > mnemon::ranking::UNKNOWN_SUBJECT_RESULTS);
+}
+
+/// A Chinese question is searched by character pairs, and a pair that spans two of its words is
+/// in no note: that says nothing about whether the memory knows what it asks.
+#[test]
+fn cjk_pairs_no_note_holds_make_no_unknown_subject() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "checklist.md",
+        "---\nname: 发布清单\nrelated: [freeze, canary, rollback, schema]\n---\n发布前需要确认迁移文件和回滚步骤。\n",
+    );
+    for id in ["freeze", "canary", "rollback", "schema"] {
+        write_note(
+            &m,
+            &format!("{id}.md"),
+            format!("---\nname: {id}\n---\nNotes on {id}.\n"),
+        );
+    }
+    m.index().unwrap();
+    let r = m.recall(&Query::text("发布前需要检查什么")).unwrap();
+    let unknown: Vec<&str> = r
+        .floor
+        .terms
+        .iter()
+        .filter(|t| !t.in_memory)
+        .map(|t| t.term.as_str())
+        .collect();
+    assert!(!unknown.is_empty(), "the premise: pairs no note holds");
+    assert!(!r.floor.unknown_subject, "{:?}", r.floor);
+    assert_eq!(r.results[0].id, "checklist");
+    assert_eq!(r.results.len(), 5, "{:?}", ids(&r));
 }
 
 /// The cut to a question's best few counted the successor brought along under a replaced note:
@@ -1463,6 +1534,26 @@ fn a_replaced_note_among_a_questions_best_few_keeps_its_successor() {
     assert!(r.floor.alone, "{:?}", r.floor);
     let found = ids(&r);
     assert!(found.contains(&"trip-c"), "the premise: {found:?}");
+    assert!(found.contains(&"plan-v2"), "{found:?}");
+    assert_eq!(
+        found.len(),
+        mnemon::ranking::ALONE_QUESTION_RESULTS + 1,
+        "{found:?}"
+    );
+
+    // A replaced note the cut leaves out still has its successor shown, uncounted: it is what
+    // the note the question matched became.
+    write_note(
+        &m,
+        "plan-v2.md",
+        "---\nname: Plan v2\nsupersedes: [trip-e]\n---\nThe new plan for the team.\n",
+    );
+    m.index().unwrap();
+    let r = m
+        .recall(&Query::text("Lisbon offsite seafood wine"))
+        .unwrap();
+    let found = ids(&r);
+    assert!(!found.contains(&"trip-e"), "the premise: {found:?}");
     assert!(found.contains(&"plan-v2"), "{found:?}");
     assert_eq!(
         found.len(),

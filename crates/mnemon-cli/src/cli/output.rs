@@ -444,7 +444,7 @@ impl Out {
             outln!(
                 "  {}",
                 self.dim(&format!(
-                    "{:.0}% of the question is in words no note holds and no hit covers {:.0}% of it: it is likely about something else, so only the best {} are shown",
+                    "{:.0}% of the question is in words no note holds and no strong hit covers {:.0}% of it: it is likely about something else, so only the best {} are shown",
                     100.0 * unknown / total.max(f32::MIN_POSITIVE),
                     mnemon::ranking::NEIGHBOUR_COVERAGE * 100.0,
                     mnemon::ranking::UNKNOWN_SUBJECT_RESULTS

@@ -734,9 +734,11 @@ pub fn run(
         && !direct_info
             .iter()
             .any(|(_, i)| i.vouches_for_neighbours(true));
-    // A question asking mostly in words no note holds is likely about something else, whatever
-    // words it shares with notes: unless a hit answers most of it, its best few are enough.
+    // A question asking much in words no note holds (a fifth of it) is likely about something
+    // else, whatever words it shares with notes: unless a hit answers most of it, its best few
+    // are enough.
     floor.unknown_subject = anchors.is_empty()
+        && !direct_info.is_empty()
         && !floor.weak
         && !floor.alone
         && !evidence.knows_question()
@@ -870,7 +872,8 @@ pub fn run(
         } else {
             ranking::UNKNOWN_SUBJECT_RESULTS
         };
-        // A successor brought along with a note it replaces comes with it, uncounted.
+        // A successor brought along with a note it replaces stays, uncounted, even when the cut
+        // leaves that note out: it is what the note the question matched became.
         let used = |o: u32| direct_info.iter().any(|(d, i)| *d == o && i.used);
         let mut i = 0usize;
         scored.retain(|s| {

@@ -87,7 +87,7 @@ pub struct Evidence {
     total: f32,
     /// The largest weight of a term the memory holds.
     held_max: f32,
-    /// Sum of `info` over the terms no note holds.
+    /// Sum of `info` over the words no note holds (see [`Evidence::unknown_share`]).
     unknown: f32,
     /// Bits of the terms that are names the question writes and the memory holds (see
     /// [`name_words`]).
@@ -360,11 +360,17 @@ impl Evidence {
             .filter(|(_, m)| !m.expansions.is_empty())
             .map(|(&w, _)| w)
             .fold(0.0f32, f32::max);
+        // Words no note holds: not a name the notes write only in lower case (they hold it),
+        // nor a pair of CJK characters (one that spans two words of the question is in no
+        // note, whatever it asks).
         let unknown = info
             .iter()
             .zip(matches)
-            .filter(|(_, m)| m.expansions.is_empty())
-            .map(|(&w, _)| w)
+            .zip(&qt.terms)
+            .filter(|((_, m), t)| {
+                m.expansions.is_empty() && !t.cjk && lex.df(m.term.as_bytes()) == 0
+            })
+            .map(|((&w, _), _)| w)
             .sum();
         Evidence {
             info,
@@ -412,8 +418,9 @@ impl Evidence {
         (got / self.total).min(1.0)
     }
 
-    /// The share (0..=1) of the question's information in words no note holds (nor anything
-    /// within typo distance of them).
+    /// The share (0..=1) of the question's information in words no note holds, nor anything
+    /// within typo distance of them (CJK character pairs and names the notes write in lower case
+    /// left out).
     pub fn unknown_share(&self) -> f32 {
         if self.total <= 0.0 {
             0.0

@@ -86,6 +86,15 @@ impl fst::Automaton for TypoAutomaton {
     }
 }
 
+/// Whether a typo candidate has the word's digits: a code or version differs by its digits
+/// (`err4471` is not `err4470`, `pg16` not `pg15`), so a typo is tolerated in letters only.
+fn same_digits(candidate: &str, word: &str) -> bool {
+    fn digits(s: &str) -> impl Iterator<Item = u8> + '_ {
+        s.bytes().filter(u8::is_ascii_digit)
+    }
+    digits(candidate).eq(digits(word))
+}
+
 /// The letters tried where a typo may have left one out (see `LexicalIndex::fuzzy`), besides
 /// the letter before (a double letter typed once).
 const DROPPED_LETTERS: &[u8] = b"aeiou";
@@ -130,9 +139,9 @@ impl ExpansionCache {
 
 impl LexicalIndex {
     /// How each query term matches the dictionary: exact, else typo-tolerant (Levenshtein
-    /// distance 1 for 5+ chars, 2 for 9+, same first character; or the stem of the word with one
-    /// letter left out, see [`LexicalIndex::fuzzy`]), plus prefix expansions of an unfinished last
-    /// term. `tok` stems the words with a letter left out.
+    /// distance 1 for 5+ chars, 2 for 9+, same first character; or the stem of the word with a
+    /// letter left out, two swapped or one put back, see [`LexicalIndex::fuzzy`]), plus prefix
+    /// expansions of an unfinished last term. `tok` stems those variants of the word.
     pub fn expand(&self, q: &QueryTerms, tok: &Tokenizer) -> Vec<TermMatch> {
         let n = q.terms.len();
         q.terms
@@ -224,7 +233,7 @@ impl LexicalIndex {
     }
 
     /// Live documents holding `term`.
-    pub(super) fn df(&self, term: &[u8]) -> u64 {
+    pub(crate) fn df(&self, term: &[u8]) -> u64 {
         self.segments
             .iter()
             .filter_map(|l| l.seg.term_offset(term).map(|o| l.live_df_at(o)))
@@ -308,12 +317,18 @@ impl LexicalIndex {
                 variant.push_str(&t.surface[at + 2..]);
                 look_up(&variant, &mut found);
             }
-            // A letter left out near the end (`migraton`, `listner`): the stems of the typo and
-            // the word differ by more than that letter once the stemmer no longer sees the
+            // A letter left out near the end (`compresion`, `threshld`): the stems of the typo
+            // and the word differ by more than that letter once the stemmer no longer sees the
             // suffix (one left out of the first half leaves the suffix whole, and the stems one
             // edit apart). The letters typists drop are mostly vowels, or the second of a double
             // letter. Tried only when nothing closer was found.
-            if found.df.is_empty() {
+            // What a clean build's dictionary holds (a term only deleted notes held is not in
+            // it) with the word's digits.
+            let closer = found
+                .df
+                .iter()
+                .any(|(term, &df)| (df > 0 || !found.complete) && same_digits(term, &t.term));
+            if !closer {
                 for at in (word.len() / 2).max(fixed)..=word.len() {
                     let before = word[at - 1];
                     // The letter before, doubled, unless it is one of the letters tried anyway.
@@ -331,12 +346,7 @@ impl LexicalIndex {
                 }
             }
         }
-        // A code or version differs by its digits (`err4471` is not `err4470`, `pg16` not
-        // `pg15`): a typo tolerated in its letters, never in its digits.
-        fn digits(s: &str) -> impl Iterator<Item = u8> + '_ {
-            s.bytes().filter(u8::is_ascii_digit)
-        }
-        found.df.retain(|term, _| digits(term).eq(digits(&t.term)));
+        found.df.retain(|term, _| same_digits(term, &t.term));
         self.top_by_df(found)
     }
 

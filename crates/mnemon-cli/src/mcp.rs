@@ -17,7 +17,7 @@ use serde::Deserialize;
 use std::sync::Arc;
 
 pub mod lines;
-mod transport;
+pub mod transport;
 
 /// Arguments of `memory_recall`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

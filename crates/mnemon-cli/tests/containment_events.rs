@@ -1179,3 +1179,33 @@ fn a_reader_at_the_moment_of_a_failed_write_counts_nothing_of_it() {
     let check = open(&inner, "check").unwrap();
     assert_eq!((count(&check, "lost-a"), count(&check, "after-a")), (0, 1));
 }
+
+/// Regression: `events/` replaced by a file while a process had the memory open made every
+/// recall of that process fail ("creating the segment failed (Not a directory)"), though a
+/// recall is a read: it is answered unrecorded, as with a read-only `events/`, with a notice
+/// that says to move the file away; once it is gone, recalls are recorded again.
+#[test]
+fn a_recall_is_answered_unrecorded_while_events_is_a_file_and_recorded_once_it_is_gone() {
+    let (_tmp, m) = fresh();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
+    m.index().unwrap();
+    let q = Query::text("alpha");
+    assert_eq!(m.recall(&q).unwrap().results[0].id, "a");
+    let events = m.dir().events();
+    std::fs::remove_dir_all(&events).unwrap();
+    std::fs::write(&events, "not a folder").unwrap();
+    let r = m.recall(&q).unwrap();
+    assert_eq!(r.results[0].id, "a");
+    let notices = m.take_notices().join("\n");
+    assert!(notices.contains("is not a folder"), "{notices}");
+    assert!(notices.contains("move that file away"), "{notices}");
+    std::fs::remove_file(&events).unwrap();
+    let before = m.stats("a").unwrap().recall_count;
+    assert_eq!(m.recall(&q).unwrap().results[0].id, "a");
+    assert_eq!(
+        m.stats("a").unwrap().recall_count,
+        before + 1,
+        "recorded again"
+    );
+    assert!(events.is_dir());
+}

@@ -507,3 +507,118 @@ fn mcp_integer_arguments_take_whole_floats_and_state_their_ranges() {
     assert_eq!(budget["type"], json!(["integer", "null"]), "{budget}");
     s.close();
 }
+
+/// Regression: a second `initialize` in one session was answered, and changed the protocol
+/// version under the replies already given. One process serves one session.
+#[test]
+fn mcp_a_second_initialize_is_refused() {
+    let mut s = Server::start();
+    assert_eq!(s.initialize_and_list_tools(1), TOOLS);
+    let again = s.rpc(
+        3,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "containment", "version": "0"}}),
+    );
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    let message = again["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("already initialized"), "{again}");
+    let ping = s.rpc(4, "ping", json!({}));
+    assert_eq!(ping["result"], json!({}), "{ping}");
+    s.close();
+}
+
+/// Regression: with its output closed (the client stopped reading) the server kept reading
+/// requests and carrying them out, `memory_write` included, though no answer could reach
+/// anyone. It ends as soon as a reply cannot be written.
+#[test]
+fn mcp_output_closed_ends_the_server_before_it_reads_more() {
+    let (_tmp, memory) = fresh();
+    let root = memory.dir().root().to_path_buf();
+    drop(memory);
+    let mut child = bin()
+        .arg("--dir")
+        .arg(&root)
+        .args(["serve", "--no-watch"])
+        .env_remove("MNEMON_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mnemon serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "containment", "version": "0"}}});
+    writeln!(stdin, "{init}").expect("write");
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("initialize answered");
+    assert!(line.contains("\"result\""), "{line}");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .expect("write");
+    // The client stops reading: the next reply fails to be written.
+    drop(stdout);
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"ping"}}"#).expect("write");
+    stdin.flush().expect("flush");
+    std::thread::sleep(Duration::from_millis(500));
+    let write = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                       "params": {"name": "memory_write",
+                                  "arguments": {"id": "after-close", "body": "written after the output closed"}}});
+    // The server may be gone already: the write then fails, as it should.
+    let _ = writeln!(stdin, "{write}").and_then(|()| stdin.flush());
+    let deadline = std::time::Instant::now() + REPLY_GUARD;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the server") {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server still runs with its output closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut log = String::new();
+    if let Some(mut stderr) = child.stderr.take() {
+        std::io::Read::read_to_string(&mut stderr, &mut log).expect("read the log");
+    }
+    assert!(log.contains("MCP output closed"), "{status}: {log}");
+    assert!(
+        !root.join("memory").join("after-close.md").exists(),
+        "a request read after the output closed was carried out"
+    );
+    drop(stdin);
+}
+
+/// Regression: every ignored message (an invalid notification, which gets no reply) wrote a
+/// line to stderr; a client that never reads stderr filled its pipe and the server stopped
+/// mid-write, answering nothing more. The first ones are reported, then one line says the
+/// rest are not.
+#[test]
+fn mcp_ignored_messages_are_reported_a_bounded_number_of_times() {
+    let (_tmp, memory) = fresh();
+    let root = memory.dir().root().to_path_buf();
+    drop(memory);
+    let mut s = common::mcp::Server::start_logged(&root);
+    for _ in 0..300 {
+        s.send_line(r#"{"jsonrpc":"2.0","method":"tools/list","params":5}"#);
+    }
+    let ping = s.rpc(2, "ping", json!({}));
+    assert_eq!(ping["result"], json!({}), "{ping}");
+    let (ok, log) = s.finish_with_log();
+    assert!(ok, "{log}");
+    let reported = log.matches("MCP message ignored").count();
+    assert_eq!(
+        reported,
+        mnemon_cli::mcp::transport::MAX_IGNORED_REPORTS,
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("later ones are not reported").count(),
+        1,
+        "{log}"
+    );
+}

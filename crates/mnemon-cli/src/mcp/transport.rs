@@ -129,7 +129,8 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut write: W, mut lines: mpsc::Receiv
         .await
         {
             // The client is gone: nothing more can be answered. Dropping the receiver makes
-            // every later send fail, which ends the service.
+            // every later send fail and stops the reader (`read_loop`), which ends the service:
+            // a request read now would still change the memory, its answer lost.
             errln!("mnemon: MCP output closed: {e}");
             return;
         }
@@ -150,7 +151,12 @@ async fn read_loop<R: AsyncRead + Unpin>(
     let mut chunk = vec![0u8; READ_CHUNK_BYTES];
     let mut lines = Vec::new();
     loop {
-        let n = match read.read(&mut chunk).await {
+        let read = tokio::select! {
+            read = read.read(&mut chunk) => read,
+            // The writer is gone (the output closed): nothing read now could be answered.
+            () = replies.closed() => return,
+        };
+        let n = match read {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -161,7 +167,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
         };
         reader.feed(&chunk[..n], &mut lines);
         for line in lines.drain(..) {
-            if !session.dispatch(line, &to_service, &replies).await {
+            if replies.is_closed() || !session.dispatch(line, &to_service, &replies).await {
                 return;
             }
         }
@@ -171,9 +177,16 @@ async fn read_loop<R: AsyncRead + Unpin>(
     }
 }
 
+/// Messages ignored (not requests, so nothing can be answered) that are each reported on
+/// stderr; later ones are counted in one last line. A client that never reads stderr would
+/// otherwise fill its pipe with them and stop the server mid-write.
+pub const MAX_IGNORED_REPORTS: usize = 64;
+
 /// What the reader knows of the session.
 #[derive(Default)]
 struct Session {
+    /// Ignored messages reported on stderr so far.
+    ignored_reports: usize,
     /// An `initialize` request has been handed to the service.
     initialize_sent: bool,
     /// A call without a session (its `_meta` naming the protocol) has been handed to the
@@ -192,7 +205,7 @@ impl Session {
         let reply = match line {
             Line::Blank => return true,
             Line::Dropped(why) => {
-                errln!("mnemon: MCP message ignored: {why}");
+                self.report_ignored(&why);
                 return true;
             }
             Line::Error(reply) => reply,
@@ -203,6 +216,19 @@ impl Session {
             },
         };
         replies.send(reply.to_line()).await.is_ok()
+    }
+
+    /// Say on stderr why a message was ignored, up to [`MAX_IGNORED_REPORTS`] of them.
+    fn report_ignored(&mut self, why: &dyn std::fmt::Display) {
+        self.ignored_reports = self.ignored_reports.saturating_add(1);
+        if self.ignored_reports <= MAX_IGNORED_REPORTS {
+            errln!("mnemon: MCP message ignored: {why}");
+        }
+        if self.ignored_reports == MAX_IGNORED_REPORTS {
+            errln!(
+                "mnemon: {MAX_IGNORED_REPORTS} MCP messages ignored; later ones are not reported"
+            );
+        }
     }
 
     /// The service's type of a message in a valid envelope; `Ok(None)` when it is to be ignored,
@@ -223,7 +249,7 @@ impl Session {
                 return match id {
                     Some(id) if is_request => Err(ErrorReply::invalid_params(id, e)),
                     _ => {
-                        errln!("mnemon: MCP message ignored: {e}");
+                        self.report_ignored(&e);
                         Ok(None)
                     }
                 };
@@ -266,6 +292,16 @@ impl Session {
                             "this server has answered calls without a session (their `_meta` \
                              named the protocol): one `mnemon serve` process serves either such \
                              calls or one session; start another for a session",
+                        ));
+                    }
+                    if self.initialize_sent
+                        && let Some(id) = id
+                    {
+                        // A second handshake would change the session's protocol version under
+                        // the replies already given.
+                        return Err(ErrorReply::invalid_request(
+                            id,
+                            "this session is already initialized: one `mnemon serve` process                              serves one session; start another for a new one",
                         ));
                     }
                     self.initialize_sent = true;

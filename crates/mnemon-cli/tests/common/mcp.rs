@@ -72,6 +72,13 @@ impl Server {
         }
     }
 
+    /// Send one line as it is (no reply is awaited).
+    pub fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("server stdin open");
+        writeln!(stdin, "{line}").expect("write a line");
+        stdin.flush().expect("flush");
+    }
+
     /// Close the server's stdin and wait for it: whether it exited successfully.
     pub fn finish(self) -> bool {
         self.finish_with_log().0

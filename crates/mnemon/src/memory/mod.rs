@@ -621,20 +621,32 @@ impl Memory {
         match self.events.append(events) {
             // A memory this process may only read (a read-only mount, another user's folder)
             // still answers: the recall is not recorded, and the first such recall says so.
+            // So does one whose events/ became a file while it ran (at open it is refused).
             Err(Error::EventLog { cause: Some(k), .. })
                 if matches!(
                     k,
-                    std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+                    std::io::ErrorKind::PermissionDenied
+                        | std::io::ErrorKind::ReadOnlyFilesystem
+                        | std::io::ErrorKind::NotADirectory
                 ) =>
             {
                 use std::sync::atomic::Ordering;
                 if !self.told_unrecorded.swap(true, Ordering::Relaxed) {
-                    self.notice(format!(
-                        "{} is read-only for this process ({}): recalls are answered and not \
-                         recorded",
-                        self.dir.events().display(),
-                        std::io::Error::from(k)
-                    ));
+                    let events = self.dir.events();
+                    self.notice(if k == std::io::ErrorKind::NotADirectory {
+                        format!(
+                            "{} is not a folder: recalls are answered and not recorded; move \
+                             that file away and mnemon makes the folder again",
+                            events.display()
+                        )
+                    } else {
+                        format!(
+                            "{} is read-only for this process ({}): recalls are answered and \
+                             not recorded",
+                            events.display(),
+                            std::io::Error::from(k)
+                        )
+                    });
                 }
                 Ok(recall)
             }

@@ -89,6 +89,9 @@ pub(super) fn not_recorded(what: &str, e: &std::io::Error) -> String {
         std::io::ErrorKind::ReadOnlyFilesystem => {
             "the file system is read-only: remount it read-write, then run the command again"
         }
+        std::io::ErrorKind::NotADirectory => {
+            "events/ is not a folder: move that file away, and later events are recorded again"
+        }
         _ => "the next event is tried again, in a new segment",
     };
     format!("{what} failed ({e}); nothing of these events was recorded; {advice}")

@@ -1209,3 +1209,59 @@ fn a_recall_is_answered_unrecorded_while_events_is_a_file_and_recorded_once_it_i
     );
     assert!(events.is_dir());
 }
+
+/// Regression: on a disk with room for events but not for indexing a note that changed, every
+/// command that brings the index up to date first (`recall`, `feedback`, `show`, `core`) failed
+/// with the index's write error, so one unindexable note made the memory unusable from the
+/// command line. They answer from the index as it was, with a notice, as `serve` does.
+#[test]
+fn commands_answer_from_the_index_as_it_was_when_a_full_disk_stops_indexing() {
+    let Some(disk) = Tmpfs::mount("16m") else {
+        return;
+    };
+    let root = disk.mnt.join("mem");
+    let m = Memory::init(&root).unwrap();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
+    m.index().unwrap();
+    drop(m);
+    // A note whose indexing needs far more room than the events of a recall.
+    let mut body = String::from("---\nname: Big\n---\n");
+    let mut x = 0x9e37_79b9_u64;
+    for _ in 0..200_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        body.push_str(&format!("w{:x} ", x % 10_000_000));
+    }
+    std::fs::write(root.join("memory").join("big.md"), body).unwrap();
+    let filler = disk.mnt.join("filler");
+    fill(&filler);
+    let len = std::fs::metadata(&filler).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&filler)
+        .unwrap()
+        .set_len(len.saturating_sub(256 * 1024))
+        .unwrap();
+    for args in [
+        &["recall", "alpha", "--json"][..],
+        &["show", "a", "--json"],
+        &["core", "--json"],
+    ] {
+        let (code, v, stdout, err) = run_cli(&root, args);
+        assert_eq!(code, 0, "{args:?}: {stdout} {err}");
+        assert!(err.contains("indexing the notes failed"), "{args:?}: {err}");
+        assert!(
+            err.contains("answering from the index as it was"),
+            "{args:?}: {err}"
+        );
+        assert!(!v.is_null(), "{args:?}: {stdout}");
+    }
+    let (_, v, _, _) = run_cli(&root, &["recall", "alpha", "--json"]);
+    assert_eq!(v["results"][0]["id"], "a", "{v}");
+    // Space back: the note is indexed by the next command.
+    std::fs::remove_file(&filler).unwrap();
+    let (code, v, _, err) = run_cli(&root, &["show", "big", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["id"], "big", "{v}");
+}

@@ -458,6 +458,19 @@ fn io_fix(e: &std::io::Error) -> &'static str {
 }
 
 impl Error {
+    /// Whether this is a write that failed for a full disk (or a quota): nothing is wrong with
+    /// what was being written, and the same call succeeds once space is freed.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(
+            self,
+            Error::Io { source, .. }
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+                )
+        )
+    }
+
     /// `path` holds no `memory/`: the fix depends on what it is. A file cannot become a memory
     /// folder; the notes folder itself (`DIR/memory`) is opened through its parent; anything
     /// else can be made one with `init`.

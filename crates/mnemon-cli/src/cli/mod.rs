@@ -504,9 +504,18 @@ fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
 
 /// [`open`], then brought up to date with the notes as they are now (edited, added or deleted
 /// by hand since the last index), as a command that answers about notes needs them.
+/// On a full disk the notes changed since are left unindexed, with a notice: the command
+/// answers from the index as it was, as `serve` does, rather than not at all.
 fn open_current(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
     let memory = open(cli, out)?;
-    memory.index_if_writable()?;
+    match memory.index_if_writable() {
+        Err(e) if e.is_disk_full() => out.notice(&format!(
+            "indexing the notes failed: {e}; answering from the index as it was (notes changed \
+             since are seen once space is freed)"
+        )),
+        Err(e) => return Err(e),
+        Ok(_) => {}
+    }
     Ok(memory)
 }
 
@@ -806,8 +815,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
         }
         Command::Core { budget } => {
             let budget = args::BUDGET_TOKENS.parse(*budget)?;
-            let memory = open(cli, out)?;
-            memory.index_if_writable()?;
+            let memory = open_current(cli, out)?;
             let v = memory.core(budget)?;
             if out.json {
                 out.json(&v);

@@ -1774,3 +1774,25 @@ fn a_question_over_the_word_limit_says_where_it_was_cut() {
     assert_eq!(report.qid, recall.qid);
     assert_eq!(report.query, question[..read]);
 }
+
+/// Regression: processes given one session (`--session w0`) each count their recalls from 0,
+/// and every one of them called its first recall `w0-q0`: the event log could not tell their
+/// queries apart. A given session's query ids carry the process's pid.
+#[test]
+fn processes_given_one_session_give_their_queries_distinct_ids() {
+    let (tmp, _m) = pool_memory();
+    let root = tmp.path();
+    let qid = || {
+        let (code, v, err) = run(root, &["--session", "w0", "--json", "recall", "pool"]);
+        assert_eq!(code, 0, "{err}");
+        v["qid"].as_str().unwrap_or_default().to_string()
+    };
+    let (a, b) = (qid(), qid());
+    assert!(a.starts_with("w0-p") && a.ends_with("-q0"), "{a}");
+    assert!(b.starts_with("w0-p") && b.ends_with("-q0"), "{b}");
+    assert_ne!(a, b);
+    // A made-up session holds the pid already.
+    let (_, v, _) = run(root, &["--json", "recall", "pool"]);
+    let made_up = v["qid"].as_str().unwrap_or_default();
+    assert_eq!(made_up.matches("-p").count(), 0, "{made_up}");
+}

@@ -91,9 +91,14 @@ impl Memory {
         outcome.check_complete()?;
         let stale = outcome.batch.upserts.len() + outcome.batch.removals.len();
         if stale > 0 {
+            let (notes, they) = if stale == 1 {
+                ("note", "it is")
+            } else {
+                ("notes", "they are")
+            };
             self.notice(format!(
-                "{stale} notes changed since the index was written: they are answered as they \
-                 were indexed until `mnemon index` runs where the index is writable"
+                "{stale} {notes} changed since the index was written: {they} answered as \
+                 indexed until `mnemon index` runs where the index is writable"
             ));
         }
         self.indexed

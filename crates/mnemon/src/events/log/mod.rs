@@ -336,13 +336,22 @@ impl EventLog {
         self.pid.store(pid, Ordering::Release);
     }
 
-    /// The id of this process's `n`th recall: the session, in a forked child that kept a given
-    /// session also its pid (the parent goes on counting under the same session), and `n`.
+    /// The id of this process's `n`th recall: the session, then, under a given session, this
+    /// process's pid (`p<pid>`; in a forked child that kept it, `f<pid>`), and `n`. Processes
+    /// given one session each count from 0: their ids differ by the pid. A made-up session
+    /// (`p<pid>-...`) holds the pid already.
     pub fn query_id(&self, n: u64) -> String {
         use std::sync::atomic::Ordering;
         let session = self.session();
         match self.kept_session_in.load(Ordering::Acquire) {
-            0 => format!("{session}-q{n}"),
+            0 => {
+                let pid = std::process::id();
+                if session.starts_with(&format!("p{pid}-")) {
+                    format!("{session}-q{n}")
+                } else {
+                    format!("{session}-p{pid}-q{n}")
+                }
+            }
             pid => format!("{session}-f{pid}-q{n}"),
         }
     }

@@ -320,3 +320,52 @@ fn a_server_whose_index_folder_was_deleted_opens_it_again_and_finds_new_notes() 
     live.with(|m| Ok(ids(m, "pgbouncer pool"))).expect("recall");
     assert!(Arc::ptr_eq(&again, &live.get()));
 }
+
+/// Regression: `index/` removed while a command opened or updated it (the README says it may be
+/// deleted at any time) failed about one command in a hundred with "open lock file
+/// .../index/write.lock: No such file or directory". The command opens the memory once more.
+#[test]
+fn commands_survive_index_removed_while_they_run() {
+    let (_tmp, m) = common::fresh();
+    for i in 0..20 {
+        common::write_note(
+            &m,
+            &format!("n{i}.md"),
+            format!("---\nname: Node {i}\n---\nanchor note {i} about pools\n"),
+        );
+    }
+    m.index().unwrap();
+    let root = m.dir().root().to_path_buf();
+    drop(m);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let remover = {
+        let (stop, index) = (stop.clone(), root.join("index"));
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(150));
+                let _ = std::fs::remove_dir_all(&index);
+            }
+        })
+    };
+    let mut failures = Vec::new();
+    for _ in 0..300 {
+        let out = common::bin()
+            .env_remove("MNEMON_DIR")
+            .arg("--dir")
+            .arg(&root)
+            .args(["recall", "pools"])
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            failures.push(String::from_utf8_lossy(&out.stderr).to_string());
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    remover.join().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} of 300 failed: {:?}",
+        failures.len(),
+        failures.first()
+    );
+}

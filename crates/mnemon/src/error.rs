@@ -471,6 +471,16 @@ impl Error {
         )
     }
 
+    /// Whether this is a file or folder under `dir` that was not found: removed while this
+    /// process ran (by hand, by `git clean`), as `index/` may be at any time.
+    pub fn is_missing_under(&self, dir: &std::path::Path) -> bool {
+        matches!(
+            self,
+            Error::Io { source, path, .. }
+                if source.kind() == std::io::ErrorKind::NotFound && path.starts_with(dir)
+        )
+    }
+
     /// `path` holds no `memory/`: the fix depends on what it is. A file cannot become a memory
     /// folder; the notes folder itself (`DIR/memory`) is opened through its parent; anything
     /// else can be made one with `init`.

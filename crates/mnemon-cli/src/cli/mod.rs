@@ -505,18 +505,29 @@ fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
 /// [`open`], then brought up to date with the notes as they are now (edited, added or deleted
 /// by hand since the last index), as a command that answers about notes needs them.
 /// On a full disk the notes changed since are left unindexed, with a notice: the command
-/// answers from the index as it was, as `serve` does, rather than not at all.
+/// answers from the index as it was, as `serve` does, rather than not at all. An `index/`
+/// removed while the command ran (it may be, at any time) is made again: the memory is opened
+/// once more.
 fn open_current(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
-    let memory = open(cli, out)?;
-    match memory.index_if_writable() {
-        Err(e) if e.is_disk_full() => out.notice(&format!(
-            "indexing the notes failed: {e}; answering from the index as it was (notes changed \
-             since are seen once space is freed)"
-        )),
-        Err(e) => return Err(e),
-        Ok(_) => {}
+    let mut memory = open(cli, out)?;
+    let mut reopened = false;
+    loop {
+        match memory.index_if_writable() {
+            Err(e) if e.is_disk_full() => out.notice(&format!(
+                "indexing the notes failed: {e}; answering from the index as it was (notes \
+                 changed since are seen once space is freed)"
+            )),
+            Err(e) if !reopened && e.is_missing_under(&memory.dir().index()) => {
+                drop(memory);
+                memory = open(cli, out)?;
+                reopened = true;
+                continue;
+            }
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+        return Ok(memory);
     }
-    Ok(memory)
 }
 
 fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
@@ -526,7 +537,11 @@ fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
 /// [`open`] with `options` instead of the command line's.
 fn open_with(cli: &Cli, out: &Out, options: mnemon::OpenOptions) -> mnemon::Result<Memory> {
     let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
-    let memory = Memory::open_with(dir, options)?;
+    let memory = match Memory::open_with(dir.clone(), options.clone()) {
+        // `index/` removed while it was being opened (it may be, at any time): once more.
+        Err(e) if e.is_missing_under(&dir.index()) => Memory::open_with(dir, options)?,
+        opened => opened?,
+    };
     for n in memory.take_notices() {
         out.notice(&n);
     }

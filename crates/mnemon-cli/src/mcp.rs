@@ -99,9 +99,17 @@ pub struct ImportanceArgs {
     #[serde(deserialize_with = "whole::required")]
     pub importance: i64,
     /// Free-form tags.
+    #[schemars(description = format!(
+        "Free-form tags (at most {}, each at most {} bytes).",
+        args::MAX_IMPORTANCE_TAGS, args::MAX_IMPORTANCE_TEXT_BYTES
+    ))]
     #[serde(default)]
     pub tags: Option<Vec<String>>,
     /// Why it matters.
+    #[schemars(description = format!(
+        "Why it matters (at most {} bytes).",
+        args::MAX_IMPORTANCE_TEXT_BYTES
+    ))]
     #[serde(default)]
     pub note: Option<String>,
 }

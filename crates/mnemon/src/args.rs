@@ -163,9 +163,61 @@ pub fn feedback(used: &[String], wrong: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Most tags an importance tag holds (what the event log keeps of a list).
+pub const MAX_IMPORTANCE_TAGS: usize = crate::events::event::MAX_EVENT_LIST;
+/// Longest tag, and longest note, of an importance tag (what the event log keeps of a text).
+pub const MAX_IMPORTANCE_TEXT_BYTES: usize = crate::events::event::MAX_EVENT_STRING_BYTES;
+
+/// An importance tag's `tags` and `note` as the event log keeps them whole: at most
+/// [`MAX_IMPORTANCE_TAGS`] tags, each and the note at most [`MAX_IMPORTANCE_TEXT_BYTES`] bytes
+/// (longer would be cut when recorded).
+pub fn importance_tags(tags: &[String], note: &str) -> Result<()> {
+    use crate::events::event::{MAX_EVENT_LIST, MAX_EVENT_STRING_BYTES};
+    if tags.len() > MAX_EVENT_LIST {
+        return Err(Error::OutOfRange {
+            what: "importance tag count",
+            value: tags.len().to_string(),
+            allowed: format!("at most {MAX_EVENT_LIST} tags"),
+        });
+    }
+    if let Some(tag) = tags.iter().find(|t| t.len() > MAX_EVENT_STRING_BYTES) {
+        return Err(Error::OutOfRange {
+            what: "importance tag length",
+            value: format!("{} bytes", tag.len()),
+            allowed: format!("at most {MAX_EVENT_STRING_BYTES} bytes per tag"),
+        });
+    }
+    if note.len() > MAX_EVENT_STRING_BYTES {
+        return Err(Error::OutOfRange {
+            what: "importance note length",
+            value: format!("{} bytes", note.len()),
+            allowed: format!("at most {MAX_EVENT_STRING_BYTES} bytes"),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression: 3,000 tags and a 100 KB note were accepted and cut to 256 tags and 8,192
+    /// bytes when recorded, without a word; every other list or text over its bound is refused.
+    #[test]
+    fn importance_tags_and_notes_over_what_the_log_keeps_are_refused() {
+        use crate::events::event::{MAX_EVENT_LIST, MAX_EVENT_STRING_BYTES};
+        let tags = vec!["t".to_string(); MAX_EVENT_LIST];
+        assert!(importance_tags(&tags, &"n".repeat(MAX_EVENT_STRING_BYTES)).is_ok());
+        let more = vec!["t".to_string(); MAX_EVENT_LIST + 1];
+        let e = importance_tags(&more, "").unwrap_err().to_string();
+        assert!(e.contains("257") && e.contains("at most 256 tags"), "{e}");
+        let long = vec!["t".repeat(MAX_EVENT_STRING_BYTES + 1)];
+        assert!(importance_tags(&long, "").is_err());
+        let e = importance_tags(&[], &"n".repeat(MAX_EVENT_STRING_BYTES + 1))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("8193 bytes"), "{e}");
+    }
 
     #[test]
     fn an_out_of_range_value_names_the_argument_the_value_and_the_range() {

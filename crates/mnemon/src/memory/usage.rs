@@ -63,6 +63,7 @@ impl Memory {
         note: &str,
     ) -> Result<()> {
         crate::args::IMPORTANCE.check(importance)?;
+        crate::args::importance_tags(tags, note)?;
         check_id(id)?;
         self.ensure_indexed()?;
         let Some(id) = self.store.read()?.stored_id(id)? else {

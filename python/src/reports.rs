@@ -161,7 +161,8 @@ impl Hit {
 /// the time spent inside the engine, and why lexical matches passed the score floor or not.
 #[pyclass(frozen, module = "mnemon", name = "Recall")]
 pub(crate) struct Recall {
-    /// The query id, as in the event log (`<session>-q<n>`).
+    /// The query id, as in the event log (`<session>-q<n>`; under a session given by name
+    /// `<session>-p<pid>-q<n>`).
     #[pyo3(get)]
     qid: String,
     /// The results, best first (a list of `Hit`).

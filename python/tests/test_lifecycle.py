@@ -83,10 +83,11 @@ def test_init_is_idempotent_and_keeps_notes(folder: pathlib.Path) -> None:
 
 def test_events_go_to_the_named_session(folder: pathlib.Path, monkeypatch) -> None:
     with mnemon.Memory.open(folder, session="agent-7") as m:
-        assert m.recall_report("connection pool").qid.startswith("agent-7-q")
+        # A given session's query ids carry the pid: processes sharing the session differ.
+        assert m.recall_report("connection pool").qid.startswith(f"agent-7-p{os.getpid()}-q")
     monkeypatch.setenv("MNEMON_SESSION", "from-env")
     with mnemon.Memory.open(folder) as m:
-        assert m.recall_report("connection pool").qid.startswith("from-env-q")
+        assert m.recall_report("connection pool").qid.startswith(f"from-env-p{os.getpid()}-q")
     monkeypatch.delenv("MNEMON_SESSION")
     with mnemon.Memory.open(folder) as a, mnemon.Memory.open(folder) as b:
         qa = a.recall_report("connection pool").qid

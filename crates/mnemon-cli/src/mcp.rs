@@ -100,8 +100,8 @@ pub struct ImportanceArgs {
     pub importance: i64,
     /// Free-form tags.
     #[schemars(description = format!(
-        "Free-form tags (at most {}, each at most {} bytes).",
-        args::MAX_IMPORTANCE_TAGS, args::MAX_IMPORTANCE_TEXT_BYTES
+        "Free-form tags (at most {}, each at most {} bytes, with the note at most {} bytes).",
+        args::MAX_IMPORTANCE_TAGS, args::MAX_IMPORTANCE_TEXT_BYTES, args::MAX_IMPORTANCE_TOTAL_BYTES
     ))]
     #[serde(default)]
     pub tags: Option<Vec<String>>,

@@ -1265,3 +1265,55 @@ fn commands_answer_from_the_index_as_it_was_when_a_full_disk_stops_indexing() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(v["id"], "big", "{v}");
 }
+
+/// Regression (after a review): when the disk filled during the index store's commit, the
+/// command went on with the store that failed, which refuses every later read ("Previous I/O
+/// error occurred ... delete graph.redb"): the advice was wrong and nothing was answered. The
+/// memory as last committed is opened anew; what then fails is only what needs the full disk.
+#[test]
+fn a_full_disk_during_the_stores_commit_leaves_no_store_that_refuses_reads() {
+    let Some(disk) = Tmpfs::mount("16m") else {
+        return;
+    };
+    let root = disk.mnt.join("mem");
+    let m = Memory::init(&root).unwrap();
+    for i in 0..40 {
+        write_note(
+            &m,
+            &format!("b{i}.md"),
+            format!("---\nname: N{i}\n---\nbeta gamma {i} text words\n"),
+        );
+    }
+    m.index().unwrap();
+    drop(m);
+    for i in 0..40 {
+        std::fs::write(
+            root.join("memory").join(format!("b{i}.md")),
+            format!("---\nname: N{i}\n---\nbeta gamma {i} text words changed\n"),
+        )
+        .unwrap();
+    }
+    let filler = disk.mnt.join("filler");
+    fill(&filler);
+    let len = std::fs::metadata(&filler).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&filler)
+        .unwrap()
+        .set_len(len.saturating_sub(8 * 1024))
+        .unwrap();
+    let (code, _, stdout, err) = run_cli(&root, &["show", "b1", "--json"]);
+    assert!(!err.contains("Previous I/O error"), "{err}");
+    assert!(
+        !err.contains("delete"),
+        "no advice to delete the store: {err}"
+    );
+    assert!(err.contains("disk is full"), "{err}");
+    if code == 0 {
+        assert!(stdout.contains("\"b1\""), "{stdout}");
+    }
+    std::fs::remove_file(&filler).unwrap();
+    let (code, v, _, err) = run_cli(&root, &["recall", "beta", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!v["results"].as_array().is_none_or(Vec::is_empty), "{v}");
+}

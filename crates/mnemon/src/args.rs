@@ -168,11 +168,27 @@ pub const MAX_IMPORTANCE_TAGS: usize = crate::events::event::MAX_EVENT_LIST;
 /// Longest tag, and longest note, of an importance tag (what the event log keeps of a text).
 pub const MAX_IMPORTANCE_TEXT_BYTES: usize = crate::events::event::MAX_EVENT_STRING_BYTES;
 
+/// Most bytes of an importance tag's tags and note together: its event must fit one frame of
+/// the log ([`crate::events::segment::MAX_FRAME_PAYLOAD`], with room for the id and lengths).
+pub const MAX_IMPORTANCE_TOTAL_BYTES: usize = 32 * 1024;
+const _: () = assert!(
+    MAX_IMPORTANCE_TOTAL_BYTES + 2 * crate::events::event::MAX_EVENT_STRING_BYTES
+        < crate::events::segment::MAX_FRAME_PAYLOAD as usize
+);
+
 /// An importance tag's `tags` and `note` as the event log keeps them whole: at most
-/// [`MAX_IMPORTANCE_TAGS`] tags, each and the note at most [`MAX_IMPORTANCE_TEXT_BYTES`] bytes
-/// (longer would be cut when recorded).
+/// [`MAX_IMPORTANCE_TAGS`] tags, each and the note at most [`MAX_IMPORTANCE_TEXT_BYTES`] bytes,
+/// all of them at most [`MAX_IMPORTANCE_TOTAL_BYTES`] (longer would be cut or not recorded).
 pub fn importance_tags(tags: &[String], note: &str) -> Result<()> {
     use crate::events::event::{MAX_EVENT_LIST, MAX_EVENT_STRING_BYTES};
+    let total = tags.iter().map(String::len).sum::<usize>() + note.len();
+    if total > MAX_IMPORTANCE_TOTAL_BYTES {
+        return Err(Error::OutOfRange {
+            what: "importance tags and note length",
+            value: format!("{total} bytes"),
+            allowed: format!("at most {MAX_IMPORTANCE_TOTAL_BYTES} bytes together"),
+        });
+    }
     if tags.len() > MAX_EVENT_LIST {
         return Err(Error::OutOfRange {
             what: "importance tag count",
@@ -208,6 +224,10 @@ mod tests {
         use crate::events::event::{MAX_EVENT_LIST, MAX_EVENT_STRING_BYTES};
         let tags = vec!["t".to_string(); MAX_EVENT_LIST];
         assert!(importance_tags(&tags, &"n".repeat(MAX_EVENT_STRING_BYTES)).is_ok());
+        // Each within its bound, too many bytes together for one event of the log.
+        let big = vec!["t".repeat(MAX_EVENT_STRING_BYTES); 5];
+        let e = importance_tags(&big, "").unwrap_err().to_string();
+        assert!(e.contains("together"), "{e}");
         let more = vec!["t".to_string(); MAX_EVENT_LIST + 1];
         let e = importance_tags(&more, "").unwrap_err().to_string();
         assert!(e.contains("257") && e.contains("at most 256 tags"), "{e}");

@@ -513,10 +513,16 @@ fn open_current(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
     let mut reopened = false;
     loop {
         match memory.index_if_writable() {
-            Err(e) if e.is_disk_full() => out.notice(&format!(
-                "indexing the notes failed: {e}; answering from the index as it was (notes \
-                 changed since are seen once space is freed)"
-            )),
+            Err(e) if e.is_disk_full() => {
+                out.notice(&format!(
+                    "indexing the notes failed: {e}; answering from the index as it was (notes \
+                     changed since are seen once space is freed)"
+                ));
+                // A store whose commit failed refuses every later read in this process: the
+                // memory as last committed is opened anew.
+                drop(memory);
+                return open(cli, out);
+            }
             Err(e) if !reopened && e.is_missing_under(&memory.dir().index()) => {
                 drop(memory);
                 memory = open(cli, out)?;

@@ -301,7 +301,8 @@ impl Session {
                         // the replies already given.
                         return Err(ErrorReply::invalid_request(
                             id,
-                            "this session is already initialized: one `mnemon serve` process                              serves one session; start another for a new one",
+                            "this session is already initialized: one `mnemon serve` process \
+                             serves one session; start another for a new one",
                         ));
                     }
                     self.initialize_sent = true;
@@ -335,7 +336,7 @@ impl Session {
             // The service ends the session on a notification or response before `initialize`
             // (rmcp's handshake): one such line must not stop the server.
             _ if !self.initialize_sent => {
-                errln!("mnemon: MCP message before `initialize` ignored");
+                self.report_ignored(&"a message before `initialize`");
                 return Ok(None);
             }
             _ => {}

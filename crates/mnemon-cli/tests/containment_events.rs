@@ -744,6 +744,18 @@ fn fill(path: &Path) {
     let _ = f.sync_all();
 }
 
+/// [`fill`], then give back `free` bytes of it: room for small writes, not for large ones.
+fn fill_leaving(path: &Path, free: u64) {
+    fill(path);
+    let len = std::fs::metadata(path).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_len(len.saturating_sub(free))
+        .unwrap();
+}
+
 /// Item 6 on a real full disk (a small tmpfs): recalls while the disk is full either succeed or
 /// fail with a clear error, never a panic; after space is freed the same process records again;
 /// `events verify` exits 0 and every recall that succeeded is counted exactly once.
@@ -1235,14 +1247,7 @@ fn commands_answer_from_the_index_as_it_was_when_a_full_disk_stops_indexing() {
     }
     std::fs::write(root.join("memory").join("big.md"), body).unwrap();
     let filler = disk.mnt.join("filler");
-    fill(&filler);
-    let len = std::fs::metadata(&filler).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&filler)
-        .unwrap()
-        .set_len(len.saturating_sub(256 * 1024))
-        .unwrap();
+    fill_leaving(&filler, 256 * 1024);
     for args in [
         &["recall", "alpha", "--json"][..],
         &["show", "a", "--json"],
@@ -1294,14 +1299,7 @@ fn a_full_disk_during_the_stores_commit_leaves_no_store_that_refuses_reads() {
         .unwrap();
     }
     let filler = disk.mnt.join("filler");
-    fill(&filler);
-    let len = std::fs::metadata(&filler).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&filler)
-        .unwrap()
-        .set_len(len.saturating_sub(8 * 1024))
-        .unwrap();
+    fill_leaving(&filler, 8 * 1024);
     let (code, _, stdout, err) = run_cli(&root, &["show", "b1", "--json"]);
     assert!(!err.contains("Previous I/O error"), "{err}");
     assert!(

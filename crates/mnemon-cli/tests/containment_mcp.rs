@@ -16,6 +16,20 @@ use std::time::Duration;
 /// timing assertion).
 const REPLY_GUARD: Duration = Duration::from_secs(120);
 
+/// `mnemon serve --no-watch` on the memory folder `root`, its stdin and stdout piped.
+fn spawn_serve(root: &std::path::Path, stderr: Stdio) -> Child {
+    bin()
+        .arg("--dir")
+        .arg(root)
+        .args(["serve", "--no-watch"])
+        .env_remove("MNEMON_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("spawn mnemon serve")
+}
+
 struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -28,16 +42,7 @@ impl Server {
         let (tmp, memory) = fresh();
         let root = memory.dir().root().to_path_buf();
         drop(memory);
-        let mut child = bin()
-            .arg("--dir")
-            .arg(&root)
-            .args(["serve", "--no-watch"])
-            .env_remove("MNEMON_DIR")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn mnemon serve");
+        let mut child = spawn_serve(&root, Stdio::null());
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout");
         let (tx, replies) = mpsc::channel();
@@ -536,16 +541,7 @@ fn mcp_output_closed_ends_the_server_before_it_reads_more() {
     let (_tmp, memory) = fresh();
     let root = memory.dir().root().to_path_buf();
     drop(memory);
-    let mut child = bin()
-        .arg("--dir")
-        .arg(&root)
-        .args(["serve", "--no-watch"])
-        .env_remove("MNEMON_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mnemon serve");
+    let mut child = spawn_serve(&root, Stdio::piped());
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",

@@ -180,7 +180,6 @@ const _: () = assert!(
 /// [`MAX_IMPORTANCE_TAGS`] tags, each and the note at most [`MAX_IMPORTANCE_TEXT_BYTES`] bytes,
 /// all of them at most [`MAX_IMPORTANCE_TOTAL_BYTES`] (longer would be cut or not recorded).
 pub fn importance_tags(tags: &[String], note: &str) -> Result<()> {
-    use crate::events::event::{MAX_EVENT_LIST, MAX_EVENT_STRING_BYTES};
     let total = tags.iter().map(String::len).sum::<usize>() + note.len();
     if total > MAX_IMPORTANCE_TOTAL_BYTES {
         return Err(Error::OutOfRange {
@@ -189,25 +188,25 @@ pub fn importance_tags(tags: &[String], note: &str) -> Result<()> {
             allowed: format!("at most {MAX_IMPORTANCE_TOTAL_BYTES} bytes together"),
         });
     }
-    if tags.len() > MAX_EVENT_LIST {
+    if tags.len() > MAX_IMPORTANCE_TAGS {
         return Err(Error::OutOfRange {
             what: "importance tag count",
             value: tags.len().to_string(),
-            allowed: format!("at most {MAX_EVENT_LIST} tags"),
+            allowed: format!("at most {MAX_IMPORTANCE_TAGS} tags"),
         });
     }
-    if let Some(tag) = tags.iter().find(|t| t.len() > MAX_EVENT_STRING_BYTES) {
+    if let Some(tag) = tags.iter().find(|t| t.len() > MAX_IMPORTANCE_TEXT_BYTES) {
         return Err(Error::OutOfRange {
             what: "importance tag length",
             value: format!("{} bytes", tag.len()),
-            allowed: format!("at most {MAX_EVENT_STRING_BYTES} bytes per tag"),
+            allowed: format!("at most {MAX_IMPORTANCE_TEXT_BYTES} bytes per tag"),
         });
     }
-    if note.len() > MAX_EVENT_STRING_BYTES {
+    if note.len() > MAX_IMPORTANCE_TEXT_BYTES {
         return Err(Error::OutOfRange {
             what: "importance note length",
             value: format!("{} bytes", note.len()),
-            allowed: format!("at most {MAX_EVENT_STRING_BYTES} bytes"),
+            allowed: format!("at most {MAX_IMPORTANCE_TEXT_BYTES} bytes"),
         });
     }
     Ok(())

@@ -1295,16 +1295,7 @@ fn a_hit_on_two_words_of_a_longer_question_brings_no_neighbours() {
 #[test]
 fn a_question_no_hit_vouches_for_gets_its_best_three() {
     let (_t, m) = fresh();
-    for i in 0..5 {
-        write_note(
-            &m,
-            &format!("trip-{i}.md"),
-            format!("---\nname: Trip {i}\n---\nThe offsite in Lisbon, day {i} of the plan.\n"),
-        );
-    }
-    for i in 0..40 {
-        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
-    }
+    write_trips_and_fillers(&m, 5);
     // The question's other words are the memory's too (not a subject it lacks).
     write_food_and_drink_notes(&m);
     m.index().unwrap();
@@ -1324,6 +1315,20 @@ fn a_question_no_hit_vouches_for_gets_its_best_three() {
         .unwrap();
     assert!(!r.floor.alone, "{:?}", r.floor);
     assert_eq!(r.results.len(), 5, "{:?}", ids(&r));
+}
+
+/// `trips` notes `trip-N` ("The offsite in Lisbon, day N of the plan.") and 40 unrelated ones.
+fn write_trips_and_fillers(m: &mnemon::Memory, trips: usize) {
+    for i in 0..trips {
+        write_note(
+            m,
+            &format!("trip-{i}.md"),
+            format!("---\nname: Trip {i}\n---\nThe offsite in Lisbon, day {i} of the plan.\n"),
+        );
+    }
+    for i in 0..40 {
+        write_note(m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
 }
 
 const FOOD_AND_DRINK_NOTES: usize = 5;
@@ -1351,16 +1356,7 @@ fn write_food_and_drink_notes(m: &mnemon::Memory) {
 #[test]
 fn a_question_mostly_in_words_no_note_holds_gets_its_best_four() {
     let (_t, m) = fresh();
-    for i in 0..8 {
-        write_note(
-            &m,
-            &format!("trip-{i}.md"),
-            format!("---\nname: Trip {i}\n---\nThe offsite in Lisbon, day {i} of the plan.\n"),
-        );
-    }
-    for i in 0..40 {
-        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
-    }
+    write_trips_and_fillers(&m, 8);
     m.index().unwrap();
     let question = "Lisbon offsite plan seafood wine";
     let r = m.recall(&Query::text(question)).unwrap();

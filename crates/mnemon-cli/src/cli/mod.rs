@@ -510,29 +510,27 @@ fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
 /// once more.
 fn open_current(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
     let mut memory = open(cli, out)?;
-    let mut reopened = false;
-    loop {
-        match memory.index_if_writable() {
-            Err(e) if e.is_disk_full() => {
-                out.notice(&format!(
-                    "indexing the notes failed: {e}; answering from the index as it was (notes \
-                     changed since are seen once space is freed)"
-                ));
-                // A store whose commit failed refuses every later read in this process: the
-                // memory as last committed is opened anew.
-                drop(memory);
-                return open(cli, out);
-            }
-            Err(e) if !reopened && e.is_missing_under(&memory.dir().index()) => {
-                drop(memory);
-                memory = open(cli, out)?;
-                reopened = true;
-                continue;
-            }
-            Err(e) => return Err(e),
-            Ok(_) => {}
+    let mut indexed = memory.index_if_writable();
+    if let Err(e) = &indexed
+        && e.is_missing_under(&memory.dir().index())
+    {
+        drop(memory);
+        memory = open(cli, out)?;
+        indexed = memory.index_if_writable();
+    }
+    match indexed {
+        Err(e) if e.is_disk_full() => {
+            out.notice(&format!(
+                "indexing the notes failed: {e}; answering from the index as it was (notes \
+                 changed since are seen once space is freed)"
+            ));
+            // A store whose commit failed refuses every later read in this process: the memory
+            // as last committed is opened anew.
+            drop(memory);
+            open(cli, out)
         }
-        return Ok(memory);
+        Err(e) => Err(e),
+        Ok(_) => Ok(memory),
     }
 }
 

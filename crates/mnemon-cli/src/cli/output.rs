@@ -438,14 +438,11 @@ impl Out {
             );
         }
         if f.unknown_subject {
-            let (unknown, total) = f.terms.iter().fold((0.0f32, 0.0f32), |(u, t), w| {
-                (if w.in_memory { u } else { u + w.idf }, t + w.idf)
-            });
             outln!(
                 "  {}",
                 self.dim(&format!(
                     "{:.0}% of the question is in words no note holds and no strong hit covers {:.0}% of it: it is likely about something else, so only the best {} are shown",
-                    100.0 * unknown / total.max(f32::MIN_POSITIVE),
+                    100.0 * f.unknown_share,
                     mnemon::ranking::NEIGHBOUR_COVERAGE * 100.0,
                     mnemon::ranking::UNKNOWN_SUBJECT_RESULTS
                 ))

@@ -427,6 +427,7 @@ pub fn run(
         weak: false,
         alone: false,
         unknown_subject: false,
+        unknown_share: evidence.unknown_share(),
         under_min_score: false,
         apart: Vec::new(),
         reached_floor: 0.0,

@@ -248,6 +248,10 @@ pub struct FloorReport {
     /// only when true).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unknown_subject: bool,
+    /// The share of the question's information in words no note holds, as `unknown_subject`
+    /// weighed it (for `--explain`; not in the JSON).
+    #[serde(skip)]
+    pub unknown_share: f32,
     /// Hits whose notes were read and hold the question's words they match only apart, each in
     /// another passage (`recall::passages`): not enough to bring their neighbours.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -115,6 +115,14 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// Whether `session` is one [`new_session_id`] made up in process `pid` (`p<pid>-...`).
+fn made_up_in(session: &str, pid: u32) -> bool {
+    session
+        .strip_prefix('p')
+        .and_then(|rest| rest.strip_prefix(pid.to_string().as_str()))
+        .is_some_and(|rest| rest.starts_with('-'))
+}
+
 /// A new session id for this process.
 pub fn new_session_id() -> String {
     let nanos = std::time::SystemTime::now()
@@ -313,7 +321,7 @@ impl EventLog {
         if self.pid.load(Ordering::Acquire) == pid {
             return;
         }
-        if self.current_session().starts_with(&format!("p{parent}-")) {
+        if made_up_in(&self.current_session(), parent) {
             let fresh: std::sync::Arc<str> = new_session_id().into();
             match self.session.write() {
                 Ok(mut s) => *s = fresh,
@@ -346,7 +354,7 @@ impl EventLog {
         match self.kept_session_in.load(Ordering::Acquire) {
             0 => {
                 let pid = std::process::id();
-                if session.starts_with(&format!("p{pid}-")) {
+                if made_up_in(&session, pid) {
                     format!("{session}-q{n}")
                 } else {
                     format!("{session}-p{pid}-q{n}")

@@ -502,22 +502,29 @@ fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
     }
 }
 
+/// How many times a command opens the memory when `index/` is removed under it: each removal
+/// costs one more open (and a rebuild from the notes); a folder removed faster than it can be
+/// rebuilt fails the command with the last error rather than looping forever.
+const MAX_OPENS: usize = 5;
+
 /// [`open`], then brought up to date with the notes as they are now (edited, added or deleted
 /// by hand since the last index), as a command that answers about notes needs them.
 /// On a full disk the notes changed since are left unindexed, with a notice: the command
 /// answers from the index as it was, as `serve` does, rather than not at all. An `index/`
 /// removed while the command ran (it may be, at any time) is made again: the memory is opened
-/// once more.
+/// once more, up to [`MAX_OPENS`] times.
 fn open_current(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
-    let mut memory = open(cli, out)?;
-    let mut indexed = memory.index_if_writable();
-    if let Err(e) = &indexed
-        && e.is_missing_under(&memory.dir().index())
-    {
-        drop(memory);
-        memory = open(cli, out)?;
-        indexed = memory.index_if_writable();
-    }
+    let mut opens = 1;
+    let (memory, indexed) = loop {
+        let memory = open(cli, out)?;
+        let indexed = memory.index_if_writable();
+        match &indexed {
+            Err(e) if e.is_missing_under(&memory.dir().index()) && opens < MAX_OPENS => {
+                opens += 1;
+            }
+            _ => break (memory, indexed),
+        }
+    };
     match indexed {
         Err(e) if e.is_disk_full() => {
             out.notice(&format!(
@@ -541,10 +548,13 @@ fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
 /// [`open`] with `options` instead of the command line's.
 fn open_with(cli: &Cli, out: &Out, options: mnemon::OpenOptions) -> mnemon::Result<Memory> {
     let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
-    let memory = match Memory::open_with(dir.clone(), options.clone()) {
-        // `index/` removed while it was being opened (it may be, at any time): once more.
-        Err(e) if e.is_missing_under(&dir.index()) => Memory::open_with(dir, options)?,
-        opened => opened?,
+    let mut opens = 1;
+    let memory = loop {
+        match Memory::open_with(dir.clone(), options.clone()) {
+            // `index/` removed while it was being opened (it may be, at any time): once more.
+            Err(e) if e.is_missing_under(&dir.index()) && opens < MAX_OPENS => opens += 1,
+            opened => break opened?,
+        }
     };
     for n in memory.take_notices() {
         out.notice(&n);

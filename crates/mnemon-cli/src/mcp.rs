@@ -429,9 +429,17 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let (transport, tasks) = transport::start(read, write);
+    let server = MemoryServer::new(memory);
+    let mut tools: Vec<String> = server
+        .tool_router
+        .list_all()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    tools.sort();
+    let (transport, tasks) = transport::start(read, write, tools);
     let result = async {
-        let served = MemoryServer::new(memory).serve(transport).await;
+        let served = server.serve(transport).await;
         if served.is_err() && tasks.served_sessionless() {
             // Calls without a session, then the client left: rmcp's handshake never came.
             return Ok(());

@@ -533,6 +533,46 @@ fn mcp_a_second_initialize_is_refused() {
     s.close();
 }
 
+/// Regression: two requests in flight with one id both ran and only one was answered (rmcp keys
+/// its answers by id): the client waited forever for the other. Each gets an answer, the
+/// second (when the first is still running) a -32600 saying to give each request its own id;
+/// an unknown tool's error names the tools.
+#[test]
+fn mcp_a_reused_id_in_flight_is_answered_and_an_unknown_tool_named() {
+    let mut s = Server::start();
+    assert_eq!(s.initialize_and_list_tools(1), TOOLS);
+    let call = |q: &str| {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+               "params": {"name": "memory_recall", "arguments": {"query": q}}})
+        .to_string()
+    };
+    s.send(format!("{}\n{}\n", call("pool sizing"), call("deploy rollback")).as_bytes());
+    let answers = [s.reply(), s.reply()];
+    for a in &answers {
+        assert_eq!(a["id"], 7, "{a}");
+        assert!(
+            a.get("result").is_some() || a["error"]["code"] == -32600,
+            "answered or refused: {a}"
+        );
+    }
+    assert!(
+        answers.iter().any(|a| a.get("result").is_some()),
+        "{answers:?}"
+    );
+    // Answered: the id may be used again.
+    let again = s.rpc(7, "ping", json!({}));
+    assert_eq!(again["result"], json!({}), "{again}");
+    let unknown = s.rpc(
+        8,
+        "tools/call",
+        json!({"name": "memory_search", "arguments": {}}),
+    );
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    let message = unknown["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains(&TOOLS.join(", ")), "{unknown}");
+    s.close();
+}
+
 /// Regression: with its output closed (the client stopped reading) the server kept reading
 /// requests and carrying them out, `memory_write` included, though no answer could reach
 /// anyone. It ends as soon as a reply cannot be written.

@@ -15,16 +15,21 @@
 //! method this server serves (`-32602`, naming the field), a method MCP does not have or one
 //! this server does not serve, such as `resources/list` (`-32601`, listing the ones served),
 //! and a request before `initialize` that is not a call outside a session (`-32600`, saying to
-//! initialize first).
+//! initialize first), a call of a tool this server does not have (`-32602`, listing its tools),
+//! and a request whose id is that of one still unanswered (`-32600`: rmcp would run both and
+//! drop one answer).
 
 use super::lines::{ErrorReply, Line, LineReader};
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, RequestId, ServerJsonRpcMessage,
+};
 use rmcp::transport::Transport;
 use serde_json::Value;
+use std::collections::HashSet;
 use std::io;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
@@ -34,10 +39,34 @@ const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// waits: the input is read no faster than it is served.
 const CHANNEL_MESSAGES: usize = 32;
 
+/// The ids of the requests handed to the service and not yet answered: the reader refuses a
+/// request that reuses one, the transport forgets an id as its answer is sent.
+#[derive(Clone, Default)]
+struct InFlight(Arc<Mutex<HashSet<RequestId>>>);
+
+impl InFlight {
+    /// Take `id` for a request; false when a request still unanswered has it.
+    fn take(&self, id: &RequestId) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id.clone())
+    }
+
+    /// Free `id`: its request was answered or cancelled.
+    fn free(&self, id: &RequestId) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(id);
+    }
+}
+
 /// The service's side of the transport.
 pub struct LineTransport {
     incoming: mpsc::Receiver<ClientJsonRpcMessage>,
     outgoing: mpsc::Sender<Vec<u8>>,
+    in_flight: InFlight,
 }
 
 impl Transport<RoleServer> for LineTransport {
@@ -48,6 +77,17 @@ impl Transport<RoleServer> for LineTransport {
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
         let outgoing = self.outgoing.clone();
+        // Freed before the answer is queued: a client that reuses the id once it has read the
+        // answer finds it free.
+        match &item {
+            ServerJsonRpcMessage::Response(r) => self.in_flight.free(&r.id),
+            ServerJsonRpcMessage::Error(e) => {
+                if let Some(id) = &e.id {
+                    self.in_flight.free(id);
+                }
+            }
+            _ => {}
+        }
         let line = serde_json::to_vec(&item).map(|mut line| {
             line.push(b'\n');
             line
@@ -94,8 +134,8 @@ impl Tasks {
 }
 
 /// Start the reader and writer tasks over `read` and `write`; the service gets the transport.
-/// Must run inside a Tokio runtime.
-pub fn start<R, W>(read: R, write: W) -> (LineTransport, Tasks)
+/// `tools` names the tools the service has. Must run inside a Tokio runtime.
+pub fn start<R, W>(read: R, write: W, tools: Vec<String>) -> (LineTransport, Tasks)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -103,15 +143,21 @@ where
     let (to_service, incoming) = mpsc::channel(CHANNEL_MESSAGES);
     let (outgoing, to_writer) = mpsc::channel(CHANNEL_MESSAGES);
     let sessionless = Arc::new(AtomicBool::new(false));
+    let in_flight = InFlight::default();
+    let session = Session {
+        sessionless: sessionless.clone(),
+        in_flight: in_flight.clone(),
+        tools,
+        ..Session::default()
+    };
     let writer = tokio::spawn(write_loop(write, to_writer));
-    let reader = tokio::spawn(read_loop(
-        read,
-        to_service,
-        outgoing.clone(),
-        sessionless.clone(),
-    ));
+    let reader = tokio::spawn(read_loop(read, to_service, outgoing.clone(), session));
     (
-        LineTransport { incoming, outgoing },
+        LineTransport {
+            incoming,
+            outgoing,
+            in_flight,
+        },
         Tasks {
             reader,
             writer,
@@ -141,13 +187,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
     mut read: R,
     to_service: mpsc::Sender<ClientJsonRpcMessage>,
     replies: mpsc::Sender<Vec<u8>>,
-    sessionless: Arc<AtomicBool>,
+    mut session: Session,
 ) {
     let mut reader = LineReader::new();
-    let mut session = Session {
-        sessionless,
-        ..Session::default()
-    };
     let mut chunk = vec![0u8; READ_CHUNK_BYTES];
     let mut lines = Vec::new();
     loop {
@@ -192,6 +234,10 @@ struct Session {
     /// A call without a session (its `_meta` naming the protocol) has been handed to the
     /// service before any `initialize`: the service then answers such calls only.
     sessionless: Arc<AtomicBool>,
+    /// Ids of requests handed to the service and not yet answered.
+    in_flight: InFlight,
+    /// The tools the service has.
+    tools: Vec<String>,
 }
 
 impl Session {
@@ -339,7 +385,39 @@ impl Session {
                 self.report_ignored(&"a message before `initialize`");
                 return Ok(None);
             }
+            ClientJsonRpcMessage::Notification(n) => {
+                // rmcp drops the answer of a cancelled request: its id is free again.
+                if let ClientNotification::CancelledNotification(c) = &n.notification
+                    && let Some(id) = &c.params.request_id
+                {
+                    self.in_flight.free(id);
+                }
+            }
             _ => {}
+        }
+        if let ClientJsonRpcMessage::Request(r) = &msg {
+            let id = || serde_json::to_value(&r.id).unwrap_or(Value::Null);
+            if let ClientRequest::CallToolRequest(call) = &r.request
+                && !self.tools.iter().any(|t| *t == call.params.name)
+            {
+                // rmcp says "tool not found" and no more: the caller needs the names.
+                return Err(ErrorReply::invalid_params(
+                    id(),
+                    format!(
+                        "no tool `{}` here; this server's tools are {} (tools/list describes \
+                         them)",
+                        call.params.name,
+                        self.tools.join(", ")
+                    ),
+                ));
+            }
+            if !self.in_flight.take(&r.id) {
+                return Err(ErrorReply::invalid_request(
+                    id(),
+                    "a request with this id is still being answered: give every request in \
+                     flight its own id (JSON-RPC), or wait for the answer before reusing it",
+                ));
+            }
         }
         Ok(Some(msg))
     }
@@ -447,4 +525,85 @@ fn not_served(id: Value, method: &str, what: &str) -> ErrorReply {
              tools/list and tools/call"
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::lines::{INVALID_PARAMS, INVALID_REQUEST};
+    use serde_json::json;
+
+    /// A session past its handshake, serving `tools`.
+    fn initialized(tools: &[&str]) -> Session {
+        let mut session = Session {
+            tools: tools.iter().map(|t| t.to_string()).collect(),
+            ..Session::default()
+        };
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}});
+        assert!(matches!(session.typed(init), Ok(Some(_))));
+        session.in_flight.free(&RequestId::Number(0));
+        session
+    }
+
+    fn call(id: Value, tool: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": tool, "arguments": {}}})
+    }
+
+    /// Regression: two requests in flight with one id both ran and one answer was dropped
+    /// (rmcp keys its answers by id). The second is refused, and the id is free again once
+    /// the first is answered or cancelled.
+    #[test]
+    fn a_request_reusing_an_unanswered_id_is_refused_until_it_is_answered() {
+        let mut s = initialized(&["memory_recall"]);
+        assert!(matches!(
+            s.typed(call(json!(7), "memory_recall")),
+            Ok(Some(_))
+        ));
+        let refused = s.typed(call(json!(7), "memory_recall")).err();
+        assert_eq!(refused.as_ref().map(|r| r.code), Some(INVALID_REQUEST));
+        assert_eq!(refused.as_ref().map(|r| r.id.clone()), Some(json!(7)));
+        assert!(
+            refused
+                .as_ref()
+                .is_some_and(|r| r.message.contains("still being answered")),
+            "{refused:?}"
+        );
+        // A string id "7" is another id.
+        assert!(matches!(
+            s.typed(call(json!("7"), "memory_recall")),
+            Ok(Some(_))
+        ));
+        s.in_flight.free(&RequestId::Number(7));
+        assert!(matches!(
+            s.typed(call(json!(7), "memory_recall")),
+            Ok(Some(_))
+        ));
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": 7}});
+        assert!(matches!(s.typed(cancel), Ok(Some(_))));
+        assert!(matches!(
+            s.typed(call(json!(7), "memory_recall")),
+            Ok(Some(_))
+        ));
+    }
+
+    /// Regression: a call of a tool the server lacks was answered "tool not found", naming no
+    /// tool the caller could use instead.
+    #[test]
+    fn a_call_of_an_unknown_tool_lists_the_tools() {
+        let mut s = initialized(&["memory_core", "memory_recall"]);
+        let refused = s.typed(call(json!(3), "memory_search")).err();
+        assert_eq!(refused.as_ref().map(|r| r.code), Some(INVALID_PARAMS));
+        let message = refused.map(|r| r.message).unwrap_or_default();
+        assert!(message.contains("`memory_search`"), "{message}");
+        assert!(message.contains("memory_core, memory_recall"), "{message}");
+        // Refused before its id was taken: the id is free for the next request.
+        assert!(matches!(
+            s.typed(call(json!(3), "memory_core")),
+            Ok(Some(_))
+        ));
+    }
 }

@@ -102,7 +102,10 @@ impl Transport<RoleServer> for LineTransport {
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
-        self.incoming.recv().await
+        let msg = self.incoming.recv().await?;
+        // The output is closed (the writer is gone): requests the reader queued before it knew
+        // would still change the memory, their answers lost.
+        (!self.outgoing.is_closed()).then_some(msg)
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {
@@ -545,6 +548,53 @@ mod tests {
         assert!(matches!(session.typed(init), Ok(Some(_))));
         session.in_flight.free(&RequestId::Number(0));
         session
+    }
+
+    /// An output that fails every write, as a pipe whose reader has gone.
+    struct ClosedOutput;
+
+    impl AsyncWrite for ClosedOutput {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            _: &[u8],
+        ) -> std::task::Poll<io::Result<usize>> {
+            std::task::Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()))
+        }
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Regression: requests the reader had queued for the service when the output closed
+    /// (up to 32) were still carried out, writes included, though no answer could be written.
+    #[tokio::test]
+    async fn requests_queued_when_the_output_closes_are_not_served() {
+        let (mut client, input) = tokio::io::duplex(1 << 16);
+        let (mut transport, tasks) = start(input, ClosedOutput, vec!["memory_write".into()]);
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}});
+        // The initialize is queued for the service at once; the line after it is answered by
+        // the reader itself, a write that fails and closes the output.
+        let mut lines = format!("{init}\nnot json\n");
+        for id in 1..=3 {
+            lines += &format!("{}\n", call(json!(id), "memory_write"));
+        }
+        client.write_all(lines.as_bytes()).await.expect("write");
+        transport.outgoing.closed().await;
+        assert!(transport.receive().await.is_none());
+        drop(transport);
+        tasks.finish().await;
     }
 
     fn call(id: Value, tool: &str) -> Value {

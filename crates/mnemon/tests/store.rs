@@ -44,6 +44,29 @@ fn garbage_store_file_is_moved_aside_and_rebuilt() {
     assert_eq!((r.notes, r.edges), (1, 1));
 }
 
+/// Regression: `mnemon index` killed while redb created a new store left a file without redb's
+/// magic number (written last), which was called damaged and kept as `graph.redb.damaged`. It
+/// holds nothing: it is replaced, with a notice that says what happened.
+#[test]
+fn a_store_whose_creation_was_interrupted_is_created_anew_not_kept_as_damaged() {
+    let (tmp, memory) = fresh();
+    write_note(&memory, "a.md", "[[b]]");
+    memory.index().unwrap();
+    drop(memory);
+    let index = tmp.path().join(".mnemon/index");
+    // What redb leaves when stopped after writing a new file's header but before its magic.
+    let mut bytes = std::fs::read(index.join(STORE_FILE)).unwrap();
+    bytes[..9].fill(0);
+    std::fs::write(index.join(STORE_FILE), &bytes).unwrap();
+    let memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
+    let notices = memory.take_notices();
+    assert!(notices[0].contains("half-created"), "{notices:?}");
+    assert!(!notices[0].contains("damaged"), "{notices:?}");
+    assert!(!index.join(format!("{STORE_FILE}.damaged")).exists());
+    let r = memory.index().unwrap();
+    assert_eq!((r.notes, r.edges), (1, 1));
+}
+
 mod edge_tables {
     //! `edges_out` holds one list per node (schema v5: each edge once, at its source); every
     //! batch rewrites the lists of its notes, and a note's in-edges are found among the others'

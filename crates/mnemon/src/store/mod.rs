@@ -231,12 +231,26 @@ impl Store {
                 return Err(Error::io("open the index store", &path, e));
             }
             Err(OpenFailure::Damaged(reason)) => {
+                let unfinished = creation_unfinished(&path);
+                // Moved aside first either way: the rename claims the file from any other
+                // process that met the same failure.
                 let aside = move_aside(index_dir)?;
-                rebuilt = Some(format!(
-                    "index store {} could not be opened ({reason}); moved to {} and rebuilt from the notes",
-                    path.display(),
-                    aside.display()
-                ));
+                rebuilt = Some(if unfinished {
+                    // Nothing in it to keep or inspect.
+                    let _ = std::fs::remove_file(&aside);
+                    format!(
+                        "index store {} was left half-created by a process stopped while \
+                         creating it; created it anew from the notes",
+                        path.display()
+                    )
+                } else {
+                    format!(
+                        "index store {} could not be opened ({reason}); moved to {} and rebuilt \
+                         from the notes",
+                        path.display(),
+                        aside.display()
+                    )
+                });
                 open_db(&path).map_err(|r| match r {
                     OpenFailure::Environment(e) => Error::io("create the index store", &path, e),
                     OpenFailure::Damaged(r) => Error::store(&path, r),
@@ -515,6 +529,20 @@ impl Store {
         let rtx = self.begin_read().map_err(|e| self.err(e))?;
         Ok(StoreReader { rtx, store: self })
     }
+}
+
+/// Whether the store file at `path` is one whose creation never finished. redb writes a new
+/// file's magic number last, once the rest of it is on disk (and under its header lock, so no
+/// live process is still writing it when another reads it): a file that starts with zeros where
+/// the magic number goes was being created by a process that stopped.
+fn creation_unfinished(path: &Path) -> bool {
+    use std::io::Read;
+    /// The length of redb's magic number.
+    const MAGIC_BYTES: usize = 9;
+    let mut magic = [0u8; MAGIC_BYTES];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| magic == [0; MAGIC_BYTES])
 }
 
 /// Move the store file in `index_dir` aside as damaged (to `graph.redb.damaged`, kept for

@@ -25,10 +25,11 @@ use std::time::{Duration, Instant};
 pub const DEBOUNCE: Duration = Duration::from_secs(2);
 
 /// How long after a debounced batch further batches are merged into its re-index: one check of
-/// the debouncer (a quarter window) and a margin for a loaded machine. Each batch merged starts
+/// the debouncer (a quarter window) and a margin of one and a half checks for a loaded machine,
+/// whose debouncer thread may send the next batch late. Each batch merged starts
 /// the wait again (a burst of writes spread over seconds, each file debounced on its own, comes
 /// out as batches less than this apart), up to [`COALESCE_MAX`] after the first.
-pub const COALESCE: Duration = Duration::from_millis(750);
+pub const COALESCE: Duration = Duration::from_millis(1250);
 
 /// The longest a batch waits for others to merge with: writes that never pause are still
 /// re-indexed.
@@ -183,16 +184,20 @@ pub fn run(
                 let mut until = first + COALESCE;
                 loop {
                     let left = until.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        break;
-                    }
-                    match rx.recv_timeout(left) {
+                    // Past the wait (this thread may wake late on a loaded machine), batches
+                    // already sent are still merged: only one that has not come is not waited for.
+                    let next = if left.is_zero() {
+                        rx.try_recv().map_err(|_| ())
+                    } else {
+                        rx.recv_timeout(left).map_err(|_| ())
+                    };
+                    match next {
                         Ok(Ok(more)) => {
                             events.extend(more);
                             until = (Instant::now() + COALESCE).min(first + COALESCE_MAX);
                         }
                         Ok(Err(errors)) => report_errors(errors),
-                        Err(_) => break,
+                        Err(()) => break,
                     }
                 }
                 // Opening or reading a file changes nothing, and mnemon's own scans open every

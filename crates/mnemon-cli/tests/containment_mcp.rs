@@ -596,11 +596,26 @@ fn mcp_output_closed_ends_the_server_before_it_reads_more() {
         r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
     )
     .expect("write");
+    // The server's log, line by line, kept for the end.
+    let stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let (log_tx, log_rx) = mpsc::channel();
+    let logger = std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = log_tx.send(line);
+        }
+    });
+    let mut log = Vec::new();
     // The client stops reading: the next reply fails to be written.
     drop(stdout);
     writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"ping"}}"#).expect("write");
     stdin.flush().expect("flush");
-    std::thread::sleep(Duration::from_millis(500));
+    // Once the server has said so (not after a fixed wait a loaded machine may outlast).
+    while !log.iter().any(|l: &String| l.contains("MCP output closed")) {
+        match log_rx.recv_timeout(REPLY_GUARD) {
+            Ok(line) => log.push(line),
+            Err(e) => panic!("the server never said its output closed ({e}): {log:?}"),
+        }
+    }
     let write = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                        "params": {"name": "memory_write",
                                   "arguments": {"id": "after-close", "body": "written after the output closed"}}});
@@ -617,11 +632,9 @@ fn mcp_output_closed_ends_the_server_before_it_reads_more() {
         );
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mut log = String::new();
-    if let Some(mut stderr) = child.stderr.take() {
-        std::io::Read::read_to_string(&mut stderr, &mut log).expect("read the log");
-    }
-    assert!(log.contains("MCP output closed"), "{status}: {log}");
+    logger.join().expect("the log reader");
+    log.extend(log_rx.try_iter());
+    assert!(status.success(), "{status}: {log:?}");
     assert!(
         !root.join("memory").join("after-close.md").exists(),
         "a request read after the output closed was carried out"

@@ -115,6 +115,9 @@ pub struct Memory {
     /// count read just before its transaction began and when (`None` when the count was
     /// unsettled).
     last_read: Mutex<Option<(u64, Version, Instant)>>,
+    /// [`STORE_RECHECK_INTERVAL`], or what a test sets (one that checks no transaction is begun
+    /// must not depend on how fast a loaded machine runs it).
+    store_recheck: std::time::Duration,
     clock: Box<dyn Clock>,
     events: EventLog,
     notices: Mutex<Vec<String>>,
@@ -288,6 +291,7 @@ impl Memory {
             last_question: Mutex::new(None),
             shown: RwLock::new(Arc::new(ShownCache::new(Version::default()))),
             last_read: Mutex::new(None),
+            store_recheck: STORE_RECHECK_INTERVAL,
             clock: Box::new(SystemClock),
             events,
             notices: Mutex::new(notices),
@@ -300,6 +304,14 @@ impl Memory {
             memory.notice(n);
         }
         Ok(memory)
+    }
+
+    /// Reuse the store version a recall read for up to `interval` while the change count is
+    /// unmoved, instead of [`STORE_RECHECK_INTERVAL`].
+    #[cfg(test)]
+    pub(crate) fn with_store_recheck(mut self, interval: std::time::Duration) -> Self {
+        self.store_recheck = interval;
+        self
     }
 
     /// Use `clock` for recency and TTL (tests, replays).
@@ -657,7 +669,7 @@ impl Memory {
 
     /// A recall at the store version the last recall read, when the store's change count shows
     /// that no process has written it since (two loads from a mapped page) and that read is
-    /// younger than [`STORE_RECHECK_INTERVAL`]: no read transaction is begun unless a record must
+    /// younger than [`STORE_RECHECK_INTERVAL`] (`store_recheck`): no read transaction is begun unless a record must
     /// be read. `None` when the count moved, is unsettled or unusable, the read is older, or a
     /// record read found the store at another version (the caller then recalls at the current
     /// version).
@@ -667,7 +679,7 @@ impl Memory {
         };
         let last = self.last_read.lock().ok().and_then(|l| *l);
         let Some((_, version, _)) =
-            last.filter(|(c, _, at)| *c == count && at.elapsed() < STORE_RECHECK_INTERVAL)
+            last.filter(|(c, _, at)| *c == count && at.elapsed() < self.store_recheck)
         else {
             return Ok(None);
         };

@@ -231,6 +231,8 @@ fn ids(m: &Memory, q: &Query) -> Vec<String> {
 #[test]
 fn recalls_with_the_change_count_unmoved_begin_no_read_transaction_and_see_other_writers() {
     let (tmp, a, q) = three_notes();
+    // No recheck by the clock: what is checked here is the change count alone.
+    let a = a.with_store_recheck(std::time::Duration::from_secs(3600));
     assert_eq!(ids(&a, &q)[0], "alpha");
     let reads = a.store.reads_begun();
     assert_eq!(first_recalled(&a, &q, 0), "alpha");
@@ -255,6 +257,8 @@ fn recalls_with_the_change_count_unmoved_begin_no_read_transaction_and_see_other
 #[test]
 fn a_writer_that_died_between_its_counts_sends_recalls_to_the_store_until_the_write_lock() {
     let (tmp, a, q) = three_notes();
+    // No recheck by the clock: what is checked here is the change count alone.
+    let a = a.with_store_recheck(std::time::Duration::from_secs(3600));
     assert_eq!(ids(&a, &q)[0], "alpha");
     assert_eq!(ids(&a, &q)[0], "alpha");
     // A writer counts its start, commits, and dies before counting its end.
@@ -336,6 +340,8 @@ fn an_unusable_change_count_is_reported_at_open_and_by_doctor_and_recalls_stay_e
 #[test]
 fn a_recall_that_must_read_a_record_and_finds_a_newer_version_recalls_again_at_it() {
     let (tmp, a, q) = three_notes();
+    // No recheck by the clock: what is checked here is the change count alone.
+    let a = a.with_store_recheck(std::time::Duration::from_secs(3600));
     let clock = crate::recall::FixedClock(1_780_000_000);
     let a = a.with_clock(clock);
     // Only alpha is shown, so only alpha's record is kept.

@@ -482,6 +482,10 @@ fn index_ahead_of_the_store_is_rebuilt_above_its_generation() {
     assert!(m.recall(&Query::text("ghost")).unwrap().results.is_empty());
 }
 
+/// The instant the loopal-58 evals below are scored at (2026-12-01T00:00:00Z): the fixtures' dates
+/// weigh the same on any day the tests run.
+const EVAL_AT_S: i64 = 1_796_083_200;
+
 /// The loopal-58 eval (cold): MRR >= 0.85 (the recall goal), R@5 >= 0.68, R@10 >= 0.77. (R@10's
 /// bar allows for the score floor: questions whose words cover little of any note get their best
 /// two notes without the notes around them, the price of returning nothing for off-topic
@@ -491,7 +495,9 @@ fn loopal_eval_meets_the_cold_targets() {
     let fixtures = loopal_fixtures();
     let truth =
         mnemon_testkit::eval::truth::load_truth(&fixtures.join("../ground_truth.yaml")).unwrap();
-    let report = mnemon_testkit::eval::run::eval_cold(&fixtures, &truth).unwrap();
+    let report =
+        mnemon_testkit::eval::run::eval_at(&fixtures, &truth, &["cold".to_string()], EVAL_AT_S)
+            .unwrap();
     let cold = &report.modes["cold"];
     assert_eq!(report.queries, 58);
     assert!(cold.mrr >= 0.85, "MRR {}", cold.mrr);
@@ -509,7 +515,7 @@ fn loopal_eval_meets_the_per_query_warm_up_target() {
     let truth =
         mnemon_testkit::eval::truth::load_truth(&fixtures.join("../ground_truth.yaml")).unwrap();
     let modes = ["cold".to_string(), "perq5".to_string()];
-    let report = mnemon_testkit::eval::run::eval(&fixtures, &truth, &modes).unwrap();
+    let report = mnemon_testkit::eval::run::eval_at(&fixtures, &truth, &modes, EVAL_AT_S).unwrap();
     let (cold, warm) = (&report.modes["cold"], &report.modes["perq5"]);
     assert!(
         warm.mrr >= cold.mrr * 1.074,
@@ -628,7 +634,7 @@ fn loopal_eval_replay_is_never_below_cold_and_feedback_lifts() {
     let truth =
         mnemon_testkit::eval::truth::load_truth(&fixtures.join("../ground_truth.yaml")).unwrap();
     let modes = ["cold", "replay", "feedback"].map(String::from);
-    let report = mnemon_testkit::eval::run::eval(&fixtures, &truth, &modes).unwrap();
+    let report = mnemon_testkit::eval::run::eval_at(&fixtures, &truth, &modes, EVAL_AT_S).unwrap();
     let (cold, replay, fb) = (
         &report.modes["cold"],
         &report.modes["replay"],

@@ -281,6 +281,11 @@ enum Command {
         /// of --truth's own: does what was taught on some questions carry over to others?
         #[arg(long, value_name = "FILE")]
         teach: Option<PathBuf>,
+        /// Score as of this date (`YYYY-MM-DD`, or with a time: `2026-12-01T09:30:00Z`, UTC)
+        /// instead of now: recency and TTL weigh the notes' dates against it, so the figures do
+        /// not move with the day or the hour the eval runs.
+        #[arg(long, value_name = "DATE", value_parser = parse_eval_date)]
+        at: Option<i64>,
     },
     /// Generate a deterministic synthetic corpus (notes + queries.yaml) for benchmarks.
     Gen {
@@ -572,6 +577,13 @@ fn live(cli: &Cli, out: &Out) -> mnemon::Result<std::sync::Arc<crate::live::Live
         options(cli),
         Box::new(|m| errln!("mnemon: {m}")),
     )))
+}
+
+/// `mnemon eval --at`: a date, as seconds since the Unix epoch.
+fn parse_eval_date(s: &str) -> std::result::Result<i64, String> {
+    mnemon::notes::parse_date_unix_s(s).ok_or_else(|| {
+        format!("`{s}` is no date: give YYYY-MM-DD, or YYYY-MM-DDTHH:MM:SSZ for a time (UTC)")
+    })
 }
 
 fn options(cli: &Cli) -> mnemon::OpenOptions {
@@ -880,6 +892,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             truth,
             modes,
             teach,
+            at,
         } => {
             let load = |path: &PathBuf| {
                 mnemon_testkit::eval::truth::load_truth(path).map_err(|e| Error::InvalidArgument {
@@ -890,7 +903,7 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             let t = load(truth)?;
             let teach = teach.as_ref().map(load).transpose()?;
             let report =
-                mnemon_testkit::eval::run::eval_taught_by(corpus, &t, teach.as_ref(), modes)?;
+                mnemon_testkit::eval::run::eval_taught_by(corpus, &t, teach.as_ref(), modes, *at)?;
             out.eval(&report);
             Ok(EXIT_OK)
         }

@@ -335,17 +335,26 @@ pub const MAX_WARM_RECALLS: usize = 100;
 /// (every query's relevant ids recalled N times as anchors at depth 0 before all queries); `impK` (importance K on every relevant id); `perqN` (per query: fresh
 /// stats, warm only its relevant ids N times). Each mode runs on its own fresh memory.
 pub fn eval(corpus: &Path, truth: &Truth, modes: &[String]) -> Result<EvalReport> {
-    eval_taught_by(corpus, truth, None, modes)
+    eval_taught_by(corpus, truth, None, modes, None)
+}
+
+/// [`eval`] scored as of `at_s` (seconds since the Unix epoch) instead of now: recency and TTL
+/// weigh the notes' dates against that instant, so the figures are the same on any day (a test's
+/// bar must not start failing when a fixture's note comes of age).
+pub fn eval_at(corpus: &Path, truth: &Truth, modes: &[String], at_s: i64) -> Result<EvalReport> {
+    eval_taught_by(corpus, truth, None, modes, Some(at_s))
 }
 
 /// [`eval`], with the `replay`, `feedback` and `taught` modes asking `teach`'s questions (and
 /// giving feedback on them) instead of `truth`'s before `truth` is scored: whether what agents
 /// taught the memory on some questions carries over to others. `None`: `truth`'s own.
+/// `at_s`: score as of that instant (see [`eval_at`]); `None`: now.
 pub fn eval_taught_by(
     corpus: &Path,
     truth: &Truth,
     teach: Option<&Truth>,
     modes: &[String],
+    at_s: Option<i64>,
 ) -> Result<EvalReport> {
     let mut out = BTreeMap::new();
     let checked = std::cell::Cell::new(false);
@@ -353,6 +362,10 @@ pub fn eval_taught_by(
         let tmp = tempfile::tempdir().map_err(|e| Error::io("create temp folder", "", e))?;
         let fresh = |i: usize| -> Result<Memory> {
             let memory = build_memory(corpus, &tmp.path().join(format!("m{i}")).join(".mnemon"))?;
+            let memory = match at_s {
+                Some(at) => memory.with_clock(mnemon::recall::FixedClock(at)),
+                None => memory,
+            };
             if !checked.replace(true) {
                 check_ids(&memory, corpus, truth, teach)?;
             }

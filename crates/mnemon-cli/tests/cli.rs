@@ -398,6 +398,70 @@ fn eval_replay_mode_json_and_the_demo_question_set() {
     assert!(v["modes"]["cold"]["by_kind"]["paraphrase"]["mrr"].is_number());
 }
 
+/// `mnemon eval --at`: the eval is scored as of the date given, so a note whose TTL runs out
+/// between two dates ranks first at the one and below its twin at the other; a date that is no
+/// date is refused with the forms that are.
+#[test]
+fn eval_at_scores_as_of_the_date_given() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = tmp.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let note = |id: &str, ttl: &str| {
+        std::fs::write(
+            corpus.join(format!("{id}.md")),
+            format!(
+                "---\nname: Pool sizing {id}\ntype: project\nupdated_at: 2026-01-01\n\
+                 ttl_days: {ttl}\n---\nPool sizing for the checkout database.\n"
+            ),
+        )
+        .unwrap();
+    };
+    note("expiring", "60");
+    note("lasting", "null");
+    let truth = tmp.path().join("truth.yaml");
+    std::fs::write(
+        &truth,
+        "queries:\n  - id: q1\n    mode: query\n    query: \"pool sizing checkout\"\n    relevant:\n      \
+         - { id: expiring, relevance: 3 }\n",
+    )
+    .unwrap();
+    let mrr_at = |date: &str| {
+        let (code, v, err) = run(
+            tmp.path(),
+            &[
+                "eval",
+                "--corpus",
+                corpus.to_str().unwrap(),
+                "--truth",
+                truth.to_str().unwrap(),
+                "--at",
+                date,
+                "--json",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        v["modes"]["cold"]["mrr"].as_f64().unwrap()
+    };
+    // The twins tie but for the TTL: live on 2026-02-01, long expired a year later.
+    let (live, expired) = (mrr_at("2026-02-01"), mrr_at("2027-02-01"));
+    assert!(live > expired, "{live} vs {expired}");
+    assert_eq!(expired, 0.5);
+    let (code, _, err) = run(
+        tmp.path(),
+        &[
+            "eval",
+            "--corpus",
+            ".",
+            "--truth",
+            "t.yaml",
+            "--at",
+            "2026-02-30",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("YYYY-MM-DD"), "{err}");
+}
+
 /// `mnemon eval --teach`: feedback given for one question set's questions (`loopal-58.tune`) does
 /// not lower MRR on another set over the same notes (`loopal-58.holdout`), and `taught` names
 /// notes recall missed. Regression: feedback on questions sharing a word or two with a later

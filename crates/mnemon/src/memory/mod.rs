@@ -118,7 +118,7 @@ pub struct Memory {
     /// [`STORE_RECHECK_INTERVAL`], or what a test sets (one that checks no transaction is begun
     /// must not depend on how fast a loaded machine runs it).
     store_recheck: std::time::Duration,
-    clock: Box<dyn Clock>,
+    clock: Arc<dyn Clock>,
     events: EventLog,
     notices: Mutex<Vec<String>>,
     qid_counter: std::sync::atomic::AtomicU64,
@@ -292,7 +292,7 @@ impl Memory {
             shown: RwLock::new(Arc::new(ShownCache::new(Version::default()))),
             last_read: Mutex::new(None),
             store_recheck: STORE_RECHECK_INTERVAL,
-            clock: Box::new(SystemClock),
+            clock: Arc::new(SystemClock),
             events,
             notices: Mutex::new(notices),
             qid_counter: std::sync::atomic::AtomicU64::new(0),
@@ -314,9 +314,11 @@ impl Memory {
         self
     }
 
-    /// Use `clock` for recency and TTL (tests, replays).
+    /// Use `clock` for recency and TTL (tests, replays), and to date the events recorded from
+    /// now on (a use is recent as of `clock`'s time, not the system's).
     pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
-        self.clock = Box::new(clock);
+        self.clock = Arc::new(clock);
+        self.events.stamp_with(self.clock.clone());
         self
     }
 

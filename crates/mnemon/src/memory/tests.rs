@@ -387,3 +387,17 @@ fn an_uncounted_commit_is_seen_once_the_recheck_interval_has_passed() {
         "removed note still recalled"
     );
 }
+
+/// Regression: with a clock set (`mnemon eval --at`), uses were still dated by the system
+/// clock, so recency weighed a use made "now" against the clock's time: none when the clock was
+/// earlier, a bonus that moved with the real day when later. They are dated by the clock.
+#[test]
+fn events_recorded_under_a_set_clock_are_dated_by_it() {
+    let (_tmp, a, _q) = three_notes();
+    let at_s = 1_780_000_000;
+    let a = a.with_clock(crate::recall::FixedClock(at_s));
+    a.feedback(&["alpha".to_string()], &[], Some("zebra crossing"))
+        .expect("feedback");
+    let used_ms = a.stats("alpha").expect("stats").last_used_ms;
+    assert_eq!(used_ms, Some(at_s * 1000));
+}

@@ -106,6 +106,9 @@ pub struct EventLog {
     /// Uncompressed length of each compressed segment file seen, by path and file size, from its
     /// first marker or zstd frame header (`None`: not recorded): each is read once per process.
     compressed_lens: Mutex<HashMap<(std::path::PathBuf, u64), Option<u64>>>,
+    /// The clock events are dated by, when not the system's (a memory read as of another
+    /// time: its uses must be dated in that time, or recency would weigh them against it).
+    stamps: RwLock<Option<Arc<dyn crate::recall::Clock>>>,
 }
 
 fn now_ms() -> i64 {
@@ -170,6 +173,21 @@ pub(crate) fn header_len_of(id: &str) -> u64 {
 }
 
 impl EventLog {
+    /// Date the events recorded from now on by `clock` instead of the system clock.
+    pub(crate) fn stamp_with(&self, clock: Arc<dyn crate::recall::Clock>) {
+        if let Ok(mut s) = self.stamps.write() {
+            *s = Some(clock);
+        }
+    }
+
+    /// Now, as events are dated.
+    fn stamp_now_ms(&self) -> i64 {
+        match self.stamps.read().ok().and_then(|s| s.clone()) {
+            Some(clock) => clock.now_ms(),
+            None => now_ms(),
+        }
+    }
+
     /// Open the log: read the snapshot (or re-fold everything if it is unusable), fold the tail.
     pub fn open(
         fs: Arc<dyn Fs>,
@@ -223,6 +241,7 @@ impl EventLog {
             notices: Mutex::new(Vec::new()),
             last_refresh: Mutex::new(Some(std::time::Instant::now())),
             compressed_lens: Mutex::new(HashMap::new()),
+            stamps: RwLock::new(None),
         };
         // An unusable snapshot is replaced once the events are folded: else every open would
         // say so again, and fold every event again, until some later write replaced it.

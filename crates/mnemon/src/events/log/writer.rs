@@ -252,7 +252,7 @@ impl EventLog {
         let Some(w) = slot.current.as_mut() else {
             return Ok(());
         };
-        let ts_ms = now_ms().max(after_ms.saturating_add(1));
+        let ts_ms = self.stamp_now_ms().max(after_ms.saturating_add(1));
         w.buf.clear();
         let mut batch = Vec::with_capacity(kinds.len());
         for kind in kinds {

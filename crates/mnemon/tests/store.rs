@@ -67,6 +67,33 @@ fn a_store_whose_creation_was_interrupted_is_created_anew_not_kept_as_damaged() 
     assert_eq!((r.notes, r.edges), (1, 1));
 }
 
+/// A store stopped even earlier (sized, nothing written) is zeros throughout: created anew too.
+/// A larger store whose first block a crash zeroed lost its header but not its pages: that is
+/// damage, kept as `graph.redb.damaged` for inspection.
+#[test]
+fn a_store_of_zeros_is_created_anew_and_a_zeroed_first_block_is_damage() {
+    let (tmp, memory) = fresh();
+    write_note(&memory, "a.md", "[[b]]");
+    memory.index().unwrap();
+    drop(memory);
+    let index = tmp.path().join(".mnemon/index");
+    let open = |bytes: Vec<u8>| {
+        std::fs::write(index.join(STORE_FILE), bytes).unwrap();
+        let memory = Memory::open(tmp.path().join(".mnemon")).unwrap();
+        let notices = memory.take_notices();
+        assert_eq!(memory.index().unwrap().notes, 1);
+        notices
+    };
+    let notices = open(vec![0; 73_728]);
+    assert!(notices[0].contains("half-created"), "{notices:?}");
+    assert!(!index.join(format!("{STORE_FILE}.damaged")).exists());
+    let mut zeroed_head = vec![0xAB; 2 << 20];
+    zeroed_head[..4096].fill(0);
+    let notices = open(zeroed_head);
+    assert!(notices[0].contains("could not be opened"), "{notices:?}");
+    assert!(index.join(format!("{STORE_FILE}.damaged")).exists());
+}
+
 mod edge_tables {
     //! `edges_out` holds one list per node (schema v5: each edge once, at its source); every
     //! batch rewrites the lists of its notes, and a note's in-edges are found among the others'

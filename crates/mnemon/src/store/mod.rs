@@ -231,11 +231,9 @@ impl Store {
                 return Err(Error::io("open the index store", &path, e));
             }
             Err(OpenFailure::Damaged(reason)) => {
-                let unfinished = creation_unfinished(&path);
-                // Moved aside first either way: the rename claims the file from any other
-                // process that met the same failure.
                 let aside = move_aside(index_dir)?;
-                rebuilt = Some(if unfinished {
+                // Read once moved: the file looked at is the one this process moved.
+                rebuilt = Some(if creation_unfinished(&aside) {
                     // Nothing in it to keep or inspect.
                     let _ = std::fs::remove_file(&aside);
                     format!(
@@ -531,18 +529,30 @@ impl Store {
     }
 }
 
-/// Whether the store file at `path` is one whose creation never finished. redb writes a new
-/// file's magic number last, once the rest of it is on disk (and under its header lock, so no
-/// live process is still writing it when another reads it): a file that starts with zeros where
-/// the magic number goes was being created by a process that stopped.
+/// Whether the store file at `path` is one whose creation never finished. redb sizes a new
+/// file, writes its header without the magic number, and writes the magic number last, once the
+/// rest is on disk: a small file with zeros where the magic number goes and either the rest of
+/// a header after them or nothing but zeros was being created by a process that stopped. (A
+/// store whose first block a crash zeroed has neither: its header is gone too, and its pages
+/// are not.)
 fn creation_unfinished(path: &Path) -> bool {
-    use std::io::Read;
     /// The length of redb's magic number.
     const MAGIC_BYTES: usize = 9;
-    let mut magic = [0u8; MAGIC_BYTES];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok_and(|()| magic == [0; MAGIC_BYTES])
+    /// The bytes of redb's header read after it (its layout and first transaction slot).
+    const HEADER_BYTES: usize = 512;
+    /// Larger than any new file redb creates: a larger one has been written to.
+    const MAX_NEW_FILE_BYTES: u64 = 1 << 20;
+    let too_large = std::fs::metadata(path).map_or(true, |m| m.len() > MAX_NEW_FILE_BYTES);
+    if too_large {
+        return false;
+    }
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    let zero = |b: &[u8]| b.iter().all(|&x| x == 0);
+    bytes.len() >= MAGIC_BYTES
+        && zero(&bytes[..MAGIC_BYTES])
+        && (!zero(&bytes[MAGIC_BYTES..bytes.len().min(HEADER_BYTES)]) || zero(&bytes))
 }
 
 /// Move the store file in `index_dir` aside as damaged (to `graph.redb.damaged`, kept for

@@ -512,6 +512,30 @@ fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
 /// rebuilt fails the command with the last error rather than looping forever.
 const MAX_OPENS: usize = 5;
 
+/// The opens a command has made (see [`MAX_OPENS`]), counted across opening and indexing.
+struct Opens(std::cell::Cell<usize>);
+
+impl Opens {
+    fn new() -> Self {
+        Opens(std::cell::Cell::new(0))
+    }
+
+    /// Count one open; false once [`MAX_OPENS`] have been made, after saying why on `out`.
+    fn another(&self, out: &Out, index: &std::path::Path) -> bool {
+        let n = self.0.get() + 1;
+        self.0.set(n);
+        if n < MAX_OPENS {
+            return true;
+        }
+        out.notice(&format!(
+            "{} was removed {n} times while this command ran: stop whatever deletes it, then \
+             run the command again",
+            index.display()
+        ));
+        false
+    }
+}
+
 /// [`open`], then brought up to date with the notes as they are now (edited, added or deleted
 /// by hand since the last index), as a command that answers about notes needs them.
 /// On a full disk the notes changed since are left unindexed, with a notice: the command
@@ -519,14 +543,14 @@ const MAX_OPENS: usize = 5;
 /// removed while the command ran (it may be, at any time) is made again: the memory is opened
 /// once more, up to [`MAX_OPENS`] times.
 fn open_current(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
-    let mut opens = 1;
+    let opens = Opens::new();
     let (memory, indexed) = loop {
-        let memory = open(cli, out)?;
+        let memory = open_counted(cli, out, options(cli), &opens)?;
         let indexed = memory.index_if_writable();
         match &indexed {
-            Err(e) if e.is_missing_under(&memory.dir().index()) && opens < MAX_OPENS => {
-                opens += 1;
-            }
+            Err(e)
+                if e.is_missing_under(&memory.dir().index())
+                    && opens.another(out, &memory.dir().index()) => {}
             _ => break (memory, indexed),
         }
     };
@@ -552,12 +576,21 @@ fn open(cli: &Cli, out: &Out) -> mnemon::Result<Memory> {
 
 /// [`open`] with `options` instead of the command line's.
 fn open_with(cli: &Cli, out: &Out, options: mnemon::OpenOptions) -> mnemon::Result<Memory> {
+    open_counted(cli, out, options, &Opens::new())
+}
+
+/// [`open_with`], its opens counted in `opens`.
+fn open_counted(
+    cli: &Cli,
+    out: &Out,
+    options: mnemon::OpenOptions,
+    opens: &Opens,
+) -> mnemon::Result<Memory> {
     let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
-    let mut opens = 1;
     let memory = loop {
         match Memory::open_with(dir.clone(), options.clone()) {
             // `index/` removed while it was being opened (it may be, at any time): once more.
-            Err(e) if e.is_missing_under(&dir.index()) && opens < MAX_OPENS => opens += 1,
+            Err(e) if e.is_missing_under(&dir.index()) && opens.another(out, &dir.index()) => {}
             opened => break opened?,
         }
     };
@@ -581,9 +614,25 @@ fn live(cli: &Cli, out: &Out) -> mnemon::Result<std::sync::Arc<crate::live::Live
 
 /// `mnemon eval --at`: a date, as seconds since the Unix epoch.
 fn parse_eval_date(s: &str) -> std::result::Result<i64, String> {
-    mnemon::notes::parse_date_unix_s(s).ok_or_else(|| {
-        format!("`{s}` is no date: give YYYY-MM-DD, or YYYY-MM-DDTHH:MM:SSZ for a time (UTC)")
-    })
+    // The frontmatter reader takes any time zone as UTC; here a date and time in UTC only.
+    let time = s.get(10..).unwrap_or("");
+    let time = time.strip_suffix('Z').unwrap_or(time);
+    let utc = time.is_empty()
+        || time.strip_prefix('T').is_some_and(|t| {
+            matches!(t.len(), 5 | 8)
+                && t.bytes().enumerate().all(|(i, b)| {
+                    if i % 3 == 2 {
+                        b == b':'
+                    } else {
+                        b.is_ascii_digit()
+                    }
+                })
+        });
+    utc.then(|| mnemon::notes::parse_date_unix_s(s))
+        .flatten()
+        .ok_or_else(|| {
+            format!("`{s}` is no date: give YYYY-MM-DD, or YYYY-MM-DDTHH:MM:SSZ for a time (UTC)")
+        })
 }
 
 fn options(cli: &Cli) -> mnemon::OpenOptions {

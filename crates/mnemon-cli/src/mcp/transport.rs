@@ -26,7 +26,7 @@ use rmcp::model::{
 };
 use rmcp::transport::Transport;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -39,26 +39,60 @@ const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// waits: the input is read no faster than it is served.
 const CHANNEL_MESSAGES: usize = 32;
 
-/// The ids of the requests handed to the service and not yet answered: the reader refuses a
-/// request that reuses one, the transport forgets an id as its answer is sent.
+/// The requests handed to the service and not yet answered. Each gets an id of the
+/// transport's own, mapped back to the client's as its answer is sent: rmcp keys its answers by
+/// id, so a request reusing the id of one it still runs (refused here) or of one cancelled (whose
+/// handler runs on, rmcp dropping only its answer) would get the other's answer.
 #[derive(Clone, Default)]
-struct InFlight(Arc<Mutex<HashSet<RequestId>>>);
+struct InFlight(Arc<Mutex<Ids>>);
+
+#[derive(Default)]
+struct Ids {
+    /// The last id given to the service.
+    last: i64,
+    /// The service's id of each client id still in flight.
+    to_service: HashMap<RequestId, RequestId>,
+    /// The client's id of each service id whose answer is awaited.
+    to_client: HashMap<RequestId, RequestId>,
+}
 
 impl InFlight {
-    /// Take `id` for a request; false when a request still unanswered has it.
-    fn take(&self, id: &RequestId) -> bool {
+    fn ids(&self) -> std::sync::MutexGuard<'_, Ids> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id.clone())
     }
 
-    /// Free `id`: its request was answered or cancelled.
-    fn free(&self, id: &RequestId) {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(id);
+    /// The service's id for a request the client sent as `id`; `None` when a request with it
+    /// is still being answered.
+    fn take(&self, id: &RequestId) -> Option<RequestId> {
+        let mut ids = self.ids();
+        if ids.to_service.contains_key(id) {
+            return None;
+        }
+        ids.last += 1;
+        let service = RequestId::Number(ids.last);
+        ids.to_service.insert(id.clone(), service.clone());
+        ids.to_client.insert(service.clone(), id.clone());
+        Some(service)
+    }
+
+    /// The client's id of the request the service answers as `id`, forgotten; `None` when no
+    /// answer is awaited (the request was cancelled).
+    fn answered(&self, id: &RequestId) -> Option<RequestId> {
+        let mut ids = self.ids();
+        let client = ids.to_client.remove(id)?;
+        ids.to_service.remove(&client);
+        Some(client)
+    }
+
+    /// The service's id of the client's request `id`, which the client cancels: its id is free
+    /// again and its answer not awaited. `None` when it is not in flight.
+    fn cancel(&self, id: &RequestId) -> Option<RequestId> {
+        let mut ids = self.ids();
+        let service = ids.to_service.remove(id)?;
+        ids.to_client.remove(&service);
+        Some(service)
     }
 }
 
@@ -74,25 +108,29 @@ impl Transport<RoleServer> for LineTransport {
 
     fn send(
         &mut self,
-        item: ServerJsonRpcMessage,
+        mut item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
         let outgoing = self.outgoing.clone();
-        // Freed before the answer is queued: a client that reuses the id once it has read the
-        // answer finds it free.
-        match &item {
-            ServerJsonRpcMessage::Response(r) => self.in_flight.free(&r.id),
-            ServerJsonRpcMessage::Error(e) => {
-                if let Some(id) = &e.id {
-                    self.in_flight.free(id);
-                }
-            }
-            _ => {}
-        }
+        // The client's id put back, and freed before the answer is queued: a client that reuses
+        // it once it has read the answer finds it free. The answer of a cancelled request is
+        // dropped, as MCP has it.
+        let id = match &mut item {
+            ServerJsonRpcMessage::Response(r) => Some(&mut r.id),
+            ServerJsonRpcMessage::Error(e) => e.id.as_mut(),
+            _ => None,
+        };
+        let wanted = match id {
+            Some(id) => self.in_flight.answered(id).map(|client| *id = client),
+            None => Some(()),
+        };
         let line = serde_json::to_vec(&item).map(|mut line| {
             line.push(b'\n');
             line
         });
         async move {
+            if wanted.is_none() {
+                return Ok(());
+            }
             let line = line.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             outgoing
                 .send(line)
@@ -388,17 +426,21 @@ impl Session {
                 self.report_ignored(&"a message before `initialize`");
                 return Ok(None);
             }
-            ClientJsonRpcMessage::Notification(n) => {
-                // rmcp drops the answer of a cancelled request: its id is free again.
-                if let ClientNotification::CancelledNotification(c) = &n.notification
-                    && let Some(id) = &c.params.request_id
-                {
-                    self.in_flight.free(id);
-                }
-            }
             _ => {}
         }
-        if let ClientJsonRpcMessage::Request(r) = &msg {
+        let mut msg = msg;
+        if let ClientJsonRpcMessage::Notification(n) = &mut msg
+            && let ClientNotification::CancelledNotification(c) = &mut n.notification
+            && let Some(id) = &mut c.params.request_id
+        {
+            // Told to the service by its own id; one for a request not in flight (answered
+            // already, or never sent) has nothing to cancel.
+            match self.in_flight.cancel(id) {
+                Some(service) => *id = service,
+                None => return Ok(None),
+            }
+        }
+        if let ClientJsonRpcMessage::Request(r) = &mut msg {
             let id = || serde_json::to_value(&r.id).unwrap_or(Value::Null);
             if let ClientRequest::CallToolRequest(call) = &r.request
                 && !self.tools.iter().any(|t| *t == call.params.name)
@@ -414,12 +456,16 @@ impl Session {
                     ),
                 ));
             }
-            if !self.in_flight.take(&r.id) {
-                return Err(ErrorReply::invalid_request(
-                    id(),
-                    "a request with this id is still being answered: give every request in \
-                     flight its own id (JSON-RPC), or wait for the answer before reusing it",
-                ));
+            match self.in_flight.take(&r.id) {
+                Some(service) => r.id = service,
+                None => {
+                    return Err(ErrorReply::invalid_request(
+                        id(),
+                        "a request with this id is still being answered: give every request \
+                         in flight its own id (JSON-RPC), or wait for the answer before reusing \
+                         it",
+                    ));
+                }
             }
         }
         Ok(Some(msg))
@@ -545,9 +591,20 @@ mod tests {
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                        "clientInfo": {"name": "t", "version": "0"}}});
-        assert!(matches!(session.typed(init), Ok(Some(_))));
-        session.in_flight.free(&RequestId::Number(0));
+        let init = service_id(&mut session, init);
+        assert_eq!(
+            session.in_flight.answered(&init),
+            Some(RequestId::Number(0))
+        );
         session
+    }
+
+    /// The id the service gets for the request `v`, which the session must hand on.
+    fn service_id(s: &mut Session, v: Value) -> RequestId {
+        match s.typed(v) {
+            Ok(Some(ClientJsonRpcMessage::Request(r))) => r.id,
+            other => panic!("not handed on as a request: {other:?}"),
+        }
     }
 
     /// An output that fails every write, as a pipe whose reader has gone.
@@ -608,10 +665,7 @@ mod tests {
     #[test]
     fn a_request_reusing_an_unanswered_id_is_refused_until_it_is_answered() {
         let mut s = initialized(&["memory_recall"]);
-        assert!(matches!(
-            s.typed(call(json!(7), "memory_recall")),
-            Ok(Some(_))
-        ));
+        let first = service_id(&mut s, call(json!(7), "memory_recall"));
         let refused = s.typed(call(json!(7), "memory_recall")).err();
         assert_eq!(refused.as_ref().map(|r| r.code), Some(INVALID_REQUEST));
         assert_eq!(refused.as_ref().map(|r| r.id.clone()), Some(json!(7)));
@@ -621,23 +675,46 @@ mod tests {
                 .is_some_and(|r| r.message.contains("still being answered")),
             "{refused:?}"
         );
-        // A string id "7" is another id.
-        assert!(matches!(
-            s.typed(call(json!("7"), "memory_recall")),
-            Ok(Some(_))
-        ));
-        s.in_flight.free(&RequestId::Number(7));
-        assert!(matches!(
-            s.typed(call(json!(7), "memory_recall")),
-            Ok(Some(_))
-        ));
-        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                            "params": {"requestId": 7}});
-        assert!(matches!(s.typed(cancel), Ok(Some(_))));
-        assert!(matches!(
-            s.typed(call(json!(7), "memory_recall")),
-            Ok(Some(_))
-        ));
+        // A string id "7" is another id, and the service knows each by an id of its own.
+        let text = service_id(&mut s, call(json!("7"), "memory_recall"));
+        assert_ne!(text, first);
+        assert_eq!(s.in_flight.answered(&first), Some(RequestId::Number(7)));
+        // Answered: free again.
+        let again = service_id(&mut s, call(json!(7), "memory_recall"));
+        assert_ne!(again, first);
+        assert_eq!(
+            s.in_flight.answered(&text),
+            Some(RequestId::String("7".into()))
+        );
+    }
+
+    /// Regression (found in review): a request cancelled and then sent again with its id got
+    /// the cancelled one's answer, whose handler rmcp lets run on. The cancel reaches the
+    /// service by the service's id, the request sent again gets another, and the cancelled
+    /// one's answer is not awaited (dropped); a cancel for a request not in flight is dropped.
+    #[test]
+    fn a_cancelled_id_sent_again_gets_its_own_answer() {
+        let mut s = initialized(&["memory_recall"]);
+        let cancelled = service_id(&mut s, call(json!(7), "memory_recall"));
+        let cancel = |id: Value| {
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": id}})
+        };
+        match s.typed(cancel(json!(7))) {
+            Ok(Some(ClientJsonRpcMessage::Notification(n))) => match n.notification {
+                ClientNotification::CancelledNotification(c) => {
+                    assert_eq!(c.params.request_id, Some(cancelled.clone()));
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+        let resent = service_id(&mut s, call(json!(7), "memory_recall"));
+        assert_ne!(resent, cancelled);
+        assert_eq!(s.in_flight.answered(&cancelled), None, "not awaited");
+        assert_eq!(s.in_flight.answered(&resent), Some(RequestId::Number(7)));
+        assert!(matches!(s.typed(cancel(json!(7))), Ok(None)));
+        assert!(matches!(s.typed(cancel(json!(99))), Ok(None)));
     }
 
     /// Regression: a call of a tool the server lacks was answered "tool not found", naming no
@@ -651,9 +728,6 @@ mod tests {
         assert!(message.contains("`memory_search`"), "{message}");
         assert!(message.contains("memory_core, memory_recall"), "{message}");
         // Refused before its id was taken: the id is free for the next request.
-        assert!(matches!(
-            s.typed(call(json!(3), "memory_core")),
-            Ok(Some(_))
-        ));
+        service_id(&mut s, call(json!(3), "memory_core"));
     }
 }

@@ -102,6 +102,10 @@ pub struct EventLog {
     writer: Mutex<Slot>,
     state: RwLock<State>,
     notices: Mutex<Vec<String>>,
+    /// Every notice given so far (up to [`MAX_GIVEN_NOTICES`]): a condition met again at each
+    /// refresh (a segment that stays unreadable) is told once, not once a second to a
+    /// long-running caller that gathers them.
+    given_notices: Mutex<std::collections::HashSet<String>>,
     last_refresh: Mutex<Option<std::time::Instant>>,
     /// Uncompressed length of each compressed segment file seen, by path and file size, from its
     /// first marker or zstd frame header (`None`: not recorded): each is read once per process.
@@ -110,6 +114,9 @@ pub struct EventLog {
     /// time: its uses must be dated in that time, or recency would weigh them against it).
     stamps: RwLock<Option<Arc<dyn crate::recall::Clock>>>,
 }
+
+/// Notices remembered as given (see `EventLog::given_notices`); past it, all may be given again.
+pub const MAX_GIVEN_NOTICES: usize = 1024;
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -239,6 +246,7 @@ impl EventLog {
                 feedback_version: 0,
             }),
             notices: Mutex::new(Vec::new()),
+            given_notices: Mutex::new(std::collections::HashSet::new()),
             last_refresh: Mutex::new(Some(std::time::Instant::now())),
             compressed_lens: Mutex::new(HashMap::new()),
             stamps: RwLock::new(None),
@@ -291,6 +299,14 @@ impl EventLog {
     }
 
     pub(super) fn notice(&self, n: String) {
+        if let Ok(mut given) = self.given_notices.lock() {
+            if given.len() >= MAX_GIVEN_NOTICES {
+                given.clear();
+            }
+            if !given.insert(n.clone()) {
+                return;
+            }
+        }
         if let Ok(mut v) = self.notices.lock() {
             v.push(n);
         }
@@ -499,6 +515,32 @@ mod tests {
         assert!(long.contains("(10000 bytes)"), "{long}");
         let short = open("bad id");
         assert!(short.contains("\"bad id\": use 1 to 64 characters"), "{short}");
+    }
+
+    /// Regression: an unreadable segment was told about at every refresh (once a second), and
+    /// a caller that gathers notices (Python's `Memory.notices`) grew one copy per second. A
+    /// notice is given once.
+    #[test]
+    fn a_notice_is_given_once() {
+        let fs: Arc<dyn Fs> = Arc::new(crate::fs::MemFs::new());
+        let log = EventLog::open(
+            fs,
+            Path::new("/m/events").to_path_buf(),
+            Path::new("/m/index").to_path_buf(),
+            None,
+            SyncPolicy::Close,
+        )
+        .expect("open");
+        let _ = log.take_notices();
+        log.notice("segment x is unreadable".into());
+        log.notice("segment x is unreadable".into());
+        log.notice("segment y is unreadable".into());
+        assert_eq!(
+            log.take_notices(),
+            vec!["segment x is unreadable", "segment y is unreadable"]
+        );
+        log.notice("segment x is unreadable".into());
+        assert!(log.take_notices().is_empty());
     }
 
     fn at(kinds: Vec<EventKind>) -> Vec<(u64, Event)> {

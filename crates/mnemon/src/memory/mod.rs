@@ -121,7 +121,9 @@ pub struct Memory {
     clock: Arc<dyn Clock>,
     events: EventLog,
     notices: Mutex<Vec<String>>,
-    qid_counter: std::sync::atomic::AtomicU64,
+    /// Recalls made under this memory's session in this process (shared with every other
+    /// handle opened with that session: see [`session_counter`]).
+    qid_counter: Arc<std::sync::atomic::AtomicU64>,
     /// Whether this process said that `events/` is read-only for it (said once).
     told_unrecorded: std::sync::atomic::AtomicBool,
     /// Set once the store is known to have been indexed (see [`Memory::ensure_indexed`]).
@@ -207,6 +209,31 @@ fn check_id(id: &str) -> Result<()> {
     })
 }
 
+/// The recall counter of `session` in this process, shared by every handle open with it: two
+/// handles given one session (two `Memory.open(..., session=...)` in one Python process) would
+/// otherwise each count from 0 and name two recalls alike.
+fn session_counter(session: &str) -> Arc<std::sync::atomic::AtomicU64> {
+    type Counters = std::collections::HashMap<String, Arc<std::sync::atomic::AtomicU64>>;
+    static COUNTERS: std::sync::OnceLock<Mutex<Counters>> = std::sync::OnceLock::new();
+    let mut counters = COUNTERS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // A session opened again after its handles closed counts on. Past a bound, the sessions no
+    // handle holds are forgotten: made-up ones are never opened again.
+    if counters.len() >= MAX_SESSION_COUNTERS {
+        counters.retain(|_, c| Arc::strong_count(c) > 1);
+    }
+    counters
+        .entry(session.to_string())
+        .or_insert_with(|| Arc::new(std::sync::atomic::AtomicU64::new(0)))
+        .clone()
+}
+
+/// Sessions whose recall counts a process keeps once no handle holds them (see
+/// [`session_counter`]).
+const MAX_SESSION_COUNTERS: usize = 4096;
+
 impl Memory {
     /// Create a memory folder at `root` (idempotent) and open it.
     pub fn init(root: impl Into<std::path::PathBuf>) -> Result<Memory> {
@@ -277,6 +304,7 @@ impl Memory {
             }
         }
         notices.extend(events.take_notices());
+        let qid_counter = session_counter(&events.session());
         let memory = Memory {
             dir,
             store,
@@ -295,7 +323,7 @@ impl Memory {
             clock: Arc::new(SystemClock),
             events,
             notices: Mutex::new(notices),
-            qid_counter: std::sync::atomic::AtomicU64::new(0),
+            qid_counter,
             told_unrecorded: std::sync::atomic::AtomicBool::new(false),
             indexed: std::sync::atomic::AtomicBool::new(false),
             store_file,

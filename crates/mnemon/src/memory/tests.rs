@@ -401,3 +401,28 @@ fn events_recorded_under_a_set_clock_are_dated_by_it() {
     let used_ms = a.stats("alpha").expect("stats").last_used_ms;
     assert_eq!(used_ms, Some(at_s * 1000));
 }
+
+/// Regression: two handles opened with one session in one process each counted their recalls
+/// from 0, so their first recalls had one id. They share the count.
+#[test]
+fn two_handles_given_one_session_name_their_recalls_apart() {
+    let (tmp, a, q) = three_notes();
+    drop(a);
+    let open = || {
+        Memory::open_with(
+            crate::folder::MemoryDir::at(tmp.path().join(".mnemon")),
+            crate::OpenOptions::default().with_session("shared-session-under-test".to_string()),
+        )
+        .expect("open")
+    };
+    let (a, b) = (open(), open());
+    let qa = a.recall(&q).expect("recall a").qid;
+    let qb = b.recall(&q).expect("recall b").qid;
+    assert_ne!(qa, qb);
+    assert!(qa.starts_with("shared-session-under-test-p"), "{qa}");
+    // Closed and opened again, the session counts on.
+    drop((a, b));
+    let c = open();
+    let qc = c.recall(&q).expect("recall c").qid;
+    assert!(qc.ends_with("-q2"), "{qc}");
+}

@@ -75,6 +75,14 @@ impl MemoryDir {
     /// opened (`Memory::open_with`).
     pub fn init(root: impl Into<PathBuf>) -> Result<Self> {
         let dir = MemoryDir::at(root);
+        if dir.root().as_os_str().is_empty() {
+            return Err(Error::InvalidArgument {
+                what: "memory folder",
+                message: "the path is empty: give the project's folder or its `.mnemon` (`.` \
+                          for the current folder)"
+                    .into(),
+            });
+        }
         let resolved = resolved(dir.root());
         if resolved.parent().is_none() {
             return Err(Error::InvalidArgument {
@@ -365,6 +373,9 @@ mod tests {
         }
         let e = MemoryDir::init("/").unwrap_err().to_string();
         assert!(e.contains("file system's root"), "{e}");
+        // An empty path was called the root too.
+        let e = MemoryDir::init("").unwrap_err().to_string();
+        assert!(e.contains("the path is empty"), "{e}");
         // A folder merely named `memory` elsewhere is fine, and so is one beside a project's
         // own `index/` (no events/, no index store: no memory folder).
         MemoryDir::init(tmp.path().join("memory/project")).unwrap();

@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::{bin, fresh};
+use common::fresh;
+use common::mcp::spawn_serve;
 use mnemon_cli::mcp::lines::{MAX_LINE_BYTES, MAX_NESTING_DEPTH};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -15,20 +16,6 @@ use std::time::Duration;
 /// How long a reply may take before the test calls it missing (a guard against hanging, not a
 /// timing assertion).
 const REPLY_GUARD: Duration = Duration::from_secs(120);
-
-/// `mnemon serve --no-watch` on the memory folder `root`, its stdin and stdout piped.
-fn spawn_serve(root: &std::path::Path, stderr: Stdio) -> Child {
-    bin()
-        .arg("--dir")
-        .arg(root)
-        .args(["serve", "--no-watch"])
-        .env_remove("MNEMON_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .expect("spawn mnemon serve")
-}
 
 struct Server {
     child: Child,

@@ -7,6 +7,20 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
+/// `mnemon serve --no-watch` on the memory folder `root`, its stdin and stdout piped.
+pub fn spawn_serve(root: &Path, stderr: Stdio) -> Child {
+    super::bin()
+        .arg("--dir")
+        .arg(root)
+        .args(["serve", "--no-watch"])
+        .env_remove("MNEMON_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("spawn mnemon serve")
+}
+
 /// A running server and the pipes to talk to it.
 pub struct Server {
     child: Child,
@@ -26,16 +40,7 @@ impl Server {
     }
 
     fn spawn(root: &Path, stderr: Stdio) -> Server {
-        let mut child = super::bin()
-            .arg("--dir")
-            .arg(root)
-            .args(["serve", "--no-watch"])
-            .env_remove("MNEMON_DIR")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .expect("spawn serve");
+        let mut child = spawn_serve(root, stderr);
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut server = Server {

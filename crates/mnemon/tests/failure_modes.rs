@@ -530,6 +530,38 @@ fn an_events_folder_removed_under_an_open_memory_is_made_again() {
     assert_eq!(other.stats("a").unwrap().importance, Some(7));
 }
 
+/// The whole memory folder removed under a long-lived process (a Python handle, a server):
+/// recalls, feedback and importance marks made `events/` again, a folder of events alone where the
+/// user had removed everything. They fail now, saying the folder is gone, and make nothing.
+#[test]
+fn a_memory_folder_removed_under_an_open_memory_is_not_made_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("gone");
+    let m = mnemon::Memory::init(&root).unwrap();
+    common::write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha walrus\n");
+    m.index().unwrap();
+    m.set_importance("a", 4, &[], "").unwrap();
+    std::fs::remove_dir_all(&root).unwrap();
+    let err = m
+        .set_importance("a", 7, &[], "after")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("memory folder was removed or moved"), "{err}");
+    assert!(err.contains(&root.display().to_string()), "{err}");
+    let err = m
+        .feedback(&["a".to_string()], &[], Some("alpha"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("memory folder was removed or moved"), "{err}");
+    // Its answers would come from a store that is gone with the folder.
+    let err = m
+        .recall(&mnemon::recall::Query::text("alpha"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("memory folder was removed or moved"), "{err}");
+    assert!(!root.exists(), "the removed folder was made again");
+}
+
 /// The log shared through git: clone A compresses segment X (nothing on A holds its writer's
 /// lock) while clone B's server goes on appending to `X.seg`; a merge brings A's shorter
 /// `X.seg.zst` beside B's longer `X.seg`. Readers took the compressed copy (every event B wrote

@@ -319,6 +319,13 @@ impl EventLog {
         matches!(self.fs.list(&self.events_dir), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
     }
 
+    /// The memory folder holding `events/`, when it is gone too.
+    fn memory_gone(&self) -> Option<&std::path::Path> {
+        let root = self.events_dir.parent()?;
+        matches!(self.fs.list(root), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+            .then_some(root)
+    }
+
     /// A new segment for this process: its header is written under a hidden temporary name and
     /// the file is then linked under its final name (never replacing one), so no reader ever
     /// lists a segment without its header.
@@ -361,6 +368,17 @@ impl EventLog {
                 // `events/` removed under a long-lived process (`git clean`, `git stash -u`):
                 // made again, as opening the memory would, or every later event would fail.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && !remade && self.folder_gone() => {
+                    // The whole memory folder gone (deleted, moved) is not `git clean`: making
+                    // `events/` again would leave a folder of events with no notes beside it
+                    // where the user removed everything.
+                    if let Some(root) = self.memory_gone() {
+                        return Err(Error::EventLog {
+                            path: root.to_path_buf(),
+                            message: "the memory folder was removed or moved while this process                                       had it open: the event was not recorded, and no folder is                                       made again in its place; open the memory where it is now,                                       or make a new one with `mnemon init`"
+                                .to_string(),
+                            cause: Some(e.kind()),
+                        });
+                    }
                     self.fs
                         .create_dir_all(&self.events_dir)
                         .map_err(|e| Error::EventLog {

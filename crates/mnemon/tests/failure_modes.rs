@@ -559,6 +559,13 @@ fn a_memory_folder_removed_under_an_open_memory_is_not_made_again() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("memory folder was removed or moved"), "{err}");
+    // A holder that opens the folder again when its store is replaced (serve, Python) finds
+    // nothing to open.
+    let err = mnemon::Memory::open_with(m.dir().clone(), mnemon::OpenOptions::default())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains(&root.display().to_string()), "{err}");
     assert!(!root.exists(), "the removed folder was made again");
 }
 

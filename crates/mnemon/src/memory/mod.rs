@@ -243,11 +243,7 @@ impl Memory {
 
     /// Open the memory folder at `root` (the folder holding `memory/`).
     pub fn open(root: impl Into<std::path::PathBuf>) -> Result<Memory> {
-        let dir = MemoryDir::at(root);
-        if !dir.memory().is_dir() {
-            return Err(Error::not_a_memory_folder(dir.root().to_path_buf()));
-        }
-        Memory::open_dir(dir)
+        Memory::open_dir(MemoryDir::at(root))
     }
 
     /// Open an already located memory folder with default options.
@@ -257,6 +253,12 @@ impl Memory {
 
     /// Open an already located memory folder.
     pub fn open_with(dir: MemoryDir, opts: OpenOptions) -> Result<Memory> {
+        // Checked before anything is made: a holder opening the folder again after it was
+        // removed or moved (serve, Python) would otherwise make `events/` and `index/` where
+        // the user removed everything.
+        if !dir.memory().is_dir() {
+            return Err(Error::not_a_memory_folder(dir.root().to_path_buf()));
+        }
         let mut notices = Vec::new();
         dir.check_contained()?;
         for sub in [dir.events(), dir.index()] {

@@ -14,7 +14,8 @@ Rust library ``mnemon``; this package calls it in process (no server, no subproc
 
 Errors: :class:`InvalidArgument` (a :class:`ValueError`) for an argument out of range,
 :class:`NotFound` (a :class:`KeyError`) for an unknown note id, :class:`Error` (the base of
-both) for anything else; messages are the library's, the same the ``mnemon`` command prints.
+both) for anything else; messages are the library's, the ``mnemon`` command's, with the fix said
+in Python (``Memory.index()``, not ``mnemon index``).
 """
 
 import os as _os

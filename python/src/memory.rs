@@ -12,7 +12,7 @@ use mnemon::args;
 use mnemon::recall::Query;
 use mnemon::{MemoryDir, OpenOptions};
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyDict, PyList};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -398,7 +398,7 @@ impl Memory {
         if let Some(engine) = state.open_engine() {
             all.extend(engine.take_notices());
         }
-        Ok(all.clone())
+        Ok(all.iter().map(|n| errors::python_terms(n)).collect())
     }
 
     /// True once :meth:`close` was called.
@@ -670,7 +670,15 @@ impl Memory {
             ..mnemon::WriteRequest::new(id.0.clone(), body)
         };
         let outcome = self.run_writing(py, move |m| m.write_note(&req))?;
-        crate::convert::to_data(py, &outcome)
+        let data = crate::convert::to_data(py, &outcome)?;
+        // What to do when refused, said in Python (`Memory.show`, not `mnemon show`).
+        if let Ok(dict) = data.cast::<PyDict>()
+            && let Some(message) = dict.get_item("message")?
+            && let Ok(text) = message.extract::<String>()
+        {
+            dict.set_item("message", errors::python_terms(&text))?;
+        }
+        Ok(data)
     }
 
     /// Check the memory (re-indexes first): dangling links, notes with problems, conflict

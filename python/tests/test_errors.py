@@ -3,6 +3,7 @@ message, unknown notes raise KeyError (mnemon.NotFound), the rest mnemon.Error."
 
 import pathlib
 import pickle
+import re
 
 import pytest
 
@@ -48,7 +49,6 @@ def test_the_messages_are_the_clis(memory, cli) -> None:
         (["recall", "x", "--limit", "0"], lambda: memory.recall("x", limit=0)),
         (["importance", "pgbouncer", "11"], lambda: memory.set_importance("pgbouncer", 11)),
         (["core", "--budget", "0"], lambda: memory.core(0)),
-        (["stats", "nope"], lambda: memory.stats("nope")),
     ]:
         done = cli(*args, "--dir", str(memory.path), check=False)
         assert done.returncode == 2, done.stderr
@@ -136,7 +136,7 @@ def test_an_unknown_note_is_a_key_error(memory, call) -> None:
     assert isinstance(e, mnemon.NotFound) and isinstance(e, mnemon.Error)
     assert e.id == "no-such-note"
     assert str(e) == (
-        "no note with id `no-such-note`; run `mnemon index` if you just added it, "
+        "no note with id `no-such-note`; call Memory.index() if you just added it, "
         "or check the spelling"
     )
 
@@ -157,6 +157,54 @@ def test_other_failures_are_mnemon_errors(tmp_path: pathlib.Path, monkeypatch) -
     (tmp_path / "file").write_text("x")
     with pytest.raises(mnemon.Error):
         mnemon.Memory.init(tmp_path / "file")
+
+
+def test_fixes_are_said_in_python_not_as_commands(memory, cli, tmp_path: pathlib.Path) -> None:
+    """The library's messages end in a fix for the command line (`run mnemon index`, `--dir`,
+    `mnemon show`): raised in Python, the fix is the Python call."""
+    root = memory.path
+    (tmp_path / "file").write_text("x")
+    cases = [
+        (lambda: memory.stats("nope"), "call Memory.index() if you just added it"),
+        (
+            lambda: mnemon.Memory.open(root / "memory"),
+            f"use mnemon.Memory.open({str(root)!r})".replace("'", '"'),
+        ),
+        (
+            lambda: mnemon.Memory.open(tmp_path / "file"),
+            f"such as mnemon.Memory.open({str(tmp_path)!r})".replace("'", '"'),
+        ),
+        (
+            lambda: mnemon.Memory.init(root / "index" / "x"),
+            f"use mnemon.Memory.open({str(root)!r})".replace("'", '"'),
+        ),
+        (
+            lambda: memory.write_note("x", "---\nname: X\n---\nA body."),
+            "as keyword arguments of Memory.write_note",
+        ),
+        (
+            lambda: memory.write_note("x", "A body.", expected_sha256="zz"),
+            "the sha256 that Memory.show(id) gives",
+        ),
+        (
+            lambda: mnemon.Memory.open(root, session="no spaces"),
+            "(given by session= or the MNEMON_SESSION environment variable)",
+        ),
+    ]
+    for call, fix in cases:
+        with pytest.raises(mnemon.Error) as caught:
+            call()
+        message = str(caught.value)
+        assert fix in message, message
+        assert not re.search(r"--[a-z]|`mnemon |mnemon (index|show|init|doctor)\b", message), message
+    # The command's message for the same error keeps the command's fix.
+    done = cli("stats", "nope", "--dir", str(root), check=False)
+    assert "run `mnemon index` if you just added it" in done.stderr
+    # What to do about a refused write is said in Python too.
+    refused = memory.write_note("pgbouncer", "Another body.")
+    assert refused["refused"] == "exists"
+    assert "read it with Memory.show(id)" in refused["message"]
+    assert "mnemon show" not in refused["message"]
 
 
 def test_exceptions_are_importable_and_picklable() -> None:

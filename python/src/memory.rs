@@ -324,6 +324,46 @@ fn cwd() -> mnemon::Result<PathBuf> {
     std::env::current_dir().map_err(|e| mnemon::Error::io("read the working directory", ".", e))
 }
 
+/// Refuse an empty or blank note id given as argument `what` with `mnemon.InvalidArgument`, as
+/// every other malformed id is: the library would look it up and answer that no note has it
+/// (`mnemon.NotFound`), or write it into a note's links.
+fn check_id(what: &'static str, id: &str) -> mnemon::Result<()> {
+    match blank(id) {
+        None => Ok(()),
+        Some(why) => Err(no_id(what, format!("the id {why}"))),
+    }
+}
+
+/// [`check_id`] for each id of the list `what`.
+fn check_ids(what: &'static str, ids: &[String]) -> mnemon::Result<()> {
+    for (i, id) in ids.iter().enumerate() {
+        if let Some(why) = blank(id) {
+            return Err(no_id(what, format!("item {i} ({id:?}) {why}")));
+        }
+    }
+    Ok(())
+}
+
+/// Why `id` names no note, if it is empty or blank.
+fn blank(id: &str) -> Option<&'static str> {
+    if id.is_empty() {
+        Some("is empty")
+    } else if id.trim().is_empty() {
+        Some("is only white space")
+    } else {
+        None
+    }
+}
+
+fn no_id(what: &'static str, which: String) -> mnemon::Error {
+    mnemon::Error::InvalidArgument {
+        what,
+        message: format!(
+            "{which}, which names no note: give a note's id (its path below memory/ without .md)"
+        ),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn query_of(
     text: Option<Text>,
@@ -333,6 +373,7 @@ fn query_of(
     min_score: Option<f64>,
     record: bool,
 ) -> mnemon::Result<Query> {
+    check_ids("anchors", &anchors)?;
     Ok(Query {
         text: text.map(String::from).unwrap_or_default(),
         anchors,
@@ -552,6 +593,9 @@ impl Memory {
         wrong: Strings,
         query: Option<Text>,
     ) -> PyResult<FeedbackReport> {
+        check_ids("used", &used.0)
+            .and_then(|()| check_ids("wrong", &wrong.0))
+            .py_err(py)?;
         self.run(py, move |m| m.feedback(&used.0, &wrong.0, query.as_deref()))
             .map(FeedbackReport::from)
     }
@@ -572,6 +616,7 @@ impl Memory {
         tags: Strings,
         note: Text,
     ) -> PyResult<()> {
+        check_id("id", &id).py_err(py)?;
         let importance: u8 = importance.check(args::IMPORTANCE).py_err(py)?;
         self.run(py, move |m| {
             m.set_importance(&id, importance, &tags.0, &note)
@@ -582,6 +627,7 @@ impl Memory {
     /// shows them): recalls, uses, wrong verdicts, importance. An unknown id raises
     /// :class:`mnemon.NotFound`.
     fn stats(&self, py: Python<'_>, id: Text) -> PyResult<NodeStatsView> {
+        check_id("id", &id).py_err(py)?;
         self.run(py, move |m| m.stats(&id)).map(NodeStatsView::from)
     }
 
@@ -600,6 +646,7 @@ impl Memory {
     /// Note ``id`` with its frontmatter and its edges both ways (a :class:`NodeView`, as
     /// ``mnemon show`` prints it). An unknown id raises :class:`mnemon.NotFound`.
     fn show(&self, py: Python<'_>, id: Text) -> PyResult<NodeView> {
+        check_id("id", &id).py_err(py)?;
         self.run(py, move |m| m.show(&id)).map(NodeView::from)
     }
 
@@ -641,6 +688,12 @@ impl Memory {
         expected_sha256: Option<Text>,
         on_duplicate: Option<Text>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        // (The id itself is the library's to refuse, as `mnemon.InvalidArgument` of `note`
+        // as every other fault of a note to write.)
+        check_ids("related", &related.0)
+            .and_then(|()| check_ids("supersedes", &supersedes.0))
+            .and_then(|()| check_ids("contradicts", &contradicts.0))
+            .py_err(py)?;
         // Indexing the note needs the worker threads: a forked child would write the file, then
         // wait forever holding the folder's write lock.
         pool_usable(py, "write_note")?;

@@ -88,6 +88,41 @@ def test_invalid_arguments(memory) -> None:
         memory.core(mnemon.MAX_BUDGET_TOKENS + 1)
 
 
+@pytest.mark.parametrize("blank", ["", "   "])
+@pytest.mark.parametrize(
+    "what, call",
+    [
+        ("anchors", lambda m, b: m.recall(anchors=[b])),
+        ("anchors", lambda m, b: m.recall_report("pool", anchors=["pool-sizing", b])),
+        ("used", lambda m, b: m.feedback([b])),
+        ("wrong", lambda m, b: m.feedback(["pool-sizing"], wrong=[b])),
+        ("id", lambda m, b: m.set_importance(b, 5)),
+        ("id", lambda m, b: m.stats(b)),
+        ("id", lambda m, b: m.show(b)),
+        ("related", lambda m, b: m.write_note("x", "A body.", related=[b])),
+        ("supersedes", lambda m, b: m.write_note("x", "A body.", supersedes=[b])),
+        ("contradicts", lambda m, b: m.write_note("x", "A body.", contradicts=[b])),
+    ],
+)
+def test_an_empty_or_blank_id_is_an_invalid_argument(memory, what, call, blank) -> None:
+    """Regression: ``recall(anchors=[""])`` raised NotFound (no note has the id ``""``), and
+    ``write_note(..., related=[""])`` wrote the empty link, where other calls refused the id."""
+    with pytest.raises(mnemon.InvalidArgument) as c:
+        call(memory, blank)
+    assert c.value.what == what
+    assert str(c.value).startswith(f"invalid {what}: "), str(c.value)
+    assert "names no note: give a note's id" in str(c.value)
+    assert not (memory.path / "memory" / "x.md").exists()
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_write_note_refuses_an_empty_or_blank_id(memory, blank) -> None:
+    # As every other fault of the note to write: `what` is "note", the message says what of it.
+    with pytest.raises(mnemon.InvalidArgument, match="id") as c:
+        memory.write_note(blank, "A body.")
+    assert c.value.what == "note"
+
+
 def test_a_lone_surrogate_is_an_invalid_argument(memory) -> None:
     """Regression: a lone surrogate (``json.loads('"\\ud800"')`` makes one) raised Python's
     UnicodeEncodeError, which ``except mnemon.Error`` let through."""

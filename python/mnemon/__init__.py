@@ -49,6 +49,7 @@ from ._mnemon import (
     __version__,
 )
 from ._types import (
+    Contradiction,
     Dangling,
     EdgeIn,
     EdgeKind,
@@ -100,6 +101,7 @@ __all__ = [
     "FloorReport",
     "IndexHealth",
     "Dangling",
+    "Contradiction",
     "NearDuplicate",
     "NoteError",
     "DEFAULT_DEPTH",

@@ -673,5 +673,26 @@ report_methods!(
         fn index<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
             to_data(py, &self.raw.index)
         }
+
+        /// Notes that replace each other in a circle (`supersedes` from each to the next, back
+        /// to the first), each cycle a list of ids, sorted: recall ignores these edges for
+        /// ranking until one of the notes stops declaring it.
+        #[getter]
+        fn supersede_cycles(&self) -> Vec<Vec<String>> {
+            self.raw.supersede_cycles.clone()
+        }
+
+        /// Pairs of notes that say they contradict each other (`contradicts`): dicts with `a`
+        /// and `b` (ids, `a` < `b`). Not errors: for a person to settle.
+        #[getter]
+        fn contradictions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            to_data(py, &self.raw.contradictions)
+        }
+
+        /// Near-duplicate pairs found beyond the ones `near_duplicates` lists.
+        #[getter]
+        fn near_duplicates_omitted(&self) -> usize {
+            self.raw.near_duplicates_omitted
+        }
     }
 );

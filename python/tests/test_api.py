@@ -225,6 +225,24 @@ def test_doctor_finds_the_dangling_link(memory: mnemon.Memory) -> None:
     json.dumps(report.to_dict())
 
 
+def test_every_key_of_the_doctor_report_is_an_attribute(folder: pathlib.Path) -> None:
+    # supersede_cycles, contradictions and near_duplicates_omitted were in to_dict() only.
+    write_note(folder, "old-plan", "---\nname: Old plan\nsupersedes:\n  - new-plan\n---\nPlan A.\n")
+    write_note(folder, "new-plan", "---\nname: New plan\nsupersedes:\n  - old-plan\n---\nPlan B.\n")
+    write_note(
+        folder, "retry-always", "---\nname: Retry\ncontradicts:\n  - pool-sizing\n---\nRetry.\n"
+    )
+    with mnemon.Memory.open(folder) as m:
+        report = m.doctor()
+    as_dict = report.to_dict()
+    for key, value in as_dict.items():
+        assert hasattr(report, key), key
+        assert getattr(report, key) == value, key
+    assert report.supersede_cycles == [["new-plan", "old-plan"]]
+    assert report.contradictions == [{"a": "pool-sizing", "b": "retry-always"}]
+    assert report.near_duplicates_omitted == 0
+
+
 def test_doctor_lists_near_duplicate_notes(folder: pathlib.Path) -> None:
     body = (
         "The nightly backup copies the ledger database to cold storage at two in the morning. "

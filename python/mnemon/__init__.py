@@ -14,7 +14,8 @@ Rust library ``mnemon``; this package calls it in process (no server, no subproc
 
 Errors: :class:`InvalidArgument` (a :class:`ValueError`) for an argument out of range,
 :class:`NotFound` (a :class:`KeyError`) for an unknown note id, :class:`Error` (the base of
-both) for anything else; messages are the library's, the same the ``mnemon`` command prints.
+both) for anything else; messages are the library's, the ``mnemon`` command's, with the fix said
+in Python (``Memory.index()``, not ``mnemon index``).
 """
 
 import os as _os
@@ -48,6 +49,7 @@ from ._mnemon import (
     __version__,
 )
 from ._types import (
+    Contradiction,
     Dangling,
     EdgeIn,
     EdgeKind,
@@ -99,6 +101,7 @@ __all__ = [
     "FloorReport",
     "IndexHealth",
     "Dangling",
+    "Contradiction",
     "NearDuplicate",
     "NoteError",
     "DEFAULT_DEPTH",

@@ -1,7 +1,8 @@
 """mnemon's exceptions. The native module raises these; import them from ``mnemon``.
 
-Every message is the library's own (the same text the ``mnemon`` command prints): what went
-wrong, on which file or argument, and what to do about it.
+Every message is the library's own (the text the ``mnemon`` command prints): what went wrong, on
+which file or argument, and what to do about it, the fix said in Python (``Memory.index()``,
+``mnemon.Memory.open(path)``) where the command's names a command or an option.
 """
 
 from typing import Any, Optional, Tuple

@@ -136,6 +136,13 @@ class NearDuplicate(TypedDict):
     similarity: float
 
 
+class Contradiction(TypedDict):
+    """Two notes that say they contradict each other (``a`` < ``b``)."""
+
+    a: str
+    b: str
+
+
 class NoteError(TypedDict):
     """A problem of one note, with its fix."""
 

@@ -2,7 +2,9 @@
 //! of range or malformed -> `mnemon.InvalidArgument` (a `ValueError`), an unknown note (or one
 //! newer than an index that may only be read) -> `mnemon.NotFound` (a `KeyError`), anything
 //! else -> `mnemon.Error`. The message is the library's `Display` text, as the `mnemon` command
-//! prints it, but for a missing memory folder, whose fix is `mnemon.Memory.init` here.
+//! prints it, with its fix said in this package's terms where the library names a command or a
+//! command-line option (`Memory.index()` for `mnemon index`, `mnemon.Memory.open(path)` for
+//! `--dir`).
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -57,8 +59,101 @@ fn in_python_terms(e: &mnemon::Error) -> String {
                 path.display().to_string()
             )
         }
-        _ => e.to_string(),
+        _ => python_terms(&e.to_string()),
     }
+}
+
+/// The library's fixes that name a command or the command line, and the same fix in Python.
+/// Whole phrases first, where the Python fix reads differently; then the commands alone.
+const FIXES: &[(&str, &str)] = &[
+    (
+        "run `mnemon index` if you just added it",
+        "call Memory.index() if you just added it",
+    ),
+    (
+        "run `mnemon index` where the folder is writable",
+        "call Memory.index() in a process that may write the folder",
+    ),
+    (
+        "`mnemon index` (or the next write or recall that indexes) reads it",
+        "Memory.index() (or the next write_note or recall that indexes) reads it",
+    ),
+    (
+        "until `mnemon index` runs where the index is writable",
+        "until Memory.index() runs in a process that may write the index",
+    ),
+    (
+        "`mnemon index` brings it up to date where it is writable",
+        "Memory.index() in a process that may write it brings it up to date",
+    ),
+    (
+        "run `mnemon doctor --fix` where the folder is writable",
+        "delete index/ (derived from the notes) and call Memory.index() where the folder is \
+         writable",
+    ),
+    (
+        "Run `mnemon doctor --fix` when no process has this memory open: it makes a new one",
+        "Delete index/ (derived from the notes) when no process has this memory open: \
+         Memory.index() makes a new one",
+    ),
+    (
+        "pass the sha256 that memory_show / mnemon show returns for the note",
+        "pass the sha256 that Memory.show(id) gives for the note (its .sha256)",
+    ),
+    (
+        "as fields (command-line options or tool arguments)",
+        "as keyword arguments of Memory.write_note",
+    ),
+    (
+        "(given by --session, session=, or the MNEMON_SESSION environment variable)",
+        "(given by session= or the MNEMON_SESSION environment variable)",
+    ),
+    ("(or give another --dir)", "(or give another path)"),
+    (
+        "; run `mnemon init`",
+        "; create it with mnemon.Memory.init(path)",
+    ),
+    ("pass `--dir ", "use `--dir "),
+    (
+        "read it with memory_show / mnemon show and",
+        "read it with Memory.show(id) and",
+    ),
+    ("with memory_show / mnemon show,", "with Memory.show(id),"),
+    ("`mnemon index`", "Memory.index()"),
+    ("`mnemon doctor`", "Memory.doctor()"),
+];
+
+/// Command-line forms taking one argument, up to the next backtick, and the Python call taking
+/// it: `` `--dir PATH` `` is `mnemon.Memory.open("PATH")`.
+const CALLS: &[(&str, &str)] = &[
+    ("`--dir ", "mnemon.Memory.open"),
+    ("memory_show / mnemon show `", "Memory.show"),
+];
+
+/// `text` (an error's or a notice's) with the fixes that name the command line said in Python:
+/// [`FIXES`], then [`CALLS`].
+pub(crate) fn python_terms(text: &str) -> String {
+    let mut out = text.to_string();
+    for (cli, python) in FIXES {
+        if out.contains(cli) {
+            out = out.replace(cli, python);
+        }
+    }
+    for (cli, call) in CALLS {
+        let mut from = 0;
+        while let Some(found) = out.get(from..).and_then(|rest| rest.find(cli)) {
+            let start = from + found;
+            let arg_at = start + cli.len();
+            let Some(len) = out.get(arg_at..).and_then(|rest| rest.find('`')) else {
+                break;
+            };
+            let python = format!("{call}({:?})", &out[arg_at..arg_at + len]);
+            out.replace_range(start..arg_at + len + 1, &python);
+            // On after it: an argument holding the pattern itself is not read again.
+            from = start + python.len();
+        }
+    }
+    out
 }
 
 /// A `mnemon.Error` with `message` (for failures of the binding itself, such as a closed memory).

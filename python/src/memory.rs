@@ -12,9 +12,11 @@ use mnemon::args;
 use mnemon::recall::Query;
 use mnemon::{MemoryDir, OpenOptions};
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyDict, PyList};
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 
 /// Recorded as the caller of recalls made from Python (the `caller` of their Query events).
 const CALLER: &str = "python";
@@ -31,6 +33,13 @@ const CALLER: &str = "python";
 /// in parallel. Several processes may open the same folder at once (the CLI, ``mnemon serve``,
 /// other agents); each sees the others' notes and events.
 ///
+/// A ``Memory`` inherited by a forked child (``os.fork()``, multiprocessing's ``fork`` start
+/// method) opens its folder again at its first call in the child, with the same session (one
+/// made up is made up anew, so the child's events are its own): a thread of the parent may have
+/// held one of the handle's locks at the fork, and the child must not wait for it. What the
+/// parent had open is left to the parent. :meth:`index` and :meth:`write_note` still refuse to
+/// run in such a child once the parent had indexed (see :meth:`index`).
+///
 /// ``index/`` is derived and may be deleted at any time, or rebuilt by another process: the handle
 /// then opens the folder again (at its next call that writes the index, or within a second for
 /// other calls, which meanwhile answer from the index as it was) and says so in :attr:`notices`.
@@ -40,44 +49,52 @@ const CALLER: &str = "python";
 /// opened memory.
 #[pyclass(frozen, module = "mnemon", name = "Memory")]
 pub(crate) struct Memory {
+    /// This process's state of the handle (see [`Memory::state`]): a `Box` made into a pointer,
+    /// freed by `Drop` only. Replaced only in a forked child, which leaks the inherited one.
+    state: AtomicPtr<State>,
+    /// The folder as it was opened, for a forked child to open again.
+    dir: MemoryDir,
+    /// The session given at open (`session=`, else `MNEMON_SESSION`); `None` when it was made
+    /// up, which a forked child then makes up anew, as the library does for its event log.
+    session: Option<String>,
+    /// `close` was called (here, or before the fork in the process this one was forked from).
+    closed: AtomicBool,
+}
+
+/// What one process holds of a [`Memory`]. Its locks may be held by another thread at the
+/// moment of an `os.fork()`; that thread does not exist in the child, so the child could wait
+/// on them forever: a child never touches its parent's `State` (nor the engine in it, whose own
+/// locks are as likely held), it opens the folder again into a `State` of its own.
+struct State {
+    /// The process this state was made in.
+    pid: u32,
     /// `None` once closed. Calls clone the `Arc` and release the lock before the engine runs, so
     /// `close` never waits for a recall, and the engine closes when the last call returns.
     inner: RwLock<Option<Arc<mnemon::Memory>>>,
-    root: PathBuf,
     /// What the engine said so far (at open, and after since: a segment removed under this
     /// process, a failed fsync), gathered when `notices` is read.
-    notices: std::sync::Mutex<Vec<String>>,
+    notices: Mutex<Vec<String>>,
     /// One reopening at a time (see [`Memory::current`]).
-    reopening: std::sync::Mutex<()>,
-    /// When this handle was opened, and when (ms after that) its store was last looked at.
-    opened_at: std::time::Instant,
-    store_checked_ms: std::sync::atomic::AtomicU64,
+    reopening: Mutex<()>,
+    /// When this state was made, and when (ms after that) its store was last looked at.
+    opened_at: Instant,
+    store_checked_ms: AtomicU64,
 }
 
-/// How often a reading call looks whether the store is still the folder's.
-const STORE_CHECK_EVERY_MS: u64 = 1000;
-
-impl Memory {
-    fn opened(py: Python<'_>, dir: MemoryDir, session: Option<String>) -> PyResult<Memory> {
-        let root = dir.root().to_path_buf();
-        let memory = py
-            .detach(move || {
-                let mut opts = OpenOptions::default();
-                if let Some(s) = session {
-                    opts = opts.with_session(s);
-                }
-                mnemon::Memory::open_with(dir, opts)
-            })
-            .py_err(py)?;
-        let notices = memory.take_notices();
-        Ok(Memory {
-            inner: RwLock::new(Some(Arc::new(memory))),
-            root,
-            notices: std::sync::Mutex::new(notices),
-            reopening: std::sync::Mutex::new(()),
-            opened_at: std::time::Instant::now(),
-            store_checked_ms: std::sync::atomic::AtomicU64::new(0),
-        })
+impl State {
+    fn new(engine: Option<mnemon::Memory>) -> State {
+        let notices = engine
+            .as_ref()
+            .map(|m| m.take_notices())
+            .unwrap_or_default();
+        State {
+            pid: std::process::id(),
+            inner: RwLock::new(engine.map(Arc::new)),
+            notices: Mutex::new(notices),
+            reopening: Mutex::new(()),
+            opened_at: Instant::now(),
+            store_checked_ms: AtomicU64::new(0),
+        }
     }
 
     /// The engine, `None` once closed.
@@ -88,17 +105,119 @@ impl Memory {
         }
     }
 
+    /// Whether a second has passed since the store was last looked at (and now it is).
+    fn store_check_due(&self) -> bool {
+        let now_ms = self.opened_at.elapsed().as_millis() as u64;
+        let last = self.store_checked_ms.load(Ordering::Relaxed);
+        now_ms.saturating_sub(last) >= STORE_CHECK_EVERY_MS
+            && self
+                .store_checked_ms
+                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from `Box::into_raw` and is freed nowhere else; `&mut self`
+        // means no call is using it.
+        let state = unsafe { Box::from_raw(*self.state.get_mut()) };
+        if state.pid != std::process::id() {
+            // The parent's, never used here: dropping its engine could wait on a lock that a
+            // thread of the parent held at the fork.
+            std::mem::forget(state);
+        }
+    }
+}
+
+/// How often a reading call looks whether the store is still the folder's.
+const STORE_CHECK_EVERY_MS: u64 = 1000;
+
+/// The options a handle opens its folder with: the session given, else a new one.
+fn options(session: Option<String>) -> OpenOptions {
+    let opts = OpenOptions::default();
+    match session {
+        Some(s) => opts.with_session(s),
+        None => opts,
+    }
+}
+
+impl Memory {
+    fn opened(py: Python<'_>, dir: MemoryDir, session: Option<String>) -> PyResult<Memory> {
+        let opts = options(session);
+        // As resolved (MNEMON_SESSION read now): a forked child opens with the same one.
+        let session = opts.session.clone();
+        let opened = dir.clone();
+        let memory = py
+            .detach(move || mnemon::Memory::open_with(opened, opts))
+            .py_err(py)?;
+        Ok(Memory {
+            state: AtomicPtr::new(Box::into_raw(Box::new(State::new(Some(memory))))),
+            dir,
+            session,
+            closed: AtomicBool::new(false),
+        })
+    }
+
+    /// The state as it is now: in a forked child not yet used, the parent's.
+    fn loaded(&self) -> (*mut State, &State) {
+        let current = self.state.load(Ordering::Acquire);
+        // SAFETY: from `Box::into_raw`, freed only by `Drop`; a replaced one is leaked, so it
+        // lives as long as `self`.
+        (current, unsafe { &*current })
+    }
+
+    /// This process's state. In a process forked from the one that made the state (`os.fork`,
+    /// multiprocessing's `fork` start method), the first call opens the folder again with the
+    /// same session and options (a session made up is made up anew) and leaks the inherited
+    /// state: see [`State`].
+    fn state(&self, py: Python<'_>) -> PyResult<&State> {
+        let pid = std::process::id();
+        loop {
+            let (current, state) = self.loaded();
+            if state.pid == pid {
+                return Ok(state);
+            }
+            let fresh = if self.closed.load(Ordering::Acquire) {
+                State::new(None)
+            } else {
+                let dir = self.dir.clone();
+                let opts = options(self.session.clone());
+                let engine = py
+                    .detach(move || mnemon::Memory::open_with(dir, opts))
+                    .py_err(py)?;
+                State::new(Some(engine))
+            };
+            let fresh = Box::into_raw(Box::new(fresh));
+            match self
+                .state
+                .compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire)
+            {
+                // SAFETY: as above; `fresh` is now the handle's.
+                Ok(_) => return Ok(unsafe { &*fresh }),
+                Err(_) => {
+                    // Another thread of this process opened it first: use that one.
+                    // SAFETY: `fresh` was never shared.
+                    let lost = unsafe { Box::from_raw(fresh) };
+                    py.detach(move || drop(lost));
+                }
+            }
+        }
+    }
+
     /// The open engine, or `mnemon.Error` when closed.
-    fn engine(&self, py: Python<'_>) -> PyResult<Arc<mnemon::Memory>> {
-        self.open_engine().ok_or_else(|| {
-            errors::plain(
+    fn engine(&self, py: Python<'_>) -> PyResult<(&State, Arc<mnemon::Memory>)> {
+        let state = self.state(py)?;
+        match state.open_engine() {
+            Some(engine) => Ok((state, engine)),
+            None => Err(errors::plain(
                 py,
                 format!(
                     "this Memory ({}) is closed; open the folder again with mnemon.Memory.open",
-                    self.root.display()
+                    self.dir.root().display()
                 ),
-            )
-        })
+            )),
+        }
     }
 
     /// Run `f` on the engine with the interpreter released; its error as a Python exception.
@@ -128,10 +247,10 @@ impl Memory {
         always: bool,
         f: impl FnOnce(&mnemon::Memory) -> mnemon::Result<T> + Send,
     ) -> PyResult<T> {
-        let engine = self.engine(py)?;
+        let (state, engine) = self.engine(py)?;
         py.detach(move || {
-            let engine = if always || self.store_check_due() {
-                self.current(engine)?
+            let engine = if always || state.store_check_due() {
+                current(state, engine)?
             } else {
                 engine
             };
@@ -139,65 +258,52 @@ impl Memory {
         })
         .py_err(py)
     }
+}
 
-    /// Whether a second has passed since the store was last looked at (and now it is).
-    fn store_check_due(&self) -> bool {
-        use std::sync::atomic::Ordering;
-        let now_ms = self.opened_at.elapsed().as_millis() as u64;
-        let last = self.store_checked_ms.load(Ordering::Relaxed);
-        now_ms.saturating_sub(last) >= STORE_CHECK_EVERY_MS
-            && self
-                .store_checked_ms
-                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
+/// `engine`, or the folder opened again (and indexed) when the index store `engine` opened
+/// is no longer the folder's: `index/` deleted (README allows it at any time) or rebuilt by
+/// another process. Without it this handle could not index or write while `index/` was
+/// gone, and then wrote into a store no other handle or process reads. Said in `notices`.
+fn current(state: &State, engine: Arc<mnemon::Memory>) -> mnemon::Result<Arc<mnemon::Memory>> {
+    let Some(why) = engine.store_replaced() else {
+        return Ok(engine);
+    };
+    let _one_at_a_time = state.reopening.lock().unwrap_or_else(|p| p.into_inner());
+    match state.open_engine() {
+        Some(now) if Arc::ptr_eq(&now, &engine) => {}
+        // Another thread opened it again meanwhile (or closed it: the call runs on the
+        // engine it began with, as a call running at `close` does).
+        Some(now) => return Ok(now),
+        None => return Ok(engine),
     }
-
-    /// `engine`, or the folder opened again (and indexed) when the index store `engine` opened
-    /// is no longer the folder's: `index/` deleted (README allows it at any time) or rebuilt by
-    /// another process. Without it this handle could not index or write while `index/` was
-    /// gone, and then wrote into a store no other handle or process reads. Said in `notices`.
-    fn current(&self, engine: Arc<mnemon::Memory>) -> mnemon::Result<Arc<mnemon::Memory>> {
-        let Some(why) = engine.store_replaced() else {
-            return Ok(engine);
-        };
-        let _one_at_a_time = self.reopening.lock().unwrap_or_else(|p| p.into_inner());
-        match self.open_engine() {
-            Some(now) if Arc::ptr_eq(&now, &engine) => {}
-            // Another thread opened it again meanwhile (or closed it: the call runs on the
-            // engine it began with, as a call running at `close` does).
-            Some(now) => return Ok(now),
-            None => return Ok(engine),
-        }
-        let options = OpenOptions::default().with_session(engine.session().to_string());
-        let fresh = mnemon::Memory::open_with(engine.dir().clone(), options)?;
-        fresh.continue_session(&engine);
-        // The engine's worker threads are gone in a forked child (see `pool_usable`): its
-        // first recall indexes the new store as any fresh open does.
-        if !crate::POOL_LOST_IN_FORK.load(std::sync::atomic::Ordering::Relaxed) {
-            crate::POOL_STARTED.store(true, std::sync::atomic::Ordering::Relaxed);
-            fresh.index_if_writable()?;
-        }
-        let fresh = Arc::new(fresh);
-        {
-            let mut notices = self.notices.lock().unwrap_or_else(|p| p.into_inner());
-            notices.extend(engine.take_notices());
-            notices.push(format!("{why}; opened the memory folder again"));
-            notices.extend(fresh.take_notices());
-        }
-        let mut guard = self.inner.write().unwrap_or_else(|p| p.into_inner());
-        // Closed while it was opened again: it stays closed; this call runs on the new engine,
-        // which closes when the call returns.
-        if guard.as_ref().is_some_and(|now| Arc::ptr_eq(now, &engine)) {
-            *guard = Some(fresh.clone());
-        }
-        Ok(fresh)
+    let options = OpenOptions::default().with_session(engine.session().to_string());
+    let fresh = mnemon::Memory::open_with(engine.dir().clone(), options)?;
+    fresh.continue_session(&engine);
+    // The engine's worker threads are gone in a forked child (see `pool_usable`): its
+    // first recall indexes the new store as any fresh open does.
+    if !crate::POOL_LOST_IN_FORK.load(Ordering::Relaxed) {
+        crate::POOL_STARTED.store(true, Ordering::Relaxed);
+        fresh.index_if_writable()?;
     }
+    let fresh = Arc::new(fresh);
+    {
+        let mut notices = state.notices.lock().unwrap_or_else(|p| p.into_inner());
+        notices.extend(engine.take_notices());
+        notices.push(format!("{why}; opened the memory folder again"));
+        notices.extend(fresh.take_notices());
+    }
+    let mut guard = state.inner.write().unwrap_or_else(|p| p.into_inner());
+    // Closed while it was opened again: it stays closed; this call runs on the new engine,
+    // which closes when the call returns.
+    if guard.as_ref().is_some_and(|now| Arc::ptr_eq(now, &engine)) {
+        *guard = Some(fresh.clone());
+    }
+    Ok(fresh)
 }
 
 /// Before a call that hands work to the engine's worker threads (`index`, `doctor`): refuse it
 /// in a process forked after they started, where it would wait forever, and note that they start.
 fn pool_usable(py: Python<'_>, call: &str) -> PyResult<()> {
-    use std::sync::atomic::Ordering;
     if crate::POOL_LOST_IN_FORK.load(Ordering::Relaxed) {
         return Err(errors::plain(
             py,
@@ -218,6 +324,46 @@ fn cwd() -> mnemon::Result<PathBuf> {
     std::env::current_dir().map_err(|e| mnemon::Error::io("read the working directory", ".", e))
 }
 
+/// Refuse an empty or blank note id given as argument `what` with `mnemon.InvalidArgument`, as
+/// every other malformed id is: the library would look it up and answer that no note has it
+/// (`mnemon.NotFound`), or write it into a note's links.
+fn check_id(what: &'static str, id: &str) -> mnemon::Result<()> {
+    match blank(id) {
+        None => Ok(()),
+        Some(why) => Err(no_id(what, format!("the id {why}"))),
+    }
+}
+
+/// [`check_id`] for each id of the list `what`.
+fn check_ids(what: &'static str, ids: &[String]) -> mnemon::Result<()> {
+    for (i, id) in ids.iter().enumerate() {
+        if let Some(why) = blank(id) {
+            return Err(no_id(what, format!("item {i} ({id:?}) {why}")));
+        }
+    }
+    Ok(())
+}
+
+/// Why `id` names no note, if it is empty or blank.
+fn blank(id: &str) -> Option<&'static str> {
+    if id.is_empty() {
+        Some("is empty")
+    } else if id.trim().is_empty() {
+        Some("is only white space")
+    } else {
+        None
+    }
+}
+
+fn no_id(what: &'static str, which: String) -> mnemon::Error {
+    mnemon::Error::InvalidArgument {
+        what,
+        message: format!(
+            "{which}, which names no note: give a note's id (its path below memory/ without .md)"
+        ),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn query_of(
     text: Option<Text>,
@@ -227,6 +373,7 @@ fn query_of(
     min_score: Option<f64>,
     record: bool,
 ) -> mnemon::Result<Query> {
+    check_ids("anchors", &anchors)?;
     Ok(Query {
         text: text.map(String::from).unwrap_or_default(),
         anchors,
@@ -280,33 +427,38 @@ impl Memory {
     /// The memory folder (the one holding ``memory/``).
     #[getter]
     fn path(&self) -> PathBuf {
-        self.root.clone()
+        self.dir.root().to_path_buf()
     }
 
     /// Messages about repairs made while opening or since (a rebuilt index, a damaged cache,
     /// an event segment removed under this process, ...), to show to a person; usually empty.
     #[getter]
-    fn notices(&self) -> Vec<String> {
-        let mut all = self.notices.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(engine) = self.open_engine() {
+    fn notices(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let state = self.state(py)?;
+        let mut all = state.notices.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(engine) = state.open_engine() {
             all.extend(engine.take_notices());
         }
-        all.clone()
+        Ok(all.iter().map(|n| errors::python_terms(n)).collect())
     }
 
     /// True once :meth:`close` was called.
     #[getter]
     fn closed(&self) -> bool {
-        match self.inner.read() {
-            Ok(guard) => guard.is_none(),
-            Err(poisoned) => poisoned.into_inner().is_none(),
-        }
+        self.closed.load(Ordering::Acquire)
     }
 
     /// Close the memory: events become durable (fsync) once calls still running on other threads
     /// return. Later calls raise :class:`mnemon.Error`. Closing twice does nothing.
     fn close(&self, py: Python<'_>) {
-        let taken = match self.inner.write() {
+        self.closed.store(true, Ordering::Release);
+        let (_, state) = self.loaded();
+        // In a forked child that never used the handle, the state is the parent's: left alone
+        // (see `State`), and the next call finds the handle closed.
+        if state.pid != std::process::id() {
+            return;
+        }
+        let taken = match state.inner.write() {
             Ok(mut guard) => guard.take(),
             Err(poisoned) => poisoned.into_inner().take(),
         };
@@ -441,6 +593,9 @@ impl Memory {
         wrong: Strings,
         query: Option<Text>,
     ) -> PyResult<FeedbackReport> {
+        check_ids("used", &used.0)
+            .and_then(|()| check_ids("wrong", &wrong.0))
+            .py_err(py)?;
         self.run(py, move |m| m.feedback(&used.0, &wrong.0, query.as_deref()))
             .map(FeedbackReport::from)
     }
@@ -461,6 +616,7 @@ impl Memory {
         tags: Strings,
         note: Text,
     ) -> PyResult<()> {
+        check_id("id", &id).py_err(py)?;
         let importance: u8 = importance.check(args::IMPORTANCE).py_err(py)?;
         self.run(py, move |m| {
             m.set_importance(&id, importance, &tags.0, &note)
@@ -471,6 +627,7 @@ impl Memory {
     /// shows them): recalls, uses, wrong verdicts, importance. An unknown id raises
     /// :class:`mnemon.NotFound`.
     fn stats(&self, py: Python<'_>, id: Text) -> PyResult<NodeStatsView> {
+        check_id("id", &id).py_err(py)?;
         self.run(py, move |m| m.stats(&id)).map(NodeStatsView::from)
     }
 
@@ -489,6 +646,7 @@ impl Memory {
     /// Note ``id`` with its frontmatter and its edges both ways (a :class:`NodeView`, as
     /// ``mnemon show`` prints it). An unknown id raises :class:`mnemon.NotFound`.
     fn show(&self, py: Python<'_>, id: Text) -> PyResult<NodeView> {
+        check_id("id", &id).py_err(py)?;
         self.run(py, move |m| m.show(&id)).map(NodeView::from)
     }
 
@@ -530,6 +688,12 @@ impl Memory {
         expected_sha256: Option<Text>,
         on_duplicate: Option<Text>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        // (The id itself is the library's to refuse, as `mnemon.InvalidArgument` of `note`
+        // as every other fault of a note to write.)
+        check_ids("related", &related.0)
+            .and_then(|()| check_ids("supersedes", &supersedes.0))
+            .and_then(|()| check_ids("contradicts", &contradicts.0))
+            .py_err(py)?;
         // Indexing the note needs the worker threads: a forked child would write the file, then
         // wait forever holding the folder's write lock.
         pool_usable(py, "write_note")?;
@@ -559,7 +723,15 @@ impl Memory {
             ..mnemon::WriteRequest::new(id.0.clone(), body)
         };
         let outcome = self.run_writing(py, move |m| m.write_note(&req))?;
-        crate::convert::to_data(py, &outcome)
+        let data = crate::convert::to_data(py, &outcome)?;
+        // What to do when refused, said in Python (`Memory.show`, not `mnemon show`).
+        if let Ok(dict) = data.cast::<PyDict>()
+            && let Some(message) = dict.get_item("message")?
+            && let Ok(text) = message.extract::<String>()
+        {
+            dict.set_item("message", errors::python_terms(&text))?;
+        }
+        Ok(data)
     }
 
     /// Check the memory (re-indexes first): dangling links, notes with problems, conflict
@@ -571,7 +743,7 @@ impl Memory {
 
     fn __repr__(&self) -> String {
         let state = if self.closed() { " (closed)" } else { "" };
-        let root = crate::reports::quote(&self.root.display().to_string());
+        let root = crate::reports::quote(&self.dir.root().display().to_string());
         format!("<mnemon.Memory {root}{state}>")
     }
 }

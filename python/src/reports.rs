@@ -37,6 +37,8 @@ fn quote_list(items: &[String]) -> String {
 /// says how the note was reached: `"direct"` (its words match the question, or it is an anchor),
 /// `"neighbor"` (over links from a direct hit, the `trail`), or `"co_occur"` (over an edge mnemon
 /// synthesized between notes that share a slug or a vocabulary).
+///
+/// Hits are values: equal when every field is, and picklable (to hand them to another process).
 #[pyclass(frozen, module = "mnemon", name = "Hit")]
 pub(crate) struct Hit {
     hit: mnemon::recall::Hit,
@@ -143,6 +145,40 @@ impl Hit {
         )
     }
 
+    /// Pickled as the hit's fields (its JSON, `explain` included) and whether `explain` was asked.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String, bool))> {
+        let state = serde_json::to_string(&self.hit)
+            .map_err(|e| crate::errors::plain(py, format!("could not pickle a Hit: {e}")))?;
+        let restore = py.get_type::<Hit>().getattr("_from_state")?;
+        Ok((restore, (state, self.explain)))
+    }
+
+    /// A hit from what `__reduce__` gave (for `pickle`).
+    #[staticmethod]
+    fn _from_state(py: Python<'_>, state: &str, explain: bool) -> PyResult<Hit> {
+        let hit = HitState::parse(state).map_err(|e| {
+            crate::errors::plain(
+                py,
+                format!("could not unpickle a Hit ({e}): pickle it again"),
+            )
+        })?;
+        Ok(Hit { hit, explain })
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<Hit>()
+            .is_ok_and(|o| o.get().explain == self.explain && o.get().hit == self.hit)
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.hit.id.hash(&mut h);
+        self.hit.score.to_bits().hash(&mut h);
+        h.finish()
+    }
+
     fn __repr__(&self) -> String {
         let source = serde_json::to_value(self.hit.source)
             .ok()
@@ -157,8 +193,123 @@ impl Hit {
     }
 }
 
+/// A pickled [`Hit`]'s fields, read back from the JSON of `mnemon::recall::Hit`. The library's
+/// types are written as JSON only; a field added there fails to build here until it is read.
+#[derive(serde::Deserialize)]
+struct HitState {
+    id: String,
+    name: Option<String>,
+    description: Option<String>,
+    #[serde(rename = "type")]
+    note_type: String,
+    score: f32,
+    source: String,
+    trail: Vec<TrailState>,
+    excerpt: String,
+    explain: ExplainState,
+    superseded_by: Vec<String>,
+    contradicts: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct TrailState {
+    from: String,
+    to: String,
+    kind: String,
+    provenance: String,
+}
+
+#[derive(serde::Deserialize)]
+struct ExplainState {
+    lexical: f32,
+    coverage: f32,
+    learned: f32,
+    title_match: bool,
+    base: f32,
+    support: f32,
+    type_weight: f32,
+    ttl_factor: f32,
+    usage: f32,
+    importance: f32,
+    recency: f32,
+    matched_terms: Vec<String>,
+    placed: bool,
+}
+
+impl HitState {
+    fn parse(json: &str) -> Result<mnemon::recall::Hit, String> {
+        use mnemon::recall::Source;
+        let s: HitState = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        let unknown = |what: &str, v: &str| format!("unknown {what} {v:?}");
+        let note_type = mnemon::NoteType::ALL
+            .into_iter()
+            .map(mnemon::NoteType::as_str)
+            .find(|t| *t == s.note_type)
+            .ok_or_else(|| unknown("type", &s.note_type))?;
+        let source = [Source::Direct, Source::Neighbor, Source::CoOccur]
+            .into_iter()
+            .find(|x| {
+                serde_json::to_value(x)
+                    .ok()
+                    .as_ref()
+                    .and_then(|v| v.as_str())
+                    == Some(&s.source)
+            })
+            .ok_or_else(|| unknown("source", &s.source))?;
+        let trail = s
+            .trail
+            .into_iter()
+            .map(|t| {
+                let kind = mnemon::EdgeKind::ALL
+                    .into_iter()
+                    .find(|k| k.as_str() == t.kind)
+                    .ok_or_else(|| unknown("edge kind", &t.kind))?;
+                let provenance = (0..=u8::MAX)
+                    .filter_map(mnemon::Provenance::from_code)
+                    .find(|p| p.as_str() == t.provenance)
+                    .ok_or_else(|| unknown("provenance", &t.provenance))?;
+                Ok(mnemon::recall::TrailEdge {
+                    from: t.from,
+                    to: t.to,
+                    kind,
+                    provenance,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let e = s.explain;
+        Ok(mnemon::recall::Hit {
+            id: s.id,
+            name: s.name,
+            description: s.description,
+            note_type,
+            score: s.score,
+            source,
+            trail,
+            excerpt: s.excerpt,
+            explain: mnemon::recall::Explain {
+                lexical: e.lexical,
+                coverage: e.coverage,
+                learned: e.learned,
+                title_match: e.title_match,
+                base: e.base,
+                support: e.support,
+                type_weight: e.type_weight,
+                ttl_factor: e.ttl_factor,
+                usage: e.usage,
+                importance: e.importance,
+                recency: e.recency,
+                matched_terms: e.matched_terms,
+                placed: e.placed,
+            },
+            superseded_by: s.superseded_by,
+            contradicts: s.contradicts,
+        })
+    }
+}
+
 /// A recall with its details (`Memory.recall_report`): the hits, the query id its events carry,
 /// the time spent inside the engine, and why lexical matches passed the score floor or not.
+/// Equal when every part is, and picklable, as its hits are.
 #[pyclass(frozen, module = "mnemon", name = "Recall")]
 pub(crate) struct Recall {
     /// The query id, as in the event log (`<session>-q<n>`; under a session given by name
@@ -171,7 +322,8 @@ pub(crate) struct Recall {
     /// Microseconds spent inside the engine's recall (before its events were written).
     #[pyo3(get)]
     latency_us: u64,
-    floor: mnemon::recall::FloorReport,
+    /// The library's `FloorReport` as its JSON: what `floor` gives, and what a pickle holds.
+    floor: serde_json::Value,
     explain: bool,
 }
 
@@ -181,11 +333,13 @@ impl Recall {
         recall: mnemon::recall::Recall,
         explain: bool,
     ) -> PyResult<Recall> {
+        let floor = serde_json::to_value(&recall.floor)
+            .map_err(|e| crate::errors::plain(py, format!("could not convert a report: {e}")))?;
         Ok(Recall {
             qid: recall.qid,
             hits: hit_list(py, recall.results, explain)?.unbind(),
             latency_us: recall.latency_us,
-            floor: recall.floor,
+            floor,
             explain,
         })
     }
@@ -227,8 +381,10 @@ impl Recall {
     /// How many bytes of a question over the length or word limit were read (whole words), or None
     /// when the whole question was read: the recall answered that part only.
     #[getter]
-    fn question_read_bytes(&self) -> Option<usize> {
-        self.floor.read_bytes
+    fn question_read_bytes(&self) -> Option<u64> {
+        self.floor
+            .get("read_bytes")
+            .and_then(serde_json::Value::as_u64)
     }
 
     /// The recall as `mnemon recall --json` prints it (with `--explain` when `explain=True`
@@ -247,10 +403,76 @@ impl Recall {
             d.set_item("floor", self.floor(py)?)?;
         }
         // As the CLI's and the MCP tool's JSON: only for a question over the limit.
-        if let Some(read) = self.floor.read_bytes {
+        if let Some(read) = self.question_read_bytes() {
             d.set_item("question_read_bytes", read)?;
         }
         Ok(d)
+    }
+
+    /// Pickled as its parts: the qid, the hits (each pickled as a `Hit`), the latency, the floor
+    /// report's JSON and whether `explain` was asked.
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (String, Py<PyList>, u64, String, bool))> {
+        let restore = py.get_type::<Recall>().getattr("_from_state")?;
+        let state = (
+            self.qid.clone(),
+            self.hits.clone_ref(py),
+            self.latency_us,
+            self.floor.to_string(),
+            self.explain,
+        );
+        Ok((restore, state))
+    }
+
+    /// A recall from what `__reduce__` gave (for `pickle`).
+    #[staticmethod]
+    fn _from_state(
+        py: Python<'_>,
+        qid: String,
+        hits: Bound<'_, PyList>,
+        latency_us: u64,
+        floor: &str,
+        explain: bool,
+    ) -> PyResult<Recall> {
+        let floor = serde_json::from_str(floor).map_err(|e| {
+            crate::errors::plain(
+                py,
+                format!("could not unpickle a Recall ({e}): pickle it again"),
+            )
+        })?;
+        for hit in hits.iter() {
+            hit.cast::<Hit>()?;
+        }
+        Ok(Recall {
+            qid,
+            hits: hits.unbind(),
+            latency_us,
+            floor,
+            explain,
+        })
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(other) = other.cast::<Recall>() else {
+            return Ok(false);
+        };
+        let o = other.get();
+        if (&o.qid, o.latency_us, &o.floor, o.explain)
+            != (&self.qid, self.latency_us, &self.floor, self.explain)
+        {
+            return Ok(false);
+        }
+        self.hits.bind(py).eq(o.hits.bind(py))
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&self.qid, self.latency_us).hash(&mut h);
+        h.finish()
     }
 
     fn __len__(&self, py: Python<'_>) -> usize {
@@ -672,6 +894,27 @@ report_methods!(
         #[getter]
         fn index<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
             to_data(py, &self.raw.index)
+        }
+
+        /// Notes that replace each other in a circle (`supersedes` from each to the next, back
+        /// to the first), each cycle a list of ids, sorted: recall ignores these edges for
+        /// ranking until one of the notes stops declaring it.
+        #[getter]
+        fn supersede_cycles(&self) -> Vec<Vec<String>> {
+            self.raw.supersede_cycles.clone()
+        }
+
+        /// Pairs of notes that say they contradict each other (`contradicts`): dicts with `a`
+        /// and `b` (ids, `a` < `b`). Not errors: for a person to settle.
+        #[getter]
+        fn contradictions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            to_data(py, &self.raw.contradictions)
+        }
+
+        /// Near-duplicate pairs found beyond the ones `near_duplicates` lists.
+        #[getter]
+        fn near_duplicates_omitted(&self) -> usize {
+            self.raw.near_duplicates_omitted
         }
     }
 );

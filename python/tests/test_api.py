@@ -3,6 +3,7 @@ core, show, doctor, and the reports they return."""
 
 import json
 import pathlib
+import pickle
 
 import pytest
 
@@ -223,6 +224,47 @@ def test_doctor_finds_the_dangling_link(memory: mnemon.Memory) -> None:
     assert report.index["ok"] is True
     assert report.notes == len(NOTES)
     json.dumps(report.to_dict())
+
+
+@pytest.mark.parametrize("explain", [False, True])
+def test_hits_and_recalls_pickle_and_compare_equal(memory: mnemon.Memory, explain: bool) -> None:
+    # A Hit or a Recall could not be pickled (to hand recalls to a multiprocessing worker).
+    report = memory.recall_report("connection pool time out", explain=explain)
+    hits = report.hits
+    assert any(h.trail for h in hits), hits  # a neighbour, with its trail
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        back = pickle.loads(pickle.dumps(hits, protocol=protocol))
+        assert back == hits and all(type(h) is mnemon.Hit for h in back)
+        assert [h.to_dict() for h in back] == [h.to_dict() for h in hits]
+        assert [(h.trail, h.explain, h.type) for h in back] == [
+            (h.trail, h.explain, h.type) for h in hits
+        ]
+        again = pickle.loads(pickle.dumps(report, protocol=protocol))
+        assert type(again) is mnemon.Recall and again == report
+        assert again.to_dict() == report.to_dict()
+        assert (again.floor, again.question_read_bytes) == (report.floor, report.question_read_bytes)
+    assert hash(back[0]) == hash(hits[0])
+    other = memory.recall_report("connection pool time out", explain=explain)
+    assert other != report  # another qid
+    assert hits[0] != hits[1] and hits[0] != hits[0].to_dict()
+
+
+def test_every_key_of_the_doctor_report_is_an_attribute(folder: pathlib.Path) -> None:
+    # supersede_cycles, contradictions and near_duplicates_omitted were in to_dict() only.
+    write_note(folder, "old-plan", "---\nname: Old plan\nsupersedes:\n  - new-plan\n---\nPlan A.\n")
+    write_note(folder, "new-plan", "---\nname: New plan\nsupersedes:\n  - old-plan\n---\nPlan B.\n")
+    write_note(
+        folder, "retry-always", "---\nname: Retry\ncontradicts:\n  - pool-sizing\n---\nRetry.\n"
+    )
+    with mnemon.Memory.open(folder) as m:
+        report = m.doctor()
+    as_dict = report.to_dict()
+    for key, value in as_dict.items():
+        assert hasattr(report, key), key
+        assert getattr(report, key) == value, key
+    assert report.supersede_cycles == [["new-plan", "old-plan"]]
+    assert report.contradictions == [{"a": "pool-sizing", "b": "retry-always"}]
+    assert report.near_duplicates_omitted == 0
 
 
 def test_doctor_lists_near_duplicate_notes(folder: pathlib.Path) -> None:

@@ -3,6 +3,7 @@ message, unknown notes raise KeyError (mnemon.NotFound), the rest mnemon.Error."
 
 import pathlib
 import pickle
+import re
 
 import pytest
 
@@ -48,7 +49,6 @@ def test_the_messages_are_the_clis(memory, cli) -> None:
         (["recall", "x", "--limit", "0"], lambda: memory.recall("x", limit=0)),
         (["importance", "pgbouncer", "11"], lambda: memory.set_importance("pgbouncer", 11)),
         (["core", "--budget", "0"], lambda: memory.core(0)),
-        (["stats", "nope"], lambda: memory.stats("nope")),
     ]:
         done = cli(*args, "--dir", str(memory.path), check=False)
         assert done.returncode == 2, done.stderr
@@ -86,6 +86,41 @@ def test_invalid_arguments(memory) -> None:
         memory.core(0)
     with pytest.raises(ValueError, match="budget_tokens 200001 is out of range"):
         memory.core(mnemon.MAX_BUDGET_TOKENS + 1)
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+@pytest.mark.parametrize(
+    "what, call",
+    [
+        ("anchors", lambda m, b: m.recall(anchors=[b])),
+        ("anchors", lambda m, b: m.recall_report("pool", anchors=["pool-sizing", b])),
+        ("used", lambda m, b: m.feedback([b])),
+        ("wrong", lambda m, b: m.feedback(["pool-sizing"], wrong=[b])),
+        ("id", lambda m, b: m.set_importance(b, 5)),
+        ("id", lambda m, b: m.stats(b)),
+        ("id", lambda m, b: m.show(b)),
+        ("related", lambda m, b: m.write_note("x", "A body.", related=[b])),
+        ("supersedes", lambda m, b: m.write_note("x", "A body.", supersedes=[b])),
+        ("contradicts", lambda m, b: m.write_note("x", "A body.", contradicts=[b])),
+    ],
+)
+def test_an_empty_or_blank_id_is_an_invalid_argument(memory, what, call, blank) -> None:
+    """Regression: ``recall(anchors=[""])`` raised NotFound (no note has the id ``""``), and
+    ``write_note(..., related=[""])`` wrote the empty link, where other calls refused the id."""
+    with pytest.raises(mnemon.InvalidArgument) as c:
+        call(memory, blank)
+    assert c.value.what == what
+    assert str(c.value).startswith(f"invalid {what}: "), str(c.value)
+    assert "names no note: give a note's id" in str(c.value)
+    assert not (memory.path / "memory" / "x.md").exists()
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_write_note_refuses_an_empty_or_blank_id(memory, blank) -> None:
+    # As every other fault of the note to write: `what` is "note", the message says what of it.
+    with pytest.raises(mnemon.InvalidArgument, match="id") as c:
+        memory.write_note(blank, "A body.")
+    assert c.value.what == "note"
 
 
 def test_a_lone_surrogate_is_an_invalid_argument(memory) -> None:
@@ -136,7 +171,7 @@ def test_an_unknown_note_is_a_key_error(memory, call) -> None:
     assert isinstance(e, mnemon.NotFound) and isinstance(e, mnemon.Error)
     assert e.id == "no-such-note"
     assert str(e) == (
-        "no note with id `no-such-note`; run `mnemon index` if you just added it, "
+        "no note with id `no-such-note`; call Memory.index() if you just added it, "
         "or check the spelling"
     )
 
@@ -157,6 +192,54 @@ def test_other_failures_are_mnemon_errors(tmp_path: pathlib.Path, monkeypatch) -
     (tmp_path / "file").write_text("x")
     with pytest.raises(mnemon.Error):
         mnemon.Memory.init(tmp_path / "file")
+
+
+def test_fixes_are_said_in_python_not_as_commands(memory, cli, tmp_path: pathlib.Path) -> None:
+    """The library's messages end in a fix for the command line (`run mnemon index`, `--dir`,
+    `mnemon show`): raised in Python, the fix is the Python call."""
+    root = memory.path
+    (tmp_path / "file").write_text("x")
+    cases = [
+        (lambda: memory.stats("nope"), "call Memory.index() if you just added it"),
+        (
+            lambda: mnemon.Memory.open(root / "memory"),
+            f"use mnemon.Memory.open({str(root)!r})".replace("'", '"'),
+        ),
+        (
+            lambda: mnemon.Memory.open(tmp_path / "file"),
+            f"such as mnemon.Memory.open({str(tmp_path)!r})".replace("'", '"'),
+        ),
+        (
+            lambda: mnemon.Memory.init(root / "index" / "x"),
+            f"use mnemon.Memory.open({str(root)!r})".replace("'", '"'),
+        ),
+        (
+            lambda: memory.write_note("x", "---\nname: X\n---\nA body."),
+            "as keyword arguments of Memory.write_note",
+        ),
+        (
+            lambda: memory.write_note("x", "A body.", expected_sha256="zz"),
+            "the sha256 that Memory.show(id) gives",
+        ),
+        (
+            lambda: mnemon.Memory.open(root, session="no spaces"),
+            "(given by session= or the MNEMON_SESSION environment variable)",
+        ),
+    ]
+    for call, fix in cases:
+        with pytest.raises(mnemon.Error) as caught:
+            call()
+        message = str(caught.value)
+        assert fix in message, message
+        assert not re.search(r"--[a-z]|`mnemon |mnemon (index|show|init|doctor)\b", message), message
+    # The command's message for the same error keeps the command's fix.
+    done = cli("stats", "nope", "--dir", str(root), check=False)
+    assert "run `mnemon index` if you just added it" in done.stderr
+    # What to do about a refused write is said in Python too.
+    refused = memory.write_note("pgbouncer", "Another body.")
+    assert refused["refused"] == "exists"
+    assert "read it with Memory.show(id)" in refused["message"]
+    assert "mnemon show" not in refused["message"]
 
 
 def test_exceptions_are_importable_and_picklable() -> None:

@@ -240,6 +240,64 @@ def test_a_forked_child_recalls_but_refuses_to_index_or_write(folder: pathlib.Pa
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_child_forked_while_threads_recall_does_not_hang(folder: pathlib.Path) -> None:
+    # Two threads recall while the main thread forks: a lock of the handle or of the engine held
+    # by one of them at the fork stays locked in the child, where that thread does not exist.
+    # The child used to wait on it forever in its first recall (several children in 40 did).
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys, threading, time, mnemon
+        m = mnemon.Memory.open({str(folder)!r})
+        m.index()
+        stop = False
+
+        def recall(record):
+            while not stop:
+                m.recall("connection pool time out", limit=5, record=record)
+
+        threads = [threading.Thread(target=recall, args=(r,)) for r in (True, False)]
+        for t in threads:
+            t.start()
+        ok, hung, failed = 0, 0, []
+        for _ in range(40):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    hits = m.recall("pgbouncer transaction mode")
+                    os._exit(0 if hits and hits[0].id == "pgbouncer" else 3)
+                except BaseException as e:
+                    sys.stderr.write(f"child: {{type(e).__name__}}: {{e}}\\n")
+                    os._exit(4)
+            deadline = time.monotonic() + 10
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+                        ok += 1
+                    else:
+                        failed.append(status)
+                    break
+                if time.monotonic() > deadline:
+                    hung += 1
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    break
+                time.sleep(0.005)
+        stop = True
+        for t in threads:
+            t.join()
+        m.close()
+        print(ok, hung, failed)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True, timeout=500
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["40", "0", "[]"], done.stdout + done.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
 @pytest.mark.parametrize("session", [None, "given-session"])
 def test_a_forked_child_records_under_its_own_session_and_segment(
     folder: pathlib.Path, cli, session

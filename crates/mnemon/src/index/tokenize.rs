@@ -367,16 +367,19 @@ impl Tokenizer {
         self.stem_via(&SHARED_STEMS, word)
     }
 
-    /// [`Tokenizer::shared_stem`] through the cache `shared`.
+    /// [`Tokenizer::shared_stem`] through the cache `shared`. The cache is only a saving: a
+    /// word whose lock another thread holds is stemmed here. Never waiting also keeps a process
+    /// forked while a thread of its parent held the lock (Python's `os.fork`, `multiprocessing`)
+    /// from waiting forever on a lock no thread of its own will release.
     fn stem_via(&self, shared: &std::sync::Mutex<StemCache>, word: &str) -> String {
         let mut out = String::new();
-        if let Ok(mut shared) = shared.lock()
+        if let Ok(mut shared) = shared.try_lock()
             && shared.get_into(word, &mut out)
         {
             return out;
         }
         let stem = self.stem(word);
-        if let Ok(mut shared) = shared.lock() {
+        if let Ok(mut shared) = shared.try_lock() {
             shared.put(word, &stem);
         }
         stem
@@ -1279,6 +1282,20 @@ mod tests {
             // And a thread that asks again gets it from there, the same.
             assert_eq!(t.stem_via(&shared, w), t.stem(w), "{w}");
         }
+    }
+
+    /// A process forked while a thread of its parent held the shared cache's lock (a Python
+    /// `os.fork` beside a recalling thread) inherits the lock held, and no thread of its own
+    /// releases it: stemming waited forever. The word is stemmed without the cache.
+    #[test]
+    fn a_stem_cache_lock_held_elsewhere_is_not_waited_for() {
+        let t = Tokenizer::new();
+        let shared = std::sync::Mutex::new(StemCache { sets: Vec::new() });
+        let held = shared.lock().expect("lock");
+        for w in ["queuing", "deployments"] {
+            assert_eq!(t.stem_via(&shared, w), t.stem(w), "{w}");
+        }
+        drop(held);
     }
 
     #[test]

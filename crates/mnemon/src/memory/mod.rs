@@ -213,12 +213,35 @@ fn check_id(id: &str) -> Result<()> {
 /// handles given one session (two `Memory.open(..., session=...)` in one Python process) would
 /// otherwise each count from 0 and name two recalls alike.
 fn session_counter(session: &str) -> Arc<std::sync::atomic::AtomicU64> {
-    type Counters = std::collections::HashMap<String, Arc<std::sync::atomic::AtomicU64>>;
-    static COUNTERS: std::sync::OnceLock<Mutex<Counters>> = std::sync::OnceLock::new();
-    let mut counters = COUNTERS
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    static COUNTERS: std::sync::OnceLock<Mutex<SessionCounters>> = std::sync::OnceLock::new();
+    session_counter_in(COUNTERS.get_or_init(Mutex::default), session)
+}
+
+type SessionCounters = std::collections::HashMap<String, Arc<std::sync::atomic::AtomicU64>>;
+
+/// [`session_counter`] in `counters`. The lock is held only for a lookup: one still held after
+/// [`SESSION_COUNTER_WAIT`] was held at a fork by a thread of the parent (Python's `os.fork`
+/// while another thread opened a memory) and is never released in this process. The handle
+/// then counts on its own: its qids still differ from the parent's, which name its pid.
+fn session_counter_in(
+    counters: &Mutex<SessionCounters>,
+    session: &str,
+) -> Arc<std::sync::atomic::AtomicU64> {
+    let started = Instant::now();
+    let mut counters = loop {
+        match counters.try_lock() {
+            Ok(c) => break c,
+            Err(std::sync::TryLockError::Poisoned(p)) => break p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock)
+                if started.elapsed() < SESSION_COUNTER_WAIT =>
+            {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Arc::new(std::sync::atomic::AtomicU64::new(0));
+            }
+        }
+    };
     // A session opened again after its handles closed counts on. Past a bound, the sessions no
     // handle holds are forgotten: made-up ones are never opened again.
     if counters.len() >= MAX_SESSION_COUNTERS {
@@ -233,6 +256,9 @@ fn session_counter(session: &str) -> Arc<std::sync::atomic::AtomicU64> {
 /// Sessions whose recall counts a process keeps once no handle holds them (see
 /// [`session_counter`]).
 const MAX_SESSION_COUNTERS: usize = 4096;
+
+/// How long opening waits for [`session_counter`]'s lock before counting alone.
+const SESSION_COUNTER_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Memory {
     /// Create a memory folder at `root` (idempotent) and open it.

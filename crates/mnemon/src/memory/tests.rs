@@ -426,3 +426,18 @@ fn two_handles_given_one_session_name_their_recalls_apart() {
     let qc = c.recall(&q).expect("recall c").qid;
     assert!(qc.ends_with("-q2"), "{qc}");
 }
+
+/// A process forked while a thread of its parent opened a memory inherits the session
+/// counters' lock held, and no thread of its own releases it: opening waited forever. After a
+/// bounded wait the handle counts alone; a lock that is free is shared as before.
+#[test]
+fn a_session_counter_lock_held_elsewhere_is_waited_for_only_so_long() {
+    let counters = Mutex::new(SessionCounters::default());
+    let first = session_counter_in(&counters, "s1");
+    assert!(Arc::ptr_eq(&first, &session_counter_in(&counters, "s1")));
+    let held = counters.lock().expect("lock");
+    let alone = session_counter_in(&counters, "s1");
+    assert!(!Arc::ptr_eq(&first, &alone), "a counter of its own");
+    drop(held);
+    assert!(Arc::ptr_eq(&first, &session_counter_in(&counters, "s1")));
+}

@@ -44,6 +44,49 @@ fn garbage_store_file_is_moved_aside_and_rebuilt() {
     assert_eq!((r.notes, r.edges), (1, 1));
 }
 
+/// Two processes meeting one damaged store: each moved a file aside, the second the store the
+/// first had just created in its place (and was filling from the notes). The move is made
+/// under the write lock, and only when the file found there is still damaged: here the lock's
+/// holder replaces it first, and the opener takes the new file.
+#[test]
+fn a_damaged_store_replaced_by_another_process_meanwhile_is_not_moved_aside() {
+    let (tmp, memory) = fresh();
+    write_note(&memory, "a.md", "[[b]]");
+    memory.index().unwrap();
+    drop(memory);
+    let root = tmp.path().join(".mnemon");
+    let index = root.join("index");
+    let good = tmp.path().join("good.redb");
+    std::fs::copy(index.join(STORE_FILE), &good).unwrap();
+    std::fs::write(index.join(STORE_FILE), vec![0xAB; 10_000]).unwrap();
+    // The other process: holds the write lock while it replaces the damaged file.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(index.join(mnemon::store::WRITE_LOCK_FILE))
+        .unwrap();
+    lock.lock().unwrap();
+    let opener = std::thread::spawn({
+        let root = root.clone();
+        move || {
+            let m = Memory::open(root).unwrap();
+            (m.take_notices(), m)
+        }
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::rename(&good, index.join(STORE_FILE)).unwrap();
+    drop(lock);
+    let (notices, memory) = opener.join().unwrap();
+    assert!(
+        !notices.iter().any(|n| n.contains("could not be opened")),
+        "{notices:?}"
+    );
+    assert!(!index.join(format!("{STORE_FILE}.damaged")).exists());
+    let r = memory.index().unwrap();
+    assert_eq!((r.notes, r.edges), (1, 1));
+}
+
 /// Regression: `mnemon index` killed while redb created a new store left a file without redb's
 /// magic number (written last), which was called damaged and kept as `graph.redb.damaged`. It
 /// holds nothing: it is replaced, with a notice that says what happened.

@@ -204,13 +204,17 @@ impl Store {
                 return Store::open_read_only(index_dir, path, e.kind());
             }
             Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
-                // A folder made by hand or a tool: moved out of the way, as damage is.
-                let aside = move_aside(index_dir)?;
-                rebuilt = Some(format!(
-                    "a folder stood where the index store {} belongs; moved it to {} and rebuilt the store from the notes",
-                    path.display(),
-                    aside.display()
-                ));
+                // A folder made by hand or a tool: moved out of the way, as damage is, under
+                // the write lock and only if no other process did first (see below).
+                let _lock = lock_file(index_dir)?;
+                if path.is_dir() {
+                    let aside = move_aside(index_dir)?;
+                    rebuilt = Some(format!(
+                        "a folder stood where the index store {} belongs; moved it to {} and rebuilt the store from the notes",
+                        path.display(),
+                        aside.display()
+                    ));
+                }
             }
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(Error::io("open for reading and writing", &path, e));
@@ -231,6 +235,22 @@ impl Store {
                 return Err(Error::io("open the index store", &path, e));
             }
             Err(OpenFailure::Damaged(reason)) => {
+                // Under the write lock, and only if the file is still damaged: two processes
+                // that met the same damage would otherwise each move a file aside, the second
+                // the store the first had just created (and was filling from the notes).
+                let lock = lock_file(index_dir)?;
+                let reason = match open_db(&path) {
+                    Ok(db) => {
+                        // Made anew by the other process, which says so; checking the schema
+                        // takes the lock again.
+                        drop(lock);
+                        return Store::opened(index_dir, path, db, None);
+                    }
+                    Err(OpenFailure::Environment(e)) => {
+                        return Err(Error::io("open the index store", &path, e));
+                    }
+                    Err(OpenFailure::Damaged(_)) => reason,
+                };
                 let aside = move_aside(index_dir)?;
                 // Read once moved: the file looked at is the one this process moved.
                 rebuilt = Some(if creation_unfinished(&aside) {
@@ -255,6 +275,17 @@ impl Store {
                 })?
             }
         };
+        Store::opened(index_dir, path, db, rebuilt)
+    }
+
+    /// The store of `db`, opened at `path`, its schema checked (`rebuilt` says why it was made
+    /// anew, if it was).
+    fn opened(
+        index_dir: &Path,
+        path: PathBuf,
+        db: Database,
+        mut rebuilt: Option<String>,
+    ) -> Result<(Store, Option<String>)> {
         let seq = seq::ChangeSeq::open(index_dir).map_err(|source| seq::UnusableSeq {
             path: index_dir.join(seq::SEQ_FILE),
             source,

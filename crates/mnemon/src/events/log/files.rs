@@ -289,6 +289,24 @@ fn moved_by_compaction(fs: &dyn Fs, path: &Path) -> Option<PathBuf> {
     .find(|p| p != path && fs.len(p).is_ok())
 }
 
+/// Why a file named like a segment could not be opened, with what to do about it: one text
+/// for folds, `events verify` and compaction, so the notice about one file is given once. A
+/// named pipe or device is refused without blocking ([`crate::fs::open_regular`]: its message
+/// names the file and says to move it away).
+pub fn cannot_open(e: &std::io::Error) -> String {
+    let fix = match e.kind() {
+        std::io::ErrorKind::PermissionDenied => {
+            "; give this process read and write access to it (ls -l), or move it out of events/"
+        }
+        std::io::ErrorKind::InvalidData => "",
+        _ => "; if it is no segment, move it out of events/",
+    };
+    format!(
+        "cannot open: {e}{fix} (until then its events are not counted and compaction leaves it \
+         as it is)"
+    )
+}
+
 /// Read the events of a segment at or after `from` (an offset in its uncompressed stream).
 pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> SegmentRead {
     let mut out = SegmentRead::default();
@@ -306,13 +324,13 @@ pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> Se
             match open_stream(fs, &moved, true) {
                 Ok(s) => (moved.as_path(), true, s),
                 Err(e) => {
-                    out.error = Some(format!("cannot open: {e}"));
+                    out.error = Some(cannot_open(&e));
                     return out;
                 }
             }
         }
         Err(e) => {
-            out.error = Some(format!("cannot open: {e}"));
+            out.error = Some(cannot_open(&e));
             return out;
         }
     };

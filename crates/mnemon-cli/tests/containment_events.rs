@@ -1398,3 +1398,65 @@ fn an_odd_file_named_like_a_segment_is_left_and_the_other_segments_are_compacted
     let m = Memory::open(&root).unwrap();
     assert_eq!(m.stats("a").unwrap().recall_count, 3);
 }
+
+/// Regression: with a segment deleted after the stats snapshot counted it (by hand, a
+/// `git checkout` of `events/`), `events verify` said "healthy" and exited 0, though the stats
+/// include events no segment holds any more. It names the missing segment, what it means and
+/// the fix, and exits 1; once a command has re-folded the stats, it is healthy again.
+#[test]
+fn verify_reports_a_segment_the_stats_counted_that_was_deleted() {
+    let (_tmp, m) = fresh();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
+    m.index().unwrap();
+    let root = m.dir().root().to_path_buf();
+    drop(m);
+    for _ in 0..3 {
+        let (code, _, _, err) = run_cli(&root, &["recall", "alpha"]);
+        assert_eq!(code, 0, "{err}");
+    }
+    Memory::open(&root).unwrap().write_snapshot().unwrap();
+    let events = root.join("events");
+    let mut names: Vec<String> = std::fs::read_dir(&events)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".seg"))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 3, "{names:?}");
+    let gone = events.join(&names[0]);
+    let gone_len = std::fs::metadata(&gone).unwrap().len();
+    let id = names[0].trim_end_matches(".seg").to_string();
+    std::fs::remove_file(&gone).unwrap();
+
+    let (code, v, _, err) = run_cli(&root, &["events", "verify", "--json"]);
+    assert_eq!(code, 1, "{v} {err}");
+    assert_eq!(v["healthy"], false, "{v}");
+    assert_eq!(
+        v["missing"],
+        serde_json::json!([{"segment": id, "counted_bytes": gone_len}]),
+        "{v}"
+    );
+    let (code, _, text, _) = run_cli(&root, &["events", "verify"]);
+    assert_eq!(code, 1, "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{id}: missing:")))
+        .unwrap_or_else(|| panic!("no line for the missing segment: {text}"));
+    assert!(
+        line.contains("the stats include events whose segment is gone"),
+        "{line}"
+    );
+    assert!(line.contains("`mnemon doctor`"), "{line}");
+    assert!(
+        text.ends_with("problems found: segments the stats count are missing; keep the files\n"),
+        "{text}"
+    );
+
+    // Opening the memory re-folds the stats from the segments that are there.
+    let m = Memory::open(&root).unwrap();
+    assert_eq!(m.stats("a").unwrap().recall_count, 2);
+    drop(m);
+    let (code, v, _, err) = run_cli(&root, &["events", "verify", "--json"]);
+    assert_eq!(code, 0, "{v} {err}");
+    assert_eq!(v["missing"], serde_json::json!([]), "{v}");
+}

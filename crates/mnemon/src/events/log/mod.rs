@@ -151,8 +151,7 @@ pub(super) struct Listing {
 /// The id of a segment whose events `snap` counts but that `events/` (or its archive) no longer
 /// holds, if any: a segment deleted or taken back by hand (a `git checkout` of `events/`). The
 /// snapshot's counts then include events the log lacks, and only a fold of the segments that are
-/// there says what the log holds. A segment the snapshot counts no frame of (its watermark at most
-/// its header's length: compaction removes such empty segments) is not missed.
+/// there says what the log holds.
 fn counts_a_lost_segment(snap: &Snapshot, listing: &Listing) -> Option<String> {
     let present: std::collections::HashSet<&str> = listing
         .segs
@@ -160,11 +159,27 @@ fn counts_a_lost_segment(snap: &Snapshot, listing: &Listing) -> Option<String> {
         .chain(&listing.archived)
         .map(|s| s.id.as_str())
         .collect();
-    snap.watermarks()
+    lost_segments(&snap.watermarks(), &present)
         .into_iter()
-        .filter(|(id, mark)| *mark > header_len_of(id) && !present.contains(id.as_str()))
-        .map(|(id, _)| id)
-        .min()
+        .next()
+        .map(|(id, _)| id.to_string())
+}
+
+/// The segments of which the watermarks `marks` (a stats snapshot's) count events but that are
+/// not among `present`, with what was read of each, by id. A segment the snapshot counts no
+/// frame of (its watermark at most its header's length: compaction removes such empty
+/// segments, and their watermarks stay behind) is not missed.
+pub(crate) fn lost_segments<'a>(
+    marks: &'a HashMap<String, u64>,
+    present: &std::collections::HashSet<&str>,
+) -> Vec<(&'a str, u64)> {
+    let mut lost: Vec<(&str, u64)> = marks
+        .iter()
+        .filter(|(id, mark)| **mark > header_len_of(id) && !present.contains(id.as_str()))
+        .map(|(id, mark)| (id.as_str(), *mark))
+        .collect();
+    lost.sort_unstable();
+    lost
 }
 
 /// The longest header segment `id` can have (`<created_ms>-<session>-<pid>-<n>`, format

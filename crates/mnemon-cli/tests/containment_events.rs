@@ -1460,3 +1460,107 @@ fn verify_reports_a_segment_the_stats_counted_that_was_deleted() {
     assert_eq!(code, 0, "{v} {err}");
     assert_eq!(v["missing"], serde_json::json!([]), "{v}");
 }
+
+/// Regression: a file standing where `events/archive/` belongs made every command fail
+/// ("use folder .../events/archive: not a folder"), `recall` and `show` included. The archive
+/// is taken as unusable, with one notice naming it and the fix: commands answer, the stats
+/// keep what the snapshot counted of the archived segments, compaction compresses and archives
+/// nothing there, and nothing is removed; once the file is moved away, all is as before.
+#[test]
+fn a_file_where_the_archive_belongs_stops_no_command_and_nothing_is_lost() {
+    let (_tmp, m) = fresh();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
+    m.index().unwrap();
+    let root = m.dir().root().to_path_buf();
+    drop(m);
+    for _ in 0..2 {
+        let (code, _, _, err) = run_cli(&root, &["recall", "alpha"]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let events = root.join("events");
+    for e in std::fs::read_dir(&events).unwrap() {
+        touch_days_ago(&e.unwrap().path(), 10);
+    }
+    let (code, v, _, err) = run_cli(
+        &root,
+        &[
+            "compact",
+            "--compress-after",
+            "1",
+            "--archive-after",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["archived"].as_array().map(Vec::len), Some(2), "{v}");
+    let archive = events.join("archive");
+    let aside = root.join("archive-moved");
+    std::fs::rename(&archive, &aside).unwrap();
+    std::fs::write(&archive, "not a folder").unwrap();
+    let told = |err: &str| -> usize {
+        err.lines()
+            .filter(|l| l.contains(&format!("{} is a file, not a folder", archive.display())))
+            .inspect(|l| assert!(l.contains("move that file away"), "{l}"))
+            .count()
+    };
+
+    let (code, _, out, err) = run_cli(&root, &["recall", "alpha"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains('a'), "{out}");
+    assert_eq!(told(&err), 1, "{err}");
+    let (code, _, _, err) = run_cli(&root, &["show", "a"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(told(&err), 1, "{err}");
+    let m = Memory::open(&root).unwrap();
+    assert_eq!(
+        m.stats("a").unwrap().recall_count,
+        3,
+        "the snapshot's counts kept"
+    );
+    let notices = m.take_notices();
+    assert_eq!(
+        notices.iter().filter(|n| n.contains("is a file")).count(),
+        1
+    );
+    drop(m);
+
+    // Compaction: the segment of the recall above is compressed, none is archived, the file
+    // stays as it was.
+    for e in std::fs::read_dir(&events).unwrap() {
+        touch_days_ago(&e.unwrap().path(), 10);
+    }
+    let (code, v, _, err) = run_cli(
+        &root,
+        &[
+            "compact",
+            "--compress-after",
+            "1",
+            "--archive-after",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["compressed"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(v["archived"], serde_json::json!([]), "{v}");
+    assert_eq!(v["removed"], serde_json::json!([]), "{v}");
+    assert_eq!(told(&err), 1, "{err}");
+    assert_eq!(std::fs::read_to_string(&archive).unwrap(), "not a folder");
+
+    let (code, v, _, err) = run_cli(&root, &["events", "verify", "--json"]);
+    assert_eq!(code, 1, "{v} {err}");
+    assert!(
+        v["archive_unusable"]
+            .as_str()
+            .is_some_and(|s| s.contains("move that file away")),
+        "{v}"
+    );
+
+    std::fs::remove_file(&archive).unwrap();
+    std::fs::rename(&aside, &archive).unwrap();
+    let (code, v, _, err) = run_cli(&root, &["events", "verify", "--json"]);
+    assert_eq!(code, 0, "{v} {err}");
+    let m = Memory::open(&root).unwrap();
+    assert_eq!(m.stats("a").unwrap().recall_count, 3);
+}

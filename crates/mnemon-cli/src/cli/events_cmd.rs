@@ -63,7 +63,8 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
             // make nothing unhealthy (they may be the user's). A segment the stats count that
             // the log lost does: the stats hold events no segment has.
             let missing = &read.missing;
-            let healthy = bad == 0 && missing.is_empty();
+            let archive = &read.archive_unusable;
+            let healthy = bad == 0 && missing.is_empty() && archive.is_none();
             if !healthy {
                 super::stdout::exit_on_closed_pipe(super::EXIT_PROBLEMS);
             }
@@ -78,6 +79,7 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
                         .map(|s| serde_json::json!({"file": s.shown, "read_instead": s.read_instead,
                             "shorter": s.shorter}))
                         .collect::<Vec<_>>(),
+                    "archive_unusable": archive,
                     "missing": missing
                         .iter()
                         .map(|m| serde_json::json!({"segment": m.id,
@@ -141,6 +143,9 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
                         );
                     }
                 }
+                if let Some(why) = archive {
+                    outln!("{why}");
+                }
                 for m in missing {
                     outln!(
                         "{}: missing: the stats snapshot counts events of this segment (its \
@@ -156,6 +161,8 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
                     "{}",
                     if healthy {
                         "healthy"
+                    } else if bad == 0 && archive.is_some() {
+                        "problems found: events/archive cannot be read; keep the files"
                     } else if bad == 0 {
                         "problems found: segments the stats count are missing; keep the files"
                     } else {

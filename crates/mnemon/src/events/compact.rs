@@ -10,7 +10,9 @@
 //! remove, failure mode 1), readers use the compressed copy and the next compaction removes the
 //! orphan.
 
-use super::log::{COMPRESSED_EXT, EventLog, SegmentFile, cannot_open, list_segments};
+use super::log::{
+    COMPRESSED_EXT, EventLog, SegmentFile, cannot_open, list_archive, list_segments,
+};
 use super::segment::{Holds, compressed_holds};
 use crate::error::{Error, Result};
 use crate::fs::{Durability, Fs, FsFile, LockGuard, write_atomic_with};
@@ -183,15 +185,15 @@ impl EventLog {
         let compress_before_ms = now_ms - i64::from(policy.compress_after_days) * DAY_MS;
         let archive_before_ms = now_ms - i64::from(policy.archive_after_days) * DAY_MS;
         let own = self.own_segment_id();
-        let archived = list_segments(fs, &dir.join(ARCHIVE_DIR))
-            .map(|(a, _)| a)
-            .unwrap_or_default();
+        let archive = list_archive(fs, dir).unwrap_or_default();
+        let archived = archive.segs;
         let compressed = compressed_ids(&segs, &archived);
         segs.iter().any(|s| {
             let p = dir.join(&s.name);
             let modified_ms = fs.modified_ms(&p).unwrap_or(i64::MAX);
             let due = if s.compressed {
-                modified_ms < archive_before_ms
+                // Nothing can be archived while a file stands where the archive belongs.
+                archive.unusable.is_none() && modified_ms < archive_before_ms
             } else {
                 Some(&s.id) != own.as_ref()
                     && (modified_ms < compress_before_ms
@@ -231,7 +233,8 @@ impl EventLog {
         // through git: one clone compressed a segment another clone's writer went on with): it
         // is the one read, and is compressed again below once due. A file whose writer is alive
         // (its lock held) is never touched.
-        let (archived, _) = list_segments(fs, &dir.join(ARCHIVE_DIR))?;
+        let archive_listing = list_archive(fs, &dir)?;
+        let archived = archive_listing.segs;
         let compressed = compressed_ids(&segs, &archived);
         let own = self.own_segment_id();
         let mut covered = std::collections::HashSet::new();
@@ -385,7 +388,12 @@ impl EventLog {
             }
         }
 
-        // 3. Archive old compressed segments.
+        // 3. Archive old compressed segments, unless a file stands where the archive belongs:
+        // then they stay compressed in `events/` (read as before), and the file is left as it is.
+        if let Some(n) = archive_listing.unusable {
+            self.notice(n);
+            return Ok(report);
+        }
         let archive = dir.join(ARCHIVE_DIR);
         let (segs, _) = list_segments(fs, &dir)?;
         let mut archived_any = false;

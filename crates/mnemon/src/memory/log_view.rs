@@ -56,6 +56,10 @@ pub struct EventSegments {
     /// include events the log no longer has. Only a snapshot can tell: a segment deleted
     /// before any snapshot read it leaves no trace.
     pub missing: Vec<MissingSegment>,
+    /// Why `events/archive/` cannot be read (a file stands where the folder belongs), if so:
+    /// its segments, if any, are not among `segments`, and which ones are `missing` cannot be
+    /// told.
+    pub archive_unusable: Option<String>,
 }
 
 /// A segment the stats snapshot counted that the log no longer holds.
@@ -88,6 +92,7 @@ impl Memory {
 fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<EventSegments> {
     let listed = list_log(fs, events_dir)?;
     let (segs, unknown_files) = (listed.segments, listed.unknown);
+    let archive_unusable = listed.archive_unusable;
     let set_aside = listed.set_aside;
     let reads: Vec<_> = segs
         .iter()
@@ -129,7 +134,11 @@ fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<Eve
     };
     let present: std::collections::HashSet<&str> =
         segs.iter().map(|s| s.file.id.as_str()).collect();
-    let missing = crate::events::log::lost_segments(&read_by_snapshot, &present)
+    let lost = match archive_unusable {
+        Some(_) => Vec::new(),
+        None => crate::events::log::lost_segments(&read_by_snapshot, &present),
+    };
+    let missing = lost
         .into_iter()
         .map(|(id, counted_bytes)| MissingSegment {
             id: id.to_string(),
@@ -162,5 +171,6 @@ fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<Eve
         unknown_files,
         set_aside,
         missing,
+        archive_unusable,
     })
 }

@@ -56,6 +56,48 @@ pub fn list_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<SegmentFile>
     Ok((segs, other))
 }
 
+/// The segment files of `events/archive/` ([`list_segments`]).
+#[derive(Debug, Default)]
+pub struct ArchiveListing {
+    pub segs: Vec<SegmentFile>,
+    /// The other files there.
+    pub other: Vec<String>,
+    /// Set (to the notice to give) when a file stands where the archive folder belongs: then
+    /// no archived segment can be read, and none is archived, until it is moved away.
+    pub unusable: Option<String>,
+}
+
+/// The notice for `archive`, a file where the folder of archived segments belongs.
+pub fn archive_not_a_folder(archive: &Path) -> String {
+    format!(
+        "{} is a file, not a folder: archived segments cannot be read there and compaction \
+         archives nothing (the stats keep what the snapshot counted of them); move that file \
+         away, and mnemon makes the folder again when it next archives",
+        archive.display()
+    )
+}
+
+/// [`list_segments`] of `events/archive/`. A file where that folder belongs (made by hand or a
+/// tool) holds no segment: listed as no archive, with the notice to give, so that it stops no
+/// command (recall, show, compaction of `events/`); nothing in it is read or removed.
+pub fn list_archive(fs: &dyn Fs, events_dir: &Path) -> Result<ArchiveListing> {
+    let archive = events_dir.join(super::segment::ARCHIVE_DIR);
+    match list_segments(fs, &archive) {
+        Ok((segs, other)) => Ok(ArchiveListing {
+            segs,
+            other,
+            unusable: None,
+        }),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotADirectory => {
+            Ok(ArchiveListing {
+                unusable: Some(archive_not_a_folder(&archive)),
+                ..ArchiveListing::default()
+            })
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// A segment file of the log, wherever it is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocatedSegment {
@@ -82,6 +124,8 @@ pub struct LogListing {
     pub set_aside: Vec<SetAside>,
     /// Files of either folder that are not segments (relative to `events/`).
     pub unknown: Vec<String>,
+    /// Why `events/archive` cannot be read, when a file stands there ([`list_archive`]).
+    pub archive_unusable: Option<String>,
 }
 
 /// A file of a segment that is not read because another file of the same segment is.
@@ -100,7 +144,8 @@ pub struct SetAside {
 pub fn list_log(fs: &dyn Fs, events_dir: &Path) -> Result<LogListing> {
     let archive_name = super::segment::ARCHIVE_DIR;
     let (segs, other) = list_segments(fs, events_dir)?;
-    let (archived, archived_other) = list_segments(fs, &events_dir.join(archive_name))?;
+    let archive = list_archive(fs, events_dir)?;
+    let (archived, archived_other) = (archive.segs, archive.other);
     let (segments, set_aside) = one_file_per_segment(fs, events_dir, segs, archived);
     let mut unknown: Vec<String> = other.into_iter().filter(|n| n != archive_name).collect();
     unknown.extend(
@@ -112,6 +157,7 @@ pub fn list_log(fs: &dyn Fs, events_dir: &Path) -> Result<LogListing> {
         segments,
         set_aside,
         unknown,
+        archive_unusable: archive.unusable,
     })
 }
 

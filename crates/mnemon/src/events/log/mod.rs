@@ -146,6 +146,8 @@ pub fn new_session_id() -> String {
 pub(super) struct Listing {
     segs: Vec<SegmentFile>,
     archived: Vec<SegmentFile>,
+    /// A file stands where `events/archive/` belongs: what it held cannot be looked at.
+    archive_unusable: bool,
 }
 
 /// The id of a segment whose events `snap` counts but that `events/` (or its archive) no longer
@@ -153,6 +155,11 @@ pub(super) struct Listing {
 /// snapshot's counts then include events the log lacks, and only a fold of the segments that are
 /// there says what the log holds.
 fn counts_a_lost_segment(snap: &Snapshot, listing: &Listing) -> Option<String> {
+    // Without a readable archive, which segments are gone cannot be told: the snapshot's
+    // counts of the archived ones are kept rather than dropped by a re-fold.
+    if listing.archive_unusable {
+        return None;
+    }
     let present: std::collections::HashSet<&str> = listing
         .segs
         .iter()

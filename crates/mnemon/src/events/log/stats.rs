@@ -189,14 +189,20 @@ impl EventLog {
     /// The segment files of `events/` and of `events/archive/`, as [`list_segments`] finds them.
     pub(super) fn listing(&self) -> Result<Listing> {
         let (segs, _) = list_segments(self.fs.as_ref(), &self.events_dir)?;
-        let archive = self.events_dir.join(super::segment::ARCHIVE_DIR);
-        let (archived, _) = list_segments(self.fs.as_ref(), &archive)?;
-        Ok(Listing { segs, archived })
+        let archive = list_archive(self.fs.as_ref(), &self.events_dir)?;
+        if let Some(n) = &archive.unusable {
+            self.notice(n.clone());
+        }
+        Ok(Listing {
+            segs,
+            archived: archive.segs,
+            archive_unusable: archive.unusable.is_some(),
+        })
     }
 
     /// [`EventLog::refresh`] over segment files already listed.
     pub(super) fn refresh_listed(&self, listing: Listing) -> Result<Folded> {
-        let Listing { segs, archived } = listing;
+        let Listing { segs, archived, .. } = listing;
         let located: Vec<(PathBuf, SegmentFile)> =
             super::files::one_file_per_segment(self.fs.as_ref(), &self.events_dir, segs, archived)
                 .0

@@ -1564,3 +1564,72 @@ fn a_file_where_the_archive_belongs_stops_no_command_and_nothing_is_lost() {
     let m = Memory::open(&root).unwrap();
     assert_eq!(m.stats("a").unwrap().recall_count, 3);
 }
+
+/// Regression: damage inside an archived (compressed) segment gave no notice at open, while
+/// damage to a live segment did: a snapshot covers the archived segment, so folds never read
+/// it again. A compressed segment changed after the snapshot was written is read at open, and
+/// its damage told once per command, naming the file and the fix; recall goes on, and the
+/// stats keep what the snapshot counted.
+#[test]
+fn damage_in_an_archived_segment_is_told_at_open() {
+    let (_tmp, m) = fresh();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
+    m.index().unwrap();
+    let root = m.dir().root().to_path_buf();
+    drop(m);
+    for _ in 0..2 {
+        let (code, _, _, err) = run_cli(&root, &["recall", "alpha"]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let events = root.join("events");
+    for e in std::fs::read_dir(&events).unwrap() {
+        touch_days_ago(&e.unwrap().path(), 10);
+    }
+    let (code, v, _, err) = run_cli(
+        &root,
+        &[
+            "compact",
+            "--compress-after",
+            "1",
+            "--archive-after",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let archived = v["archived"][0].as_str().unwrap().to_string();
+    let path = events.join("archive").join(&archived);
+    let (_, _, _, err) = run_cli(&root, &["recall", "alpha"]);
+    assert!(!err.contains("damaged"), "healthy so far: {err}");
+
+    // One byte flipped inside the chunk's zstd frame, in place (after the 28-byte marker).
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = 28 + (bytes.len() - 28) / 2;
+    bytes[at] ^= 0xff;
+    std::fs::write(&path, &bytes).unwrap();
+    let (code, _, _, _) = run_cli(&root, &["events", "verify"]);
+    assert_eq!(code, 1, "the flip is damage");
+
+    let name = format!("events/archive/{archived}: damaged:");
+    for _ in 0..2 {
+        let (code, _, out, err) = run_cli(&root, &["recall", "alpha"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains('a'), "{out}");
+        let told: Vec<&str> = err.lines().filter(|l| l.contains(&name)).collect();
+        assert_eq!(told.len(), 1, "told once per command: {err}");
+        assert!(told[0].contains("restore it from a backup or git"), "{err}");
+        assert!(told[0].contains("keep the file"), "{err}");
+    }
+    let m = Memory::open(&root).unwrap();
+    let notices = m.take_notices();
+    assert_eq!(
+        notices.iter().filter(|n| n.contains(&name)).count(),
+        1,
+        "{notices:?}"
+    );
+    assert_eq!(
+        m.stats("a").unwrap().recall_count,
+        5,
+        "the snapshot's counts kept"
+    );
+}

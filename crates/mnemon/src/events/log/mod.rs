@@ -115,6 +115,10 @@ pub struct EventLog {
     stamps: RwLock<Option<Arc<dyn crate::recall::Clock>>>,
 }
 
+/// Compressed segments changed since the snapshot that one open reads whole to tell damage
+/// in them ([`EventLog::check_compressed`]); the others are checked at the next open.
+pub const MAX_CHECKED_AT_OPEN: usize = 64;
+
 /// Notices remembered as given (see `EventLog::given_notices`); past it, all may be given again.
 pub const MAX_GIVEN_NOTICES: usize = 1024;
 
@@ -300,6 +304,13 @@ impl EventLog {
             ));
             snapshot = None;
         }
+        // When the snapshot was written: compressed segments changed after it are checked for
+        // damage (`EventLog::check_compressed`).
+        let snapshot_written_ms = snapshot.as_ref().and_then(|_| {
+            log.fs
+                .modified_ms(&log.index_dir.join(snapshot::SNAPSHOT_FILE))
+                .ok()
+        });
         if let Ok(mut st) = log.state.write() {
             if let Some(s) = &snapshot {
                 st.marks = s.watermarks();
@@ -308,7 +319,7 @@ impl EventLog {
             st.bump(Change::All);
             st.feedback_version += 1;
         }
-        let folded = log.refresh_listed(listing)?;
+        let folded = log.refresh_listed(listing, snapshot_written_ms)?;
         if (folded.events > SNAPSHOT_AFTER_EVENTS
             || folded.segments > SNAPSHOT_AFTER_SEGMENTS
             || lost.is_some()

@@ -183,6 +183,12 @@ impl MemoryDir {
                 let entries = match std::fs::read_dir(&nested) {
                     Ok(entries) => entries,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    // A file at `archive/` holds no link out of the folder: the event log
+                    // treats it as no archive and says so (`events::log::list_archive`), so it
+                    // stops no command.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotADirectory && nested != sub => {
+                        continue;
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
                         return Err(Error::io(
                             "use folder",
@@ -339,17 +345,21 @@ fn resolved(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    /// `events/archive` a file (made by hand or a tool) failed every command with the OS's
-    /// "Not a directory" and no fix; `events/` or `index/` a file said what to do.
+    /// `events/archive` a file (made by hand or a tool) failed every command, first with the
+    /// OS's "Not a directory", then with the fix but still failing. It holds no link out of the
+    /// folder, so the layout is accepted, and the event log names it with the fix.
     #[test]
     fn a_file_where_the_archive_folder_belongs_is_named_with_the_fix() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = MemoryDir::init(tmp.path().join(".mnemon")).unwrap();
         std::fs::create_dir_all(dir.events()).unwrap();
         std::fs::write(dir.events().join("archive"), "x").unwrap();
-        let e = dir.check_contained().unwrap_err().to_string();
-        assert!(e.contains("events/archive"), "{e}");
-        assert!(e.contains("not a folder; move this file away"), "{e}");
+        dir.check_contained().unwrap();
+        let listed = crate::events::log::list_archive(&crate::fs::RealFs, &dir.events()).unwrap();
+        let e = listed.unusable.unwrap_or_default();
+        assert!(e.contains("events/archive is a file, not a folder"), "{e}");
+        assert!(e.contains("move that file away"), "{e}");
+        assert!(listed.segs.is_empty());
     }
 
     /// Regression: `init --dir /` made a memory folder at the file system's root, and `init`

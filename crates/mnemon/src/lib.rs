@@ -64,10 +64,10 @@ pub use error::{Error, NoteWriteError, Result};
 pub use folder::MemoryDir;
 pub use memory::{
     Contradiction, Dangling, DoctorReport, EdgeIn, EdgeOut, EventSegments, FeedbackReport,
-    IndexHealth, IndexPhases, IndexReport, MAX_REPORTED_NEAR_DUPLICATES, Memory, NearDuplicate,
-    NodeStatsView, NodeView, NoteError, OnDuplicate, OpenOptions, STATS_REFRESH_INTERVAL,
-    SegmentContents, Similar, WriteNeighbours, WriteOutcome, WriteRefusal, WriteRequest,
-    parse_note_type, sha256_hex,
+    IndexHealth, IndexPhases, IndexReport, MAX_REPORTED_NEAR_DUPLICATES, Memory, MissingSegment,
+    NearDuplicate, NodeStatsView, NodeView, NoteError, OnDuplicate, OpenOptions,
+    STATS_REFRESH_INTERVAL, SegmentContents, Similar, WriteNeighbours, WriteOutcome, WriteRefusal,
+    WriteRequest, parse_note_type, sha256_hex,
 };
 pub use notes::{EdgeKind, NoteType, ProblemKind, Provenance};
 pub use scan::ScanError;

@@ -60,8 +60,11 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
                 }));
             }
             // Files that are not segments are never read nor removed by mnemon: listed, they
-            // make nothing unhealthy (they may be the user's).
-            let healthy = bad == 0;
+            // make nothing unhealthy (they may be the user's). A segment the stats count that
+            // the log lost does: the stats hold events no segment has.
+            let missing = &read.missing;
+            let archive = &read.archive_unusable;
+            let healthy = bad == 0 && missing.is_empty() && archive.is_none();
             if !healthy {
                 super::stdout::exit_on_closed_pipe(super::EXIT_PROBLEMS);
             }
@@ -75,6 +78,12 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
                         .iter()
                         .map(|s| serde_json::json!({"file": s.shown, "read_instead": s.read_instead,
                             "shorter": s.shorter}))
+                        .collect::<Vec<_>>(),
+                    "archive_unusable": archive,
+                    "missing": missing
+                        .iter()
+                        .map(|m| serde_json::json!({"segment": m.id,
+                            "counted_bytes": m.counted_bytes}))
                         .collect::<Vec<_>>(),
                 }));
             } else {
@@ -134,10 +143,28 @@ pub fn run(dir: &MemoryDir, action: &EventsAction, out: &Out) -> mnemon::Result<
                         );
                     }
                 }
+                if let Some(why) = archive {
+                    outln!("{why}");
+                }
+                for m in missing {
+                    outln!(
+                        "{}: missing: the stats snapshot counts events of this segment (its \
+                         first {} bytes), but neither events/ nor events/archive/ holds it: the \
+                         stats include events whose segment is gone. Restore the file from a \
+                         backup or git to keep them, or run a command that opens the memory \
+                         (`mnemon doctor`) to re-fold the stats from the segments that are there",
+                        m.id,
+                        m.counted_bytes
+                    );
+                }
                 outln!(
                     "{}",
                     if healthy {
                         "healthy"
+                    } else if bad == 0 && archive.is_some() {
+                        "problems found: events/archive cannot be read; keep the files"
+                    } else if bad == 0 {
+                        "problems found: segments the stats count are missing; keep the files"
                     } else {
                         "problems found: damaged ranges lose only their own events, the rest is \
                          counted; keep the files"

@@ -853,6 +853,11 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
                 compress_after_days: *compress_after,
                 archive_after_days: *archive_after,
             })?;
+            // What compaction left as it was (a named pipe under a segment's name, a file it
+            // may not open) is said on stderr, naming the file and the fix.
+            for n in memory.take_notices() {
+                out.notice(&n);
+            }
             if out.json {
                 out.json(&r);
             } else {

@@ -10,10 +10,12 @@
 //! remove, failure mode 1), readers use the compressed copy and the next compaction removes the
 //! orphan.
 
-use super::log::{COMPRESSED_EXT, EventLog, SegmentFile, list_segments};
+use super::log::{
+    COMPRESSED_EXT, EventLog, SegmentFile, cannot_open, list_archive, list_segments,
+};
 use super::segment::{Holds, compressed_holds};
 use crate::error::{Error, Result};
-use crate::fs::{Durability, Fs, FsFile, write_atomic_with};
+use crate::fs::{Durability, Fs, FsFile, LockGuard, write_atomic_with};
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::Path;
@@ -137,6 +139,41 @@ fn held_whole(fs: &dyn Fs, dir: &Path, id: &str, plain: &Path) -> bool {
 }
 
 impl EventLog {
+    /// The lock of the segment file `p` (named `shown` under `events/`): `None` when its writer
+    /// holds it, or when the file cannot be opened. Such a file (a named pipe, a file this
+    /// process may not read or write) is left as it is, with a notice naming it and the fix, and
+    /// compaction goes on with the other segments: one odd file must not stop it for all.
+    fn lock_or_leave(&self, p: &Path, shown: &str) -> Option<LockGuard> {
+        let fs = self.fs();
+        // Opened for reading first, as folds open it: a file they cannot read is told in the
+        // same words (and so once); a named pipe is refused there without blocking.
+        if let Err(e) = fs.open_read(p) {
+            self.leave(shown, &e);
+            return None;
+        }
+        match fs.try_lock(p) {
+            Ok(guard) => guard,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => {
+                self.notice(format!(
+                    "events/{shown}: compaction leaves it as it is: it cannot be opened for its \
+                     lock ({e}); give this process write access to it (ls -l), or move it out \
+                     of events/ if it is no segment"
+                ));
+                None
+            }
+        }
+    }
+
+    /// Say that the file `shown` (under `events/`) is left as it is because it cannot be opened
+    /// (`e`). A file gone meanwhile (another compaction, a reader's listing older than the
+    /// files) is nothing to tell.
+    fn leave(&self, shown: &str, e: &io::Error) {
+        if e.kind() != io::ErrorKind::NotFound {
+            self.notice(format!("events/{shown}: {}", cannot_open(e)));
+        }
+    }
+
     /// Whether a compaction would do anything now (checked at open: a listing and a stat per
     /// segment).
     pub fn compaction_due(&self, policy: CompactPolicy, now_ms: i64) -> bool {
@@ -148,20 +185,24 @@ impl EventLog {
         let compress_before_ms = now_ms - i64::from(policy.compress_after_days) * DAY_MS;
         let archive_before_ms = now_ms - i64::from(policy.archive_after_days) * DAY_MS;
         let own = self.own_segment_id();
-        let archived = list_segments(fs, &dir.join(ARCHIVE_DIR))
-            .map(|(a, _)| a)
-            .unwrap_or_default();
+        let archive = list_archive(fs, dir).unwrap_or_default();
+        let archived = archive.segs;
         let compressed = compressed_ids(&segs, &archived);
         segs.iter().any(|s| {
-            let modified_ms = fs.modified_ms(&dir.join(&s.name)).unwrap_or(i64::MAX);
-            if s.compressed {
-                modified_ms < archive_before_ms
+            let p = dir.join(&s.name);
+            let modified_ms = fs.modified_ms(&p).unwrap_or(i64::MAX);
+            let due = if s.compressed {
+                // Nothing can be archived while a file stands where the archive belongs.
+                archive.unusable.is_none() && modified_ms < archive_before_ms
             } else {
                 Some(&s.id) != own.as_ref()
                     && (modified_ms < compress_before_ms
-                        || compressed.contains(s.id.as_str())
-                            && held_whole(fs, dir, &s.id, &dir.join(&s.name)))
-            }
+                        || compressed.contains(s.id.as_str()) && held_whole(fs, dir, &s.id, &p))
+            };
+            // A file that cannot be opened (a named pipe, one this process may not read) is
+            // left as it is by compaction: it alone would make a compaction run at every open.
+            // Only files found due are opened, so an open looks at no other.
+            due && fs.open_read(&p).is_ok()
         })
     }
 
@@ -192,7 +233,8 @@ impl EventLog {
         // through git: one clone compressed a segment another clone's writer went on with): it
         // is the one read, and is compressed again below once due. A file whose writer is alive
         // (its lock held) is never touched.
-        let (archived, _) = list_segments(fs, &dir.join(ARCHIVE_DIR))?;
+        let archive_listing = list_archive(fs, &dir)?;
+        let archived = archive_listing.segs;
         let compressed = compressed_ids(&segs, &archived);
         let own = self.own_segment_id();
         let mut covered = std::collections::HashSet::new();
@@ -209,7 +251,7 @@ impl EventLog {
             if Some(&s.id) == own.as_ref() {
                 continue;
             }
-            let Some(_writer_gone) = fs.try_lock(&p).map_err(io("lock", &p))? else {
+            let Some(_writer_gone) = self.lock_or_leave(&p, &s.name) else {
                 continue;
             };
             // Checked again under the lock: a writer may have appended and gone meanwhile.
@@ -245,7 +287,7 @@ impl EventLog {
             {
                 continue;
             }
-            let Some(_writer_gone) = fs.try_lock(&p).map_err(io("lock", &p))? else {
+            let Some(_writer_gone) = self.lock_or_leave(&p, &s.name) else {
                 continue;
             };
             fs.remove(&p).map_err(io("remove", &p))?;
@@ -271,8 +313,10 @@ impl EventLog {
                 continue;
             }
             let p = dir.join(&s.name);
-            if fs.modified_ms(&p).map_err(io("stat", &p))? < compress_before_ms {
-                due.push(s.clone());
+            match fs.modified_ms(&p) {
+                Ok(m) if m < compress_before_ms => due.push(s.clone()),
+                Ok(_) => {}
+                Err(e) => self.leave(&s.name, &e),
             }
         }
         // A segment whose writer is alive holds the segment's lock: it is not touched, whatever
@@ -293,9 +337,14 @@ impl EventLog {
                     (Holds::Len(there), Ok(here)) if there < here
                 )
             {
+                // A named pipe under the compressed name keeps the segment from being
+                // compressed: said, so that it is moved away.
+                if let Err(e) = fs.open_read(&dst) {
+                    self.leave(&format!("{}{COMPRESSED_EXT}", s.id), &e);
+                }
                 continue;
             }
-            if let Some(guard) = fs.try_lock(&src).map_err(io("lock", &src))? {
+            if let Some(guard) = self.lock_or_leave(&src, &s.name) {
                 locked.push((s, guard));
             }
         }
@@ -339,13 +388,31 @@ impl EventLog {
             }
         }
 
-        // 3. Archive old compressed segments.
+        // 3. Archive old compressed segments, unless a file stands where the archive belongs:
+        // then they stay compressed in `events/` (read as before), and the file is left as it is.
+        if let Some(n) = archive_listing.unusable {
+            self.notice(n);
+            return Ok(report);
+        }
         let archive = dir.join(ARCHIVE_DIR);
         let (segs, _) = list_segments(fs, &dir)?;
         let mut archived_any = false;
         for s in segs.iter().filter(|s| s.compressed) {
             let p = dir.join(&s.name);
-            if fs.modified_ms(&p).map_err(io("stat", &p))? < archive_before_ms {
+            let old = match fs.modified_ms(&p) {
+                Ok(m) => m < archive_before_ms,
+                Err(e) => {
+                    self.leave(&s.name, &e);
+                    false
+                }
+            };
+            if old {
+                // A file that cannot be opened (a named pipe under a segment's name) stays
+                // where it is: the archive is for segments.
+                if let Err(e) = fs.open_read(&p) {
+                    self.leave(&s.name, &e);
+                    continue;
+                }
                 if !archived_any {
                     fs.create_dir_all(&archive)
                         .map_err(io("create folder", &archive))?;

@@ -51,6 +51,25 @@ pub struct EventSegments {
     /// beside its compressed one, the same segment in both folders, a compressed copy shorter
     /// than the plain file that grew after it), relative to `events/`.
     pub set_aside: Vec<crate::events::SetAside>,
+    /// Segments the stats snapshot counts events of that neither `events/` nor
+    /// `events/archive/` holds (deleted, or taken back by a `git checkout`), by id: the stats
+    /// include events the log no longer has. Only a snapshot can tell: a segment deleted
+    /// before any snapshot read it leaves no trace.
+    pub missing: Vec<MissingSegment>,
+    /// Why `events/archive/` cannot be read (a file stands where the folder belongs), if so:
+    /// its segments, if any, are not among `segments`, and which ones are `missing` cannot be
+    /// told.
+    pub archive_unusable: Option<String>,
+}
+
+/// A segment the stats snapshot counted that the log no longer holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingSegment {
+    /// Its id (the file name without `.seg` / `.seg.zst`).
+    pub id: String,
+    /// The bytes of it the snapshot had read (its watermark): the events before that offset
+    /// are in the stats.
+    pub counted_bytes: u64,
 }
 
 impl Memory {
@@ -73,6 +92,7 @@ impl Memory {
 fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<EventSegments> {
     let listed = list_log(fs, events_dir)?;
     let (segs, unknown_files) = (listed.segments, listed.unknown);
+    let archive_unusable = listed.archive_unusable;
     let set_aside = listed.set_aside;
     let reads: Vec<_> = segs
         .iter()
@@ -112,6 +132,19 @@ fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<Eve
             )
         })
     };
+    let present: std::collections::HashSet<&str> =
+        segs.iter().map(|s| s.file.id.as_str()).collect();
+    let lost = match archive_unusable {
+        Some(_) => Vec::new(),
+        None => crate::events::log::lost_segments(&read_by_snapshot, &present),
+    };
+    let missing = lost
+        .into_iter()
+        .map(|(id, counted_bytes)| MissingSegment {
+            id: id.to_string(),
+            counted_bytes,
+        })
+        .collect();
     let cuts: Vec<Option<String>> = segs
         .iter()
         .zip(&reads)
@@ -137,5 +170,7 @@ fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<Eve
         segments,
         unknown_files,
         set_aside,
+        missing,
+        archive_unusable,
     })
 }

@@ -22,7 +22,7 @@ pub use inspect::{
     MAX_REPORTED_NEAR_DUPLICATES, NearDuplicate, NodeView, NoteError,
 };
 use lexical::ManifestStamp;
-pub use log_view::{EventSegments, SegmentContents};
+pub use log_view::{EventSegments, MissingSegment, SegmentContents};
 pub use usage::{FeedbackReport, MAX_FEEDBACK_IDS, NodeStatsView};
 pub use write::{
     MAX_NAME_BYTES, OnDuplicate, Similar, WriteNeighbours, WriteOutcome, WriteRefusal,

@@ -56,6 +56,48 @@ pub fn list_segments(fs: &dyn Fs, events_dir: &Path) -> Result<(Vec<SegmentFile>
     Ok((segs, other))
 }
 
+/// The segment files of `events/archive/` ([`list_segments`]).
+#[derive(Debug, Default)]
+pub struct ArchiveListing {
+    pub segs: Vec<SegmentFile>,
+    /// The other files there.
+    pub other: Vec<String>,
+    /// Set (to the notice to give) when a file stands where the archive folder belongs: then
+    /// no archived segment can be read, and none is archived, until it is moved away.
+    pub unusable: Option<String>,
+}
+
+/// The notice for `archive`, a file where the folder of archived segments belongs.
+pub fn archive_not_a_folder(archive: &Path) -> String {
+    format!(
+        "{} is a file, not a folder: archived segments cannot be read there and compaction \
+         archives nothing (the stats keep what the snapshot counted of them); move that file \
+         away, and mnemon makes the folder again when it next archives",
+        archive.display()
+    )
+}
+
+/// [`list_segments`] of `events/archive/`. A file where that folder belongs (made by hand or a
+/// tool) holds no segment: listed as no archive, with the notice to give, so that it stops no
+/// command (recall, show, compaction of `events/`); nothing in it is read or removed.
+pub fn list_archive(fs: &dyn Fs, events_dir: &Path) -> Result<ArchiveListing> {
+    let archive = events_dir.join(super::segment::ARCHIVE_DIR);
+    match list_segments(fs, &archive) {
+        Ok((segs, other)) => Ok(ArchiveListing {
+            segs,
+            other,
+            unusable: None,
+        }),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotADirectory => {
+            Ok(ArchiveListing {
+                unusable: Some(archive_not_a_folder(&archive)),
+                ..ArchiveListing::default()
+            })
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// A segment file of the log, wherever it is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocatedSegment {
@@ -82,6 +124,8 @@ pub struct LogListing {
     pub set_aside: Vec<SetAside>,
     /// Files of either folder that are not segments (relative to `events/`).
     pub unknown: Vec<String>,
+    /// Why `events/archive` cannot be read, when a file stands there ([`list_archive`]).
+    pub archive_unusable: Option<String>,
 }
 
 /// A file of a segment that is not read because another file of the same segment is.
@@ -100,7 +144,8 @@ pub struct SetAside {
 pub fn list_log(fs: &dyn Fs, events_dir: &Path) -> Result<LogListing> {
     let archive_name = super::segment::ARCHIVE_DIR;
     let (segs, other) = list_segments(fs, events_dir)?;
-    let (archived, archived_other) = list_segments(fs, &events_dir.join(archive_name))?;
+    let archive = list_archive(fs, events_dir)?;
+    let (archived, archived_other) = (archive.segs, archive.other);
     let (segments, set_aside) = one_file_per_segment(fs, events_dir, segs, archived);
     let mut unknown: Vec<String> = other.into_iter().filter(|n| n != archive_name).collect();
     unknown.extend(
@@ -112,6 +157,7 @@ pub fn list_log(fs: &dyn Fs, events_dir: &Path) -> Result<LogListing> {
         segments,
         set_aside,
         unknown,
+        archive_unusable: archive.unusable,
     })
 }
 
@@ -289,6 +335,24 @@ fn moved_by_compaction(fs: &dyn Fs, path: &Path) -> Option<PathBuf> {
     .find(|p| p != path && fs.len(p).is_ok())
 }
 
+/// Why a file named like a segment could not be opened, with what to do about it: one text
+/// for folds, `events verify` and compaction, so the notice about one file is given once. A
+/// named pipe or device is refused without blocking ([`crate::fs::open_regular`]: its message
+/// names the file and says to move it away).
+pub fn cannot_open(e: &std::io::Error) -> String {
+    let fix = match e.kind() {
+        std::io::ErrorKind::PermissionDenied => {
+            "; give this process read and write access to it (ls -l), or move it out of events/"
+        }
+        std::io::ErrorKind::InvalidData => "",
+        _ => "; if it is no segment, move it out of events/",
+    };
+    format!(
+        "cannot open: {e}{fix} (until then its events are not counted and compaction leaves it \
+         as it is)"
+    )
+}
+
 /// Read the events of a segment at or after `from` (an offset in its uncompressed stream).
 pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> SegmentRead {
     let mut out = SegmentRead::default();
@@ -306,13 +370,13 @@ pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> Se
             match open_stream(fs, &moved, true) {
                 Ok(s) => (moved.as_path(), true, s),
                 Err(e) => {
-                    out.error = Some(format!("cannot open: {e}"));
+                    out.error = Some(cannot_open(&e));
                     return out;
                 }
             }
         }
         Err(e) => {
-            out.error = Some(format!("cannot open: {e}"));
+            out.error = Some(cannot_open(&e));
             return out;
         }
     };

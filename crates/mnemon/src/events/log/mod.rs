@@ -115,6 +115,10 @@ pub struct EventLog {
     stamps: RwLock<Option<Arc<dyn crate::recall::Clock>>>,
 }
 
+/// Compressed segments changed since the snapshot that one open reads whole to tell damage
+/// in them ([`EventLog::check_compressed`]); the others are checked at the next open.
+pub const MAX_CHECKED_AT_OPEN: usize = 64;
+
 /// Notices remembered as given (see `EventLog::given_notices`); past it, all may be given again.
 pub const MAX_GIVEN_NOTICES: usize = 1024;
 
@@ -146,25 +150,47 @@ pub fn new_session_id() -> String {
 pub(super) struct Listing {
     segs: Vec<SegmentFile>,
     archived: Vec<SegmentFile>,
+    /// A file stands where `events/archive/` belongs: what it held cannot be looked at.
+    archive_unusable: bool,
 }
 
 /// The id of a segment whose events `snap` counts but that `events/` (or its archive) no longer
 /// holds, if any: a segment deleted or taken back by hand (a `git checkout` of `events/`). The
 /// snapshot's counts then include events the log lacks, and only a fold of the segments that are
-/// there says what the log holds. A segment the snapshot counts no frame of (its watermark at most
-/// its header's length: compaction removes such empty segments) is not missed.
+/// there says what the log holds.
 fn counts_a_lost_segment(snap: &Snapshot, listing: &Listing) -> Option<String> {
+    // Without a readable archive, which segments are gone cannot be told: the snapshot's
+    // counts of the archived ones are kept rather than dropped by a re-fold.
+    if listing.archive_unusable {
+        return None;
+    }
     let present: std::collections::HashSet<&str> = listing
         .segs
         .iter()
         .chain(&listing.archived)
         .map(|s| s.id.as_str())
         .collect();
-    snap.watermarks()
+    lost_segments(&snap.watermarks(), &present)
         .into_iter()
-        .filter(|(id, mark)| *mark > header_len_of(id) && !present.contains(id.as_str()))
-        .map(|(id, _)| id)
-        .min()
+        .next()
+        .map(|(id, _)| id.to_string())
+}
+
+/// The segments of which the watermarks `marks` (a stats snapshot's) count events but that are
+/// not among `present`, with what was read of each, by id. A segment the snapshot counts no
+/// frame of (its watermark at most its header's length: compaction removes such empty
+/// segments, and their watermarks stay behind) is not missed.
+pub(crate) fn lost_segments<'a>(
+    marks: &'a HashMap<String, u64>,
+    present: &std::collections::HashSet<&str>,
+) -> Vec<(&'a str, u64)> {
+    let mut lost: Vec<(&str, u64)> = marks
+        .iter()
+        .filter(|(id, mark)| **mark > header_len_of(id) && !present.contains(id.as_str()))
+        .map(|(id, mark)| (id.as_str(), *mark))
+        .collect();
+    lost.sort_unstable();
+    lost
 }
 
 /// The longest header segment `id` can have (`<created_ms>-<session>-<pid>-<n>`, format
@@ -278,6 +304,13 @@ impl EventLog {
             ));
             snapshot = None;
         }
+        // When the snapshot was written: compressed segments changed after it are checked for
+        // damage (`EventLog::check_compressed`).
+        let snapshot_written_ms = snapshot.as_ref().and_then(|_| {
+            log.fs
+                .modified_ms(&log.index_dir.join(snapshot::SNAPSHOT_FILE))
+                .ok()
+        });
         if let Ok(mut st) = log.state.write() {
             if let Some(s) = &snapshot {
                 st.marks = s.watermarks();
@@ -286,7 +319,7 @@ impl EventLog {
             st.bump(Change::All);
             st.feedback_version += 1;
         }
-        let folded = log.refresh_listed(listing)?;
+        let folded = log.refresh_listed(listing, snapshot_written_ms)?;
         if (folded.events > SNAPSHOT_AFTER_EVENTS
             || folded.segments > SNAPSHOT_AFTER_SEGMENTS
             || lost.is_some()

@@ -183,20 +183,32 @@ impl EventLog {
     /// Fold events appended since the last fold (by any process) into the stats. Returns how
     /// many events were folded.
     pub fn refresh(&self) -> Result<u64> {
-        Ok(self.refresh_listed(self.listing()?)?.events)
+        Ok(self.refresh_listed(self.listing()?, None)?.events)
     }
 
     /// The segment files of `events/` and of `events/archive/`, as [`list_segments`] finds them.
     pub(super) fn listing(&self) -> Result<Listing> {
         let (segs, _) = list_segments(self.fs.as_ref(), &self.events_dir)?;
-        let archive = self.events_dir.join(super::segment::ARCHIVE_DIR);
-        let (archived, _) = list_segments(self.fs.as_ref(), &archive)?;
-        Ok(Listing { segs, archived })
+        let archive = list_archive(self.fs.as_ref(), &self.events_dir)?;
+        if let Some(n) = &archive.unusable {
+            self.notice(n.clone());
+        }
+        Ok(Listing {
+            segs,
+            archived: archive.segs,
+            archive_unusable: archive.unusable.is_some(),
+        })
     }
 
-    /// [`EventLog::refresh`] over segment files already listed.
-    pub(super) fn refresh_listed(&self, listing: Listing) -> Result<Folded> {
-        let Listing { segs, archived } = listing;
+    /// [`EventLog::refresh`] over segment files already listed. With `changed_since` (the
+    /// time the stats snapshot was written, at open), compressed segments changed after it are
+    /// checked for damage ([`EventLog::check_compressed`]).
+    pub(super) fn refresh_listed(
+        &self,
+        listing: Listing,
+        changed_since: Option<i64>,
+    ) -> Result<Folded> {
+        let Listing { segs, archived, .. } = listing;
         let located: Vec<(PathBuf, SegmentFile)> =
             super::files::one_file_per_segment(self.fs.as_ref(), &self.events_dir, segs, archived)
                 .0
@@ -214,11 +226,21 @@ impl EventLog {
         let mut segments_read = 0;
         let mut delta = Stats::default();
         let mut new_marks = Vec::new();
+        let mut checked = 0;
         for (path, seg) in &located {
             if Some(&seg.id) == own.as_ref() {
                 continue;
             }
             let mark = marks.get(&seg.id).copied();
+            if seg.compressed
+                && mark.is_some()
+                && let Some(since) = changed_since
+                && checked < MAX_CHECKED_AT_OPEN
+                && self.fs.modified_ms(path).is_ok_and(|m| m > since)
+            {
+                checked += 1;
+                self.check_compressed(path);
+            }
             // A compressed segment was fully folded into a snapshot before it was compressed, but
             // a snapshot written later by a process that had not yet seen its tail can carry an
             // older watermark: the zstd frame header records the segment's length, so a mark
@@ -243,11 +265,7 @@ impl EventLog {
             if !seg.compressed {
                 self.hold_back_unfinished_recall(path, &mut read);
             }
-            if let Some(e) = &read.error {
-                // Named as `events verify` names it: an archived segment is in `events/archive/`.
-                let shown = path.strip_prefix(&self.events_dir).unwrap_or(path);
-                self.notice(format!("events/{}: {e}", shown.display()));
-            }
+            self.tell_damage(path, seg.compressed, &read);
             let Some(h) = &read.header else { continue };
             if let Some(original) = self.original_of(&seg.id, h, &located, &mut originals)
                 && let Some((_, held)) = originals.get_mut(original)
@@ -288,6 +306,45 @@ impl EventLog {
             events: folded,
             segments: segments_read,
         })
+    }
+
+    /// Say what reading the segment at `path` found wrong, if anything: why it stopped early,
+    /// and for a compressed segment, damaged ranges. A live segment's damaged range is not told:
+    /// a writer killed mid-append leaves one at its tail, and that is no damage to repair; a
+    /// compressed segment was complete when it was compressed, so a damaged range in it is
+    /// damage done to the file since (or the torn tail of a killed writer, compressed: `events
+    /// verify` reports both alike). The texts carry no offsets, so the fold and the check at
+    /// open say one thing once.
+    fn tell_damage(&self, path: &Path, compressed: bool, read: &SegmentRead) {
+        // Named as `events verify` names it: an archived segment is in `events/archive/`.
+        let shown = path.strip_prefix(&self.events_dir).unwrap_or(path);
+        if let Some(e) = &read.error {
+            self.notice(format!("events/{}: {e}", shown.display()));
+        }
+        if compressed && !read.damaged.is_empty() {
+            self.notice(format!(
+                "events/{}: damaged: some of its bytes do not read as events, so the events \
+                 they held count only as far as a stats snapshot counted them before; keep the \
+                 file, and restore it from a backup or git to recover them (`mnemon events \
+                 verify` lists the damaged ranges)",
+                shown.display()
+            ));
+        }
+    }
+
+    /// Read the compressed segment at `path` whole, only to tell damage in it. A compressed
+    /// segment that a snapshot covers is not read again by folds, so damage done to it later
+    /// (a flipped byte on disk, a bad copy or restore) would go unsaid until `events verify`.
+    /// Reading every compressed segment at every open would cost a decompression of the whole
+    /// archive each time; instead, at open, the ones whose modification time is after the
+    /// snapshot's are read. Compaction dates a compressed segment by its last write, before
+    /// the snapshot that covered it, and archiving keeps that date, so an untouched one is
+    /// never read here, while a write into the file (or a copy put in its place) dates it
+    /// later. Limit: a damaged file given back an old date (`touch`, `cp -p`, `rsync -a`) is
+    /// told only by folds that read it and by `events verify`.
+    fn check_compressed(&self, path: &Path) {
+        let read = read_segment(self.fs.as_ref(), path, true, 0);
+        self.tell_damage(path, true, &read);
     }
 
     /// The segment that `id` (with header `h`) is a copy of, if any, its events' sequence numbers

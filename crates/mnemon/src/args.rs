@@ -157,7 +157,10 @@ pub fn feedback(used: &[String], wrong: &[String]) -> Result<()> {
     if let Some(both) = used.iter().find(|u| wrong.contains(u)) {
         return Err(Error::InvalidArgument {
             what: "feedback",
-            message: format!("`{both}` is named as both used and wrong; keep one"),
+            message: format!(
+                "{} is named as both used and wrong; keep one",
+                crate::notes::ShownId(both)
+            ),
         });
     }
     Ok(())

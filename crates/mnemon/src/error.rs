@@ -56,7 +56,8 @@ pub enum Error {
     },
     /// A node id that does not exist.
     #[error(
-        "no note with id `{id}`; run `mnemon index` if you just added it, or check the spelling"
+        "no note with id {}; run `mnemon index` if you just added it, or check the spelling",
+        crate::notes::ShownId(id)
     )]
     UnknownNode {
         /// The id given.
@@ -65,7 +66,8 @@ pub enum Error {
     /// No note has this id now, but the event log holds a history for it: its file was removed
     /// or renamed (by hand, by git).
     #[error(
-        "no note with id `{id}` now: its file is gone from memory/ (removed or renamed; the event log still holds its history); recall its topic to find the note it became, or restore the file"
+        "no note with id {} now: its file is gone from memory/ (removed or renamed; the event log still holds its history); recall its topic to find the note it became, or restore the file",
+        crate::notes::ShownId(id)
     )]
     RemovedNode {
         /// The id given.
@@ -157,7 +159,7 @@ pub enum Error {
         allowed: String,
     },
     /// A note given to `Memory::write_note` cannot be written as it is (nothing was written).
-    #[error("cannot write note `{id}`: {reason}")]
+    #[error("cannot write note {}: {reason}", crate::notes::ShownId(id))]
     Write {
         /// The note's id as given.
         id: String,
@@ -209,7 +211,9 @@ pub enum NoteWriteError {
     },
     /// The id ends in `.md`: the file would be `<id>.md.md`.
     #[error(
-        "the id `{id}` ends in `.md`, so the file would be `{id}.md`: an id is the path without `.md`, so use `{stem}`"
+        "the id {} ends in `.md`, so its file would end in `.md.md`: an id is the path without `.md`, so use {}",
+        crate::notes::ShownId(id),
+        crate::notes::ShownId(stem)
     )]
     IdWithExtension {
         /// The id given.
@@ -219,7 +223,8 @@ pub enum NoteWriteError {
     },
     /// No `[[...]]` link could name a note with this id.
     #[error(
-        "the id `{id}` {why}: no link could ever name the note; choose an id of letters, digits, `-`, `_` and `/`"
+        "the id {} {why}: no link could ever name the note; choose an id of letters, digits, `-`, `_` and `/`",
+        crate::notes::ShownId(id)
     )]
     UnlinkableId {
         /// The id given.

@@ -778,3 +778,27 @@ fn plain_segment(fs: &MemFs) -> String {
         .find(|n| n.ends_with(".seg"))
         .expect("a plain segment")
 }
+
+/// An id of a megabyte given to `show`, an anchor or feedback came back whole in the error (a
+/// megabyte on a terminal, in an MCP answer). Messages show its start and its length.
+#[test]
+fn an_over_long_id_is_not_echoed_whole() {
+    let (_tmp, m) = common::fresh();
+    common::write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha walrus\n");
+    m.index().unwrap();
+    let long = "x".repeat(1 << 20);
+    let errors = [
+        m.show(&long).err().map(|e| e.to_string()),
+        m.recall(&mnemon::recall::Query::anchors([long.clone()]))
+            .err()
+            .map(|e| e.to_string()),
+        m.feedback(std::slice::from_ref(&long), &[], Some("alpha"))
+            .err()
+            .map(|e| e.to_string()),
+    ];
+    for e in errors {
+        let e = e.expect("an error");
+        assert!(e.len() < 400, "{} bytes: {}", e.len(), &e[..400]);
+        assert!(e.contains("(1048576 bytes)"), "{e}");
+    }
+}

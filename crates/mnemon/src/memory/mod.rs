@@ -205,7 +205,7 @@ type Found = (Vec<recall::Hit>, recall::FloorReport);
 fn check_id(id: &str) -> Result<()> {
     notes::validate_id(id).map_err(|r| Error::InvalidArgument {
         what: "id",
-        message: format!("`{id}`: {r}"),
+        message: format!("{}: {r}", notes::ShownId(id)),
     })
 }
 

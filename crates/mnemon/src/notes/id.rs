@@ -8,6 +8,25 @@ use std::path::{Component, Path};
 /// Longest id accepted, in bytes.
 pub const MAX_ID_BYTES: usize = 512;
 
+/// An id as a message shows it, in backticks: whole up to [`MAX_ID_BYTES`], longer ones (never
+/// a note's, only what a caller gave) cut to their first [`SHOWN_ID_CHARS`] characters and their
+/// length, so one bad argument cannot fill a terminal or an MCP answer.
+pub struct ShownId<'a>(pub &'a str);
+
+/// Characters of an over-long id a message shows (see [`ShownId`]).
+pub const SHOWN_ID_CHARS: usize = 64;
+
+impl std::fmt::Display for ShownId<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let id = self.0;
+        if id.len() <= MAX_ID_BYTES {
+            return write!(f, "`{id}`");
+        }
+        let head: String = id.chars().take(SHOWN_ID_CHARS).collect();
+        write!(f, "`{head}...` ({} bytes)", id.len())
+    }
+}
+
 /// Why a string is not a usable id. Each text says what is wrong and how to write it instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -230,6 +230,21 @@ pub struct MemoryServer {
     tool_router: ToolRouter<MemoryServer>,
 }
 
+/// What a recall answer says when this server may only read the index and `stale` notes
+/// changed since it was written: the agent reads answers, not the server's stderr.
+fn stale_warning(stale: usize) -> Option<String> {
+    let (notes, they) = match stale {
+        0 => return None,
+        1 => ("note", "it is"),
+        _ => ("notes", "they are"),
+    };
+    Some(format!(
+        "this server may only read the index, and {stale} {notes} changed since it was written: \
+         {they} answered as indexed (possibly out of date) until `mnemon index` runs where the \
+         index is writable; memory_show of such a note says it changed"
+    ))
+}
+
 fn tool_error(msg: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(msg.into())])
 }
@@ -274,9 +289,15 @@ impl MemoryServer {
     )]
     async fn memory_recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
         self.memory.first_index_done().await;
-        match recall_query(a).and_then(|q| self.memory.with(|m| m.recall(&q))) {
-            Ok(r) => {
-                json_result(&serde_json::to_value(r.json(RecallLayout::Mcp)).unwrap_or_default())
+        let recalled = recall_query(a)
+            .and_then(|q| self.memory.with(|m| Ok((m.recall(&q)?, m.stale_notes()))));
+        match recalled {
+            Ok((r, stale)) => {
+                let mut v = serde_json::to_value(r.json(RecallLayout::Mcp)).unwrap_or_default();
+                if let (Some(o), Some(warning)) = (v.as_object_mut(), stale_warning(stale)) {
+                    o.insert("warning".into(), warning.into());
+                }
+                json_result(&v)
             }
             Err(e) => tool_error(e.to_string()),
         }

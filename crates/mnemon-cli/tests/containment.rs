@@ -1054,6 +1054,71 @@ fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
     assert_eq!(v["results"][0]["id"], "pool", "{v}");
 }
 
+/// A server on an index it may only read answered recalls from the index as last written and
+/// said that notes had changed since only on its stderr, which no agent reads: its recall
+/// answers say it, with how many.
+#[cfg(unix)]
+#[test]
+fn a_server_on_a_read_only_index_says_in_its_answers_that_notes_changed_since() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let top = tmp.path().join("m");
+    std::fs::create_dir_all(top.join("memory")).expect("mkdir");
+    for (name, body) in [
+        ("pool", "The pgbouncer pool holds 20."),
+        ("cron", "Cron runs nightly."),
+    ] {
+        std::fs::write(
+            top.join(format!("memory/{name}.md")),
+            format!("---\nname: {name}\n---\n{body}\n"),
+        )
+        .expect("write");
+    }
+    let out = mnemon(&top, &["index"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    set_modes_below(tmp.path(), 0o777, 0o666);
+    common::chmod(&top.join("index"), 0o555);
+    std::fs::write(
+        top.join("memory/pool.md"),
+        "---\nname: pool\n---\nThe pgbouncer pool holds 25 now.\n",
+    )
+    .expect("edit");
+    let Some(mut server) = common::mcp::Server::start_unprivileged(&top) else {
+        common::chmod(&top.join("index"), 0o777);
+        eprintln!("skipped: running as root without setpriv");
+        return;
+    };
+    let call = |server: &mut common::mcp::Server, id: u64| {
+        let r = server.rpc(
+            id,
+            "tools/call",
+            serde_json::json!({"name": "memory_recall", "arguments": {"query": "pgbouncer pool"}}),
+        );
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .to_string();
+        serde_json::from_str::<serde_json::Value>(&text).expect("json")
+    };
+    let v = call(&mut server, 2);
+    assert_eq!(v["results"][0]["id"], "pool", "{v}");
+    let warning = v["warning"].as_str().unwrap_or_default();
+    assert!(
+        warning.contains("may only read the index, and 1 note changed"),
+        "{v}"
+    );
+    // Every answer says it, not only the first.
+    let again = call(&mut server, 3);
+    assert_eq!(again["warning"], v["warning"], "{again}");
+    assert!(server.finish());
+    common::chmod(&top.join("index"), 0o777);
+    // Writable again, and indexed: nothing to warn about.
+    assert_eq!(mnemon(&top, &["index"]).status.code(), Some(0));
+    let mut server = common::mcp::Server::start(&top);
+    let fresh = call(&mut server, 2);
+    assert!(fresh.get("warning").is_none(), "{fresh}");
+    assert!(server.finish());
+}
+
 /// Regression: `doctor` run by a user who may not read a note called the memory healthy when
 /// the note was unchanged since it was indexed: the index's scan never opens such a note, and
 /// doctor's full parse met the failure but only kept the note out of its comparison.

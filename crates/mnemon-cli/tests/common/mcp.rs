@@ -39,8 +39,43 @@ impl Server {
         Server::spawn(root, Stdio::piped())
     }
 
+    /// [`Server::start`] as a user without root's rights (`nobody`, through `setpriv`, when the
+    /// tests run as root): `None` when that cannot be done here.
+    #[allow(dead_code)]
+    pub fn start_unprivileged(root: &Path) -> Option<Server> {
+        let mut cmd = if super::running_as_root() {
+            let setpriv = std::process::Command::new("setpriv")
+                .arg("--version")
+                .output();
+            if !setpriv.is_ok_and(|o| o.status.success()) {
+                return None;
+            }
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_mnemon"));
+            c
+        } else {
+            super::bin()
+        };
+        let child = cmd
+            .arg("--dir")
+            .arg(root)
+            .args(["serve", "--no-watch"])
+            .env_remove("MNEMON_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        Some(Server::started(child))
+    }
+
     fn spawn(root: &Path, stderr: Stdio) -> Server {
-        let mut child = spawn_serve(root, stderr);
+        Server::started(spawn_serve(root, stderr))
+    }
+
+    /// A spawned server, its session initialized.
+    fn started(mut child: Child) -> Server {
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut server = Server {

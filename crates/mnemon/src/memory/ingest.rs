@@ -90,6 +90,8 @@ impl Memory {
             scan::scan_while_loading(&self.dir.memory(), || self.store.read()?.manifest())?;
         outcome.check_complete()?;
         let stale = outcome.batch.upserts.len() + outcome.batch.removals.len();
+        self.stale_notes
+            .store(stale, std::sync::atomic::Ordering::Release);
         if stale > 0 {
             let (notes, they) = if stale == 1 {
                 ("note", "it is")

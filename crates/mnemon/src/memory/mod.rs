@@ -128,6 +128,9 @@ pub struct Memory {
     told_unrecorded: std::sync::atomic::AtomicBool,
     /// Set once the store is known to have been indexed (see [`Memory::ensure_indexed`]).
     indexed: std::sync::atomic::AtomicBool,
+    /// Notes changed since the index was written, as the last scan of a read-only index found
+    /// them (see [`Memory::stale_notes`]).
+    stale_notes: std::sync::atomic::AtomicUsize,
     /// The device and inode of the store file this memory opened (see
     /// [`Memory::store_replaced`]).
     store_file: Option<(u64, u64)>,
@@ -354,6 +357,7 @@ impl Memory {
             qid_counter,
             told_unrecorded: std::sync::atomic::AtomicBool::new(false),
             indexed: std::sync::atomic::AtomicBool::new(false),
+            stale_notes: std::sync::atomic::AtomicUsize::new(0),
             store_file,
         };
         if let Some(n) = memory.load_lexical()? {
@@ -519,6 +523,14 @@ impl Memory {
             None => format!("the index store {} was removed", path.display()),
             Some(_) => format!("the index store {} was replaced", path.display()),
         })
+    }
+
+    /// How many notes changed since the index was written that recall answers as indexed: this
+    /// process may only read the index ([`Memory::read_only`]) and its last
+    /// [`Memory::index_if_writable`] found them. 0 for a writable index. A server puts it in its
+    /// answers (the notice at open reaches no agent).
+    pub fn stale_notes(&self) -> usize {
+        self.stale_notes.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The session id this process records its events under (`OpenOptions::with_session`, or

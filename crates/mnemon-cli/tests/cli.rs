@@ -699,6 +699,25 @@ fn cli_importance_stats_and_events() {
         err.contains("importance 0 is out of range: use an integer from 1 to 10"),
         "{err}"
     );
+    // Not a number, or one no integer holds: said with what to give, as a range is.
+    for (given, said) in [
+        ("abc", "not a whole number: use an integer from 1 to 10"),
+        ("2.5", "not a whole number: use an integer from 1 to 10"),
+        (
+            "99999999999999999999",
+            "out of range: use an integer from 1 to 10",
+        ),
+    ] {
+        let (code, _, err) = run(&["importance", "a", "--", given]);
+        assert_eq!(code, 2, "{given}");
+        assert!(err.contains(said), "{given}: {err}");
+    }
+    let (code, _, err) = run(&["recall", "x", "--limit", "99999999999999999999999"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("out of range: use an integer from 1 to 200"),
+        "{err}"
+    );
     let (code, v, _) = run(&["events", "dump", "--json"]);
     assert_eq!(code, 0);
     let types: Vec<&str> = v["events"]

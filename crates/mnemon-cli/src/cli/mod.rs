@@ -127,11 +127,13 @@ enum Command {
         #[arg(long = "anchor", value_name = "ID")]
         anchors: Vec<String>,
         #[arg(long, default_value_t = args::DEFAULT_DEPTH.into(), allow_negative_numbers = true,
+              value_parser = whole_in(args::DEPTH),
               help = format!("Depth of the walk over typed edges ({}..={}); --anchor ID --depth 0 \
                               fetches the note, which counts as a use of it",
                              args::DEPTH.min, args::DEPTH.max))]
         depth: i64,
         #[arg(long, default_value_t = args::DEFAULT_LIMIT as i64, allow_negative_numbers = true,
+              value_parser = whole_in(args::LIMIT),
               help = format!("Number of results ({}..={})", args::LIMIT.min, args::LIMIT.max))]
         limit: i64,
         /// Drop results scoring below this.
@@ -148,7 +150,7 @@ enum Command {
     Importance {
         /// Node id.
         id: String,
-        #[arg(allow_negative_numbers = true, help = format!(
+        #[arg(allow_negative_numbers = true, value_parser = whole_in(args::IMPORTANCE), help = format!(
             "Importance, {} (a little) to {} (always relevant)",
             args::IMPORTANCE.min, args::IMPORTANCE.max
         ))]
@@ -243,7 +245,7 @@ enum Command {
         /// Token budget, 1 to 200000 (tokens estimated as characters / 4, CJK characters as 1
         /// each).
         #[arg(long, default_value_t = args::DEFAULT_BUDGET_TOKENS as i64,
-              allow_negative_numbers = true)]
+              allow_negative_numbers = true, value_parser = whole_in(args::BUDGET_TOKENS))]
         budget: i64,
     },
     /// Compress event segments older than --compress-after days, archive those older than
@@ -610,6 +612,26 @@ fn live(cli: &Cli, out: &Out) -> mnemon::Result<std::sync::Arc<crate::live::Live
         options(cli),
         Box::new(|m| errln!("mnemon: {m}")),
     )))
+}
+
+/// A clap parser for a whole-number argument in `range`: one message for any value it refuses,
+/// saying what to give (clap's own said "invalid digit found in string" or "number too large to
+/// fit in target type"). A number in no range's reach is out of range here; the range itself is
+/// checked by the facade, as for every caller.
+fn whole_in(
+    range: args::Range,
+) -> impl Fn(&str) -> std::result::Result<i64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        let t = s.trim();
+        let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+        let whole = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+        match t.parse::<i64>() {
+            // Said by the facade's check, as for an MCP or Python caller.
+            Ok(v) => Ok(v),
+            Err(_) if whole => Err(format!("out of range: use {}", range.allowed())),
+            Err(_) => Err(format!("not a whole number: use {}", range.allowed())),
+        }
+    }
 }
 
 /// `mnemon eval --at`: a date, as seconds since the Unix epoch.

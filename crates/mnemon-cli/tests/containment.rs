@@ -757,6 +757,40 @@ fn a_named_pipe_where_an_index_file_belongs_blocks_nothing() {
     assert!(stderr.contains("move it away"), "{stderr}");
 }
 
+/// A named pipe where the index store belongs blocked `recall` forever: redb was handed the
+/// pipe, failed on it, and the pipe, moved aside as damage, was then read to see whether a
+/// stopped process had left it half-created (the read waited for a writer). It is moved aside
+/// without being read, said to be a named pipe, and the store rebuilt from the notes.
+#[test]
+fn a_named_pipe_where_the_index_store_belongs_is_moved_aside_unread() {
+    let (_clean_tmp, clean) = linked_memory();
+    let want = answers(&clean, "pgbouncer sizing");
+    let (_tmp, base) = linked_memory();
+    let store = base.join("index/graph.redb");
+    std::fs::remove_file(&store).expect("rm");
+    mkfifo(&store);
+    let out = mnemon_within_30s(&base, &["recall", "pgbouncer sizing"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "a named pipe stood where the index store {} belongs; moved it to {}",
+            store.display(),
+            base.join("index/graph.redb.damaged").display()
+        )),
+        "{stderr}"
+    );
+    assert!(std::fs::metadata(&store).expect("stat").is_file());
+    assert_eq!(answers(&base, "pgbouncer sizing"), want);
+    let out = mnemon_within_30s(&base, &["doctor"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 #[cfg(unix)]
 /// A memory in `tmp` holding `n` notes `n0.md`.. named `Note i` with the body `body(i)`, closed
 /// again: its root.

@@ -199,18 +199,30 @@ impl Store {
         let mut rebuilt = None;
         // A file this process may not write is not damaged: it is read as it is, and whatever
         // would write to it says why it cannot (see `read_only`).
-        match std::fs::OpenOptions::new().read(true).write(true).open(&path) {
+        // Opened only as a regular file (`fs::open_regular`): redb would read a named pipe
+        // there until a writer came, and a device without end.
+        let opened =
+            crate::fs::open_regular(&path, std::fs::OpenOptions::new().read(true).write(true));
+        match opened {
             Err(e) if is_read_only(&e) && path.is_file() => {
                 return Store::open_read_only(index_dir, path, e.kind());
             }
-            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
-                // A folder made by hand or a tool: moved out of the way, as damage is, under
-                // the write lock and only if no other process did first (see below).
+            Err(e)
+                if e.kind() == std::io::ErrorKind::IsADirectory
+                    || (e.kind() == std::io::ErrorKind::InvalidData && !path.is_file()) =>
+            {
+                // A folder, named pipe or device made by hand or a tool: moved out of the way,
+                // as damage is, under the write lock and only if no other process did first
+                // (see below).
                 let _lock = lock_file(index_dir)?;
-                if path.is_dir() {
+                let kind = std::fs::symlink_metadata(&path)
+                    .ok()
+                    .filter(|m| !m.is_file() && !m.file_type().is_symlink())
+                    .map(|m| crate::notes::file_kind(m.file_type()));
+                if let Some(kind) = kind {
                     let aside = move_aside(index_dir)?;
                     rebuilt = Some(format!(
-                        "a folder stood where the index store {} belongs; moved it to {} and rebuilt the store from the notes",
+                        "a {kind} stood where the index store {} belongs; moved it to {} and rebuilt the store from the notes",
                         path.display(),
                         aside.display()
                     ));
@@ -573,13 +585,26 @@ fn creation_unfinished(path: &Path) -> bool {
     const HEADER_BYTES: usize = 512;
     /// Larger than any new file redb creates: a larger one has been written to.
     const MAX_NEW_FILE_BYTES: u64 = 1 << 20;
-    let too_large = std::fs::metadata(path).map_or(true, |m| m.len() > MAX_NEW_FILE_BYTES);
+    // Opened only as a regular file: a named pipe moved aside from where the store belongs
+    // would block a plain read until some process wrote to it.
+    let Ok(file) = crate::fs::open_regular_read(path) else {
+        return false;
+    };
+    let too_large = file
+        .metadata()
+        .map_or(true, |m| m.len() > MAX_NEW_FILE_BYTES);
     if too_large {
         return false;
     }
-    let Ok(bytes) = std::fs::read(path) else {
+    let mut bytes = Vec::new();
+    use std::io::Read;
+    if file
+        .take(MAX_NEW_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
         return false;
-    };
+    }
     let zero = |b: &[u8]| b.iter().all(|&x| x == 0);
     bytes.len() >= MAGIC_BYTES
         && zero(&bytes[..MAGIC_BYTES])

@@ -791,6 +791,41 @@ fn a_named_pipe_where_the_index_store_belongs_is_moved_aside_unread() {
     );
 }
 
+/// A named pipe at the memory folder's `.gitignore` blocked every command, `init` too: the file
+/// was read to look for mnemon's rules, and the read waited for a writer. The pipe is named and
+/// left alone, and the command runs.
+#[test]
+fn a_named_pipe_at_gitignore_blocks_no_command() {
+    let (_clean_tmp, clean) = linked_memory();
+    let want = answers(&clean, "pgbouncer sizing");
+    let (_tmp, base) = linked_memory();
+    let gitignore = base.join(".gitignore");
+    std::fs::remove_file(&gitignore).expect("rm");
+    mkfifo(&gitignore);
+    for args in [
+        &["recall", "pgbouncer sizing"][..],
+        &["index"],
+        &["doctor"],
+        &["init"],
+    ] {
+        let out = mnemon_within_30s(&base, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "could not update .gitignore: read {0}: {0} is a named pipe, not a regular file",
+                gitignore.display()
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("move it away"), "{args:?}: {stderr}");
+    }
+    use std::os::unix::fs::FileTypeExt;
+    let kept = std::fs::symlink_metadata(&gitignore).expect("stat");
+    assert!(kept.file_type().is_fifo());
+    assert_eq!(answers(&base, "pgbouncer sizing"), want);
+}
+
 #[cfg(unix)]
 /// A memory in `tmp` holding `n` notes `n0.md`.. named `Note i` with the body `body(i)`, closed
 /// again: its root.

@@ -259,11 +259,19 @@ impl MemoryDir {
                 ),
             });
         }
-        let existing = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        // Opened only as a regular file (`fs::open_regular`): a named pipe there would block
+        // every command's open until some process wrote to it.
+        let mut existing = Vec::new();
+        match crate::fs::open_regular_read(&path) {
+            Ok(file) => {
+                use std::io::Read;
+                (&file)
+                    .read_to_end(&mut existing)
+                    .map_err(|e| Error::io("read", &path, e))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io("read", &path, e)),
-        };
+        }
         let Some(addition) = gitignore_addition(&existing) else {
             return Ok(false);
         };

@@ -147,8 +147,10 @@ impl LiveMemory {
         let mut memory = self.get();
         // `index/` deleted (it is derived: README says it may be at any time), or the store
         // replaced by another process's repair: this memory writes to and reads a file no one
-        // else sees. Opened again first, its notes indexed into the new store.
-        if let Some(gone) = self.store_moved() {
+        // else sees. Or its store handle met an I/O error (a full disk while it committed),
+        // after which redb refuses every call on it. Opened again first, its notes indexed
+        // into the new store (or the same one).
+        if let Some(gone) = self.store_moved().or_else(|| memory.store_unusable()) {
             memory = self.heal(&memory, &Failure::Store(gone), false)?;
         }
         let mut failure = match attempt(&op, &memory) {

@@ -982,6 +982,113 @@ fn real_full_disk_server_records_again_once_space_is_freed() {
     );
 }
 
+/// A tool call's text and whether it failed.
+fn tool_call(server: &mut common::mcp::Server, id: u64, name: &str, args: Value) -> (bool, String) {
+    let r = server.rpc(
+        id,
+        "tools/call",
+        serde_json::json!({"name": name, "arguments": args}),
+    );
+    let text = r["result"]["content"][0]["text"]
+        .as_str()
+        .map_or_else(|| r.to_string(), str::to_string);
+    let failed = r["result"]["isError"] == true || r.get("error").is_some();
+    (!failed, text)
+}
+
+/// The ids a server's `memory_recall` of `query` answers (`Err`: the error's text).
+fn served_ids(
+    server: &mut common::mcp::Server,
+    id: u64,
+    query: &str,
+) -> std::result::Result<Vec<String>, String> {
+    let (ok, text) = tool_call(
+        server,
+        id,
+        "memory_recall",
+        serde_json::json!({"query": query}),
+    );
+    if !ok {
+        return Err(text);
+    }
+    let body: Value = serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
+    Ok(body["results"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|h| h["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// Regression: a server whose index store met a full disk while it committed (a `memory_write`
+/// whose note fit on the disk and whose indexing did not) kept the store handle redb refuses
+/// from then on: every later call failed with "Previous I/O error occurred ... delete
+/// graph.redb", space freed or not, until the server was restarted. The folder is opened again
+/// at the next call, and once space is back the same server recalls and writes.
+#[test]
+fn a_server_whose_store_met_a_full_disk_recalls_and_writes_once_space_is_freed() {
+    let Some(disk) = Tmpfs::mount("16m") else {
+        return;
+    };
+    let root = disk.mnt.join("mem");
+    let m = Memory::init(&root).unwrap();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
+    m.index().unwrap();
+    drop(m);
+    let mut server = common::mcp::Server::start_logged(&root);
+    let mut id = 2;
+    assert_eq!(served_ids(&mut server, id, "alpha").unwrap(), ["a"]);
+    let filler = disk.mnt.join("filler");
+    // The room a note needs and its indexing does not have differs by file system: from a
+    // page up, until the store's commit is what fails.
+    let mut store_failed = false;
+    for pages in 1..=16u64 {
+        fill_leaving(&filler, pages * 4096);
+        id += 1;
+        let (ok, text) = tool_call(
+            &mut server,
+            id,
+            "memory_write",
+            serde_json::json!({"id": format!("zebra-{pages}"),
+                               "body": format!("Zebra crossing number {pages} near the okapi enclosure."),
+                               "on_duplicate": "create"}),
+        );
+        std::fs::remove_file(&filler).unwrap();
+        store_failed = !ok && text.contains("graph.redb");
+        assert!(!text.contains("Previous I/O"), "{text}");
+        id += 1;
+        let after = served_ids(&mut server, id, "alpha");
+        assert_eq!(after, Ok(vec!["a".to_string()]), "{pages} pages: {text}");
+        if store_failed {
+            break;
+        }
+    }
+    assert!(
+        store_failed,
+        "no write met the full disk in the store's commit"
+    );
+    id += 1;
+    let (ok, text) = tool_call(
+        &mut server,
+        id,
+        "memory_write",
+        serde_json::json!({"id": "lemur", "body": "Lemurs live in Madagascar trees."}),
+    );
+    assert!(ok, "{text}");
+    id += 1;
+    assert_eq!(
+        served_ids(&mut server, id, "lemurs madagascar").unwrap(),
+        ["lemur"]
+    );
+    let (ended, log) = server.finish_with_log();
+    assert!(ended, "{log}");
+    assert!(!log.contains("delete"), "{log}");
+    let (code, v, _, err) = run_cli(&root, &["events", "verify", "--json"]);
+    assert_eq!(code, 0, "{v} {err}");
+}
+
 /// Bytes of a version 2 segment of session `s` holding `events` (ts T0, seq 0, 1, ...), all
 /// sealed with one salt.
 fn segment_bytes(s: &str, events: Vec<EventKind>) -> Vec<u8> {

@@ -162,6 +162,10 @@ pub struct Store {
     seq: std::result::Result<ChangeSeq, seq::UnusableSeq>,
     /// Read transactions begun by this handle (diagnostics and tests).
     reads_begun: std::sync::atomic::AtomicU64,
+    /// The first I/O error redb met on this handle (a full disk during a commit). redb refuses
+    /// every later read and write of the handle after one, space freed or not, so the holder
+    /// must open the file again (see [`Store::unusable`]).
+    io_failed: std::sync::OnceLock<String>,
 }
 
 /// Why this process may not create files in `dir` (its mode, a read-only file system), if it
@@ -307,6 +311,7 @@ impl Store {
             path,
             seq,
             reads_begun: std::sync::atomic::AtomicU64::new(0),
+            io_failed: std::sync::OnceLock::new(),
         };
         if let Some(reason) = store.check_schema()? {
             rebuilt = Some(reason);
@@ -355,6 +360,7 @@ impl Store {
                 source: seq::SeqError::Io("the index is read-only".into()),
             }),
             reads_begun: std::sync::atomic::AtomicU64::new(0),
+            io_failed: std::sync::OnceLock::new(),
         };
         if let Some(found) = store.schema_found()?.filter(|v| *v != SCHEMA_VERSION) {
             return Err(store.read_only_refusal(&format!(
@@ -538,7 +544,31 @@ impl Store {
     }
 
     fn err(&self, e: impl Into<redb::Error>) -> Error {
-        store_error(&self.path, e.into())
+        let e = e.into();
+        match &e {
+            redb::Error::Io(io) if is_environment(io) => {
+                let _ = self.io_failed.set(io.to_string());
+            }
+            redb::Error::PreviousIo => {
+                let _ = self.io_failed.set("an I/O error".into());
+            }
+            _ => {}
+        }
+        store_error(&self.path, e)
+    }
+
+    /// Why this handle can no longer read or write the store, if it cannot: redb met an I/O
+    /// error on it (a full disk while a transaction committed) and refuses every later
+    /// operation of the handle, even once space is freed. The file itself is sound (redb's
+    /// commit is atomic): the store opened again reads and writes it.
+    pub fn unusable(&self) -> Option<String> {
+        self.io_failed.get().map(|why| {
+            format!(
+                "a write to the index store {} failed ({why}), and the store this process \
+                 opened refuses every read and write after that",
+                self.path.display()
+            )
+        })
     }
 
     fn corrupt(&self, key: &str, e: CodecError) -> Error {
@@ -726,6 +756,20 @@ fn store_error(path: &Path, e: redb::Error) -> Error {
             "read or write",
             path,
             std::io::Error::new(io.kind(), io.to_string()),
+        );
+    }
+    if let redb::Error::PreviousIo = e {
+        // Not the file's bytes: redb refuses every operation of a handle after it met an I/O
+        // error. Deleting the store, redb's advice, is not the fix; opening it again is.
+        return Error::io(
+            "read or write",
+            path,
+            std::io::Error::other(
+                "an earlier write to it failed (a full disk?), and this process's handle on it \
+                 refuses every read and write since; free space if the disk is full, then retry: \
+                 a new command opens it again (a server or a Python handle does so by itself at \
+                 its next call)",
+            ),
         );
     }
     let reason = match &e {

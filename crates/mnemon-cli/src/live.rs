@@ -41,6 +41,9 @@ pub struct LiveMemory {
     store_file: Mutex<Option<(u64, u64)>>,
     /// Whether the first index of the notes runs in the background; operations wait for it.
     indexing: AtomicBool,
+    /// Whether that first index failed (a full disk): the watcher runs it again until it
+    /// succeeds ([`LiveMemory::take_index_failed`]).
+    index_failed: AtomicBool,
     log: Box<Log>,
 }
 
@@ -57,6 +60,7 @@ impl LiveMemory {
             healing: Mutex::new(()),
             store_file: Mutex::new(store_file),
             indexing: AtomicBool::new(false),
+            index_failed: AtomicBool::new(false),
             log,
         }
     }
@@ -80,8 +84,15 @@ impl LiveMemory {
                 (live.log)(format!(
                     "indexing the notes failed: {e}; answering from the index as it was"
                 ));
+                live.index_failed.store(true, Ordering::Release);
             }
         });
+    }
+
+    /// Whether the first index failed since this was last asked (the watcher then indexes the
+    /// notes again, until it succeeds).
+    pub fn take_index_failed(&self) -> bool {
+        self.index_failed.swap(false, Ordering::AcqRel)
     }
 
     /// Whether the first index of the notes is still running.

@@ -16,6 +16,7 @@ use serde_json::Value;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// What `events verify` checks, through the library: every segment of `events/` and its archive
 /// reads without damage or error. Returns (segments, events).
@@ -1087,6 +1088,59 @@ fn a_server_whose_store_met_a_full_disk_recalls_and_writes_once_space_is_freed()
     assert!(!log.contains("delete"), "{log}");
     let (code, v, _, err) = run_cli(&root, &["events", "verify", "--json"]);
     assert_eq!(code, 0, "{v} {err}");
+}
+
+/// Regression: a note a server could not index on a full disk (written by `memory_write`, whose
+/// indexing failed, then by the watcher's re-index, which failed too) stayed out of the index
+/// after space was freed: nothing in `memory/` changed again to raise a file event, so every
+/// recall answered without it until a restart. The watcher runs a failed re-index again until it
+/// succeeds.
+#[test]
+fn a_note_a_server_could_not_index_on_a_full_disk_is_indexed_once_space_is_freed() {
+    let Some(disk) = Tmpfs::mount("16m") else {
+        return;
+    };
+    let root = disk.mnt.join("mem");
+    let m = Memory::init(&root).unwrap();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
+    m.index().unwrap();
+    drop(m);
+    let mut server = common::mcp::Server::start_watching_logged(&root);
+    let mut id = 2;
+    assert_eq!(served_ids(&mut server, id, "alpha").unwrap(), ["a"]);
+    let filler = disk.mnt.join("filler");
+    // Room for the note's file, not for its indexing.
+    fill_leaving(&filler, 8 * 1024);
+    id += 1;
+    let (ok, text) = tool_call(
+        &mut server,
+        id,
+        "memory_write",
+        serde_json::json!({"id": "lemur", "body": "Lemurs live in Madagascar trees."}),
+    );
+    assert!(!ok, "{text}");
+    assert!(text.contains("was written"), "{text}");
+    assert!(text.contains("the note is saved"), "{text}");
+    // The watcher's re-index of the note, debounced, fails while the disk is still full.
+    std::thread::sleep(mnemon_cli::watch::DEBOUNCE + mnemon_cli::watch::COALESCE_MAX);
+    std::fs::remove_file(&filler).unwrap();
+    let deadline = Instant::now() + mnemon_cli::watch::RETRY_FAILED * 5;
+    let found = loop {
+        id += 1;
+        let ids = served_ids(&mut server, id, "lemurs madagascar").unwrap();
+        if ids == ["lemur"] || Instant::now() > deadline {
+            break ids;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (ended, log) = server.finish_with_log();
+    assert_eq!(found, ["lemur"], "{log}");
+    assert!(ended, "{log}");
+    assert!(log.contains("re-index failed"), "{log}");
+    assert!(
+        log.contains("indexed the notes a failed re-index had left out"),
+        "{log}"
+    );
 }
 
 /// Bytes of a version 2 segment of session `s` holding `events` (ts T0, seq 0, 1, ...), all

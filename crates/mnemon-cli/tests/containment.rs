@@ -590,6 +590,40 @@ fn a_folder_where_an_index_file_belongs_is_moved_aside_and_the_file_rebuilt() {
     assert!(stderr.contains("move the folder away"), "{stderr}");
 }
 
+/// A folder where a file of index/ belongs, a second time (the first one moved aside to
+/// `<file>.damaged`, which still holds it): the rename onto that folder failed with "Directory
+/// not empty", and every command, `doctor --fix` too, stopped at exit 3 with no fix named. The
+/// earlier folder is replaced, as an earlier damaged file is.
+#[test]
+fn a_folder_where_an_index_file_belongs_again_is_moved_aside_over_the_first() {
+    let (_clean_tmp, clean) = linked_memory();
+    let want = answers(&clean, "pgbouncer sizing");
+    for file in ["graph.redb", "lexical.manifest", "stats.snapshot"] {
+        let (_tmp, base) = linked_memory();
+        let path = base.join("index").join(file);
+        let aside = base.join("index").join(format!("{file}.damaged"));
+        let _ = std::fs::remove_file(&path);
+        std::fs::create_dir_all(aside.join("first")).expect("mkdir");
+        std::fs::create_dir_all(path.join("second")).expect("mkdir");
+        let out = mnemon(&base, &["recall", "pgbouncer sizing"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{file}: {stderr}");
+        assert!(stderr.contains("a folder stood where"), "{file}: {stderr}");
+        assert!(!stderr.contains("not empty"), "{file}: {stderr}");
+        assert!(aside.join("second").is_dir(), "{file}");
+        assert!(!aside.join("first").exists(), "{file}");
+        assert!(!path.is_dir(), "{file}");
+        assert_eq!(answers(&base, "pgbouncer sizing"), want, "{file}");
+        let doctor = mnemon(&base, &["doctor"]);
+        assert_eq!(
+            doctor.status.code(),
+            Some(0),
+            "{file}: {}",
+            String::from_utf8_lossy(&doctor.stdout)
+        );
+    }
+}
+
 /// `from`'s files and folders copied into `to`, modification times kept (a note newer than
 /// the index would be indexed again, and the damage met while writing, not at close).
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {

@@ -646,7 +646,11 @@ fn creation_unfinished(path: &Path) -> bool {
 pub fn move_aside(index_dir: &Path) -> Result<PathBuf> {
     let path = index_dir.join(STORE_FILE);
     let aside = index_dir.join(format!("{STORE_FILE}.damaged"));
-    std::fs::rename(&path, &aside).map_err(|e| Error::io("move aside", &path, e))?;
+    match std::fs::rename(&path, &aside) {
+        Err(_) if crate::fs::remove_folder_aside(&aside) => std::fs::rename(&path, &aside),
+        renamed => renamed,
+    }
+    .map_err(|e| Error::io("move aside", &path, e))?;
     Ok(aside)
 }
 

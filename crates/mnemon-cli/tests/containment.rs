@@ -223,6 +223,64 @@ fn symlinked_file_inside_index_or_events_is_refused() {
     }
 }
 
+/// `events verify` refused to read the log when a link or a file stood in `index/` (or at it):
+/// it checked the whole folder as a command that writes does, though it reads only `events/`
+/// (README: "reads the log alone, whatever state the index is in"). It reads the log, follows
+/// no link in `index/`, and still refuses a link in `events/`.
+#[test]
+fn events_verify_reads_the_log_whatever_stands_in_the_index_folder() {
+    let verify = |root: &std::path::Path| {
+        let out = common::bin()
+            .arg("--dir")
+            .arg(root)
+            .args(["events", "verify"])
+            .output()
+            .expect("run");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let recorded = |root: &std::path::Path| {
+        let m = Memory::open(root).expect("open");
+        let r = m
+            .recall(&Query::text("pgbouncer pool connections"))
+            .expect("recall");
+        assert_eq!(ids(&r), ["pool"]);
+    };
+    for case in [
+        "index/graph.redb",
+        "index/stats.snapshot",
+        "index",
+        "index as a file",
+    ] {
+        let (tmp, root) = indexed_folder();
+        recorded(&root);
+        let path = root.join(case.trim_end_matches(" as a file"));
+        if case.ends_with(" as a file") {
+            std::fs::remove_dir_all(&path).expect("rm");
+            std::fs::write(&path, b"not a folder").expect("write");
+        } else {
+            symlink_outside(tmp.path(), &path);
+        }
+        let (code, stdout, stderr) = verify(&root);
+        assert_eq!(code, Some(0), "{case}: {stdout} {stderr}");
+        assert!(
+            stdout.contains(": 2 events, 0 damaged ranges"),
+            "{case}: {stdout}"
+        );
+        assert!(stdout.ends_with("healthy\n"), "{case}: {stdout}");
+    }
+    let (tmp, root) = indexed_folder();
+    let link = root.join("events/evil.seg");
+    symlink_outside(tmp.path(), &link);
+    let (code, _, stderr) = verify(&root);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains(&link.display().to_string()), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+}
+
 #[test]
 fn symlinked_gitignore_is_left_alone_with_a_notice() {
     let (tmp, root) = indexed_folder();

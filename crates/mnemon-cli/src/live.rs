@@ -41,6 +41,9 @@ pub struct LiveMemory {
     store_file: Mutex<Option<(u64, u64)>>,
     /// Whether the first index of the notes runs in the background; operations wait for it.
     indexing: AtomicBool,
+    /// Whether that first index failed (a full disk): the watcher runs it again until it
+    /// succeeds ([`LiveMemory::take_index_failed`]).
+    index_failed: AtomicBool,
     log: Box<Log>,
 }
 
@@ -57,6 +60,7 @@ impl LiveMemory {
             healing: Mutex::new(()),
             store_file: Mutex::new(store_file),
             indexing: AtomicBool::new(false),
+            index_failed: AtomicBool::new(false),
             log,
         }
     }
@@ -80,8 +84,15 @@ impl LiveMemory {
                 (live.log)(format!(
                     "indexing the notes failed: {e}; answering from the index as it was"
                 ));
+                live.index_failed.store(true, Ordering::Release);
             }
         });
+    }
+
+    /// Whether the first index failed since this was last asked (the watcher then indexes the
+    /// notes again, until it succeeds).
+    pub fn take_index_failed(&self) -> bool {
+        self.index_failed.swap(false, Ordering::AcqRel)
     }
 
     /// Whether the first index of the notes is still running.
@@ -147,8 +158,10 @@ impl LiveMemory {
         let mut memory = self.get();
         // `index/` deleted (it is derived: README says it may be at any time), or the store
         // replaced by another process's repair: this memory writes to and reads a file no one
-        // else sees. Opened again first, its notes indexed into the new store.
-        if let Some(gone) = self.store_moved() {
+        // else sees. Or its store handle met an I/O error (a full disk while it committed),
+        // after which redb refuses every call on it. Opened again first, its notes indexed
+        // into the new store (or the same one).
+        if let Some(gone) = self.store_moved().or_else(|| memory.store_unusable()) {
             memory = self.heal(&memory, &Failure::Store(gone), false)?;
         }
         let mut failure = match attempt(&op, &memory) {

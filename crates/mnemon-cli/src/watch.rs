@@ -12,7 +12,8 @@
 //! made while a command starts is either read by that index or seen by the watcher. `memory/`
 //! itself removed or replaced (a restore from a backup, a sync tool, `git checkout` of the whole
 //! folder) ends the watch on the old folder: the watcher says so, watches the folder again when
-//! it is back, and indexes all of it.
+//! it is back, and indexes all of it. A re-index that fails (a full disk) is run again every
+//! [`RETRY_FAILED`] until it succeeds, since nothing may change in `memory/` to raise another.
 
 use crate::live::LiveMemory;
 use mnemon::error::{Error, Result};
@@ -34,6 +35,37 @@ pub const COALESCE: Duration = Duration::from_millis(1250);
 /// The longest a batch waits for others to merge with: writes that never pause are still
 /// re-indexed.
 pub const COALESCE_MAX: Duration = Duration::from_secs(4);
+
+/// How long after a failed re-index (a full disk, most often) the watcher runs it again. The
+/// notes it left out are indexed once the cause is gone, though nothing changes in `memory/`
+/// to raise another event; a retry that fails again is not logged again.
+pub const RETRY_FAILED: Duration = Duration::from_secs(3);
+
+/// A re-index that failed, to be run again: all notes (`full`) or those at `paths`.
+struct Failed {
+    full: bool,
+    paths: Vec<std::path::PathBuf>,
+    at: Instant,
+}
+
+impl Failed {
+    /// The re-index of `full` or `paths` with what this one left out.
+    fn with(failed: Option<&Failed>, full: bool, mut paths: Vec<std::path::PathBuf>) -> Failed {
+        let full = full || paths.is_empty() || failed.is_some_and(|f| f.full);
+        if full {
+            paths.clear();
+        } else if let Some(f) = failed {
+            paths.extend(f.paths.iter().cloned());
+            paths.sort();
+            paths.dedup();
+        }
+        Failed {
+            full,
+            paths,
+            at: Instant::now(),
+        }
+    }
+}
 
 /// What a watcher has done so far.
 #[derive(Debug, Default)]
@@ -139,10 +171,31 @@ pub fn run(
             on_error(format!("watch error: {e}"));
         }
     };
+    // A re-index that failed, run again every [`RETRY_FAILED`] until it succeeds.
+    let mut failed: Option<Failed> = None;
     loop {
         match stop.try_recv() {
             Ok(()) | Err(mpsc::TryRecvError::Disconnected) => return Ok(()),
             Err(mpsc::TryRecvError::Empty) => {}
+        }
+        if memory.take_index_failed() {
+            failed = Some(Failed::with(failed.as_ref(), true, Vec::new()));
+        }
+        if let Some(f) = &failed
+            && f.at.elapsed() >= RETRY_FAILED
+            && watched.is_some()
+            && !memory.indexing()
+        {
+            match reindex(memory, stats, f.full, &f.paths) {
+                Ok(()) => {
+                    on_error(
+                        "indexed the notes a failed re-index had left out (its cause is gone)"
+                            .into(),
+                    );
+                    failed = None;
+                }
+                Err(_) => failed = Some(Failed::with(failed.as_ref(), f.full, f.paths.clone())),
+            }
         }
         if root_checked.elapsed() >= ROOT_CHECK {
             root_checked = Instant::now();
@@ -174,7 +227,14 @@ pub fn run(
                 if !first_index_done_or_stop(memory, &stop) {
                     return Ok(());
                 }
-                reindex(memory, stats, on_error, true, &[]);
+                // A full walk: it covers whatever an earlier failed re-index left out.
+                failed = match reindex(memory, stats, true, &[]) {
+                    Ok(()) => None,
+                    Err(e) => {
+                        on_error(format!("re-index failed: {e}"));
+                        Some(Failed::with(None, true, Vec::new()))
+                    }
+                };
                 continue;
             }
         }
@@ -226,7 +286,16 @@ pub fn run(
                 if !first_index_done_or_stop(memory, &stop) {
                     return Ok(());
                 }
-                reindex(memory, stats, on_error, rescan, &paths);
+                // With the notes an earlier failed re-index left out, so that a success
+                // covers them too.
+                let todo = Failed::with(failed.as_ref(), rescan, paths);
+                failed = match reindex(memory, stats, todo.full, &todo.paths) {
+                    Ok(()) => None,
+                    Err(e) => {
+                        on_error(format!("re-index failed: {e}"));
+                        Some(todo)
+                    }
+                };
             }
             Ok(Err(errors)) => report_errors(errors),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -247,14 +316,13 @@ fn first_index_done_or_stop(memory: &LiveMemory, stop: &mpsc::Receiver<()>) -> b
     true
 }
 
-/// Index the notes at `paths` (all of them with `full` or no path), counting and reporting.
+/// Index the notes at `paths` (all of them with `full` or no path), counting.
 fn reindex(
     memory: &LiveMemory,
     stats: &WatchStats,
-    on_error: &dyn Fn(String),
     full: bool,
     paths: &[std::path::PathBuf],
-) {
+) -> Result<()> {
     let result = memory.with(|m| {
         if full || paths.is_empty() {
             m.index()
@@ -268,10 +336,11 @@ fn reindex(
             if !r.changed.is_empty() || !r.removed.is_empty() {
                 stats.reindexes_with_changes.fetch_add(1, Ordering::Relaxed);
             }
+            Ok(())
         }
         Err(e) => {
             stats.errors.fetch_add(1, Ordering::Relaxed);
-            on_error(format!("re-index failed: {e}"));
+            Err(e)
         }
     }
 }

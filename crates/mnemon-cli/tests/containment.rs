@@ -223,6 +223,64 @@ fn symlinked_file_inside_index_or_events_is_refused() {
     }
 }
 
+/// `events verify` refused to read the log when a link or a file stood in `index/` (or at it):
+/// it checked the whole folder as a command that writes does, though it reads only `events/`
+/// (README: "reads the log alone, whatever state the index is in"). It reads the log, follows
+/// no link in `index/`, and still refuses a link in `events/`.
+#[test]
+fn events_verify_reads_the_log_whatever_stands_in_the_index_folder() {
+    let verify = |root: &std::path::Path| {
+        let out = common::bin()
+            .arg("--dir")
+            .arg(root)
+            .args(["events", "verify"])
+            .output()
+            .expect("run");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let recorded = |root: &std::path::Path| {
+        let m = Memory::open(root).expect("open");
+        let r = m
+            .recall(&Query::text("pgbouncer pool connections"))
+            .expect("recall");
+        assert_eq!(ids(&r), ["pool"]);
+    };
+    for case in [
+        "index/graph.redb",
+        "index/stats.snapshot",
+        "index",
+        "index as a file",
+    ] {
+        let (tmp, root) = indexed_folder();
+        recorded(&root);
+        let path = root.join(case.trim_end_matches(" as a file"));
+        if case.ends_with(" as a file") {
+            std::fs::remove_dir_all(&path).expect("rm");
+            std::fs::write(&path, b"not a folder").expect("write");
+        } else {
+            symlink_outside(tmp.path(), &path);
+        }
+        let (code, stdout, stderr) = verify(&root);
+        assert_eq!(code, Some(0), "{case}: {stdout} {stderr}");
+        assert!(
+            stdout.contains(": 2 events, 0 damaged ranges"),
+            "{case}: {stdout}"
+        );
+        assert!(stdout.ends_with("healthy\n"), "{case}: {stdout}");
+    }
+    let (tmp, root) = indexed_folder();
+    let link = root.join("events/evil.seg");
+    symlink_outside(tmp.path(), &link);
+    let (code, _, stderr) = verify(&root);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains(&link.display().to_string()), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+}
+
 #[test]
 fn symlinked_gitignore_is_left_alone_with_a_notice() {
     let (tmp, root) = indexed_folder();
@@ -590,6 +648,40 @@ fn a_folder_where_an_index_file_belongs_is_moved_aside_and_the_file_rebuilt() {
     assert!(stderr.contains("move the folder away"), "{stderr}");
 }
 
+/// A folder where a file of index/ belongs, a second time (the first one moved aside to
+/// `<file>.damaged`, which still holds it): the rename onto that folder failed with "Directory
+/// not empty", and every command, `doctor --fix` too, stopped at exit 3 with no fix named. The
+/// earlier folder is replaced, as an earlier damaged file is.
+#[test]
+fn a_folder_where_an_index_file_belongs_again_is_moved_aside_over_the_first() {
+    let (_clean_tmp, clean) = linked_memory();
+    let want = answers(&clean, "pgbouncer sizing");
+    for file in ["graph.redb", "lexical.manifest", "stats.snapshot"] {
+        let (_tmp, base) = linked_memory();
+        let path = base.join("index").join(file);
+        let aside = base.join("index").join(format!("{file}.damaged"));
+        let _ = std::fs::remove_file(&path);
+        std::fs::create_dir_all(aside.join("first")).expect("mkdir");
+        std::fs::create_dir_all(path.join("second")).expect("mkdir");
+        let out = mnemon(&base, &["recall", "pgbouncer sizing"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{file}: {stderr}");
+        assert!(stderr.contains("a folder stood where"), "{file}: {stderr}");
+        assert!(!stderr.contains("not empty"), "{file}: {stderr}");
+        assert!(aside.join("second").is_dir(), "{file}");
+        assert!(!aside.join("first").exists(), "{file}");
+        assert!(!path.is_dir(), "{file}");
+        assert_eq!(answers(&base, "pgbouncer sizing"), want, "{file}");
+        let doctor = mnemon(&base, &["doctor"]);
+        assert_eq!(
+            doctor.status.code(),
+            Some(0),
+            "{file}: {}",
+            String::from_utf8_lossy(&doctor.stdout)
+        );
+    }
+}
+
 /// `from`'s files and folders copied into `to`, modification times kept (a note newer than
 /// the index would be indexed again, and the damage met while writing, not at close).
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
@@ -755,6 +847,75 @@ fn a_named_pipe_where_an_index_file_belongs_blocks_nothing() {
         "{stderr}"
     );
     assert!(stderr.contains("move it away"), "{stderr}");
+}
+
+/// A named pipe where the index store belongs blocked `recall` forever: redb was handed the
+/// pipe, failed on it, and the pipe, moved aside as damage, was then read to see whether a
+/// stopped process had left it half-created (the read waited for a writer). It is moved aside
+/// without being read, said to be a named pipe, and the store rebuilt from the notes.
+#[test]
+fn a_named_pipe_where_the_index_store_belongs_is_moved_aside_unread() {
+    let (_clean_tmp, clean) = linked_memory();
+    let want = answers(&clean, "pgbouncer sizing");
+    let (_tmp, base) = linked_memory();
+    let store = base.join("index/graph.redb");
+    std::fs::remove_file(&store).expect("rm");
+    mkfifo(&store);
+    let out = mnemon_within_30s(&base, &["recall", "pgbouncer sizing"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "a named pipe stood where the index store {} belongs; moved it to {}",
+            store.display(),
+            base.join("index/graph.redb.damaged").display()
+        )),
+        "{stderr}"
+    );
+    assert!(std::fs::metadata(&store).expect("stat").is_file());
+    assert_eq!(answers(&base, "pgbouncer sizing"), want);
+    let out = mnemon_within_30s(&base, &["doctor"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A named pipe at the memory folder's `.gitignore` blocked every command, `init` too: the file
+/// was read to look for mnemon's rules, and the read waited for a writer. The pipe is named and
+/// left alone, and the command runs.
+#[test]
+fn a_named_pipe_at_gitignore_blocks_no_command() {
+    let (_clean_tmp, clean) = linked_memory();
+    let want = answers(&clean, "pgbouncer sizing");
+    let (_tmp, base) = linked_memory();
+    let gitignore = base.join(".gitignore");
+    std::fs::remove_file(&gitignore).expect("rm");
+    mkfifo(&gitignore);
+    for args in [
+        &["recall", "pgbouncer sizing"][..],
+        &["index"],
+        &["doctor"],
+        &["init"],
+    ] {
+        let out = mnemon_within_30s(&base, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "could not update .gitignore: read {0}: {0} is a named pipe, not a regular file",
+                gitignore.display()
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("move it away"), "{args:?}: {stderr}");
+    }
+    use std::os::unix::fs::FileTypeExt;
+    let kept = std::fs::symlink_metadata(&gitignore).expect("stat");
+    assert!(kept.file_type().is_fifo());
+    assert_eq!(answers(&base, "pgbouncer sizing"), want);
 }
 
 #[cfg(unix)]

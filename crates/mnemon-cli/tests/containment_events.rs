@@ -16,6 +16,7 @@ use serde_json::Value;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// What `events verify` checks, through the library: every segment of `events/` and its archive
 /// reads without damage or error. Returns (segments, events).
@@ -979,6 +980,166 @@ fn real_full_disk_server_records_again_once_space_is_freed() {
     println!(
         "server on a full disk: {} failed recalls, {ok} counted",
         failures.len()
+    );
+}
+
+/// A tool call's text and whether it failed.
+fn tool_call(server: &mut common::mcp::Server, id: u64, name: &str, args: Value) -> (bool, String) {
+    let r = server.rpc(
+        id,
+        "tools/call",
+        serde_json::json!({"name": name, "arguments": args}),
+    );
+    let text = r["result"]["content"][0]["text"]
+        .as_str()
+        .map_or_else(|| r.to_string(), str::to_string);
+    let failed = r["result"]["isError"] == true || r.get("error").is_some();
+    (!failed, text)
+}
+
+/// The ids a server's `memory_recall` of `query` answers (`Err`: the error's text).
+fn served_ids(
+    server: &mut common::mcp::Server,
+    id: u64,
+    query: &str,
+) -> std::result::Result<Vec<String>, String> {
+    let (ok, text) = tool_call(
+        server,
+        id,
+        "memory_recall",
+        serde_json::json!({"query": query}),
+    );
+    if !ok {
+        return Err(text);
+    }
+    let body: Value = serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
+    Ok(body["results"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|h| h["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// Regression: a server whose index store met a full disk while it committed (a `memory_write`
+/// whose note fit on the disk and whose indexing did not) kept the store handle redb refuses
+/// from then on: every later call failed with "Previous I/O error occurred ... delete
+/// graph.redb", space freed or not, until the server was restarted. The folder is opened again
+/// at the next call, and once space is back the same server recalls and writes.
+#[test]
+fn a_server_whose_store_met_a_full_disk_recalls_and_writes_once_space_is_freed() {
+    let Some(disk) = Tmpfs::mount("16m") else {
+        return;
+    };
+    let root = disk.mnt.join("mem");
+    let m = Memory::init(&root).unwrap();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
+    m.index().unwrap();
+    drop(m);
+    let mut server = common::mcp::Server::start_logged(&root);
+    let mut id = 2;
+    assert_eq!(served_ids(&mut server, id, "alpha").unwrap(), ["a"]);
+    let filler = disk.mnt.join("filler");
+    // The room a note needs and its indexing does not have differs by file system: from a
+    // page up, until the store's commit is what fails.
+    let mut store_failed = false;
+    for pages in 1..=16u64 {
+        fill_leaving(&filler, pages * 4096);
+        id += 1;
+        let (ok, text) = tool_call(
+            &mut server,
+            id,
+            "memory_write",
+            serde_json::json!({"id": format!("zebra-{pages}"),
+                               "body": format!("Zebra crossing number {pages} near the okapi enclosure."),
+                               "on_duplicate": "create"}),
+        );
+        std::fs::remove_file(&filler).unwrap();
+        store_failed = !ok && text.contains("graph.redb");
+        assert!(!text.contains("Previous I/O"), "{text}");
+        id += 1;
+        let after = served_ids(&mut server, id, "alpha");
+        assert_eq!(after, Ok(vec!["a".to_string()]), "{pages} pages: {text}");
+        if store_failed {
+            break;
+        }
+    }
+    assert!(
+        store_failed,
+        "no write met the full disk in the store's commit"
+    );
+    id += 1;
+    let (ok, text) = tool_call(
+        &mut server,
+        id,
+        "memory_write",
+        serde_json::json!({"id": "lemur", "body": "Lemurs live in Madagascar trees."}),
+    );
+    assert!(ok, "{text}");
+    id += 1;
+    assert_eq!(
+        served_ids(&mut server, id, "lemurs madagascar").unwrap(),
+        ["lemur"]
+    );
+    let (ended, log) = server.finish_with_log();
+    assert!(ended, "{log}");
+    assert!(!log.contains("delete"), "{log}");
+    let (code, v, _, err) = run_cli(&root, &["events", "verify", "--json"]);
+    assert_eq!(code, 0, "{v} {err}");
+}
+
+/// Regression: a note a server could not index on a full disk (written by `memory_write`, whose
+/// indexing failed, then by the watcher's re-index, which failed too) stayed out of the index
+/// after space was freed: nothing in `memory/` changed again to raise a file event, so every
+/// recall answered without it until a restart. The watcher runs a failed re-index again until it
+/// succeeds.
+#[test]
+fn a_note_a_server_could_not_index_on_a_full_disk_is_indexed_once_space_is_freed() {
+    let Some(disk) = Tmpfs::mount("16m") else {
+        return;
+    };
+    let root = disk.mnt.join("mem");
+    let m = Memory::init(&root).unwrap();
+    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
+    m.index().unwrap();
+    drop(m);
+    let mut server = common::mcp::Server::start_watching_logged(&root);
+    let mut id = 2;
+    assert_eq!(served_ids(&mut server, id, "alpha").unwrap(), ["a"]);
+    let filler = disk.mnt.join("filler");
+    // Room for the note's file, not for its indexing.
+    fill_leaving(&filler, 8 * 1024);
+    id += 1;
+    let (ok, text) = tool_call(
+        &mut server,
+        id,
+        "memory_write",
+        serde_json::json!({"id": "lemur", "body": "Lemurs live in Madagascar trees."}),
+    );
+    assert!(!ok, "{text}");
+    assert!(text.contains("was written"), "{text}");
+    assert!(text.contains("the note is saved"), "{text}");
+    // The watcher's re-index of the note, debounced, fails while the disk is still full.
+    std::thread::sleep(mnemon_cli::watch::DEBOUNCE + mnemon_cli::watch::COALESCE_MAX);
+    std::fs::remove_file(&filler).unwrap();
+    let deadline = Instant::now() + mnemon_cli::watch::RETRY_FAILED * 5;
+    let found = loop {
+        id += 1;
+        let ids = served_ids(&mut server, id, "lemurs madagascar").unwrap();
+        if ids == ["lemur"] || Instant::now() > deadline {
+            break ids;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (ended, log) = server.finish_with_log();
+    assert_eq!(found, ["lemur"], "{log}");
+    assert!(ended, "{log}");
+    assert!(log.contains("re-index failed"), "{log}");
+    assert!(
+        log.contains("indexed the notes a failed re-index had left out"),
+        "{log}"
     );
 }
 

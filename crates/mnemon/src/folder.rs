@@ -150,70 +150,27 @@ impl MemoryDir {
     /// in them) that is a symbolic link. Reading notes through links is the scanner's business
     /// (links that stay inside `memory/` are fine there); these folders are only mnemon's.
     pub fn check_contained(&self) -> Result<()> {
-        let refuse = |path: PathBuf, fix: String| -> Result<()> {
-            let target = std::fs::read_link(&path).unwrap_or_default();
-            Err(Error::Symlinked { path, target, fix })
-        };
-        for (sub, fix) in [
-            (
-                self.index(),
-                "Remove the link (not its target) and let mnemon recreate the folder: it holds only \
-                 files rebuilt from the notes and events.",
-            ),
-            (
-                self.events(),
-                "Replace the link by a real folder holding the segments: remove the link, then \
-                 `mkdir` it and copy the segments from the link's target into it.",
-            ),
-        ] {
-            match std::fs::symlink_metadata(&sub) {
-                Ok(m) if m.file_type().is_symlink() => return refuse(sub, fix.to_string()),
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => {
-                    return Err(Error::io(
-                        "use folder",
-                        &sub,
-                        std::io::Error::other("not a folder; move this file away"),
-                    ));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::io("inspect", &sub, e)),
-            }
-            for nested in [sub.clone(), sub.join("archive")] {
-                let entries = match std::fs::read_dir(&nested) {
-                    Ok(entries) => entries,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                    // A file at `archive/` holds no link out of the folder: the event log
-                    // treats it as no archive and says so (`events::log::list_archive`), so it
-                    // stops no command.
-                    Err(e) if e.kind() == std::io::ErrorKind::NotADirectory && nested != sub => {
-                        continue;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-                        return Err(Error::io(
-                            "use folder",
-                            &nested,
-                            std::io::Error::other("not a folder; move this file away"),
-                        ));
-                    }
-                    Err(e) => return Err(Error::io("read folder", &nested, e)),
-                };
-                for entry in entries {
-                    let entry = entry.map_err(|e| Error::io("read folder", &nested, e))?;
-                    let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
-                    if is_link {
-                        return refuse(
-                            entry.path(),
-                            format!(
-                                "Replace the link by the file itself (or remove it) in {}.",
-                                nested.display()
-                            ),
-                        );
-                    }
-                }
-            }
-        }
-        Ok(())
+        self.check_index_contained()?;
+        self.check_events_contained()
+    }
+
+    /// [`MemoryDir::check_contained`] for `index/` alone.
+    pub fn check_index_contained(&self) -> Result<()> {
+        check_holds_no_link(
+            self.index(),
+            "Remove the link (not its target) and let mnemon recreate the folder: it holds only \
+             files rebuilt from the notes and events.",
+        )
+    }
+
+    /// [`MemoryDir::check_contained`] for `events/` alone: what a command that reads only the
+    /// event log needs (`events verify`, whatever state `index/` is in).
+    pub fn check_events_contained(&self) -> Result<()> {
+        check_holds_no_link(
+            self.events(),
+            "Replace the link by a real folder holding the segments: remove the link, then \
+             `mkdir` it and copy the segments from the link's target into it.",
+        )
     }
 
     /// The memory folder itself.
@@ -259,11 +216,19 @@ impl MemoryDir {
                 ),
             });
         }
-        let existing = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        // Opened only as a regular file (`fs::open_regular`): a named pipe there would block
+        // every command's open until some process wrote to it.
+        let mut existing = Vec::new();
+        match crate::fs::open_regular_read(&path) {
+            Ok(file) => {
+                use std::io::Read;
+                (&file)
+                    .read_to_end(&mut existing)
+                    .map_err(|e| Error::io("read", &path, e))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io("read", &path, e)),
-        };
+        }
         let Some(addition) = gitignore_addition(&existing) else {
             return Ok(false);
         };
@@ -277,6 +242,62 @@ impl MemoryDir {
             .map_err(|e| Error::io("append to", &path, e))?;
         Ok(true)
     }
+}
+
+/// Refuse `sub` (`index/` or `events/`) when it, or a file in it or in its `archive/`, is a
+/// symbolic link (`fix` says what to do), or when it is not a folder.
+fn check_holds_no_link(sub: PathBuf, fix: &str) -> Result<()> {
+    let refuse = |path: PathBuf, fix: String| -> Result<()> {
+        let target = std::fs::read_link(&path).unwrap_or_default();
+        Err(Error::Symlinked { path, target, fix })
+    };
+    match std::fs::symlink_metadata(&sub) {
+        Ok(m) if m.file_type().is_symlink() => return refuse(sub, fix.to_string()),
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(Error::io(
+                "use folder",
+                &sub,
+                std::io::Error::other("not a folder; move this file away"),
+            ));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("inspect", &sub, e)),
+    }
+    for nested in [sub.clone(), sub.join("archive")] {
+        let entries = match std::fs::read_dir(&nested) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // A file at `archive/` holds no link out of the folder: the event log
+            // treats it as no archive and says so (`events::log::list_archive`), so it
+            // stops no command.
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory && nested != sub => {
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+                return Err(Error::io(
+                    "use folder",
+                    &nested,
+                    std::io::Error::other("not a folder; move this file away"),
+                ));
+            }
+            Err(e) => return Err(Error::io("read folder", &nested, e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("read folder", &nested, e))?;
+            let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+            if is_link {
+                return refuse(
+                    entry.path(),
+                    format!(
+                        "Replace the link by the file itself (or remove it) in {}.",
+                        nested.display()
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The bytes to append to a `.gitignore` holding `existing` so that it ignores `index/`,

@@ -315,8 +315,21 @@ pub fn move_folder_aside(fs: &dyn Fs, path: &Path) -> io::Result<PathBuf> {
     let mut aside = path.as_os_str().to_owned();
     aside.push(".damaged");
     let aside = PathBuf::from(aside);
-    fs.rename(path, &aside)?;
+    match fs.rename(path, &aside) {
+        Err(_) if remove_folder_aside(&aside) => fs.rename(path, &aside)?,
+        renamed => renamed?,
+    }
     Ok(aside)
+}
+
+/// Remove a folder at `aside`, where a damaged file of `index/` is moved (`<name>.damaged`):
+/// one moved there by an earlier repair (a folder made by hand or a tool where the file
+/// belongs, again). A rename replaces a file there, never a folder that is not empty, so
+/// without this every later repair of that file failed. Whether a folder was removed (a link
+/// is not followed nor removed: a rename replaces it).
+pub fn remove_folder_aside(aside: &Path) -> bool {
+    let is_folder = std::fs::symlink_metadata(aside).is_ok_and(|m| m.is_dir());
+    is_folder && std::fs::remove_dir_all(aside).is_ok()
 }
 
 /// Prefix of every temporary file name mnemon makes ([`temp_path`]).

@@ -9,10 +9,16 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 /// `mnemon serve --no-watch` on the memory folder `root`, its stdin and stdout piped.
 pub fn spawn_serve(root: &Path, stderr: Stdio) -> Child {
+    spawn_serve_with(root, stderr, &["serve", "--no-watch"])
+}
+
+/// `mnemon ARGS` (`serve` and its options) on the memory folder `root`, its stdin and stdout
+/// piped.
+fn spawn_serve_with(root: &Path, stderr: Stdio, args: &[&str]) -> Child {
     super::bin()
         .arg("--dir")
         .arg(root)
-        .args(["serve", "--no-watch"])
+        .args(args)
         .env_remove("MNEMON_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -67,15 +73,20 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .ok()?;
-        Some(Server::started(child))
+        Some(Server::from_child(child))
+    }
+
+    /// [`Server::start_logged`] with the watcher on (`mnemon serve`): notes changed in
+    /// `memory/` are indexed as they change.
+    pub fn start_watching_logged(root: &Path) -> Server {
+        Server::from_child(spawn_serve_with(root, Stdio::piped(), &["serve"]))
     }
 
     fn spawn(root: &Path, stderr: Stdio) -> Server {
-        Server::started(spawn_serve(root, stderr))
+        Server::from_child(spawn_serve(root, stderr))
     }
 
-    /// A spawned server, its session initialized.
-    fn started(mut child: Child) -> Server {
+    fn from_child(mut child: Child) -> Server {
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut server = Server {

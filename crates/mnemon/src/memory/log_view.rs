@@ -76,20 +76,29 @@ impl Memory {
     /// Read every event segment back, damaged ones included (reading never changes a file).
     pub fn event_segments(&self) -> Result<EventSegments> {
         let log = &self.events;
-        read_segments(log.fs(), log.events_dir(), log.index_dir())
+        read_segments(log.fs(), log.events_dir(), Some(log.index_dir()))
     }
 
     /// [`Memory::event_segments`] of the folder `dir` without opening it: the index store is
     /// not read (it may be damaged, held open by a writer, or readable only), and nothing is
     /// written, not even the compaction an open may do.
     pub fn event_segments_of(dir: &MemoryDir) -> Result<EventSegments> {
-        dir.check_contained()?;
-        read_segments(&crate::fs::RealFs, &dir.events(), &dir.index())
+        dir.check_events_contained()?;
+        // `index/` is read for the stats snapshot alone (what it counted of each segment), and
+        // not at all when it is not a folder of mnemon's own files: the log is read whatever
+        // state the index is in, and a link there is never followed.
+        let index = dir.check_index_contained().is_ok().then(|| dir.index());
+        read_segments(&crate::fs::RealFs, &dir.events(), index.as_deref())
     }
 }
 
-/// Every segment under `events_dir`, with what the stats snapshot in `index_dir` read of each.
-fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<EventSegments> {
+/// Every segment under `events_dir`, with what the stats snapshot in `index_dir` (if any) read
+/// of each.
+fn read_segments(
+    fs: &dyn Fs,
+    events_dir: &Path,
+    index_dir: Option<&Path>,
+) -> Result<EventSegments> {
     let listed = list_log(fs, events_dir)?;
     let (segs, unknown_files) = (listed.segments, listed.unknown);
     let archive_unusable = listed.archive_unusable;
@@ -116,8 +125,8 @@ fn read_segments(fs: &dyn Fs, events_dir: &Path, index_dir: &Path) -> Result<Eve
     // after it was folded (by hand, a sync tool, a restore), and the events past its end are
     // counted but gone from the log. A cut into the header reads as an empty segment, which
     // is no damage by itself (an interrupted creation), so only the snapshot can tell.
-    let read_by_snapshot = crate::events::snapshot::Snapshot::open(fs, index_dir)
-        .ok()
+    let read_by_snapshot = index_dir
+        .and_then(|index_dir| crate::events::snapshot::Snapshot::open(fs, index_dir).ok())
         .flatten()
         .map(|s| s.watermarks())
         .unwrap_or_default();

@@ -513,10 +513,17 @@ impl Memory {
     }
 
     /// Why the index store this memory opened is no longer the folder's (`index/` deleted, as
-    /// README allows at any time, or the store rebuilt by another process's repair), or `None`
-    /// while it still is. Such a memory reads and writes a file no other process sees: a holder
-    /// that lives long (a server, a Python handle) opens the folder again. One `stat`.
+    /// README allows at any time, or the store rebuilt by another process's repair) or no longer
+    /// usable (an I/O error, a full disk, met while writing it: redb refuses the handle from
+    /// then on), or `None` while it still is. Such a memory reads and writes a file no other
+    /// process sees, or none at all: a holder that lives long (a server, a Python handle) opens
+    /// the folder again. One `stat`.
     pub fn store_replaced(&self) -> Option<String> {
+        // A handle redb refuses after an I/O error (a full disk) is as good as gone: the same
+        // remedy, opening the folder again, makes it read and write again once space is freed.
+        if let Some(why) = self.store_unusable() {
+            return Some(why);
+        }
         let path = self.dir.store_file();
         let now = crate::fs::file_identity(&path);
         (self.store_file.is_some() && now != self.store_file).then(|| match now {
@@ -531,6 +538,14 @@ impl Memory {
     /// answers (the notice at open reaches no agent).
     pub fn stale_notes(&self) -> usize {
         self.stale_notes.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Why the index store this memory opened can no longer be read or written through it, if
+    /// it cannot: redb met an I/O error on the handle (a full disk while a change committed)
+    /// and refuses every later operation, space freed or not. The file is sound; the folder
+    /// opened again reads and writes it (no rebuild). [`Memory::store_replaced`] says it too.
+    pub fn store_unusable(&self) -> Option<String> {
+        self.store.unusable()
     }
 
     /// The session id this process records its events under (`OpenOptions::with_session`, or

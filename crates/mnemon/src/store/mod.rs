@@ -162,6 +162,10 @@ pub struct Store {
     seq: std::result::Result<ChangeSeq, seq::UnusableSeq>,
     /// Read transactions begun by this handle (diagnostics and tests).
     reads_begun: std::sync::atomic::AtomicU64,
+    /// The first I/O error redb met on this handle (a full disk during a commit). redb refuses
+    /// every later read and write of the handle after one, space freed or not, so the holder
+    /// must open the file again (see [`Store::unusable`]).
+    io_failed: std::sync::OnceLock<String>,
 }
 
 /// Why this process may not create files in `dir` (its mode, a read-only file system), if it
@@ -199,18 +203,30 @@ impl Store {
         let mut rebuilt = None;
         // A file this process may not write is not damaged: it is read as it is, and whatever
         // would write to it says why it cannot (see `read_only`).
-        match std::fs::OpenOptions::new().read(true).write(true).open(&path) {
+        // Opened only as a regular file (`fs::open_regular`): redb would read a named pipe
+        // there until a writer came, and a device without end.
+        let opened =
+            crate::fs::open_regular(&path, std::fs::OpenOptions::new().read(true).write(true));
+        match opened {
             Err(e) if is_read_only(&e) && path.is_file() => {
                 return Store::open_read_only(index_dir, path, e.kind());
             }
-            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
-                // A folder made by hand or a tool: moved out of the way, as damage is, under
-                // the write lock and only if no other process did first (see below).
+            Err(e)
+                if e.kind() == std::io::ErrorKind::IsADirectory
+                    || (e.kind() == std::io::ErrorKind::InvalidData && !path.is_file()) =>
+            {
+                // A folder, named pipe or device made by hand or a tool: moved out of the way,
+                // as damage is, under the write lock and only if no other process did first
+                // (see below).
                 let _lock = lock_file(index_dir)?;
-                if path.is_dir() {
+                let kind = std::fs::symlink_metadata(&path)
+                    .ok()
+                    .filter(|m| !m.is_file() && !m.file_type().is_symlink())
+                    .map(|m| crate::notes::file_kind(m.file_type()));
+                if let Some(kind) = kind {
                     let aside = move_aside(index_dir)?;
                     rebuilt = Some(format!(
-                        "a folder stood where the index store {} belongs; moved it to {} and rebuilt the store from the notes",
+                        "a {kind} stood where the index store {} belongs; moved it to {} and rebuilt the store from the notes",
                         path.display(),
                         aside.display()
                     ));
@@ -295,6 +311,7 @@ impl Store {
             path,
             seq,
             reads_begun: std::sync::atomic::AtomicU64::new(0),
+            io_failed: std::sync::OnceLock::new(),
         };
         if let Some(reason) = store.check_schema()? {
             rebuilt = Some(reason);
@@ -343,6 +360,7 @@ impl Store {
                 source: seq::SeqError::Io("the index is read-only".into()),
             }),
             reads_begun: std::sync::atomic::AtomicU64::new(0),
+            io_failed: std::sync::OnceLock::new(),
         };
         if let Some(found) = store.schema_found()?.filter(|v| *v != SCHEMA_VERSION) {
             return Err(store.read_only_refusal(&format!(
@@ -526,7 +544,31 @@ impl Store {
     }
 
     fn err(&self, e: impl Into<redb::Error>) -> Error {
-        store_error(&self.path, e.into())
+        let e = e.into();
+        match &e {
+            redb::Error::Io(io) if is_environment(io) => {
+                let _ = self.io_failed.set(io.to_string());
+            }
+            redb::Error::PreviousIo => {
+                let _ = self.io_failed.set("an I/O error".into());
+            }
+            _ => {}
+        }
+        store_error(&self.path, e)
+    }
+
+    /// Why this handle can no longer read or write the store, if it cannot: redb met an I/O
+    /// error on it (a full disk while a transaction committed) and refuses every later
+    /// operation of the handle, even once space is freed. The file itself is sound (redb's
+    /// commit is atomic): the store opened again reads and writes it.
+    pub fn unusable(&self) -> Option<String> {
+        self.io_failed.get().map(|why| {
+            format!(
+                "a write to the index store {} failed ({why}), and the store this process \
+                 opened refuses every read and write after that",
+                self.path.display()
+            )
+        })
     }
 
     fn corrupt(&self, key: &str, e: CodecError) -> Error {
@@ -573,13 +615,26 @@ fn creation_unfinished(path: &Path) -> bool {
     const HEADER_BYTES: usize = 512;
     /// Larger than any new file redb creates: a larger one has been written to.
     const MAX_NEW_FILE_BYTES: u64 = 1 << 20;
-    let too_large = std::fs::metadata(path).map_or(true, |m| m.len() > MAX_NEW_FILE_BYTES);
+    // Opened only as a regular file: a named pipe moved aside from where the store belongs
+    // would block a plain read until some process wrote to it.
+    let Ok(file) = crate::fs::open_regular_read(path) else {
+        return false;
+    };
+    let too_large = file
+        .metadata()
+        .map_or(true, |m| m.len() > MAX_NEW_FILE_BYTES);
     if too_large {
         return false;
     }
-    let Ok(bytes) = std::fs::read(path) else {
+    let mut bytes = Vec::new();
+    use std::io::Read;
+    if file
+        .take(MAX_NEW_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
         return false;
-    };
+    }
     let zero = |b: &[u8]| b.iter().all(|&x| x == 0);
     bytes.len() >= MAGIC_BYTES
         && zero(&bytes[..MAGIC_BYTES])
@@ -591,7 +646,11 @@ fn creation_unfinished(path: &Path) -> bool {
 pub fn move_aside(index_dir: &Path) -> Result<PathBuf> {
     let path = index_dir.join(STORE_FILE);
     let aside = index_dir.join(format!("{STORE_FILE}.damaged"));
-    std::fs::rename(&path, &aside).map_err(|e| Error::io("move aside", &path, e))?;
+    match std::fs::rename(&path, &aside) {
+        Err(_) if crate::fs::remove_folder_aside(&aside) => std::fs::rename(&path, &aside),
+        renamed => renamed,
+    }
+    .map_err(|e| Error::io("move aside", &path, e))?;
     Ok(aside)
 }
 
@@ -701,6 +760,20 @@ fn store_error(path: &Path, e: redb::Error) -> Error {
             "read or write",
             path,
             std::io::Error::new(io.kind(), io.to_string()),
+        );
+    }
+    if let redb::Error::PreviousIo = e {
+        // Not the file's bytes: redb refuses every operation of a handle after it met an I/O
+        // error. Deleting the store, redb's advice, is not the fix; opening it again is.
+        return Error::io(
+            "read or write",
+            path,
+            std::io::Error::other(
+                "an earlier write to it failed (a full disk?), and this process's handle on it \
+                 refuses every read and write since; free space if the disk is full, then retry: \
+                 a new command opens it again (a server or a Python handle does so by itself at \
+                 its next call)",
+            ),
         );
     }
     let reason = match &e {

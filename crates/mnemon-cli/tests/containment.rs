@@ -1354,3 +1354,30 @@ fn show_on_a_read_only_index_refuses_a_note_changed_since() {
         "{v}"
     );
 }
+
+/// A file named `memory` where the notes folder belongs: every command said to run `mnemon
+/// init`, and `init` then failed ("a file stands where this folder belongs"). The first message
+/// says to move the file. A folder at `.gitignore` was said to be a file of index/, rebuilt
+/// from the notes: it is a file mnemon makes again, as those are.
+#[test]
+fn a_file_where_the_notes_folder_belongs_is_named_with_the_fix() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let top = tmp.path().join("m");
+    std::fs::create_dir_all(&top).expect("mkdir");
+    std::fs::write(top.join("memory"), "not a folder").expect("write");
+    let out = mnemon(&top, &["recall", "x"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is a file where the notes folder belongs: move it away"),
+        "{err}"
+    );
+    std::fs::remove_file(top.join("memory")).expect("rm");
+    std::fs::create_dir_all(top.join("memory")).expect("mkdir");
+    std::fs::create_dir_all(top.join(".gitignore")).expect("mkdir");
+    let out = mnemon(&top, &["recall", "x"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains(".gitignore"), "{err}");
+    assert!(err.contains("mnemon makes the file again"), "{err}");
+}

@@ -455,8 +455,9 @@ fn io_fix(e: &std::io::Error) -> &'static str {
         K::ReadOnlyFilesystem => "; the file system is read-only: remount it read-write",
         K::StorageFull | K::QuotaExceeded => "; the disk is full: free space and retry",
         K::IsADirectory => {
-            "; a folder stands where this file belongs: move the folder away (a file of index/ \
-             is rebuilt from the notes)"
+            "; a folder stands where this file belongs: move the folder away, and mnemon makes \
+             the file again (a file of index/ is rebuilt from the notes, `.gitignore` written \
+             anew)"
         }
         _ => "",
     }
@@ -508,6 +509,13 @@ impl Error {
                 "it is inside the memory folder {}: pass `--dir {}`",
                 outer.display(),
                 outer.display()
+            )
+        } else if path.join("memory").exists() && !path.join("memory").is_dir() {
+            format!(
+                "{} is a file where the notes folder belongs: move it away, then run `mnemon \
+                 init --dir {}`",
+                path.join("memory").display(),
+                path.display()
             )
         } else if path.is_file() {
             match path.parent().filter(|p| !p.as_os_str().is_empty()) {

@@ -128,6 +128,10 @@ pub struct Memory {
     told_unrecorded: std::sync::atomic::AtomicBool,
     /// Set once the store is known to have been indexed (see [`Memory::ensure_indexed`]).
     indexed: std::sync::atomic::AtomicBool,
+    /// Set when a note this process wrote could not be indexed (a full disk): the next call
+    /// that reads the index indexes first (see [`Memory::ensure_indexed`]), so a server without
+    /// a watcher does not answer without the note until a restart.
+    index_pending: std::sync::atomic::AtomicBool,
     /// Notes changed since the index was written, as the last scan of a read-only index found
     /// them (see [`Memory::stale_notes`]).
     stale_notes: std::sync::atomic::AtomicUsize,
@@ -358,6 +362,7 @@ impl Memory {
             told_unrecorded: std::sync::atomic::AtomicBool::new(false),
             indexed: std::sync::atomic::AtomicBool::new(false),
             stale_notes: std::sync::atomic::AtomicUsize::new(0),
+            index_pending: std::sync::atomic::AtomicBool::new(false),
             store_file,
         };
         if let Some(n) = memory.load_lexical()? {
@@ -586,6 +591,17 @@ impl Memory {
     /// note" because nobody ran `index` yet. One atomic load once the store is known indexed.
     fn ensure_indexed(&self) -> Result<()> {
         use std::sync::atomic::Ordering;
+        if self.index_pending.load(Ordering::Acquire) {
+            // Answered without the note while it fails (the failure said why), with it once
+            // the cause is gone.
+            match self.index() {
+                Ok(_) => self.index_pending.store(false, Ordering::Release),
+                Err(e) => self.notice(format!(
+                    "a note this process wrote is still not indexed ({e}); answers leave it out \
+                     until indexing it succeeds"
+                )),
+            }
+        }
         if self.indexed.load(Ordering::Acquire) {
             return Ok(());
         }

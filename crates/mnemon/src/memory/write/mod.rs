@@ -411,10 +411,14 @@ impl Memory {
         let sha256 = sha256_hex(&bytes);
         let abs = memory.join(format!("{}.md", draft.id));
         self.index_paths_held(lock, &[abs], std::time::Instant::now(), true)
-            .map_err(|e| Error::WrittenNotIndexed {
-                path: path.clone(),
-                sha256: sha256.clone(),
-                source: Box::new(e),
+            .map_err(|e| {
+                self.index_pending
+                    .store(true, std::sync::atomic::Ordering::Release);
+                Error::WrittenNotIndexed {
+                    path: path.clone(),
+                    sha256: sha256.clone(),
+                    source: Box::new(e),
+                }
             })?;
         let created = existing.is_none();
         let mut message = format!(

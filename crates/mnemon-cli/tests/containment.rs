@@ -1180,15 +1180,11 @@ fn a_note_unreadable_when_its_edges_moved_is_recomputed_once_readable() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
 
-/// Regression: with `index/` made read-only but its files writable, every command that found a
-/// note changed failed at exit 3 ("create temp file ...: Permission denied"): the store opened
-/// for writing, and the lexical index beside it could not be. The index is read as it is, as
-/// with a read-only store file.
+/// A memory folder below `tmp` holding one note, indexed, then `index/` made read-only (its
+/// files writable) and the note edited: its root.
 #[cfg(unix)]
-#[test]
-fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let top = tmp.path().join("m");
+fn indexed_then_read_only_and_edited(tmp: &std::path::Path) -> std::path::PathBuf {
+    let top = tmp.join("m");
     std::fs::create_dir_all(top.join("memory")).expect("mkdir");
     std::fs::write(
         top.join("memory/pool.md"),
@@ -1197,13 +1193,25 @@ fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
     .expect("write");
     let out = mnemon(&top, &["index"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    set_modes_below(tmp.path(), 0o777, 0o666);
+    set_modes_below(tmp, 0o777, 0o666);
     common::chmod(&top.join("index"), 0o555);
     std::fs::write(
         top.join("memory/pool.md"),
         "---\nname: Pool sizing\n---\nThe pgbouncer pool holds 25 now.\n",
     )
     .expect("edit");
+    top
+}
+
+/// Regression: with `index/` made read-only but its files writable, every command that found a
+/// note changed failed at exit 3 ("create temp file ...: Permission denied"): the store opened
+/// for writing, and the lexical index beside it could not be. The index is read as it is, as
+/// with a read-only store file.
+#[cfg(unix)]
+#[test]
+fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let top = indexed_then_read_only_and_edited(tmp.path());
     let Some(out) = mnemon_bound_by_modes(&top, &["recall", "--json", "pgbouncer pool"]) else {
         eprintln!("skipped: running as root without setpriv");
         return;
@@ -1222,27 +1230,7 @@ fn a_read_only_index_folder_answers_from_the_index_as_it_is() {
 #[test]
 fn a_server_on_a_read_only_index_says_in_its_answers_that_notes_changed_since() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let top = tmp.path().join("m");
-    std::fs::create_dir_all(top.join("memory")).expect("mkdir");
-    for (name, body) in [
-        ("pool", "The pgbouncer pool holds 20."),
-        ("cron", "Cron runs nightly."),
-    ] {
-        std::fs::write(
-            top.join(format!("memory/{name}.md")),
-            format!("---\nname: {name}\n---\n{body}\n"),
-        )
-        .expect("write");
-    }
-    let out = mnemon(&top, &["index"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    set_modes_below(tmp.path(), 0o777, 0o666);
-    common::chmod(&top.join("index"), 0o555);
-    std::fs::write(
-        top.join("memory/pool.md"),
-        "---\nname: pool\n---\nThe pgbouncer pool holds 25 now.\n",
-    )
-    .expect("edit");
+    let top = indexed_then_read_only_and_edited(tmp.path());
     let Some(mut server) = common::mcp::Server::start_unprivileged(&top) else {
         common::chmod(&top.join("index"), 0o777);
         eprintln!("skipped: running as root without setpriv");

@@ -1656,14 +1656,10 @@ fn verify_reports_a_segment_the_stats_counted_that_was_deleted() {
     assert_eq!(v["missing"], serde_json::json!([]), "{v}");
 }
 
-/// Regression: a file standing where `events/archive/` belongs made every command fail
-/// ("use folder .../events/archive: not a folder"), `recall` and `show` included. The archive
-/// is taken as unusable, with one notice naming it and the fix: commands answer, the stats
-/// keep what the snapshot counted of the archived segments, compaction compresses and archives
-/// nothing there, and nothing is removed; once the file is moved away, all is as before.
-#[test]
-fn a_file_where_the_archive_belongs_stops_no_command_and_nothing_is_lost() {
-    let (_tmp, m) = fresh();
+/// A memory of one note recalled twice, both segments compressed and archived: its folder, the
+/// root, and what `compact --json` said.
+fn with_two_archived_segments() -> (tempfile::TempDir, std::path::PathBuf, serde_json::Value) {
+    let (tmp, m) = fresh();
     write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
     m.index().unwrap();
     let root = m.dir().root().to_path_buf();
@@ -1672,8 +1668,7 @@ fn a_file_where_the_archive_belongs_stops_no_command_and_nothing_is_lost() {
         let (code, _, _, err) = run_cli(&root, &["recall", "alpha"]);
         assert_eq!(code, 0, "{err}");
     }
-    let events = root.join("events");
-    for e in std::fs::read_dir(&events).unwrap() {
+    for e in std::fs::read_dir(root.join("events")).unwrap() {
         touch_days_ago(&e.unwrap().path(), 10);
     }
     let (code, v, _, err) = run_cli(
@@ -1688,6 +1683,18 @@ fn a_file_where_the_archive_belongs_stops_no_command_and_nothing_is_lost() {
         ],
     );
     assert_eq!(code, 0, "{err}");
+    (tmp, root, v)
+}
+
+/// Regression: a file standing where `events/archive/` belongs made every command fail
+/// ("use folder .../events/archive: not a folder"), `recall` and `show` included. The archive
+/// is taken as unusable, with one notice naming it and the fix: commands answer, the stats
+/// keep what the snapshot counted of the archived segments, compaction compresses and archives
+/// nothing there, and nothing is removed; once the file is moved away, all is as before.
+#[test]
+fn a_file_where_the_archive_belongs_stops_no_command_and_nothing_is_lost() {
+    let (_tmp, root, v) = with_two_archived_segments();
+    let events = root.join("events");
     assert_eq!(v["archived"].as_array().map(Vec::len), Some(2), "{v}");
     let archive = events.join("archive");
     let aside = root.join("archive-moved");
@@ -1767,31 +1774,8 @@ fn a_file_where_the_archive_belongs_stops_no_command_and_nothing_is_lost() {
 /// stats keep what the snapshot counted.
 #[test]
 fn damage_in_an_archived_segment_is_told_at_open() {
-    let (_tmp, m) = fresh();
-    write_note(&m, "a.md", "---\nname: Alpha\n---\nalpha text\n");
-    m.index().unwrap();
-    let root = m.dir().root().to_path_buf();
-    drop(m);
-    for _ in 0..2 {
-        let (code, _, _, err) = run_cli(&root, &["recall", "alpha"]);
-        assert_eq!(code, 0, "{err}");
-    }
+    let (_tmp, root, v) = with_two_archived_segments();
     let events = root.join("events");
-    for e in std::fs::read_dir(&events).unwrap() {
-        touch_days_ago(&e.unwrap().path(), 10);
-    }
-    let (code, v, _, err) = run_cli(
-        &root,
-        &[
-            "compact",
-            "--compress-after",
-            "1",
-            "--archive-after",
-            "1",
-            "--json",
-        ],
-    );
-    assert_eq!(code, 0, "{err}");
     let archived = v["archived"][0].as_str().unwrap().to_string();
     let path = events.join("archive").join(&archived);
     let (_, _, _, err) = run_cli(&root, &["recall", "alpha"]);

@@ -465,6 +465,35 @@ fn symlink_loop_below_the_root_is_reported_not_walked() {
     );
 }
 
+/// Links that lead to each other (`loopa -> loopb -> loopa`) were skipped without a word when
+/// their names did not end in `.md`, and a looping `x.md` was called "broken": either may have
+/// been meant for a folder of notes. Each is reported as a loop.
+#[test]
+fn links_that_lead_to_each_other_are_reported_as_a_loop_whatever_their_names() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "a.md", "alpha");
+    let mem = memory.dir().memory();
+    std::os::unix::fs::symlink("loopb", mem.join("loopa")).unwrap();
+    std::os::unix::fs::symlink("loopa", mem.join("loopb")).unwrap();
+    std::os::unix::fs::symlink("self.md", mem.join("self.md")).unwrap();
+    // A dangling link to something that is no note stays none of the memory's business.
+    std::os::unix::fs::symlink("nowhere", mem.join("dangling")).unwrap();
+    let r = memory.index().unwrap();
+    assert_eq!(r.notes, 1, "{:?}", r.changed);
+    let mut said: Vec<(&str, bool)> = r
+        .errors
+        .iter()
+        .map(|e| (e.path.as_str(), e.message.starts_with("symlink loop")))
+        .collect();
+    said.sort();
+    assert_eq!(
+        said,
+        [("loopa", true), ("loopb", true), ("self.md", true)],
+        "{:?}",
+        r.errors
+    );
+}
+
 /// Links leaving `memory/` are reported and skipped, a folder's as a note's. A link to a note or
 /// a folder the walk lists anyway was followed, and its notes indexed twice under two ids (both
 /// returned by recall, and called near-duplicates by doctor): it is reported and skipped. A link

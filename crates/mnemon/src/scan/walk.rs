@@ -345,6 +345,18 @@ impl Walk<'_> {
             .and_then(|t| Ok((std::fs::metadata(&t)?, t)))
         {
             Ok(t) => t,
+            // A link that loops may have been meant for a folder of notes as well as for one
+            // note: said whatever its name. Another broken link is said only for a note's name
+            // (a dangling link to anything else is not the memory's business).
+            Err(e) if is_loop(&e) => {
+                out.error(
+                    rel.to_string(),
+                    "symlink loop (it leads back to itself through links): it was skipped; \
+                     remove or fix the link"
+                        .to_string(),
+                );
+                return;
+            }
             Err(e) => {
                 if rel.ends_with(".md") {
                     out.error(
@@ -411,6 +423,19 @@ impl Walk<'_> {
             let kind = notes::file_kind(meta.file_type());
             out.error(rel.to_string(), notes::not_regular_message(kind));
         }
+    }
+}
+
+/// Whether `e` says a path's symlinks lead back to themselves (`ELOOP`).
+fn is_loop(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        e.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
     }
 }
 

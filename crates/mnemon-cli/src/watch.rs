@@ -181,20 +181,18 @@ pub fn run(
         if memory.take_index_failed() {
             failed = Some(Failed::with(failed.as_ref(), true, Vec::new()));
         }
-        if let Some(f) = &failed
+        if let Some(f) = &mut failed
             && f.at.elapsed() >= RETRY_FAILED
             && watched.is_some()
             && !memory.indexing()
         {
-            match reindex(memory, stats, f.full, &f.paths) {
-                Ok(()) => {
-                    on_error(
-                        "indexed the notes a failed re-index had left out (its cause is gone)"
-                            .into(),
-                    );
-                    failed = None;
-                }
-                Err(_) => failed = Some(Failed::with(failed.as_ref(), f.full, f.paths.clone())),
+            if reindex(memory, stats, f.full, &f.paths).is_ok() {
+                on_error(
+                    "indexed the notes a failed re-index had left out (its cause is gone)".into(),
+                );
+                failed = None;
+            } else {
+                f.at = Instant::now();
             }
         }
         if root_checked.elapsed() >= ROOT_CHECK {

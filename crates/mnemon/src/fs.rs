@@ -308,10 +308,10 @@ pub fn temp_path(path: &Path) -> PathBuf {
     ))
 }
 
-/// Move a folder that stands where mnemon keeps a derived file (made by hand or by a tool) to
-/// `<path>.damaged`, as damage is moved aside, so that the file can be written there again.
-/// Returns where it went.
-pub fn move_folder_aside(fs: &dyn Fs, path: &Path) -> io::Result<PathBuf> {
+/// Move what stands where mnemon keeps a derived file (a damaged file, or a folder made by
+/// hand or by a tool) to `<path>.damaged`, replacing what an earlier repair put there, so that
+/// the file can be written there again. Returns where it went.
+pub fn move_aside_as_damaged(fs: &dyn Fs, path: &Path) -> io::Result<PathBuf> {
     let mut aside = path.as_os_str().to_owned();
     aside.push(".damaged");
     let aside = PathBuf::from(aside);
@@ -327,7 +327,7 @@ pub fn move_folder_aside(fs: &dyn Fs, path: &Path) -> io::Result<PathBuf> {
 /// belongs, again). A rename replaces a file there, never a folder that is not empty, so
 /// without this every later repair of that file failed. Whether a folder was removed (a link
 /// is not followed nor removed: a rename replaces it).
-pub fn remove_folder_aside(aside: &Path) -> bool {
+fn remove_folder_aside(aside: &Path) -> bool {
     let is_folder = std::fs::symlink_metadata(aside).is_ok_and(|m| m.is_dir());
     is_folder && std::fs::remove_dir_all(aside).is_ok()
 }

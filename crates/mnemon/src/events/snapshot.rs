@@ -222,7 +222,7 @@ impl Snapshot {
             Err(e) => {
                 if fs.list(&path).is_ok() {
                     let aside =
-                        crate::fs::move_folder_aside(fs, &path).map_err(SnapshotError::Read)?;
+                        crate::fs::move_aside_as_damaged(fs, &path).map_err(SnapshotError::Read)?;
                     return Err(SnapshotError::Folder { aside });
                 }
                 return Err(SnapshotError::Read(e));

@@ -223,7 +223,7 @@ impl Manifest {
                 } else {
                     "something other than a regular file"
                 };
-                let aside = crate::fs::move_folder_aside(fs, &path)
+                let aside = crate::fs::move_aside_as_damaged(fs, &path)
                     .map_err(|e| Error::io("move aside", &path, e))?;
                 return Err(Error::Corrupt {
                     path,

@@ -645,13 +645,8 @@ fn creation_unfinished(path: &Path) -> bool {
 /// inspection and replacing an older one), so the next open starts afresh. Returns where it went.
 pub fn move_aside(index_dir: &Path) -> Result<PathBuf> {
     let path = index_dir.join(STORE_FILE);
-    let aside = index_dir.join(format!("{STORE_FILE}.damaged"));
-    match std::fs::rename(&path, &aside) {
-        Err(_) if crate::fs::remove_folder_aside(&aside) => std::fs::rename(&path, &aside),
-        renamed => renamed,
-    }
-    .map_err(|e| Error::io("move aside", &path, e))?;
-    Ok(aside)
+    crate::fs::move_aside_as_damaged(&crate::fs::RealFs, &path)
+        .map_err(|e| Error::io("move aside", &path, e))
 }
 
 /// How long a writer waits for the write lock before it says that it waits: most holders

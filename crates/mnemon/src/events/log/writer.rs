@@ -374,7 +374,10 @@ impl EventLog {
                     if let Some(root) = self.memory_gone() {
                         return Err(Error::EventLog {
                             path: root.to_path_buf(),
-                            message: "the memory folder was removed or moved while this process                                       had it open: the event was not recorded, and no folder is                                       made again in its place; open the memory where it is now,                                       or make a new one with `mnemon init`"
+                            message: "the memory folder was removed or moved while this process had \
+                                      it open: the event was not recorded, and no folder is made \
+                                      again in its place; open the memory where it is now, or \
+                                      make a new one with `mnemon init`"
                                 .to_string(),
                             cause: Some(e.kind()),
                         });

@@ -685,6 +685,54 @@ fn identifiers_match_across_camel_case_snake_case_and_words() {
     );
 }
 
+/// One word written closed up, hyphened or apart: a question writing it one way finds the note
+/// writing it another (`index::compound`), and a note writing it hyphened, which holds the
+/// pieces and the closed form, matches the question's word once.
+#[test]
+fn a_word_written_closed_up_hyphened_or_apart_is_one_word() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "closed.md",
+        "---\nname: Closed\n---\nThe rollback takes the oncall engineer to the login page.\n",
+    );
+    write_note(
+        &m,
+        "hyphened.md",
+        "---\nname: Hyphened\n---\nBefore a roll\u{2011}back, e-mail the on-call engineer.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let found = |q: &str| {
+        let r = m.recall(&Query::text(q)).unwrap();
+        let mut got: Vec<String> = r.results.iter().map(|h| h.id.clone()).collect();
+        got.sort();
+        got
+    };
+    // Apart in the question, closed up or hyphened in the notes.
+    assert_eq!(found("roll back"), ["closed", "hyphened"]);
+    assert_eq!(found("log in"), ["closed"]);
+    // Closed up in the question, hyphened in a note.
+    assert_eq!(found("email"), ["hyphened"]);
+    assert_eq!(found("oncall"), ["closed", "hyphened"]);
+    // Hyphened in the question, closed up in a note.
+    assert_eq!(found("on-call"), ["closed", "hyphened"]);
+    // A note writing the word hyphened matches it once: as much as the note writing it closed
+    // up (one word of each, equally rare), not the sum of its pieces and the closed form.
+    let r = m.recall(&Query::text("on-call")).unwrap();
+    let lexical = |id: &str| {
+        r.results
+            .iter()
+            .find(|h| h.id == id)
+            .map(|h| h.explain.lexical)
+    };
+    let (closed, hyphened) = (lexical("closed").unwrap(), lexical("hyphened").unwrap());
+    assert!(
+        hyphened < closed * 1.5,
+        "the hyphened note counted its word twice: {hyphened} against {closed}"
+    );
+}
+
 /// The less of the question the best hit answers, the more of its score a note reached over the
 /// graph needs: a neighbour over a damped edge is shown with a hit that answers the whole
 /// question and left out with one that matches only part of it.

@@ -112,6 +112,8 @@ fn each_field_word(
         // just counted (`index::joined`); they add no length: the parts already did.
         if field != 0 {
             super::joined::for_each_joined(text, |whole| f(field, IndexWord::Term(whole)));
+            // A word of two hyphened pieces, closed up (`index::compound`).
+            super::compound::for_each_hyphened(text, |closed| f(field, IndexWord::Stem(closed)));
         }
     }
     field_lens

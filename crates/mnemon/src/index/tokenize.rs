@@ -1168,7 +1168,8 @@ const STOP_WORDS: &[&str] = &[
     "whose", "why", "will", "with", "would", "you", "your", "youre", "yours", "yourself",
 ];
 
-fn is_stop_word(surface: &str) -> bool {
+/// Whether a folded word is a stop word (see [`STOP_WORDS`]).
+pub(crate) fn is_stop_word(surface: &str) -> bool {
     surface.len() <= 10 && STOP_WORDS.binary_search(&surface).is_ok()
 }
 

@@ -372,6 +372,8 @@ pub fn run(
     } else {
         lex.expand(&qt, tok)
     };
+    // Two neighbouring words the notes also write as one (`roll back`, `rollback`).
+    crate::index::compound::close_pairs(lex, tok, text, &mut matches);
     // The question's words; after them, each identifier it writes joined (by dots, slashes,
     // underscores or colons, or three hyphened words or more) that the memory holds whole
     // (`index::joined`): it adds to the lexical score of the notes that write it as written, and

@@ -323,7 +323,7 @@ impl Evidence {
             partial.push(
                 m.expansions
                     .iter()
-                    .filter(|(t, _)| *t != m.term)
+                    .filter(|(t, w)| *t != m.term && *w < 1.0)
                     .map(|(_, w)| *w)
                     .fold(0.0f32, f32::max),
             );

@@ -70,7 +70,9 @@ impl LexicalIndex {
     /// bound of their BM25 contribution, `weight * idf * (k1 + 1)`); once `limit` documents are
     /// scored, a document first met in a later list is skipped when even the sum of the remaining
     /// lists' bounds cannot lift it to the current `limit`-th score. Common words then only add to
-    /// documents already found instead of scoring most of the corpus.
+    /// documents already found instead of scoring most of the corpus. The lists of words written
+    /// closed up (`index::compound`) come last: each counts only for a note matching its query
+    /// term through no other list.
     pub fn search(&self, matches: &[TermMatch], limit: usize) -> Vec<LexHit<'_>> {
         let n = self.live_docs.max(1) as f32;
         /// One dictionary term of the query, as the search reads it.
@@ -81,8 +83,14 @@ impl LexicalIndex {
             /// Expansion weight x idf.
             w: f32,
             idf: f32,
-            /// The query term itself, not an expansion of it.
+            /// The query term itself, or the word written closed up (`index::compound`): not a
+            /// typo or prefix expansion of it.
             exact: bool,
+            /// The word written closed up: it counts only for a note that holds no other form
+            /// of the query term (a note writing `on-call` holds `call` and `oncall`, and
+            /// matches `call` once). Read after every other list, so what the note holds is
+            /// known.
+            closed: bool,
             /// Where its per-segment postings offsets start in `offsets`.
             at: usize,
         }
@@ -111,12 +119,20 @@ impl LexicalIndex {
                     term: term.as_str(),
                     w: weight * idf,
                     idf,
-                    exact: *term == m.term,
+                    // Weight 1: the word itself, or the word written closed up
+                    // (`index::compound`); typo and prefix expansions weigh less.
+                    exact: *term == m.term || *weight >= 1.0,
+                    closed: *term != m.term && *weight >= 1.0,
                     at,
                 });
             }
         }
-        terms.sort_by(|a, b| b.w.total_cmp(&a.w).then_with(|| a.term.cmp(b.term)));
+        terms.sort_by(|a, b| {
+            a.closed
+                .cmp(&b.closed)
+                .then_with(|| b.w.total_cmp(&a.w))
+                .then_with(|| a.term.cmp(b.term))
+        });
         // rest[j]: the most the lists j.. can add to one document.
         let mut rest = vec![0.0f32; terms.len() + 1];
         for j in (0..terms.len()).rev() {
@@ -152,6 +168,7 @@ impl LexicalIndex {
                         w,
                         idf,
                         exact,
+                        closed,
                         at,
                         ..
                     },
@@ -178,6 +195,9 @@ impl LexicalIndex {
                         break;
                     }
                     let add = |p: Posting, a: &mut DocAcc| {
+                        if *closed && a.matched & (1u32 << (qi % 32)) != 0 {
+                            return;
+                        }
                         let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
                         a.score += w * tf * (crate::index::scoring::BM25_K1 + 1.0) / (crate::index::scoring::BM25_K1 + tf);
                         a.matched |= 1u32 << (qi % 32);

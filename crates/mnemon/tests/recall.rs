@@ -881,6 +881,44 @@ fn a_name_no_note_holds_weighs_its_full_idf() {
     );
 }
 
+/// A name the notes write with an accent is the same name without it: `Tomás` and `Siobhán`
+/// asked as `Tomas` and `Siobhan` (as most keyboards type them) find their notes, and are not
+/// taken for names no note writes, whose words match nothing.
+#[test]
+fn a_name_written_without_its_accent_is_the_name_the_notes_write() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "users/tomas.md",
+        "---\nname: Working with Tomás\n---\nTomás Ferreira reviews every pull request with sample clips.\n",
+    );
+    write_note(
+        &m,
+        "users/siobhan.md",
+        "---\nname: Preferences\n---\nSiobhán wants a one-page proposal with the decision up front.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    for (question, note) in [
+        ("what does Tomas expect in a review", "users/tomas"),
+        ("how should a proposal for Siobhan look", "users/siobhan"),
+        ("what does Tomás expect in a review", "users/tomas"),
+    ] {
+        let r = m.recall(&Query::text(question)).unwrap();
+        assert_eq!(
+            ids(&r).first().copied(),
+            Some(note),
+            "{question}: {:?}",
+            r.floor
+        );
+        let name = r.floor.terms.iter().find(|t| t.name);
+        assert!(
+            name.is_some_and(|t| t.in_memory),
+            "{question}: the name is one the memory holds: {name:?}"
+        );
+    }
+}
+
 /// A name the question writes ("templates in Word") that the notes hold only in lower case
 /// ("words") is another word: it matches nothing and weighs as a name in no note. A name the
 /// notes write capitalised anywhere (a heading, a sentence start) still matches, and so does the

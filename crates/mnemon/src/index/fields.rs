@@ -46,27 +46,35 @@ fn field_texts<'n>(note: &'n ParsedNote, tags: &'n str) -> [&'n str; FIELD_COUNT
     ]
 }
 
-/// Hand `f` the field and the mark (see [`NAME_MARK`]) of each distinct word of ASCII letters
-/// that `note` writes with a capital letter anywhere in its name, description, tags or body,
-/// sentence starts and headings included: a word written so somewhere may be a name, and recall
-/// takes a name the question writes that no note does for one the memory lacks
-/// (`recall::evidence`). Counting too many words as written so only makes that rule rarer.
+/// Hand `f` the field and the mark (see [`NAME_MARK`]) of each distinct word that `note` writes
+/// with a capital letter anywhere in its name, description, tags or body, sentence starts and
+/// headings included, and that is made of ASCII letters once folded like a term (accents
+/// dropped: `Siobhán` gives `^siobhan`, which a question writing `Siobhan` names): a word
+/// written so somewhere may be a name, and recall takes a name the question writes that no note
+/// does for one the memory lacks (`recall::evidence`). Counting too many words as written so
+/// only makes that rule rarer.
 fn each_name_mark(note: &ParsedNote, mut f: impl FnMut(usize, &str)) {
     let tags = note.meta.tags.join(" ");
     let texts = field_texts(note, &tags);
     let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
     let mut mark = String::new();
+    let mut folded = String::new();
     for (field, text) in texts.iter().enumerate() {
-        for word in text.split(|c: char| !c.is_ascii_alphabetic()) {
-            if word.len() < 2
-                || word.len() >= crate::index::tokenize::MAX_TERM_BYTES
-                || !word.bytes().any(|b| b.is_ascii_uppercase())
+        // A change of script ends a word, as in the tokenizer (`PgBouncer连接池`).
+        for word in text.split(|c: char| !c.is_alphabetic() || crate::notes::script::is_cjk(c)) {
+            if !word.chars().any(char::is_uppercase) {
+                continue;
+            }
+            crate::index::tokenize::fold_word_into(word, &mut folded);
+            if folded.len() < 2
+                || folded.len() >= crate::index::tokenize::MAX_TERM_BYTES
+                || !folded.bytes().all(|b| b.is_ascii_lowercase())
             {
                 continue;
             }
             mark.clear();
             mark.push(NAME_MARK);
-            mark.extend(word.chars().map(|c| c.to_ascii_lowercase()));
+            mark.push_str(&folded);
             if !seen.contains(mark.as_str()) {
                 f(field, &mark);
                 seen.insert(mark.clone());

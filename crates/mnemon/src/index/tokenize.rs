@@ -1114,6 +1114,15 @@ fn fold_accents(c: char, mut f: impl FnMut(char)) {
     }
 }
 
+/// `word` folded as the tokenizer folds each char (fullwidth forms to ASCII, lower case,
+/// accents dropped: `Siobhán` -> `siobhan`, `ＭＡＸ` -> `max`), into `out` (cleared first).
+pub(crate) fn fold_word_into(word: &str, out: &mut String) {
+    out.clear();
+    for c in word.chars() {
+        fold_accents(fold_fullwidth(c), |l| out.push(l));
+    }
+}
+
 /// Fullwidth ASCII variants (U+FF01..U+FF5E) -> ASCII.
 #[inline]
 fn fold_fullwidth(c: char) -> char {

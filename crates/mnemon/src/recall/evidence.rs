@@ -177,6 +177,7 @@ fn names_in(text: &str) -> Vec<(String, bool)> {
     let (mut words, mut words_capitalised) = (0usize, 0usize);
     let (mut inner, mut inner_capitalised) = (0usize, 0usize);
     let mut sentence_start = true;
+    let mut folded = String::new();
     for raw in text.split_whitespace() {
         let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
         // A possessive names the same thing: "Maya's" is the name "Maya".
@@ -186,10 +187,13 @@ fn names_in(text: &str) -> Vec<(String, bool)> {
             .unwrap_or(word);
         let starts = sentence_start;
         sentence_start = raw.ends_with(['.', '?', '!', ':']);
-        if word.len() < 2 || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
+        // Folded as a term is (`Tomás` is the name `tomas`); a word of another script is not
+        // weighed as a name.
+        crate::index::tokenize::fold_word_into(word, &mut folded);
+        if folded.len() < 2 || !folded.bytes().all(|b| b.is_ascii_lowercase()) {
             continue;
         }
-        let capitalised = word.bytes().any(|b| b.is_ascii_uppercase());
+        let capitalised = word.chars().any(char::is_uppercase);
         words += 1;
         words_capitalised += usize::from(capitalised);
         if starts {
@@ -200,13 +204,12 @@ fn names_in(text: &str) -> Vec<(String, bool)> {
             continue;
         }
         inner_capitalised += 1;
-        let folded = word.to_ascii_lowercase();
         if CALENDAR_WORDS.contains(&folded.as_str()) {
             continue;
         }
-        let proper = word.as_bytes()[0].is_ascii_uppercase()
-            && word.bytes().skip(1).all(|b| b.is_ascii_lowercase());
-        out.push((folded, proper));
+        let mut chars = word.chars();
+        let proper = chars.next().is_some_and(char::is_uppercase) && chars.all(char::is_lowercase);
+        out.push((folded.clone(), proper));
     }
     let every_word = words >= 2 && words_capitalised == words;
     let most_words = inner >= TITLE_CASE_MIN_WORDS && inner_capitalised * 2 > inner;
@@ -724,6 +727,8 @@ mod tests {
         assert_eq!(name_words("Gmail to Outlook"), ["outlook"]);
         assert!(name_words("Service Map").is_empty());
         assert_eq!(name_words("service map in Word"), ["word"]);
+        // Folded like a term: a name with an accent is the name without it.
+        assert_eq!(name_words("ask Tomás or Siobhán about it"), ["tomas", "siobhan"]);
         // Proper names are written with one capital: no acronyms, no humps.
         assert_eq!(
             proper_name_words("will CI pull it for Maya's team in Porto via GitHub on an iPhone"),

@@ -5,9 +5,13 @@
 //! cache must not change results). `index_terms` on the same text must give no empty term and
 //! none over `MAX_TERM_BYTES`, and every query term must be among them ("query terms meet index
 //! terms"); so must every part kept aside for a word with case humps (at most `MAX_PARTS`).
+//! The closed forms of words written in two pieces (`index::compound`), on the index side and
+//! the question's, must be lower-case ASCII letters of `MIN_CLOSED_LETTERS..=MAX_TERM_BYTES`,
+//! each made of its two pieces, at most `MAX_PAIRS` pairs.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mnemon::index::compound::{MAX_PAIRS, MIN_CLOSED_LETTERS, for_each_hyphened, for_each_pair};
 use mnemon::index::tokenize::{MAX_PARTS, MAX_QUERY_TERMS, MAX_TERM_BYTES, Tokenizer};
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -46,6 +50,16 @@ fuzz_target!(|data: &[u8]| {
         assert!(!term.is_empty(), "empty index term");
         assert!(term.len() <= MAX_TERM_BYTES, "index term of {} bytes: {term:?}", term.len());
     }
+    let closed_ok = |w: &str| {
+        (MIN_CLOSED_LETTERS..=MAX_TERM_BYTES).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_lowercase())
+    };
+    for_each_hyphened(&text, |w| assert!(closed_ok(w), "closed form {w:?}"));
+    let mut pairs = 0;
+    for_each_pair(&text, |a, b, w| {
+        pairs += 1;
+        assert!(closed_ok(w) && w == format!("{a}{b}"), "pair {a:?} {b:?} -> {w:?}");
+    });
+    assert!(pairs <= MAX_PAIRS, "{pairs} pairs");
     let idx: HashSet<&str> = idx.iter().map(String::as_str).collect();
     for qt in &q.terms {
         assert!(idx.contains(qt.term.as_str()), "query term {:?} not among the index terms of the same text", qt.term);

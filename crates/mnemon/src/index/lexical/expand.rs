@@ -317,11 +317,12 @@ impl LexicalIndex {
                 variant.push_str(&t.surface[at + 2..]);
                 look_up(&variant, &mut found);
             }
-            // A letter left out near the end (`compresion`, `threshld`): the stems of the typo
-            // and the word differ by more than that letter once the stemmer no longer sees the
-            // suffix (one left out of the first half leaves the suffix whole, and the stems one
-            // edit apart). The letters typists drop are mostly vowels, or the second of a double
-            // letter. Tried only when nothing closer was found.
+            // A letter left out (`compresion`, `threshld`, `elction`): the stems of the typo and
+            // the word differ by more than that letter once the stemmer no longer sees the
+            // suffix, or strips one from the word that it cannot find in the typo (`election`
+            // stems as `elect`, `elction` as itself). The letters typists drop are mostly vowels,
+            // or the second of a double letter. Tried after the first letter, only when nothing
+            // closer was found.
             // What a clean build's dictionary holds (a term only deleted notes held is not in
             // it) with the word's digits.
             let closer = found
@@ -329,7 +330,7 @@ impl LexicalIndex {
                 .iter()
                 .any(|(term, &df)| (df > 0 || !found.complete) && same_digits(term, &t.term));
             if !closer {
-                for at in (word.len() / 2).max(fixed)..=word.len() {
+                for at in (fixed + 1)..=word.len() {
                     let before = word[at - 1];
                     // The letter before, doubled, unless it is one of the letters tried anyway.
                     let double = (!DROPPED_LETTERS.contains(&before)).then_some(before);

@@ -637,7 +637,7 @@ mod tests {
         assert!(ids(&idx, &tok, "afilover ").is_empty());
     }
 
-    /// A letter left out in the second half of a word (`validaton`, `encodng`): the stemmer no
+    /// A letter left out (`validaton`, `encodng`, and near the start, `elction`): the stemmer no
     /// longer sees the suffix, so the typo's stem (`validaton`) is four edits from the word's
     /// (`valid`); the word with the letter put back is the word.
     #[test]
@@ -651,9 +651,12 @@ mod tests {
                 doc(&tok, "b", "video encoding presets"),
                 doc(&tok, "c", "new tier pricing"),
                 doc(&tok, "d", "ticket validatons2"),
+                doc(&tok, "e", "election night results"),
             ],
         )
         .unwrap();
+        // A vowel left out of the first half of the word.
+        assert_eq!(ids(&idx, &tok, "elction "), vec!["e"]);
         assert_eq!(tok.query_terms("validaton").terms[0].term, "validaton");
         assert_eq!(tok.query_terms("validation").terms[0].term, "valid");
         let m = idx.expand(&tok.query_terms("validaton "), &tok);

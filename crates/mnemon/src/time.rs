@@ -1,4 +1,6 @@
-//! Time as recall sees it: injectable, so recency and TTL are testable.
+//! What time is it? The clock that recall weighs recency by and the event log dates events by:
+//! injectable, so recency and TTL are testable and a memory can be read as of another time.
+//! It imports no other module, so both `recall` and `events` may use it.
 
 /// A source of the current time.
 pub trait Clock: Send + Sync {

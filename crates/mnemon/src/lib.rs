@@ -59,7 +59,7 @@ pub mod recall;
 pub mod time;
 
 inner_modules!(
-    background, cooccur, dedup, fs, graph, index, notes, prefetch, scan, store, verify
+    background, cooccur, dedup, fs, graph, index, layout, notes, prefetch, scan, store, verify
 );
 
 pub use error::{Error, NoteWriteError, Result};

@@ -15,6 +15,9 @@
 //! folder that contains `.mnemon/` is accepted too.
 
 use crate::error::{Error, Result};
+/// What tells a file of the folder (the index store, a sub-folder of `memory/`) from one that
+/// replaced it under its name: a process that holds it long compares the two.
+pub use crate::fs::file_identity;
 use std::path::{Path, PathBuf};
 
 /// Name of the memory folder created by `mnemon init` and looked for when walking up.

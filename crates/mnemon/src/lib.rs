@@ -71,7 +71,7 @@ pub use memory::{
     STATS_REFRESH_INTERVAL, SegmentContents, Similar, WriteNeighbours, WriteOutcome, WriteRefusal,
     WriteRequest, parse_note_type, sha256_hex,
 };
-pub use notes::{EdgeKind, NoteType, ProblemKind, Provenance};
+pub use notes::{EdgeKind, NoteType, ProblemKind, Provenance, with_marks_shown};
 pub use scan::ScanError;
 pub use store::Edge;
 pub use store::is_damage as is_store_damage;

@@ -34,7 +34,7 @@ fn utc_time(ms: i64) -> String {
     let of_day = s.rem_euclid(86_400);
     format!(
         "{} {:02}:{:02}:{:02} UTC",
-        mnemon::notes::format_date_unix_s(s),
+        mnemon::time::format_date_unix_s(s),
         of_day / 3600,
         of_day % 3600 / 60,
         of_day % 60
@@ -650,7 +650,7 @@ fn parse_eval_date(s: &str) -> std::result::Result<i64, String> {
                     }
                 })
         });
-    utc.then(|| mnemon::notes::parse_date_unix_s(s))
+    utc.then(|| mnemon::time::parse_date_unix_s(s))
         .flatten()
         .ok_or_else(|| {
             format!("`{s}` is no date: give YYYY-MM-DD, or YYYY-MM-DDTHH:MM:SSZ for a time (UTC)")

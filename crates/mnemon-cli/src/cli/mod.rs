@@ -222,7 +222,8 @@ enum Command {
         #[arg(long, value_enum, value_name = "WHAT", default_value_t = write_cmd::OnDuplicateArg::Refuse)]
         on_duplicate: write_cmd::OnDuplicateArg,
     },
-    /// Show what the event log says about a note (recall count, importance).
+    /// Show what the event log says about a note (recall, used and wrong counts, last recall,
+    /// importance).
     Stats {
         /// Node id.
         id: String,
@@ -330,7 +331,10 @@ enum Command {
 enum EventsAction {
     /// Print every event, oldest segment first.
     Dump,
-    /// Check every segment and report damaged frames (exit 1 when any).
+    /// Check every segment of events/ and events/archive/ (exit 1 on any problem found).
+    ///
+    /// Exit 1 when a segment has damaged frames or could not be read to its end, when a segment
+    /// the stats count is missing from the log, or when events/archive/ cannot be read.
     Verify,
 }
 

@@ -52,7 +52,7 @@ impl LiveMemory {
     /// so events recorded after a heal stay in the session.
     pub fn new(memory: Memory, options: OpenOptions, log: Box<Log>) -> LiveMemory {
         let options = options.with_session(memory.session().to_string());
-        let store_file = mnemon::fs::file_identity(&memory.dir().store_file());
+        let store_file = mnemon::folder::file_identity(&memory.dir().store_file());
         LiveMemory {
             dir: memory.dir().clone(),
             current: RwLock::new(Arc::new(memory)),
@@ -195,7 +195,7 @@ impl LiveMemory {
     fn store_moved(&self) -> Option<String> {
         let recorded = *self.store_file.lock().unwrap_or_else(|p| p.into_inner());
         let path = self.dir.store_file();
-        let now = mnemon::fs::file_identity(&path);
+        let now = mnemon::folder::file_identity(&path);
         (recorded.is_some() && now != recorded).then(|| {
             if now.is_none() {
                 format!("the index store {} was removed", path.display())
@@ -217,7 +217,7 @@ impl LiveMemory {
         }
         let path = self.dir.store_file();
         let mut recorded = self.store_file.lock().unwrap_or_else(|p| p.into_inner());
-        let replaced = recorded.is_some() && mnemon::fs::file_identity(&path) != *recorded;
+        let replaced = recorded.is_some() && mnemon::folder::file_identity(&path) != *recorded;
         let aside = if rebuild && !replaced {
             Some(Memory::discard_store(&self.dir)?)
         } else {
@@ -231,7 +231,7 @@ impl LiveMemory {
         memory.index()?;
         // Only a store indexed whole is recorded: after a failed index (a full disk), the next
         // heal opens the new store as it is and indexes it again instead of moving it aside.
-        *recorded = mnemon::fs::file_identity(&path);
+        *recorded = mnemon::folder::file_identity(&path);
         (self.log)(match (aside, rebuild, failure) {
             (Some(aside), _, _) => format!(
                 "the index store was damaged ({failure}); moved it to {} and rebuilt it from the \

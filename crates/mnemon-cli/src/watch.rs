@@ -347,7 +347,7 @@ fn reindex(
 /// unknown, only whether it is there).
 fn folder_id(path: &std::path::Path) -> Option<(u64, u64)> {
     path.is_dir()
-        .then(|| mnemon::fs::file_identity(path).unwrap_or((0, 0)))
+        .then(|| mnemon::folder::file_identity(path).unwrap_or((0, 0)))
 }
 
 /// A watcher's error as the I/O error it is, on the path it names (a sub-folder that cannot be

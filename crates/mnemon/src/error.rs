@@ -501,7 +501,7 @@ impl Error {
                 matches!(
                     inner.file_name().and_then(|n| n.to_str()),
                     Some("memory" | "index" | "events")
-                ) && crate::folder::is_memory_layout(outer)
+                ) && crate::layout::is_memory_layout(outer)
             })
             .map(|(_, outer)| outer);
         let fix = if let Some(outer) = within {

@@ -15,6 +15,9 @@
 //! folder that contains `.mnemon/` is accepted too.
 
 use crate::error::{Error, Result};
+/// What tells a file of the folder (the index store, a sub-folder of `memory/`) from one that
+/// replaced it under its name: a process that holds it long compares the two.
+pub use crate::fs::file_identity;
 use std::path::{Path, PathBuf};
 
 /// Name of the memory folder created by `mnemon init` and looked for when walking up.
@@ -110,7 +113,7 @@ impl MemoryDir {
                 Some("events") => "the event log folder",
                 _ => continue,
             };
-            if is_memory_layout(outer) {
+            if crate::layout::is_memory_layout(outer) {
                 return Err(Error::InvalidArgument {
                     what: "memory folder",
                     message: format!(
@@ -191,7 +194,7 @@ impl MemoryDir {
     }
     /// `index/graph.redb`: the index store (nodes, edges, problems).
     pub fn store_file(&self) -> PathBuf {
-        self.index().join(crate::store::STORE_FILE)
+        self.index().join(crate::layout::STORE_FILE)
     }
     /// The memory folder's own `.gitignore`.
     pub fn gitignore(&self) -> PathBuf {
@@ -330,15 +333,6 @@ pub fn gitignore_addition(existing: &[u8]) -> Option<Vec<u8>> {
         out.push(b'\n');
     }
     Some(out)
-}
-
-/// Whether `dir` is a memory folder: `memory/` beside `events/` (a clone may lack the
-/// git-ignored `index/`) or beside an index store. A project's own `src/memory` beside
-/// `src/index` is not one.
-pub(crate) fn is_memory_layout(dir: &Path) -> bool {
-    dir.join("memory").is_dir()
-        && (dir.join("events").is_dir()
-            || dir.join("index").join(crate::store::STORE_FILE).is_file())
 }
 
 /// `path` made absolute, with its longest existing prefix resolved (symbolic links, `..`) and

@@ -25,11 +25,12 @@
 //!
 //! The public modules are what an embedder uses: [`recall`] (the query and its answer),
 //! [`args`] (the range of every argument), [`events`] (durability and compaction policies, the
-//! events themselves), [`core_view`], [`folder`] and [`ranking`] (every ranking constant). The
-//! engine inside follows the data: notes (parse one note) -> scan (what changed) -> store (the
-//! graph, redb) and index (the lexical index, fst) -> co-occurrence synthesis -> recall; events
-//! -> fold -> snapshot. Those modules are private; the `internals` feature makes them public,
-//! undocumented and unstable, for mnemon's own tests, benches and fuzz targets.
+//! events themselves), [`core_view`], [`folder`], [`ranking`] (every ranking constant) and
+//! [`time`] (the clock recall and the event log read). The engine inside follows the data: notes
+//! (parse one note) -> scan (what changed) -> store (the graph, redb) and index (the lexical
+//! index, fst) -> co-occurrence synthesis -> recall; events -> fold -> snapshot. Those modules
+//! are private; the `internals` feature makes them public, undocumented and unstable, for
+//! mnemon's own tests, benches and fuzz targets.
 #![deny(missing_docs)]
 // Without `internals`, the engine's test seams (the in-memory file system, the decoders the fuzz
 // targets drive, builders the benches call) have no caller in the library itself.
@@ -55,9 +56,10 @@ pub mod folder;
 mod memory;
 pub mod ranking;
 pub mod recall;
+pub mod time;
 
 inner_modules!(
-    background, cooccur, dedup, fs, graph, index, notes, prefetch, scan, store, verify
+    background, cooccur, dedup, fs, graph, index, layout, notes, prefetch, scan, store, verify
 );
 
 pub use error::{Error, NoteWriteError, Result};
@@ -69,7 +71,7 @@ pub use memory::{
     STATS_REFRESH_INTERVAL, SegmentContents, Similar, WriteNeighbours, WriteOutcome, WriteRefusal,
     WriteRequest, parse_note_type, sha256_hex,
 };
-pub use notes::{EdgeKind, NoteType, ProblemKind, Provenance};
+pub use notes::{EdgeKind, NoteType, ProblemKind, Provenance, with_marks_shown};
 pub use scan::ScanError;
 pub use store::Edge;
 pub use store::is_damage as is_store_damage;

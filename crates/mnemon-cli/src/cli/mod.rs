@@ -34,7 +34,7 @@ fn utc_time(ms: i64) -> String {
     let of_day = s.rem_euclid(86_400);
     format!(
         "{} {:02}:{:02}:{:02} UTC",
-        mnemon::notes::format_date_unix_s(s),
+        mnemon::time::format_date_unix_s(s),
         of_day / 3600,
         of_day % 3600 / 60,
         of_day % 60
@@ -222,7 +222,8 @@ enum Command {
         #[arg(long, value_enum, value_name = "WHAT", default_value_t = write_cmd::OnDuplicateArg::Refuse)]
         on_duplicate: write_cmd::OnDuplicateArg,
     },
-    /// Show what the event log says about a note (recall count, importance).
+    /// Show what the event log says about a note (recall, used and wrong counts, last recall,
+    /// importance).
     Stats {
         /// Node id.
         id: String,
@@ -330,7 +331,10 @@ enum Command {
 enum EventsAction {
     /// Print every event, oldest segment first.
     Dump,
-    /// Check every segment and report damaged frames (exit 1 when any).
+    /// Check every segment of events/ and events/archive/ (exit 1 on any problem found).
+    ///
+    /// Exit 1 when a segment has damaged frames or could not be read to its end, when a segment
+    /// the stats count is missing from the log, or when events/archive/ cannot be read.
     Verify,
 }
 
@@ -650,7 +654,7 @@ fn parse_eval_date(s: &str) -> std::result::Result<i64, String> {
                     }
                 })
         });
-    utc.then(|| mnemon::notes::parse_date_unix_s(s))
+    utc.then(|| mnemon::time::parse_date_unix_s(s))
         .flatten()
         .ok_or_else(|| {
             format!("`{s}` is no date: give YYYY-MM-DD, or YYYY-MM-DDTHH:MM:SSZ for a time (UTC)")

@@ -201,16 +201,14 @@ impl Out {
                 Some(other) => format!(
                     "no such note, but `{}` is the same name in another Unicode normal form; \
                      write the link as the file name is written, or rename the file",
-                    mnemon::notes::with_marks_shown(other)
+                    mnemon::with_marks_shown(other)
                 ),
                 None => "no such note; create it or fix the link".to_string(),
             };
             let written = match d.provenance {
-                mnemon::notes::Provenance::Frontmatter => " (in its frontmatter)",
-                mnemon::notes::Provenance::InlineLink => " (a [[link]] in its body)",
-                mnemon::notes::Provenance::Synthesized => {
-                    " (a phrase before a [[link]] in its body)"
-                }
+                mnemon::Provenance::Frontmatter => " (in its frontmatter)",
+                mnemon::Provenance::InlineLink => " (a [[link]] in its body)",
+                mnemon::Provenance::Synthesized => " (a phrase before a [[link]] in its body)",
             };
             outln!(
                 "{} {} -{}-> {}{written}: {why}",

@@ -96,6 +96,7 @@ pub struct Dangling {
     pub provenance: notes::Provenance,
     /// The note whose id is `to` written in another Unicode normal form, if one is (the link
     /// typed precomposed, the file name decomposed, or the reverse): the note the link meant.
+    /// [`crate::with_marks_shown`] writes it so that the two forms can be told apart.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub other_form_of: Option<String>,
 }

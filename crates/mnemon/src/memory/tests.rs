@@ -342,7 +342,7 @@ fn a_recall_that_must_read_a_record_and_finds_a_newer_version_recalls_again_at_i
     let (tmp, a, q) = three_notes();
     // No recheck by the clock: what is checked here is the change count alone.
     let a = a.with_store_recheck(std::time::Duration::from_secs(3600));
-    let clock = crate::recall::FixedClock(1_780_000_000);
+    let clock = crate::time::FixedClock(1_780_000_000);
     let a = a.with_clock(clock);
     // Only alpha is shown, so only alpha's record is kept.
     let mut q = q.with_depth(0).with_limit(1);
@@ -395,7 +395,7 @@ fn an_uncounted_commit_is_seen_once_the_recheck_interval_has_passed() {
 fn events_recorded_under_a_set_clock_are_dated_by_it() {
     let (_tmp, a, _q) = three_notes();
     let at_s = 1_780_000_000;
-    let a = a.with_clock(crate::recall::FixedClock(at_s));
+    let a = a.with_clock(crate::time::FixedClock(at_s));
     a.feedback(&["alpha".to_string()], &[], Some("zebra crossing"))
         .expect("feedback");
     let used_ms = a.stats("alpha").expect("stats").last_used_ms;

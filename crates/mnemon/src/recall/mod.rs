@@ -2,14 +2,13 @@
 //! co-occurrence and the scoring policy, merged into one ranked list with trails.
 
 mod cands;
-mod clock;
 pub(crate) mod passages;
 mod query;
 pub(crate) mod supersession;
 inner_modules!(engine, evidence, learned, ord_stats, shown);
 
 pub use crate::index::tokenize::MAX_QUERY_TERMS;
-pub use clock::{Clock, FixedClock, SystemClock};
+pub use crate::time::{Clock, FixedClock, SystemClock};
 pub use query::{DEFAULT_LIMIT, MAX_ANCHORS, MAX_LIMIT, MAX_QUERY_BYTES, readable_part};
 pub use query::{
     Explain, FloorReport, Hit, HitFields, HitJson, Query, Recall, RecallJson, RecallLayout,

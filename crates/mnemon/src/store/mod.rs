@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 
 /// Schema version of the tables below; bump it on any layout change (format-spec/store.md).
 pub const SCHEMA_VERSION: u32 = 19;
-/// File name of the store inside `index/`.
-pub const STORE_FILE: &str = "graph.redb";
+// The store's file name inside `index/`, kept with the rest of the folder's layout.
+pub use crate::layout::STORE_FILE;
 /// Lock file in `index/` held by whoever writes the store (one process at a time): an index
 /// update for its whole length, a schema rewrite for its transaction.
 pub const WRITE_LOCK_FILE: &str = "write.lock";

@@ -112,7 +112,7 @@ pub struct EventLog {
     compressed_lens: Mutex<HashMap<(std::path::PathBuf, u64), Option<u64>>>,
     /// The clock events are dated by, when not the system's (a memory read as of another
     /// time: its uses must be dated in that time, or recency would weigh them against it).
-    stamps: RwLock<Option<Arc<dyn crate::recall::Clock>>>,
+    stamps: RwLock<Option<Arc<dyn crate::time::Clock>>>,
 }
 
 /// Compressed segments changed since the snapshot that one open reads whole to tell damage
@@ -207,7 +207,7 @@ pub(crate) fn header_len_of(id: &str) -> u64 {
 
 impl EventLog {
     /// Date the events recorded from now on by `clock` instead of the system clock.
-    pub(crate) fn stamp_with(&self, clock: Arc<dyn crate::recall::Clock>) {
+    pub(crate) fn stamp_with(&self, clock: Arc<dyn crate::time::Clock>) {
         if let Ok(mut s) = self.stamps.write() {
             *s = Some(clock);
         }

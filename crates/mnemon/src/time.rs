@@ -1,4 +1,10 @@
-//! Time as recall sees it: injectable, so recency and TTL are testable.
+//! What time is it? The clock that recall weighs recency by and the event log dates events by:
+//! injectable, so recency and TTL are testable and a memory can be read as of another time.
+//! Low enough (it imports only `notes`, for the dates) that both `recall` and `events` use it.
+//! Beside it, the frontmatter's dates: what a note's `created_at` and `updated_at` say, read and
+//! written as UTC days.
+
+pub use crate::notes::{format_date_unix_s, parse_date_unix_s};
 
 /// A source of the current time.
 pub trait Clock: Send + Sync {

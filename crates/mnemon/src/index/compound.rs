@@ -202,17 +202,17 @@ pub fn for_each_pair(text: &str, mut f: impl FnMut(&str, &str, &str)) {
         if !ok {
             continue;
         }
-        let (a, b) = (
-            text[w.start..w.end].to_ascii_lowercase(),
-            text[n.start..n.end].to_ascii_lowercase(),
-        );
-        if is_stop_word(&a) && is_stop_word(&b) {
+        let (a, b) = (&text[w.start..w.end], &text[n.start..n.end]);
+        if !closed(a, b, &mut buf) {
             continue;
         }
-        if closed(&a, &b, &mut buf) {
-            pairs += 1;
-            f(&a, &b, &buf);
+        // The pieces, lower case, are the two ends of the closed form.
+        let (a, b) = buf.split_at(a.len());
+        if is_stop_word(a) && is_stop_word(b) {
+            continue;
         }
+        pairs += 1;
+        f(a, b, &buf);
     }
 }
 
@@ -221,13 +221,14 @@ pub fn for_each_pair(text: &str, mut f: impl FnMut(&str, &str, &str)) {
 /// it matches one piece that is a word of the question as the piece itself would.
 pub fn close_pairs(lex: &LexicalIndex, tok: &Tokenizer, text: &str, matches: &mut [TermMatch]) {
     for_each_pair(text, |a, b, whole| {
+        // Most pairs are two words no note writes as one: one dictionary lookup each.
         let term = tok.stem_word(whole);
-        let pieces = [tok.stem_word(a), tok.stem_word(b)];
-        if pieces.contains(&term) || !matches.iter().any(|m| pieces.contains(&m.term)) {
-            return;
-        }
         let df = lex.df(term.as_bytes());
         if df == 0 {
+            return;
+        }
+        let pieces = [tok.stem_word(a), tok.stem_word(b)];
+        if pieces.contains(&term) || !matches.iter().any(|m| pieces.contains(&m.term)) {
             return;
         }
         // One word of the note stands for one word of the question: the piece the memory

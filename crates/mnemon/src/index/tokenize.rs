@@ -1118,6 +1118,11 @@ fn fold_accents(c: char, mut f: impl FnMut(char)) {
 /// accents dropped: `Siobhán` -> `siobhan`, `ＭＡＸ` -> `max`), into `out` (cleared first).
 pub(crate) fn fold_word_into(word: &str, out: &mut String) {
     out.clear();
+    if word.is_ascii() {
+        out.push_str(word);
+        out.make_ascii_lowercase();
+        return;
+    }
     for c in word.chars() {
         fold_accents(fold_fullwidth(c), |l| out.push(l));
     }

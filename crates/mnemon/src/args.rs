@@ -172,7 +172,8 @@ pub const MAX_IMPORTANCE_TAGS: usize = crate::events::event::MAX_EVENT_LIST;
 pub const MAX_IMPORTANCE_TEXT_BYTES: usize = crate::events::event::MAX_EVENT_STRING_BYTES;
 
 /// Most bytes of an importance tag's tags and note together: its event must fit one frame of
-/// the log ([`crate::events::segment::MAX_FRAME_PAYLOAD`], with room for the id and lengths).
+/// the log (`events::segment::MAX_FRAME_PAYLOAD`, format-spec/events.md, with room for the id and
+/// lengths).
 pub const MAX_IMPORTANCE_TOTAL_BYTES: usize = 32 * 1024;
 const _: () = assert!(
     MAX_IMPORTANCE_TOTAL_BYTES + 2 * crate::events::event::MAX_EVENT_STRING_BYTES

@@ -454,7 +454,7 @@ impl Memory {
 
     /// Check the memory: re-scan, then list dangling links, note problems, conflict markers and
     /// the index state. The store is compared with the notes; notes edited meanwhile make it
-    /// compare again (at most [`DOCTOR_TRIES`] times), then say so instead of calling the
+    /// compare again (at most `DOCTOR_TRIES` times), then say so instead of calling the
     /// differences damage.
     pub fn doctor(&self) -> Result<DoctorReport> {
         if self.store.read_only().is_some() {

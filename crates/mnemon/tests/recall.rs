@@ -919,6 +919,57 @@ fn a_name_written_without_its_accent_is_the_name_the_notes_write() {
     }
 }
 
+/// A name is the same name however the note writes it: with a curly apostrophe (`O’Brien`,
+/// asked `OBrien`), its accent written apart (`Siobha\u{301}n`, as macOS writes file names),
+/// inflected (`Zoës`, asked `Zoe`), or only in the file name a note is titled by
+/// (`Lake Tahoe trip.md`, with no name in a frontmatter). Each was taken for a name no note
+/// writes capitalised, and its words matched nothing.
+#[test]
+fn a_name_the_notes_write_in_another_form_is_the_name_the_question_writes() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "people/ciaran.md",
+        "---\nname: Working with Ciar\u{e1}n O\u{2019}Brien\n---\nHe reviews the quarterly budget.\n",
+    );
+    write_note(
+        &m,
+        "people/siobhan.md",
+        "---\nname: Preferences\n---\nSiobha\u{301}n wants a one-page proposal up front.\n",
+    );
+    write_note(
+        &m,
+        "people/zoe.md",
+        "---\nname: Zo\u{eb}s onboarding\n---\nShe starts with the billing service.\n",
+    );
+    write_note(
+        &m,
+        "Lake Tahoe trip.md",
+        "We rented a cabin near the water for a week.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    for (question, note) in [
+        ("what does OBrien review", "people/ciaran"),
+        ("how should a proposal for Siobhan look", "people/siobhan"),
+        ("what does Zoe start with", "people/zoe"),
+        ("where did we stay at Lake Tahoe", "Lake Tahoe trip"),
+    ] {
+        let r = m.recall(&Query::text(question)).unwrap();
+        assert_eq!(
+            ids(&r).first().copied(),
+            Some(note),
+            "{question}: {:?}",
+            r.floor
+        );
+        let name = r.floor.terms.iter().find(|t| t.name);
+        assert!(
+            name.is_some_and(|t| t.in_memory),
+            "{question}: the name is one the memory holds: {name:?}"
+        );
+    }
+}
+
 /// A name the question writes ("templates in Word") that the notes hold only in lower case
 /// ("words") is another word: it matches nothing and weighs as a name in no note. A name the
 /// notes write capitalised anywhere (a heading, a sentence start) still matches, and so does the

@@ -1073,7 +1073,7 @@ fn for_each_cjk_query_term(run: &str, mut f: impl FnMut(&str)) {
 /// Whether `c` is a combining diacritical mark (U+0300..=U+036F: the accents of Latin, Greek
 /// and Cyrillic letters). Other scripts' combining marks (Devanagari vowel signs, Hebrew points)
 /// are part of their letters and stay.
-fn is_accent(c: char) -> bool {
+pub(crate) fn is_accent(c: char) -> bool {
     ('\u{0300}'..='\u{036F}').contains(&c)
 }
 
@@ -1115,12 +1115,27 @@ fn fold_accents(c: char, mut f: impl FnMut(char)) {
 }
 
 /// `word` folded as the tokenizer folds each char (fullwidth forms to ASCII, lower case,
-/// accents dropped: `Siobhán` -> `siobhan`, `ＭＡＸ` -> `max`), into `out` (cleared first).
+/// accents dropped: `Siobhán` -> `siobhan`, `ＭＡＸ` -> `max`; apostrophes and invisible chars
+/// removed: `O'Brien` -> `obrien`), into `out` (cleared first).
 pub(crate) fn fold_word_into(word: &str, out: &mut String) {
     out.clear();
     for c in word.chars() {
-        fold_accents(fold_fullwidth(c), |l| out.push(l));
+        let c = fold_fullwidth(c);
+        if classify(c) != CharClass::Drop {
+            fold_accents(c, |l| out.push(l));
+        }
     }
+}
+
+/// Whether the tokenizer removes `c` from a word without splitting it (an apostrophe, a soft
+/// hyphen, a zero-width or other invisible format char: see [`classify`]).
+pub(crate) fn is_removed_in_word(c: char) -> bool {
+    classify(fold_fullwidth(c)) == CharClass::Drop
+}
+
+/// Whether `c` is an apostrophe (`'`, `‘`, `’`, `ʼ`, fullwidth `＇`).
+pub(crate) fn is_apostrophe(c: char) -> bool {
+    matches!(fold_fullwidth(c), '\'' | '\u{2018}' | '\u{2019}' | '\u{02BC}')
 }
 
 /// Fullwidth ASCII variants (U+FF01..U+FF5E) -> ASCII.

@@ -18,11 +18,16 @@
 //!   (segmentation glues e.g. Latin + Hangul), so `PgBouncer连接池配置` yields `pgbouncer` and
 //!   CJK terms.
 //! * **Folding.** Fullwidth ASCII forms (`Ｐｇ１`) are mapped to ASCII, then every char is
-//!   lowercased with `char::to_lowercase` (char by char: no final-sigma rule) and loses its
-//!   accents ([`fold_accents`]: combining marks U+0300..=U+036F, written apart or precomposed;
-//!   `ß æ œ ø ł đ` spelled `ss ae oe o l d`), so `résumé`, `resume` and the decomposed form macOS
-//!   gives file names are one word. A word left all ASCII is an ASCII word (`café` is stemmed
-//!   as `cafe`).
+//!   lowercased with `char::to_lowercase` (char by char; the final sigma `ς` is folded to `σ`,
+//!   as Unicode case folding does) and loses its accents ([`fold_accents`]: combining marks
+//!   U+0300..=U+036F, written apart or precomposed; `ß æ œ þ ø ł đ ð ı ħ ŧ` spelled
+//!   `ss ae oe th o l d d i h t`), so `résumé`, `resume` and the decomposed form macOS gives file
+//!   names are one word. A letter or digit written in a compatibility form (the ligatures `ﬁ ﬂ ﬀ`
+//!   of text copied from a PDF, `ſ`, the micro sign `µ`, superscripts, mathematical letters
+//!   `𝐝𝐞𝐩𝐥𝐨𝐲`, Arabic presentation forms) is the letters and digits it stands for (its
+//!   compatibility decomposition, when that holds only letters, digits and accents: `½` stays).
+//!   A word left all ASCII is an ASCII word (`café` is stemmed as `cafe`, `ﬁrewall` as
+//!   `firewall`).
 //! * **Case humps.** A word written with case humps (a capital after a lowercase letter or a
 //!   digit, or the last capital of a run followed by a lowercase letter: `ElastiCache`,
 //!   `maxClientConn`, `HTTPServer`, `utf8String`) is indexed whole and then in its parts
@@ -1081,8 +1086,14 @@ pub(crate) fn is_accent(c: char) -> bool {
 /// decomposition is a base letter and accents gives the base (`É` -> `e`, `ñ` -> `n`, `ё` -> `е`,
 /// `ά` -> `α`), an accent on its own (text written decomposed, as macOS names files) gives
 /// nothing, and the letters no decomposition reaches give their usual Latin spelling (`ß` ->
-/// `ss`, `æ` -> `ae`, `œ` -> `oe`, `ø` -> `o`, `ł` -> `l`, `đ` -> `d`). So `resume`, `résumé`
-/// and `re\u{301}sume\u{301}` are one word, as in SQLite FTS5's default tokenizer.
+/// `ss`, `æ` -> `ae`, `œ` -> `oe`, `ø` -> `o`, `ł` -> `l`, `đ` and `ð` -> `d`, `þ` -> `th`,
+/// `ı` -> `i`, `ħ` -> `h`, `ŧ` -> `t`), the Greek final sigma `ς` its other form `σ` (as Unicode
+/// case folding does: `ΛΌΓΟΣ` is `λόγος`). A letter or digit written in a compatibility form
+/// ([`compat_letters`]: the ligatures of typeset text `ﬁ ﬂ ﬀ`, `ſ`, the micro sign `µ`,
+/// superscripts `²`, mathematical letters `𝐝`, Arabic presentation forms) gives the letters
+/// and digits it stands for, folded the same way. So `resume`, `résumé` and
+/// `re\u{301}sume\u{301}` are one word, as in SQLite FTS5's default tokenizer, and so are
+/// `ﬁrewall` and `firewall`.
 fn fold_accents(c: char, mut f: impl FnMut(char)) {
     for l in c.to_lowercase() {
         if is_accent(l) {
@@ -1092,9 +1103,14 @@ fn fold_accents(c: char, mut f: impl FnMut(char)) {
             'ß' => "ss".chars().for_each(&mut f),
             'æ' => "ae".chars().for_each(&mut f),
             'œ' => "oe".chars().for_each(&mut f),
+            'þ' => "th".chars().for_each(&mut f),
             'ø' => f('o'),
             'ł' => f('l'),
-            'đ' => f('d'),
+            'đ' | 'ð' => f('d'),
+            'ı' => f('i'),
+            'ħ' => f('h'),
+            'ŧ' => f('t'),
+            'ς' => f('σ'),
             _ if l.is_ascii() => f(l),
             _ => {
                 // Only a decomposition into a base and accents is folded: any other part
@@ -1108,10 +1124,63 @@ fn fold_accents(c: char, mut f: impl FnMut(char)) {
                     }
                     n += 1;
                 });
-                f(if n > 1 && !other { base } else { l });
+                if n > 1 && !other {
+                    f(base);
+                } else if n > 1 || !compat_letters(l, &mut f) {
+                    f(l);
+                }
             }
         }
     }
+}
+
+/// Whether `u` is in a block holding compatibility forms of letters or digits (Latin-1 and Latin
+/// Extended, Greek symbols, phonetic modifiers, super- and subscripts, letterlike symbols and
+/// number forms, enclosed alphanumerics, alphabetic and Arabic presentation forms, mathematical
+/// alphanumerics): the scripts of most text hold none, and are not looked up.
+fn in_compat_block(u: u32) -> bool {
+    matches!(u,
+        0x00A0..=0x02FF
+        | 0x0370..=0x03FF
+        | 0x1D2C..=0x1DBF
+        | 0x2070..=0x218F
+        | 0x2460..=0x24FF
+        | 0xFB00..=0xFDFF
+        | 0xFE70..=0xFEFF
+        | 0x1D400..=0x1D7FF
+        | 0x1F100..=0x1F1FF
+    )
+}
+
+/// The letters and digits `l` (a lower-cased char without a canonical decomposition) stands
+/// for, when it is a compatibility form of them (its compatibility decomposition: `ﬁ` -> `fi`,
+/// `²` -> `2`, `𝐃` -> `d`, `µ` -> `μ`, `ǅ` -> `dz`), folded into `f`; false (and nothing given)
+/// when it is not one, or stands for more than letters and digits (`½` is `1⁄2`, `℃` is `°C`).
+fn compat_letters(l: char, f: &mut dyn FnMut(char)) -> bool {
+    if !in_compat_block(l as u32) {
+        return false;
+    }
+    let mut parts = [' '; 18];
+    let (mut n, mut letters) = (0, true);
+    unicode_normalization::char::decompose_compatible(l, |d| {
+        if n < parts.len() {
+            parts[n] = d;
+        }
+        n += 1;
+        letters &= is_accent(d)
+            || classify(d) == CharClass::Drop
+            || (d.is_alphanumeric() && !is_cjk(d));
+    });
+    if n > parts.len() || !letters || (n == 1 && parts[0] == l) {
+        return false;
+    }
+    for &d in &parts[..n] {
+        if classify(d) != CharClass::Drop {
+            // A part has no decomposition of its own: this only lower-cases it and drops accents.
+            fold_accents(d, &mut *f);
+        }
+    }
+    true
 }
 
 /// `word` folded as the tokenizer folds each char (fullwidth forms to ASCII, lower case,
@@ -1375,6 +1444,37 @@ mod tests {
         assert_eq!(idx("μνήμη ёлка"), ["μνημη", "елка"]);
         assert_eq!(idx("한글 ऩ"), idx("한글 \u{929}"));
         assert_eq!(idx("\u{929}"), ["\u{929}"], "a nukta letter is kept whole");
+    }
+
+    /// Text copied from a PDF writes `ﬁ` and `ﬂ` as one char, and `ﬁrewall` was another word
+    /// than `firewall`; a Greek word in capitals ends in `Σ`, which was another letter than the
+    /// `ς` of the word in lower case; `Þorsteinn` and `Kadıköy` were not `Thorsteinn` and
+    /// `Kadikoy`.
+    #[test]
+    fn compatibility_forms_and_letters_without_a_decomposition_fold_to_their_plain_spelling() {
+        assert_eq!(
+            idx("ﬁrewall ﬂoodgate oﬀshore ﬃx ﬅop"),
+            ["firewal", "floodgat", "offshor", "ffix", "stop"]
+        );
+        assert_eq!(qterms("ﬁrewall"), qterms("firewall"));
+        assert_eq!(
+            idx("µs 𝐝𝐞𝐩𝐥𝐨𝐲𝐞𝐝 ſtate Ĳssel ǅemal"),
+            idx("μs deployed state ijssel džemal")
+        );
+        assert_eq!(idx("𝐃𝐞𝐩𝐥𝐨𝐲"), ["deploy"]);
+        assert_eq!(idx("λόγος ΛΌΓΟΣ λογοϲ"), ["λογοσ"; 3]);
+        assert_eq!(
+            idx("Þorsteinn Guðrún Kadıköy Ħal ŧ"),
+            ["thorsteinn", "gudrun", "kadikoy", "hal", "t"]
+        );
+        assert_eq!(qterms("Kadıköy"), qterms("Kadikoy"));
+        // Superscripts are the digits; a form standing for more than letters and digits stays.
+        assert_eq!(idx("x² ₂"), ["x", "2", "2"]);
+        assert_eq!(idx("½ ℃"), ["½"]);
+        // Names are folded alike.
+        let mut folded = String::new();
+        fold_word_into("Þórðarson", &mut folded);
+        assert_eq!(folded, "thordarson");
     }
 
     #[test]
@@ -1678,6 +1778,7 @@ mod tests {
             "pool_size=v1.2 S:t 3.14 1,000 a.b:c/d-e __init__ e-mail",
             "PgBouncer连接池配置 redis연결pool データbase 数\u{301}a 数\u{AD}据 한'a a'한",
             "Ｐｏｏｌ１２ café naïve ΣΟΦΙΑ İstanbul straße a\u{B7}b x\u{202F}y",
+            "ﬁrewall oﬀ µs λόγος ΛΌΓΟΣ Þór Kadıköy x² 𝐃𝐞𝐩𝐥𝐨𝐲 ½ ǅ",
         ];
         for text in FIXED {
             assert_eq!(tokens(text, true), tokens(text, false), "{text:?}");

@@ -13,7 +13,9 @@
 //!   the word. Hence `max_client_conn` -> `max`, `client`, `conn`; `v1.2` -> `v1`, `2`;
 //!   `3.14` -> `3`, `14`; `1,000` -> `1`, `000`. Apostrophes (`'`, `‘`, `’`, `ʼ`) and invisible
 //!   format chars (soft hyphen, zero-width space/joiners, BOM) are *removed* without splitting:
-//!   `don't` -> `dont`, `PgBouncer's` -> `pgbouncers` -> (stem) `pgbouncer`.
+//!   `don't` -> `dont`, `PgBouncer's` -> `pgbouncers` -> (stem) `pgbouncer`. A zero-width space
+//!   between two letters or digits, where segmentation breaks, is removed too: `data\u{200B}base`
+//!   is `database` (the segment after it goes on with the same word).
 //! * **Script changes.** Within a segment, a change between CJK and non-CJK chars also splits
 //!   (segmentation glues e.g. Latin + Hangul), so `PgBouncer连接池配置` yields `pgbouncer` and
 //!   CJK terms.
@@ -853,7 +855,24 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 }
             }
         }
-        self.flush_word();
+        if !self.goes_on_after_zero_width_space(base + seg.len()) {
+            self.flush_word();
+        }
+    }
+
+    /// Whether the word of a segment ending at `end` goes on in the next segment: zero-width
+    /// spaces (U+200B, which word segmentation breaks at, though it shows nothing and is
+    /// put inside long words as a place to wrap them) and then a letter or digit that is not CJK.
+    fn goes_on_after_zero_width_space(&self, end: usize) -> bool {
+        let Some(rest) = self.text.get(end..) else {
+            return false;
+        };
+        let after = rest.trim_start_matches('\u{200B}');
+        after.len() < rest.len()
+            && after
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphanumeric() && !is_cjk(c))
     }
 
     #[inline]
@@ -1523,6 +1542,13 @@ mod tests {
         assert_eq!(idx("the of and"), ["the", "of", "and"]);
         // invisible chars do not split, middle dot does
         assert_eq!(idx("con\u{AD}nection a\u{B7}b"), ["connect", "a", "b"]);
+        // A zero-width space inside a word (a place to wrap it) is no break either: segmentation
+        // breaks there, and `data\u{200B}base` was `data` and `base`.
+        assert_eq!(idx("data\u{200B}base"), idx("database"));
+        assert_eq!(qterms("con\u{200B}\u{200B}nection"), ["connect"]);
+        assert_eq!(idx("Data\u{200B}Base"), ["databas", "data", "base"]);
+        assert_eq!(idx("data\u{200B} base \u{200B}x y\u{200B}"), ["data", "base", "x", "y"]);
+        assert_eq!(idx("data\u{200B}数据"), ["data", "数", "数据", "据"]);
     }
 
     #[test]
@@ -1779,6 +1805,7 @@ mod tests {
             "PgBouncer连接池配置 redis연결pool データbase 数\u{301}a 数\u{AD}据 한'a a'한",
             "Ｐｏｏｌ１２ café naïve ΣΟΦΙΑ İstanbul straße a\u{B7}b x\u{202F}y",
             "ﬁrewall oﬀ µs λόγος ΛΌΓΟΣ Þór Kadıköy x² 𝐃𝐞𝐩𝐥𝐨𝐲 ½ ǅ",
+            "data\u{200B}base a\u{200B}\u{200B}1 x\u{200B}数 数\u{200B}x a\u{200B}-b é\u{200B}Ｐ",
         ];
         for text in FIXED {
             assert_eq!(tokens(text, true), tokens(text, false), "{text:?}");
@@ -1786,7 +1813,7 @@ mod tests {
         // '|'-separated pieces of random text.
         let alphabet: Vec<&str> =
             "a|B|z|q|1|0|'|’|.|,|_|-|:|/| |\n|\t|é|ß|İ|ع|数|据|カ|ー|한|글|，|。|Ｐ|１\
-            |e\u{301}|x\u{AD}y|😀\u{200D}😀|😀|·|\"|(|?"
+            |e\u{301}|x\u{AD}y|x\u{200B}y|😀\u{200D}😀|😀|·|\"|(|?"
                 .split('|')
                 .collect();
         // (Combining marks and format chars appear after a letter, as in real text: a stray one

@@ -15,7 +15,10 @@
 //!   format chars (soft hyphen, zero-width space/joiners, BOM) are *removed* without splitting:
 //!   `don't` -> `dont`, `PgBouncer's` -> `pgbouncers` -> (stem) `pgbouncer`. A zero-width space
 //!   between two letters or digits, where segmentation breaks, is removed too: `data\u{200B}base`
-//!   is `database` (the segment after it goes on with the same word).
+//!   is `database` (the segment after it goes on with the same word). A contraction that would
+//!   make another word closed up (`'ll 'd 're 've 'm` ending a word after a letter) is dropped
+//!   with its apostrophe: `we'll` -> `we` (not `well`), `she'll` -> `she` (not `shell`), `I'd`
+//!   -> `i` (not `id`), `CC'd` -> `cc`.
 //! * **Script changes.** Within a segment, a change between CJK and non-CJK chars also splits
 //!   (segmentation glues e.g. Latin + Hangul), so `PgBouncer连接池配置` yields `pgbouncer` and
 //!   CJK terms.
@@ -757,6 +760,9 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
             } else {
                 if !apostrophe_joins(bytes, k) {
                     self.flush_word();
+                } else if let Some(n) = contraction_at(bytes, k) {
+                    self.flush_word();
+                    k += n;
                 }
                 k += 1;
             }
@@ -824,17 +830,34 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
         if seg.is_ascii() {
             // Fast path: no CJK, no folding tables.
             self.flush_cjk();
-            for (i, b) in seg.bytes().enumerate() {
+            let bytes = seg.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                let b = bytes[i];
                 if b.is_ascii_alphanumeric() {
                     self.push_ascii(b, base + i + 1);
                 } else if b != b'\'' {
                     self.flush_word();
+                } else if let Some(n) = contraction_at(bytes, i) {
+                    self.flush_word();
+                    i += n;
                 }
+                i += 1;
             }
         } else {
+            // Where a contraction's letters end: they are skipped up to there.
+            let mut skip_to = 0;
             for (i, c) in seg.char_indices() {
+                if i < skip_to {
+                    continue;
+                }
                 let pos = base + i;
                 let len = c.len_utf8();
+                if let Some(n) = unicode_contraction_at(seg, i, c) {
+                    self.flush_word();
+                    skip_to = i + len + n;
+                    continue;
+                }
                 if is_cjk(c) {
                     self.flush_word();
                     self.cjk_char(pos, len);
@@ -1059,6 +1082,78 @@ fn apostrophe_joins(bytes: &[u8], k: usize) -> bool {
         && bytes[k] == b'\''
         && ((bytes[k - 1].is_ascii_alphabetic() && bytes[k + 1].is_ascii_alphabetic())
             || (bytes[k - 1].is_ascii_digit() && bytes[k + 1].is_ascii_digit()))
+}
+
+/// Whether `suffix` (ASCII) is the end of a contraction that is not part of the word it ends:
+/// `'ll`, `'d`, `'re`, `'ve`, `'m` (`we'll`, `I'd`, `they're`, `I've`, `I'm`). Closed up, they
+/// would make other words (`well`, `id`, `shell`, `wed`, `hell`); `n't` and `'s` stay (`dont` is
+/// a stop word, `PgBouncer's` stems to `pgbouncer`).
+fn is_contraction(suffix: &[u8]) -> bool {
+    matches!(
+        suffix,
+        [b'l' | b'L', b'l' | b'L']
+            | [b'd' | b'D']
+            | [b'r' | b'R', b'e' | b'E']
+            | [b'v' | b'V', b'e' | b'E']
+            | [b'm' | b'M']
+    )
+}
+
+/// The length of the contraction after the apostrophe at `bytes[k]` (see [`is_contraction`]),
+/// when it follows a letter and ends the word: the ASCII letters and digits after it are a
+/// contraction, and no apostrophe joins a letter after them.
+#[inline]
+fn contraction_at(bytes: &[u8], k: usize) -> Option<usize> {
+    if bytes.get(k) != Some(&b'\'') || k == 0 || !bytes[k - 1].is_ascii_alphabetic() {
+        return None;
+    }
+    let rest = &bytes[k + 1..];
+    let n = rest
+        .iter()
+        .position(|b| !b.is_ascii_alphanumeric())
+        .unwrap_or(rest.len());
+    let ends = !apostrophe_joins(bytes, k + 1 + n);
+    (ends && is_contraction(&rest[..n])).then_some(n)
+}
+
+/// [`contraction_at`] for the char `c` at `seg[i..]` in a segment with non-ASCII text: `c` is an
+/// apostrophe after a letter that is not CJK, the ASCII letters and digits after it (fullwidth ones folded)
+/// are a contraction, and after them (and any chars removed inside a word) the segment ends, or
+/// a char that splits words, or CJK.
+/// Returns the contraction's length in bytes.
+fn unicode_contraction_at(seg: &str, i: usize, c: char) -> Option<usize> {
+    // (After CJK, the apostrophe starts a word of its own: the script change splits.)
+    let after_letter = seg[..i]
+        .chars()
+        .next_back()
+        .is_some_and(|p| p.is_alphabetic() && !is_cjk(p));
+    if !is_apostrophe(c) || !after_letter {
+        return None;
+    }
+    let rest = &seg[i + c.len_utf8()..];
+    let mut suffix = [0u8; 3];
+    let (mut n, mut bytes) = (0, 0);
+    let mut chars = rest.chars();
+    let mut after = None;
+    for d in chars.by_ref() {
+        let f = fold_fullwidth(d);
+        if !f.is_ascii_alphanumeric() {
+            after = Some(f);
+            break;
+        }
+        if n == suffix.len() {
+            return None;
+        }
+        suffix[n] = f as u8;
+        n += 1;
+        bytes += d.len_utf8();
+    }
+    // Chars removed inside a word (another apostrophe) do not end it; what comes next does.
+    while after.is_some_and(|a| classify(a) == CharClass::Drop) {
+        after = chars.next().map(fold_fullwidth);
+    }
+    let ends = after.is_none_or(|a| is_cjk(a) || classify(a) == CharClass::Split);
+    (ends && is_contraction(&suffix[..n])).then_some(bytes)
 }
 
 /// Index terms of a CJK run: `c0, c0c1, c1, c1c2, ..., c(n-1)`; a one-char run gives `c0`.
@@ -1439,6 +1534,7 @@ mod tests {
             ["pgbouncer", "pg", "bouncer", "pool"]
         );
         assert_eq!(idx("don't"), ["dont"]);
+        assert_eq!(qterms("rock'n'roll O'Brien y'all"), ["rocknrol", "obrien", "yall"]);
         // short, digit-bearing and non-ASCII words are not stemmed; a word left ASCII once
         // its accents are gone is
         assert_eq!(
@@ -1463,6 +1559,27 @@ mod tests {
         assert_eq!(idx("μνήμη ёлка"), ["μνημη", "елка"]);
         assert_eq!(idx("한글 ऩ"), idx("한글 \u{929}"));
         assert_eq!(idx("\u{929}"), ["\u{929}"], "a nukta letter is kept whole");
+    }
+
+    /// `we'll`, `she'll` and `I'd` closed up were the words `well`, `shell` and `id`: a question
+    /// about shell scripts or ids found every note written in the first person.
+    #[test]
+    fn a_contraction_is_dropped_not_closed_up_into_another_word() {
+        assert_eq!(
+            idx("We'll ask; she’ll go, I'd say they're sure I've I'm CC'D"),
+            ["we", "ask", "she", "go", "i", "say", "they", "sure", "i", "i", "cc"]
+        );
+        for (contracted, word) in [("we'll", "well"), ("she'll", "shell"), ("I'd", "id")] {
+            assert!(!idx(contracted).contains(&idx(word)[0]), "{contracted}");
+        }
+        assert_eq!(q("we’ll").terms.len(), 1, "only the stop word is left");
+        // Not a contraction: a word going on after it, digits, or letters of a word.
+        assert_eq!(
+            idx("we'llx we'll2 rock'n'roll y'all ma'am d'Artagnan I'd've"),
+            ["wellx", "well2", "rocknrol", "yall", "maam", "dartagnan", "artagnan", "id"]
+        );
+        // Whatever follows it: punctuation, CJK, the end of the text.
+        assert_eq!(idx("we'll.x she’ll数 I'd한 we'll"), ["we", "x", "she", "数", "i", "한", "we"]);
     }
 
     /// Text copied from a PDF writes `ﬁ` and `ﬂ` as one char, and `ﬁrewall` was another word
@@ -1806,6 +1923,9 @@ mod tests {
             "Ｐｏｏｌ１２ café naïve ΣΟΦΙΑ İstanbul straße a\u{B7}b x\u{202F}y",
             "ﬁrewall oﬀ µs λόγος ΛΌΓΟΣ Þór Kadıköy x² 𝐃𝐞𝐩𝐥𝐨𝐲 ½ ǅ",
             "data\u{200B}base a\u{200B}\u{200B}1 x\u{200B}数 数\u{200B}x a\u{200B}-b é\u{200B}Ｐ",
+            "we'll I'd she’ll OK'D y'all I'd've we'll.x we'll数 we'll한 한we'll we’ll한 é’ll é'd",
+            "we'llé we'll'x rock'n'roll we＇ｌｌ we'ｌｌ x'm'd 1'd a'ｄ数 we'll\u{AD}x we'll\u{200B}x",
+            "é한e\u{301}글’ve 한 数'd 한'd 한’ll é한'm y've’한 y'd’x é'd’’x é'd\u{AD}",
         ];
         for text in FIXED {
             assert_eq!(tokens(text, true), tokens(text, false), "{text:?}");
@@ -1813,7 +1933,7 @@ mod tests {
         // '|'-separated pieces of random text.
         let alphabet: Vec<&str> =
             "a|B|z|q|1|0|'|’|.|,|_|-|:|/| |\n|\t|é|ß|İ|ع|数|据|カ|ー|한|글|，|。|Ｐ|１\
-            |e\u{301}|x\u{AD}y|x\u{200B}y|😀\u{200D}😀|😀|·|\"|(|?"
+            |e\u{301}|x\u{AD}y|x\u{200B}y|😀\u{200D}😀|😀|·|\"|(|?|ll|d|m|ve"
                 .split('|')
                 .collect();
         // (Combining marks and format chars appear after a letter, as in real text: a stray one

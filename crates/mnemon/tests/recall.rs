@@ -717,6 +717,8 @@ fn a_word_written_closed_up_hyphened_or_apart_is_one_word() {
     assert_eq!(found("oncall"), ["closed", "hyphened"]);
     // Hyphened in the question, closed up in a note.
     assert_eq!(found("on-call"), ["closed", "hyphened"]);
+    // Apart by a no-break space (pasted from a page).
+    assert_eq!(found("roll\u{a0}back"), ["closed", "hyphened"]);
     // A note writing the word hyphened matches it once: as much as the note writing it closed
     // up (one word of each, equally rare), not the sum of its pieces and the closed form.
     let r = m.recall(&Query::text("on-call")).unwrap();
@@ -731,6 +733,36 @@ fn a_word_written_closed_up_hyphened_or_apart_is_one_word() {
         hyphened < closed * 1.5,
         "the hyphened note counted its word twice: {hyphened} against {closed}"
     );
+}
+
+/// A word the question writes hyphened (`e-mail`) is one word of the question: a note writing it
+/// closed up (`email`) answers it whole. It matched one of two words of the question, as a note
+/// that merely holds `mail` would, and was turned away ("shares a single word with a longer
+/// question").
+#[test]
+fn a_word_the_question_hyphens_is_answered_whole_by_a_note_writing_it_closed_up() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "inbox.md",
+        "---\nname: Inbox rules\n---\nEvery email from the bank goes to the archive folder.\n",
+    );
+    write_note(
+        &m,
+        "post.md",
+        "---\nname: Post\n---\nThe mail comes at noon; parcels go to the neighbour.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    for question in ["e-mail", "what do we do with e\u{2011}mail?", "E-Mail"] {
+        let r = m.recall(&Query::text(question)).unwrap();
+        assert_eq!(
+            ids(&r).first().copied(),
+            Some("inbox"),
+            "{question}: {:?}",
+            r.floor
+        );
+    }
 }
 
 /// The less of the question the best hit answers, the more of its score a note reached over the

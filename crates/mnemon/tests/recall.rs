@@ -735,6 +735,29 @@ fn a_word_written_closed_up_hyphened_or_apart_is_one_word() {
     );
 }
 
+/// A note saved in Windows-1252 (an old editor on Windows) is found by its accented words: they
+/// were read with U+FFFD in place of each accented letter (`r\xE9sum\xE9` was `r` and `sum`).
+#[test]
+fn a_note_saved_in_windows_1252_is_found_by_its_accented_words() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "cv.md",
+        b"---\nname: Job hunt\n---\nSend the r\xe9sum\xe9 to the caf\xe9 owner on Friday.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    for question in ["where does the résumé go", "resume", "which cafe"] {
+        let r = m.recall(&Query::text(question)).unwrap();
+        assert_eq!(
+            ids(&r).first().copied(),
+            Some("cv"),
+            "{question}: {:?}",
+            r.floor
+        );
+    }
+}
+
 /// A word the question writes hyphened (`e-mail`) is one word of the question: a note writing it
 /// closed up (`email`) answers it whole. It matched one of two words of the question, as a note
 /// that merely holds `mail` would, and was turned away ("shares a single word with a longer

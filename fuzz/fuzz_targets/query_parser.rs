@@ -55,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
     };
     for_each_hyphened(&text, |w| assert!(closed_ok(w), "closed form {w:?}"));
     let mut pairs = 0;
-    for_each_pair(&text, |a, b, w| {
+    for_each_pair(&text, |a, b, w, _hyphened| {
         pairs += 1;
         assert!(closed_ok(w) && w == format!("{a}{b}"), "pair {a:?} {b:?} -> {w:?}");
     });

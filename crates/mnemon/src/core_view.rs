@@ -78,7 +78,13 @@ pub fn read_body(
     if more && limit < crate::notes::MAX_NOTE_BYTES {
         return Ok(None);
     }
-    let text = String::from_utf8_lossy(&bytes);
+    let text = match std::str::from_utf8(&bytes) {
+        // Cut at the cap inside a character: what is before it (as the index reads it).
+        Err(e) if e.error_len().is_none() && more => {
+            String::from_utf8_lossy(&bytes[..e.valid_up_to()])
+        }
+        _ => crate::notes::decode_note(&bytes).0,
+    };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     Ok(Some(
         crate::notes::split_frontmatter(text).1.trim().to_string(),

@@ -717,6 +717,8 @@ fn a_word_written_closed_up_hyphened_or_apart_is_one_word() {
     assert_eq!(found("oncall"), ["closed", "hyphened"]);
     // Hyphened in the question, closed up in a note.
     assert_eq!(found("on-call"), ["closed", "hyphened"]);
+    // Apart by a no-break space (pasted from a page).
+    assert_eq!(found("roll\u{a0}back"), ["closed", "hyphened"]);
     // A note writing the word hyphened matches it once: as much as the note writing it closed
     // up (one word of each, equally rare), not the sum of its pieces and the closed form.
     let r = m.recall(&Query::text("on-call")).unwrap();
@@ -731,6 +733,59 @@ fn a_word_written_closed_up_hyphened_or_apart_is_one_word() {
         hyphened < closed * 1.5,
         "the hyphened note counted its word twice: {hyphened} against {closed}"
     );
+}
+
+/// A note saved in Windows-1252 (an old editor on Windows) is found by its accented words: they
+/// were read with U+FFFD in place of each accented letter (`r\xE9sum\xE9` was `r` and `sum`).
+#[test]
+fn a_note_saved_in_windows_1252_is_found_by_its_accented_words() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "cv.md",
+        b"---\nname: Job hunt\n---\nSend the r\xe9sum\xe9 to the caf\xe9 owner on Friday.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    for question in ["where does the résumé go", "resume", "which cafe"] {
+        let r = m.recall(&Query::text(question)).unwrap();
+        assert_eq!(
+            ids(&r).first().copied(),
+            Some("cv"),
+            "{question}: {:?}",
+            r.floor
+        );
+    }
+}
+
+/// A word the question writes hyphened (`e-mail`) is one word of the question: a note writing it
+/// closed up (`email`) answers it whole. It matched one of two words of the question, as a note
+/// that merely holds `mail` would, and was turned away ("shares a single word with a longer
+/// question").
+#[test]
+fn a_word_the_question_hyphens_is_answered_whole_by_a_note_writing_it_closed_up() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "inbox.md",
+        "---\nname: Inbox rules\n---\nEvery email from the bank goes to the archive folder.\n",
+    );
+    write_note(
+        &m,
+        "post.md",
+        "---\nname: Post\n---\nThe mail comes at noon; parcels go to the neighbour.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    for question in ["e-mail", "what do we do with e\u{2011}mail?", "E-Mail"] {
+        let r = m.recall(&Query::text(question)).unwrap();
+        assert_eq!(
+            ids(&r).first().copied(),
+            Some("inbox"),
+            "{question}: {:?}",
+            r.floor
+        );
+    }
 }
 
 /// The less of the question the best hit answers, the more of its score a note reached over the
@@ -903,6 +958,57 @@ fn a_name_written_without_its_accent_is_the_name_the_notes_write() {
         ("what does Tomas expect in a review", "users/tomas"),
         ("how should a proposal for Siobhan look", "users/siobhan"),
         ("what does Tomás expect in a review", "users/tomas"),
+    ] {
+        let r = m.recall(&Query::text(question)).unwrap();
+        assert_eq!(
+            ids(&r).first().copied(),
+            Some(note),
+            "{question}: {:?}",
+            r.floor
+        );
+        let name = r.floor.terms.iter().find(|t| t.name);
+        assert!(
+            name.is_some_and(|t| t.in_memory),
+            "{question}: the name is one the memory holds: {name:?}"
+        );
+    }
+}
+
+/// A name is the same name however the note writes it: with a curly apostrophe (`O’Brien`,
+/// asked `OBrien`), its accent written apart (`Siobha\u{301}n`, as macOS writes file names),
+/// inflected (`Zoës`, asked `Zoe`), or only in the file name a note is titled by
+/// (`Lake Tahoe trip.md`, with no name in a frontmatter). Each was taken for a name no note
+/// writes capitalised, and its words matched nothing.
+#[test]
+fn a_name_the_notes_write_in_another_form_is_the_name_the_question_writes() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "people/ciaran.md",
+        "---\nname: Working with Ciar\u{e1}n O\u{2019}Brien\n---\nHe reviews the quarterly budget.\n",
+    );
+    write_note(
+        &m,
+        "people/siobhan.md",
+        "---\nname: Preferences\n---\nSiobha\u{301}n wants a one-page proposal up front.\n",
+    );
+    write_note(
+        &m,
+        "people/zoe.md",
+        "---\nname: Zo\u{eb}s onboarding\n---\nShe starts with the billing service.\n",
+    );
+    write_note(
+        &m,
+        "Lake Tahoe trip.md",
+        "We rented a cabin near the water for a week.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    for (question, note) in [
+        ("what does OBrien review", "people/ciaran"),
+        ("how should a proposal for Siobhan look", "people/siobhan"),
+        ("what does Zoe start with", "people/zoe"),
+        ("where did we stay at Lake Tahoe", "Lake Tahoe trip"),
     ] {
         let r = m.recall(&Query::text(question)).unwrap();
         assert_eq!(

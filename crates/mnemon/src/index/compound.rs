@@ -9,12 +9,16 @@
 //!   U+2011), not part of a longer chain, is also indexed closed up (`on-call` gives `on`, `call`
 //!   and `oncall`), stemmed like any word ([`for_each_hyphened`]). It adds no length to its
 //!   field: the pieces already did.
-//! * **Question side.** Two neighbouring words of the question, hyphened or apart, whose closed
-//!   form the memory holds are matched by it too: the closed term is added to the matches of one
-//!   piece (the one the memory lacks as written, else the rarer) as the word itself, weight 1
-//!   ([`close_pairs`]); one word of a note never counts as two of the question. Words apart must have two letters or
-//!   more each (`a part` is not `apart`), and neither the closed form nor both pieces may be stop
-//!   words (`in to` is not `into`).
+//! * **Question side.** Two neighbouring words of the question, hyphened or apart (by any
+//!   space, a no-break space included), whose closed form the memory holds are matched by it
+//!   too: the closed term is added to the matches of one piece (the one the memory lacks as
+//!   written, else the rarer) as the word itself, weight 1 ([`close_pairs`]); one word of a note
+//!   never counts as two of the question. Two pieces the question hyphens are one word of the
+//!   question, which the tokenizer split: the closed term is added to both, as the note writing
+//!   the word hyphened matches both (`e-mail` against a note writing `email`, which would
+//!   otherwise match one of two words, as a note merely holding `mail` does). Words apart must
+//!   have two letters or more each (`a part` is not `apart`), and neither the closed form nor
+//!   both pieces may be stop words (`in to` is not `into`).
 //!
 //! What is not joined: a closed word of the question against a note writing it apart (`rollback`
 //! against `roll back`): without word positions, `roll` and `back` anywhere in a note say
@@ -38,7 +42,7 @@ pub const MAX_PAIRS: usize = 32;
 enum Sep {
     /// One hyphen (`-`, U+2010 or U+2011), nothing else.
     Hyphen,
-    /// Whitespace only.
+    /// Whitespace only (any Unicode space, the no-break ones included).
     Space,
     /// Anything else (punctuation, a word of digits or of another script between them).
     Other,
@@ -103,7 +107,8 @@ fn words(text: &str) -> Vec<Word> {
             let gap = &bytes[last.end..start];
             last.next = if hyphen_at(gap, 0) == gap.len() && !gap.is_empty() {
                 Sep::Hyphen
-            } else if !gap.is_empty() && gap.iter().all(u8::is_ascii_whitespace) {
+            } else if !gap.is_empty() && text[last.end..start].chars().all(char::is_whitespace) {
+                // Any space: a no-break space (U+00A0, U+202F) is one too.
                 Sep::Space
             } else {
                 Sep::Other
@@ -214,8 +219,8 @@ pub fn for_each_hyphened(text: &str, mut f: impl FnMut(&str)) {
 }
 
 /// Each pair of neighbouring words of a question that may be one word written apart or
-/// hyphened: `(first, second, closed)`, lower case, unstemmed; at most [`MAX_PAIRS`].
-pub fn for_each_pair(text: &str, mut f: impl FnMut(&str, &str, &str)) {
+/// hyphened: `(first, second, closed, hyphened)`, lower case, unstemmed; at most [`MAX_PAIRS`].
+pub fn for_each_pair(text: &str, mut f: impl FnMut(&str, &str, &str, bool)) {
     let words = words(text);
     let mut buf = String::new();
     let mut pairs = 0;
@@ -246,15 +251,16 @@ pub fn for_each_pair(text: &str, mut f: impl FnMut(&str, &str, &str)) {
             continue;
         }
         pairs += 1;
-        f(a, b, &buf);
+        f(a, b, &buf, w.next == Sep::Hyphen);
     }
 }
 
 /// Add to `matches` (the question's words, as [`LexicalIndex::expand`] matched them) the closed
 /// form of each pair of neighbouring words of `text` that the memory holds (see the module doc):
-/// it matches one piece that is a word of the question as the piece itself would.
+/// it matches one piece that is a word of the question as the piece itself would; both pieces
+/// when the question writes them hyphened, as one word.
 pub fn close_pairs(lex: &LexicalIndex, tok: &Tokenizer, text: &str, matches: &mut [TermMatch]) {
-    for_each_pair(text, |a, b, whole| {
+    for_each_pair(text, |a, b, whole, hyphened| {
         // Most pairs are two words no note writes as one: one dictionary lookup each.
         let term = tok.stem_word(whole);
         let df = lex.df(term.as_bytes());
@@ -265,26 +271,37 @@ pub fn close_pairs(lex: &LexicalIndex, tok: &Tokenizer, text: &str, matches: &mu
         if pieces.contains(&term) || !matches.iter().any(|m| pieces.contains(&m.term)) {
             return;
         }
+        let add = |m: &mut TermMatch| {
+            if m.expansions.iter().any(|(t, _)| *t == term) {
+                return;
+            }
+            if m.held_as_is() {
+                m.expansions.push((term.clone(), 1.0));
+            } else {
+                // The form the memory holds of a word it lacks as written: its first match,
+                // whose frequency weighs the word.
+                m.expansions.insert(0, (term.clone(), 1.0));
+                m.first_df = df;
+            }
+        };
+        if hyphened {
+            // The question writes one word (`e-mail`), which the tokenizer split: the note's
+            // closed form (`email`) answers each piece, as the note's own `e-mail` would.
+            matches
+                .iter_mut()
+                .filter(|m| pieces.contains(&m.term))
+                .for_each(add);
+            return;
+        }
         // One word of the note stands for one word of the question: the piece the memory
         // lacks as written, else the rarer (`setup` must not pass as two words of "set up a
         // mesh network").
-        let Some(m) = matches
+        if let Some(m) = matches
             .iter_mut()
             .filter(|m| pieces.contains(&m.term))
             .min_by_key(|m| (m.held_as_is(), m.first_df))
-        else {
-            return;
-        };
-        if m.expansions.iter().any(|(t, _)| *t == term) {
-            return;
-        }
-        if m.held_as_is() {
-            m.expansions.push((term, 1.0));
-        } else {
-            // The form the memory holds of a word it lacks as written: its first match, whose
-            // frequency weighs the word.
-            m.expansions.insert(0, (term, 1.0));
-            m.first_df = df;
+        {
+            add(m);
         }
     });
 }
@@ -338,7 +355,10 @@ mod tests {
 
     fn pairs(text: &str) -> Vec<String> {
         let mut out = Vec::new();
-        for_each_pair(text, |a, b, w| out.push(format!("{a}+{b}={w}")));
+        for_each_pair(text, |a, b, w, hyphened| {
+            let sep = if hyphened { "-" } else { "+" };
+            out.push(format!("{a}{sep}{b}={w}"));
+        });
         out
     }
 
@@ -364,7 +384,12 @@ mod tests {
         assert_eq!(
             pairs("how do I log in, roll back or e-mail"),
             // `how do`: two stop words; `do I`, `or e`: a piece of one letter apart.
-            ["log+in=login", "roll+back=rollback", "back+or=backor", "e+mail=email"]
+            ["log+in=login", "roll+back=rollback", "back+or=backor", "e-mail=email"]
+        );
+        // A no-break space is a space (a question pasted from a page or a word processor).
+        assert_eq!(
+            pairs("roll\u{a0}back, log\u{202f}in, set\u{a0}\u{a0} up"),
+            ["roll+back=rollback", "log+in=login", "set+up=setup"]
         );
         // Punctuation between two words keeps them apart; one letter apart is not a piece.
         assert!(pairs("log. in, a part").is_empty());

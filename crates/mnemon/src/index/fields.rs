@@ -15,8 +15,8 @@ pub const FIELD_NAMES: [&str; FIELD_COUNT] = ["id", "name", "description", "tags
 /// A term counted more often than this in one field is stored as this (format limit, u16).
 pub const MAX_TF: u32 = u16::MAX as u32;
 
-/// The first byte of a name mark: a term that says a note writes a word with a capital letter
-/// (`^stripe` for `Stripe`, `^elasticache` for `ElastiCache`). The tokenizer never makes a term
+/// The first byte of a name mark: a term that says a note writes a word with a capital letter,
+/// followed by the word's index term (`^stripe` for `Stripe`, `^elasticach` for `ElastiCache`). The tokenizer never makes a term
 /// with it (it splits words on punctuation), so a mark is never a word of a query or a note.
 pub const NAME_MARK: char = '^';
 
@@ -25,11 +25,11 @@ pub fn is_name_mark(term: &str) -> bool {
     term.starts_with(NAME_MARK)
 }
 
-/// The name mark of a word folded to lower case.
-pub fn name_mark(folded: &str) -> String {
-    let mut mark = String::with_capacity(folded.len() + 1);
+/// The name mark of a word of ASCII letters, given its index term.
+pub fn name_mark(term: &str) -> String {
+    let mut mark = String::with_capacity(term.len() + 1);
     mark.push(NAME_MARK);
-    mark.push_str(folded);
+    mark.push_str(term);
     mark
 }
 
@@ -47,31 +47,36 @@ fn field_texts<'n>(note: &'n ParsedNote, tags: &'n str) -> [&'n str; FIELD_COUNT
 }
 
 /// Hand `f` the field and the mark (see [`NAME_MARK`]) of each distinct word that `note` writes
-/// with a capital letter anywhere in its name, description, tags or body, sentence starts and
-/// headings included, and that is made of ASCII letters once folded like a term (accents
-/// dropped: `Siobhán` gives `^siobhan`, which a question writing `Siobhan` names): a word
-/// written so somewhere may be a name, and recall takes a name the question writes that no note
-/// does for one the memory lacks (`recall::evidence`). Counting too many words as written so
-/// only makes that rule rarer.
-fn each_name_mark(note: &ParsedNote, mut f: impl FnMut(usize, &str)) {
+/// with a capital letter anywhere in its id (a file named as its title: `Lake Tahoe trip.md`),
+/// name, description, tags or body, sentence starts and headings included, and that is made of
+/// ASCII letters once folded like a term: a word written so somewhere may be a name, and recall
+/// takes a name the question writes that no note does for one the memory lacks
+/// (`recall::evidence`). Counting too many words as written so only makes that rule rarer.
+///
+/// A word is read as the tokenizer reads it: accents dropped, whether precomposed or written
+/// apart (`Siobhán` and `Siobha\u{301}n` give `^siobhan`), apostrophes and invisible chars
+/// removed without splitting it (`O'Brien` gives `^obrien`, as a question writing `OBrien` names
+/// it); a word with an apostrophe also gives a mark for each capitalised piece between its
+/// apostrophes (`James's` gives `^jame`, as the question `James` names it). The mark holds the
+/// word's index term, its stem (`Zoës`, `Zoë's` and `Zoe` give `^zoe`; `Windows`, `^window`),
+/// so a name the question inflects otherwise than the notes is still the name they write.
+fn each_name_mark(tok: &Tokenizer, note: &ParsedNote, mut f: impl FnMut(usize, &str)) {
     let tags = note.meta.tags.join(" ");
-    let texts = field_texts(note, &tags);
+    let mut texts = field_texts(note, &tags);
+    texts[0] = &note.id;
     let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
     let mut mark = String::new();
     let mut folded = String::new();
+    let mut stem = String::new();
+    let in_word = |c: char| {
+        (c.is_alphabetic() && !crate::notes::script::is_cjk(c))
+            || crate::index::tokenize::is_accent(c)
+            || crate::index::tokenize::is_removed_in_word(c)
+    };
     for (field, text) in texts.iter().enumerate() {
-        // A change of script ends a word, as in the tokenizer (`PgBouncer连接池`). Most text
-        // is ASCII, split faster by bytes (the same words).
-        let ascii = text.is_ascii();
-        let ends_word = |c: char| {
-            if ascii {
-                !c.is_ascii_alphabetic()
-            } else {
-                !c.is_alphabetic() || crate::notes::script::is_cjk(c)
-            }
-        };
-        for word in text.split(ends_word) {
-            let capitalised = if ascii {
+        // A change of script ends a word, as in the tokenizer (`PgBouncer连接池`).
+        for word in text.split(|c: char| !in_word(c)) {
+            let capitalised = if word.is_ascii() {
                 word.bytes().any(|b| b.is_ascii_uppercase())
             } else {
                 word.chars().any(char::is_uppercase)
@@ -79,19 +84,34 @@ fn each_name_mark(note: &ParsedNote, mut f: impl FnMut(usize, &str)) {
             if !capitalised {
                 continue;
             }
-            crate::index::tokenize::fold_word_into(word, &mut folded);
-            if folded.len() < 2
-                || folded.len() >= crate::index::tokenize::MAX_TERM_BYTES
-                || !folded.bytes().all(|b| b.is_ascii_lowercase())
-            {
-                continue;
-            }
-            mark.clear();
-            mark.push(NAME_MARK);
-            mark.push_str(&folded);
-            if !seen.contains(mark.as_str()) {
-                f(field, &mark);
-                seen.insert(mark.clone());
+            let apostrophe = word.contains(crate::index::tokenize::is_apostrophe);
+            let pieces = word
+                .split(crate::index::tokenize::is_apostrophe)
+                .filter(|_| apostrophe);
+            for form in std::iter::once(word).chain(pieces) {
+                if !form.chars().any(char::is_uppercase) {
+                    continue;
+                }
+                crate::index::tokenize::fold_word_into(form, &mut folded);
+                if folded.len() < 2
+                    || folded.len() >= crate::index::tokenize::MAX_TERM_BYTES
+                    || !folded.bytes().all(|b| b.is_ascii_lowercase())
+                {
+                    continue;
+                }
+                let word = if folded.len() > 2 {
+                    IndexWord::Stem(&folded)
+                } else {
+                    IndexWord::Term(&folded)
+                };
+                let term = tok.term_of(word, &mut stem);
+                mark.clear();
+                mark.push(NAME_MARK);
+                mark.push_str(term);
+                if !seen.contains(mark.as_str()) {
+                    f(field, &mark);
+                    seen.insert(mark.clone());
+                }
             }
         }
     }
@@ -166,7 +186,7 @@ impl DocTerms {
                 counts.insert(term.to_owned(), slot);
             }
         });
-        each_name_mark(note, |f, mark| {
+        each_name_mark(tok, note, |f, mark| {
             let mut slot = [0; FIELD_COUNT];
             slot[f] = 1;
             counts.insert(mark.to_owned(), slot);
@@ -301,7 +321,7 @@ impl<'p> TermBatch<'p> {
                 }
             });
             // A note's marks are distinct, and no word of the text is one.
-            each_name_mark(note, |f, mark| {
+            each_name_mark(tok, note, |f, mark| {
                 let Some(t) = batch.terms.intern(mark) else {
                     full = true;
                     return;
@@ -359,16 +379,16 @@ mod tests {
             .filter(|(t, _)| is_name_mark(t))
             .map(|(t, c)| (t.as_str(), *c))
             .collect();
-        // One mark per word, counted once in the field it is first written in; one-letter
-        // words and lower-case words get none.
+        // One mark per word's term (its stem), counted once in the field it is first written
+        // in; one-letter words and lower-case words get none.
         assert_eq!(
             marks,
             [
-                ("^elasticache", [0, 0, 0, 0, 1]),
-                ("^ops", [0, 0, 0, 1, 0]),
+                ("^elasticach", [0, 0, 0, 0, 1]),
+                ("^op", [0, 0, 0, 1, 0]),
                 ("^stripe", [0, 1, 0, 0, 0]),
                 ("^uk", [0, 0, 0, 0, 1]),
-                ("^windows", [0, 0, 0, 0, 1]),
+                ("^window", [0, 0, 0, 0, 1]),
             ]
         );
         // Marks are not words: field lengths count the text's words only (`ElastiCache` is
@@ -379,6 +399,42 @@ mod tests {
         );
         assert_eq!(d.field_lens, DocTerms::from_note(&tok, &plain).field_lens);
         assert_eq!(name_mark("stripe"), "^stripe");
+    }
+
+    fn marks(note: &ParsedNote) -> Vec<String> {
+        let d = DocTerms::from_note(&Tokenizer::new(), note);
+        d.terms
+            .into_iter()
+            .filter(|(t, _)| is_name_mark(t))
+            .map(|(t, _)| t)
+            .collect()
+    }
+
+    /// A name written with an apostrophe, an accent written apart, an invisible char or an
+    /// inflection was marked as pieces (`^brien`, `^siobha`) or as written (`^zoes`), so the
+    /// question naming it plainly (`OBrien`, `Siobhan`, `Zoe`) named a word no note writes
+    /// capitalised; and a note whose file name is its title gave no mark for its words.
+    #[test]
+    fn a_name_mark_holds_the_term_of_the_word_the_tokenizer_reads() {
+        let note = parse_note(
+            "trips/Lake Tahoe",
+            "---\nname: O\u{2019}Brien and Zo\u{eb}s\n---\nSiobha\u{301}n, Ma\u{AD}ya and \
+             James's team.\n"
+                .as_bytes(),
+        );
+        assert_eq!(
+            marks(&note),
+            [
+                "^brien", "^jame", "^jamess", "^lake", "^maya", "^obrien", "^siobhan", "^taho",
+                "^zoe"
+            ]
+        );
+        // Each mark is the term the question's name is looked up by.
+        let tok = Tokenizer::new();
+        for name in ["obrien", "zoe", "siobhan", "maya", "james", "tahoe", "lake"] {
+            let mark = name_mark(&tok.stem_word(name));
+            assert!(marks(&note).contains(&mark), "{name}: {mark}");
+        }
     }
 
     #[test]

@@ -13,16 +13,26 @@
 //!   the word. Hence `max_client_conn` -> `max`, `client`, `conn`; `v1.2` -> `v1`, `2`;
 //!   `3.14` -> `3`, `14`; `1,000` -> `1`, `000`. Apostrophes (`'`, `‘`, `’`, `ʼ`) and invisible
 //!   format chars (soft hyphen, zero-width space/joiners, BOM) are *removed* without splitting:
-//!   `don't` -> `dont`, `PgBouncer's` -> `pgbouncers` -> (stem) `pgbouncer`.
+//!   `don't` -> `dont`, `PgBouncer's` -> `pgbouncers` -> (stem) `pgbouncer`. A zero-width space
+//!   between two letters or digits, where segmentation breaks, is removed too: `data\u{200B}base`
+//!   is `database` (the segment after it goes on with the same word). A contraction that would
+//!   make another word closed up (`'ll 'd 're 've 'm` ending a word after a letter) is dropped
+//!   with its apostrophe: `we'll` -> `we` (not `well`), `she'll` -> `she` (not `shell`), `I'd`
+//!   -> `i` (not `id`), `CC'd` -> `cc`.
 //! * **Script changes.** Within a segment, a change between CJK and non-CJK chars also splits
 //!   (segmentation glues e.g. Latin + Hangul), so `PgBouncer连接池配置` yields `pgbouncer` and
 //!   CJK terms.
 //! * **Folding.** Fullwidth ASCII forms (`Ｐｇ１`) are mapped to ASCII, then every char is
-//!   lowercased with `char::to_lowercase` (char by char: no final-sigma rule) and loses its
-//!   accents ([`fold_accents`]: combining marks U+0300..=U+036F, written apart or precomposed;
-//!   `ß æ œ ø ł đ` spelled `ss ae oe o l d`), so `résumé`, `resume` and the decomposed form macOS
-//!   gives file names are one word. A word left all ASCII is an ASCII word (`café` is stemmed
-//!   as `cafe`).
+//!   lowercased with `char::to_lowercase` (char by char; the final sigma `ς` is folded to `σ`,
+//!   as Unicode case folding does) and loses its accents ([`fold_accents`]: combining marks
+//!   U+0300..=U+036F, written apart or precomposed; `ß æ œ þ ø ł đ ð ı ħ ŧ` spelled
+//!   `ss ae oe th o l d d i h t`), so `résumé`, `resume` and the decomposed form macOS gives file
+//!   names are one word. A letter or digit written in a compatibility form (the ligatures `ﬁ ﬂ ﬀ`
+//!   of text copied from a PDF, `ſ`, the micro sign `µ`, superscripts, mathematical letters
+//!   `𝐝𝐞𝐩𝐥𝐨𝐲`, Arabic presentation forms) is the letters and digits it stands for (its
+//!   compatibility decomposition, when that holds only letters, digits and accents: `½` stays).
+//!   A word left all ASCII is an ASCII word (`café` is stemmed as `cafe`, `ﬁrewall` as
+//!   `firewall`).
 //! * **Case humps.** A word written with case humps (a capital after a lowercase letter or a
 //!   digit, or the last capital of a run followed by a lowercase letter: `ElastiCache`,
 //!   `maxClientConn`, `HTTPServer`, `utf8String`) is indexed whole and then in its parts
@@ -750,6 +760,9 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
             } else {
                 if !apostrophe_joins(bytes, k) {
                     self.flush_word();
+                } else if let Some(n) = contraction_at(bytes, k) {
+                    self.flush_word();
+                    k += n;
                 }
                 k += 1;
             }
@@ -817,17 +830,34 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
         if seg.is_ascii() {
             // Fast path: no CJK, no folding tables.
             self.flush_cjk();
-            for (i, b) in seg.bytes().enumerate() {
+            let bytes = seg.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                let b = bytes[i];
                 if b.is_ascii_alphanumeric() {
                     self.push_ascii(b, base + i + 1);
                 } else if b != b'\'' {
                     self.flush_word();
+                } else if let Some(n) = contraction_at(bytes, i) {
+                    self.flush_word();
+                    i += n;
                 }
+                i += 1;
             }
         } else {
+            // Where a contraction's letters end: they are skipped up to there.
+            let mut skip_to = 0;
             for (i, c) in seg.char_indices() {
+                if i < skip_to {
+                    continue;
+                }
                 let pos = base + i;
                 let len = c.len_utf8();
+                if let Some(n) = unicode_contraction_at(seg, i, c) {
+                    self.flush_word();
+                    skip_to = i + len + n;
+                    continue;
+                }
                 if is_cjk(c) {
                     self.flush_word();
                     self.cjk_char(pos, len);
@@ -848,7 +878,24 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 }
             }
         }
-        self.flush_word();
+        if !self.goes_on_after_zero_width_space(base + seg.len()) {
+            self.flush_word();
+        }
+    }
+
+    /// Whether the word of a segment ending at `end` goes on in the next segment: zero-width
+    /// spaces (U+200B, which word segmentation breaks at, though it shows nothing and is
+    /// put inside long words as a place to wrap them) and then a letter or digit that is not CJK.
+    fn goes_on_after_zero_width_space(&self, end: usize) -> bool {
+        let Some(rest) = self.text.get(end..) else {
+            return false;
+        };
+        let after = rest.trim_start_matches('\u{200B}');
+        after.len() < rest.len()
+            && after
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphanumeric() && !is_cjk(c))
     }
 
     #[inline]
@@ -1037,6 +1084,78 @@ fn apostrophe_joins(bytes: &[u8], k: usize) -> bool {
             || (bytes[k - 1].is_ascii_digit() && bytes[k + 1].is_ascii_digit()))
 }
 
+/// Whether `suffix` (ASCII) is the end of a contraction that is not part of the word it ends:
+/// `'ll`, `'d`, `'re`, `'ve`, `'m` (`we'll`, `I'd`, `they're`, `I've`, `I'm`). Closed up, they
+/// would make other words (`well`, `id`, `shell`, `wed`, `hell`); `n't` and `'s` stay (`dont` is
+/// a stop word, `PgBouncer's` stems to `pgbouncer`).
+fn is_contraction(suffix: &[u8]) -> bool {
+    matches!(
+        suffix,
+        [b'l' | b'L', b'l' | b'L']
+            | [b'd' | b'D']
+            | [b'r' | b'R', b'e' | b'E']
+            | [b'v' | b'V', b'e' | b'E']
+            | [b'm' | b'M']
+    )
+}
+
+/// The length of the contraction after the apostrophe at `bytes[k]` (see [`is_contraction`]),
+/// when it follows a letter and ends the word: the ASCII letters and digits after it are a
+/// contraction, and no apostrophe joins a letter after them.
+#[inline]
+fn contraction_at(bytes: &[u8], k: usize) -> Option<usize> {
+    if bytes.get(k) != Some(&b'\'') || k == 0 || !bytes[k - 1].is_ascii_alphabetic() {
+        return None;
+    }
+    let rest = &bytes[k + 1..];
+    let n = rest
+        .iter()
+        .position(|b| !b.is_ascii_alphanumeric())
+        .unwrap_or(rest.len());
+    let ends = !apostrophe_joins(bytes, k + 1 + n);
+    (ends && is_contraction(&rest[..n])).then_some(n)
+}
+
+/// [`contraction_at`] for the char `c` at `seg[i..]` in a segment with non-ASCII text: `c` is an
+/// apostrophe after a letter that is not CJK, the ASCII letters and digits after it (fullwidth ones folded)
+/// are a contraction, and after them (and any chars removed inside a word) the segment ends, or
+/// a char that splits words, or CJK.
+/// Returns the contraction's length in bytes.
+fn unicode_contraction_at(seg: &str, i: usize, c: char) -> Option<usize> {
+    // (After CJK, the apostrophe starts a word of its own: the script change splits.)
+    let after_letter = seg[..i]
+        .chars()
+        .next_back()
+        .is_some_and(|p| p.is_alphabetic() && !is_cjk(p));
+    if !is_apostrophe(c) || !after_letter {
+        return None;
+    }
+    let rest = &seg[i + c.len_utf8()..];
+    let mut suffix = [0u8; 3];
+    let (mut n, mut bytes) = (0, 0);
+    let mut chars = rest.chars();
+    let mut after = None;
+    for d in chars.by_ref() {
+        let f = fold_fullwidth(d);
+        if !f.is_ascii_alphanumeric() {
+            after = Some(f);
+            break;
+        }
+        if n == suffix.len() {
+            return None;
+        }
+        suffix[n] = f as u8;
+        n += 1;
+        bytes += d.len_utf8();
+    }
+    // Chars removed inside a word (another apostrophe) do not end it; what comes next does.
+    while after.is_some_and(|a| classify(a) == CharClass::Drop) {
+        after = chars.next().map(fold_fullwidth);
+    }
+    let ends = after.is_none_or(|a| is_cjk(a) || classify(a) == CharClass::Split);
+    (ends && is_contraction(&suffix[..n])).then_some(bytes)
+}
+
 /// Index terms of a CJK run: `c0, c0c1, c1, c1c2, ..., c(n-1)`; a one-char run gives `c0`.
 fn for_each_cjk_index_term(run: &str, mut f: impl FnMut(&str)) {
     let mut chars = run.char_indices();
@@ -1073,7 +1192,7 @@ fn for_each_cjk_query_term(run: &str, mut f: impl FnMut(&str)) {
 /// Whether `c` is a combining diacritical mark (U+0300..=U+036F: the accents of Latin, Greek
 /// and Cyrillic letters). Other scripts' combining marks (Devanagari vowel signs, Hebrew points)
 /// are part of their letters and stay.
-fn is_accent(c: char) -> bool {
+pub(crate) fn is_accent(c: char) -> bool {
     ('\u{0300}'..='\u{036F}').contains(&c)
 }
 
@@ -1081,8 +1200,14 @@ fn is_accent(c: char) -> bool {
 /// decomposition is a base letter and accents gives the base (`É` -> `e`, `ñ` -> `n`, `ё` -> `е`,
 /// `ά` -> `α`), an accent on its own (text written decomposed, as macOS names files) gives
 /// nothing, and the letters no decomposition reaches give their usual Latin spelling (`ß` ->
-/// `ss`, `æ` -> `ae`, `œ` -> `oe`, `ø` -> `o`, `ł` -> `l`, `đ` -> `d`). So `resume`, `résumé`
-/// and `re\u{301}sume\u{301}` are one word, as in SQLite FTS5's default tokenizer.
+/// `ss`, `æ` -> `ae`, `œ` -> `oe`, `ø` -> `o`, `ł` -> `l`, `đ` and `ð` -> `d`, `þ` -> `th`,
+/// `ı` -> `i`, `ħ` -> `h`, `ŧ` -> `t`), the Greek final sigma `ς` its other form `σ` (as Unicode
+/// case folding does: `ΛΌΓΟΣ` is `λόγος`). A letter or digit written in a compatibility form
+/// ([`compat_letters`]: the ligatures of typeset text `ﬁ ﬂ ﬀ`, `ſ`, the micro sign `µ`,
+/// superscripts `²`, mathematical letters `𝐝`, Arabic presentation forms) gives the letters
+/// and digits it stands for, folded the same way. So `resume`, `résumé` and
+/// `re\u{301}sume\u{301}` are one word, as in SQLite FTS5's default tokenizer, and so are
+/// `ﬁrewall` and `firewall`.
 fn fold_accents(c: char, mut f: impl FnMut(char)) {
     for l in c.to_lowercase() {
         if is_accent(l) {
@@ -1092,9 +1217,14 @@ fn fold_accents(c: char, mut f: impl FnMut(char)) {
             'ß' => "ss".chars().for_each(&mut f),
             'æ' => "ae".chars().for_each(&mut f),
             'œ' => "oe".chars().for_each(&mut f),
+            'þ' => "th".chars().for_each(&mut f),
             'ø' => f('o'),
             'ł' => f('l'),
-            'đ' => f('d'),
+            'đ' | 'ð' => f('d'),
+            'ı' => f('i'),
+            'ħ' => f('h'),
+            'ŧ' => f('t'),
+            'ς' => f('σ'),
             _ if l.is_ascii() => f(l),
             _ => {
                 // Only a decomposition into a base and accents is folded: any other part
@@ -1108,24 +1238,93 @@ fn fold_accents(c: char, mut f: impl FnMut(char)) {
                     }
                     n += 1;
                 });
-                f(if n > 1 && !other { base } else { l });
+                if n > 1 && !other {
+                    f(base);
+                } else if n > 1 || !compat_letters(l, &mut f) {
+                    f(l);
+                }
             }
         }
     }
 }
 
+/// Whether `u` is in a block holding compatibility forms of letters or digits (Latin-1 and Latin
+/// Extended, Greek symbols, phonetic modifiers, super- and subscripts, letterlike symbols and
+/// number forms, enclosed alphanumerics, alphabetic and Arabic presentation forms, mathematical
+/// alphanumerics): the scripts of most text hold none, and are not looked up.
+fn in_compat_block(u: u32) -> bool {
+    matches!(u,
+        0x00A0..=0x02FF
+        | 0x0370..=0x03FF
+        | 0x1D2C..=0x1DBF
+        | 0x2070..=0x218F
+        | 0x2460..=0x24FF
+        | 0xFB00..=0xFDFF
+        | 0xFE70..=0xFEFF
+        | 0x1D400..=0x1D7FF
+        | 0x1F100..=0x1F1FF
+    )
+}
+
+/// The letters and digits `l` (a lower-cased char without a canonical decomposition) stands
+/// for, when it is a compatibility form of them (its compatibility decomposition: `ﬁ` -> `fi`,
+/// `²` -> `2`, `𝐃` -> `d`, `µ` -> `μ`, `ǅ` -> `dz`), folded into `f`; false (and nothing given)
+/// when it is not one, or stands for more than letters and digits (`½` is `1⁄2`, `℃` is `°C`).
+fn compat_letters(l: char, f: &mut dyn FnMut(char)) -> bool {
+    if !in_compat_block(l as u32) {
+        return false;
+    }
+    let mut parts = [' '; 18];
+    let (mut n, mut letters) = (0, true);
+    unicode_normalization::char::decompose_compatible(l, |d| {
+        if n < parts.len() {
+            parts[n] = d;
+        }
+        n += 1;
+        letters &= is_accent(d)
+            || classify(d) == CharClass::Drop
+            || (d.is_alphanumeric() && !is_cjk(d));
+    });
+    if n > parts.len() || !letters || (n == 1 && parts[0] == l) {
+        return false;
+    }
+    for &d in &parts[..n] {
+        if classify(d) != CharClass::Drop {
+            // A part has no decomposition of its own: this only lower-cases it and drops accents.
+            fold_accents(d, &mut *f);
+        }
+    }
+    true
+}
+
 /// `word` folded as the tokenizer folds each char (fullwidth forms to ASCII, lower case,
-/// accents dropped: `Siobhán` -> `siobhan`, `ＭＡＸ` -> `max`), into `out` (cleared first).
+/// accents dropped: `Siobhán` -> `siobhan`, `ＭＡＸ` -> `max`; apostrophes and invisible chars
+/// removed: `O'Brien` -> `obrien`), into `out` (cleared first).
 pub(crate) fn fold_word_into(word: &str, out: &mut String) {
     out.clear();
-    if word.is_ascii() {
+    // Most words are ASCII letters: no char to fold but the case.
+    if word.bytes().all(|b| b.is_ascii_alphabetic()) {
         out.push_str(word);
         out.make_ascii_lowercase();
         return;
     }
     for c in word.chars() {
-        fold_accents(fold_fullwidth(c), |l| out.push(l));
+        let c = fold_fullwidth(c);
+        if classify(c) != CharClass::Drop {
+            fold_accents(c, |l| out.push(l));
+        }
     }
+}
+
+/// Whether the tokenizer removes `c` from a word without splitting it (an apostrophe, a soft
+/// hyphen, a zero-width or other invisible format char: see [`classify`]).
+pub(crate) fn is_removed_in_word(c: char) -> bool {
+    classify(fold_fullwidth(c)) == CharClass::Drop
+}
+
+/// Whether `c` is an apostrophe (`'`, `‘`, `’`, `ʼ`, fullwidth `＇`).
+pub(crate) fn is_apostrophe(c: char) -> bool {
+    matches!(fold_fullwidth(c), '\'' | '\u{2018}' | '\u{2019}' | '\u{02BC}')
 }
 
 /// Fullwidth ASCII variants (U+FF01..U+FF5E) -> ASCII.
@@ -1341,6 +1540,7 @@ mod tests {
             ["pgbouncer", "pg", "bouncer", "pool"]
         );
         assert_eq!(idx("don't"), ["dont"]);
+        assert_eq!(qterms("rock'n'roll O'Brien y'all"), ["rocknrol", "obrien", "yall"]);
         // short, digit-bearing and non-ASCII words are not stemmed; a word left ASCII once
         // its accents are gone is
         assert_eq!(
@@ -1365,6 +1565,58 @@ mod tests {
         assert_eq!(idx("μνήμη ёлка"), ["μνημη", "елка"]);
         assert_eq!(idx("한글 ऩ"), idx("한글 \u{929}"));
         assert_eq!(idx("\u{929}"), ["\u{929}"], "a nukta letter is kept whole");
+    }
+
+    /// `we'll`, `she'll` and `I'd` closed up were the words `well`, `shell` and `id`: a question
+    /// about shell scripts or ids found every note written in the first person.
+    #[test]
+    fn a_contraction_is_dropped_not_closed_up_into_another_word() {
+        assert_eq!(
+            idx("We'll ask; she’ll go, I'd say they're sure I've I'm CC'D"),
+            ["we", "ask", "she", "go", "i", "say", "they", "sure", "i", "i", "cc"]
+        );
+        for (contracted, word) in [("we'll", "well"), ("she'll", "shell"), ("I'd", "id")] {
+            assert!(!idx(contracted).contains(&idx(word)[0]), "{contracted}");
+        }
+        assert_eq!(q("we’ll").terms.len(), 1, "only the stop word is left");
+        // Not a contraction: a word going on after it, digits, or letters of a word.
+        assert_eq!(
+            idx("we'llx we'll2 rock'n'roll y'all ma'am d'Artagnan I'd've"),
+            ["wellx", "well2", "rocknrol", "yall", "maam", "dartagnan", "artagnan", "id"]
+        );
+        // Whatever follows it: punctuation, CJK, the end of the text.
+        assert_eq!(idx("we'll.x she’ll数 I'd한 we'll"), ["we", "x", "she", "数", "i", "한", "we"]);
+    }
+
+    /// Text copied from a PDF writes `ﬁ` and `ﬂ` as one char, and `ﬁrewall` was another word
+    /// than `firewall`; a Greek word in capitals ends in `Σ`, which was another letter than the
+    /// `ς` of the word in lower case; `Þorsteinn` and `Kadıköy` were not `Thorsteinn` and
+    /// `Kadikoy`.
+    #[test]
+    fn compatibility_forms_and_letters_without_a_decomposition_fold_to_their_plain_spelling() {
+        assert_eq!(
+            idx("ﬁrewall ﬂoodgate oﬀshore ﬃx ﬅop"),
+            ["firewal", "floodgat", "offshor", "ffix", "stop"]
+        );
+        assert_eq!(qterms("ﬁrewall"), qterms("firewall"));
+        assert_eq!(
+            idx("µs 𝐝𝐞𝐩𝐥𝐨𝐲𝐞𝐝 ſtate Ĳssel ǅemal"),
+            idx("μs deployed state ijssel džemal")
+        );
+        assert_eq!(idx("𝐃𝐞𝐩𝐥𝐨𝐲"), ["deploy"]);
+        assert_eq!(idx("λόγος ΛΌΓΟΣ λογοϲ"), ["λογοσ"; 3]);
+        assert_eq!(
+            idx("Þorsteinn Guðrún Kadıköy Ħal ŧ"),
+            ["thorsteinn", "gudrun", "kadikoy", "hal", "t"]
+        );
+        assert_eq!(qterms("Kadıköy"), qterms("Kadikoy"));
+        // Superscripts are the digits; a form standing for more than letters and digits stays.
+        assert_eq!(idx("x² ₂"), ["x", "2", "2"]);
+        assert_eq!(idx("½ ℃"), ["½"]);
+        // Names are folded alike.
+        let mut folded = String::new();
+        fold_word_into("Þórðarson", &mut folded);
+        assert_eq!(folded, "thordarson");
     }
 
     #[test]
@@ -1413,6 +1665,13 @@ mod tests {
         assert_eq!(idx("the of and"), ["the", "of", "and"]);
         // invisible chars do not split, middle dot does
         assert_eq!(idx("con\u{AD}nection a\u{B7}b"), ["connect", "a", "b"]);
+        // A zero-width space inside a word (a place to wrap it) is no break either: segmentation
+        // breaks there, and `data\u{200B}base` was `data` and `base`.
+        assert_eq!(idx("data\u{200B}base"), idx("database"));
+        assert_eq!(qterms("con\u{200B}\u{200B}nection"), ["connect"]);
+        assert_eq!(idx("Data\u{200B}Base"), ["databas", "data", "base"]);
+        assert_eq!(idx("data\u{200B} base \u{200B}x y\u{200B}"), ["data", "base", "x", "y"]);
+        assert_eq!(idx("data\u{200B}数据"), ["data", "数", "数据", "据"]);
     }
 
     #[test]
@@ -1668,6 +1927,11 @@ mod tests {
             "pool_size=v1.2 S:t 3.14 1,000 a.b:c/d-e __init__ e-mail",
             "PgBouncer连接池配置 redis연결pool データbase 数\u{301}a 数\u{AD}据 한'a a'한",
             "Ｐｏｏｌ１２ café naïve ΣΟΦΙΑ İstanbul straße a\u{B7}b x\u{202F}y",
+            "ﬁrewall oﬀ µs λόγος ΛΌΓΟΣ Þór Kadıköy x² 𝐃𝐞𝐩𝐥𝐨𝐲 ½ ǅ",
+            "data\u{200B}base a\u{200B}\u{200B}1 x\u{200B}数 数\u{200B}x a\u{200B}-b é\u{200B}Ｐ",
+            "we'll I'd she’ll OK'D y'all I'd've we'll.x we'll数 we'll한 한we'll we’ll한 é’ll é'd",
+            "we'llé we'll'x rock'n'roll we＇ｌｌ we'ｌｌ x'm'd 1'd a'ｄ数 we'll\u{AD}x we'll\u{200B}x",
+            "é한e\u{301}글’ve 한 数'd 한'd 한’ll é한'm y've’한 y'd’x é'd’’x é'd\u{AD}",
         ];
         for text in FIXED {
             assert_eq!(tokens(text, true), tokens(text, false), "{text:?}");
@@ -1675,7 +1939,7 @@ mod tests {
         // '|'-separated pieces of random text.
         let alphabet: Vec<&str> =
             "a|B|z|q|1|0|'|’|.|,|_|-|:|/| |\n|\t|é|ß|İ|ع|数|据|カ|ー|한|글|，|。|Ｐ|１\
-            |e\u{301}|x\u{AD}y|😀\u{200D}😀|😀|·|\"|(|?"
+            |e\u{301}|x\u{AD}y|x\u{200B}y|😀\u{200D}😀|😀|·|\"|(|?|ll|d|m|ve"
                 .split('|')
                 .collect();
         // (Combining marks and format chars appear after a letter, as in real text: a stray one

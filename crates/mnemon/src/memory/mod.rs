@@ -830,7 +830,7 @@ impl Memory {
             if more {
                 return None;
             }
-            Some(String::from_utf8_lossy(&bytes).into_owned())
+            Some(notes::decode_note(&bytes).0.into_owned())
         };
         recall::engine::run(
             &lex,

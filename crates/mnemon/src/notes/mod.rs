@@ -316,6 +316,80 @@ pub fn read_note(path: &std::path::Path) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
+/// How the bytes of a note that is not UTF-8 were read (see [`decode_note`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// UTF-16 (little or big endian), as its byte order mark says.
+    Utf16,
+    /// UTF-8 where it is valid, each other byte as the Windows-1252 char it is.
+    Windows1252,
+}
+
+/// The text of a note's bytes, as every reader of notes reads them: UTF-8 (a byte order mark
+/// left for the caller to strip); UTF-16 when the bytes start with its byte order mark (what
+/// Windows Notepad saves as "Unicode"); otherwise each byte that is not part of valid UTF-8 is
+/// the Windows-1252 char it stands for (`caf\xE9` is `café`, `\x93quoted\x94` is `“quoted”`),
+/// the legacy encoding of Western text on Windows, where a lossy reading would put U+FFFD
+/// in the middle of the words and make them other words. With the encoding read when it was not
+/// UTF-8, and the offset of the first byte that was not.
+pub fn decode_note(bytes: &[u8]) -> (std::borrow::Cow<'_, str>, Option<(Encoding, usize)>) {
+    let bad = match std::str::from_utf8(bytes) {
+        Ok(s) => return (s.into(), None),
+        Err(e) => e.valid_up_to(),
+    };
+    let utf16 = |le: bool| {
+        let units = bytes[2..]
+            .chunks(2)
+            .map(|c| match (c, le) {
+                ([a, b], true) => u16::from_le_bytes([*a, *b]),
+                ([a, b], false) => u16::from_be_bytes([*a, *b]),
+                // An odd last byte: no unit.
+                _ => 0xFFFD,
+            });
+        char::decode_utf16(units)
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect::<String>()
+    };
+    match bytes {
+        [0xFF, 0xFE, ..] => return (utf16(true).into(), Some((Encoding::Utf16, 0))),
+        [0xFE, 0xFF, ..] => return (utf16(false).into(), Some((Encoding::Utf16, 0))),
+        _ => {}
+    }
+    let mut out = String::with_capacity(bytes.len() + bytes.len() / 8);
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                break;
+            }
+            Err(e) => {
+                let (valid, after) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                let n = e.error_len().unwrap_or(after.len());
+                out.extend(after[..n].iter().map(|&b| windows_1252(b)));
+                rest = &after[n..];
+            }
+        }
+    }
+    (out.into(), Some((Encoding::Windows1252, bad)))
+}
+
+/// The char a Windows-1252 byte stands for (the five bytes it leaves unassigned as the C1 control
+/// chars of the same number, as web browsers read them).
+fn windows_1252(b: u8) -> char {
+    const HIGH: [char; 32] = [
+        '\u{20AC}', '\u{81}', '\u{201A}', '\u{192}', '\u{201E}', '\u{2026}', '\u{2020}', '\u{2021}',
+        '\u{2C6}', '\u{2030}', '\u{160}', '\u{2039}', '\u{152}', '\u{8D}', '\u{17D}', '\u{8F}',
+        '\u{90}', '\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}', '\u{2022}', '\u{2013}', '\u{2014}',
+        '\u{2DC}', '\u{2122}', '\u{161}', '\u{203A}', '\u{153}', '\u{9D}', '\u{17E}', '\u{178}',
+    ];
+    match b {
+        0x80..=0x9F => HIGH[usize::from(b - 0x80)],
+        _ => char::from(b),
+    }
+}
+
 /// Parse the bytes of note `id`. Never fails: problems are collected on the result.
 pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
     let mut problems = Vec::new();
@@ -326,15 +400,23 @@ pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
         Err(e) if e.error_len().is_none() && bytes.len() >= MAX_NOTE_BYTES => {
             String::from_utf8_lossy(&bytes[..e.valid_up_to()])
         }
-        Err(e) => {
-            problems.push(Problem {
-                kind: ProblemKind::Encoding,
-                message: format!(
-                    "not valid UTF-8 (first bad byte at offset {}); indexed with U+FFFD replacements: re-save the file as UTF-8",
-                    e.valid_up_to()
-                ),
-            });
-            String::from_utf8_lossy(bytes)
+        Err(_) => {
+            let (text, read) = decode_note(bytes);
+            if let Some((encoding, at)) = read {
+                let how = match encoding {
+                    Encoding::Utf16 => "UTF-16 (its byte order mark says so)".to_string(),
+                    Encoding::Windows1252 => format!(
+                        "Windows-1252 where it is not UTF-8 (first such byte at offset {at})"
+                    ),
+                };
+                problems.push(Problem {
+                    kind: ProblemKind::Encoding,
+                    message: format!(
+                        "not valid UTF-8; read as {how}: re-save the file as UTF-8"
+                    ),
+                });
+            }
+            text
         }
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
@@ -590,6 +672,51 @@ mod tests {
         // The same bad end in a note under the cap is a real encoding problem.
         let short = b"body \xe6\x97";
         assert_eq!(parse_note("s", short).problems[0].kind, ProblemKind::Encoding);
+    }
+
+    /// A note saved in Windows-1252 was read with U+FFFD in place of each accented letter, so
+    /// `r\xE9sum\xE9` was the words `r` and `sum`, found by neither `résumé` nor `resume`; a
+    /// note saved as UTF-16 (Notepad's "Unicode") was read as nothing but replacement chars.
+    #[test]
+    fn a_note_in_windows_1252_or_utf_16_is_read_as_such_and_reported() {
+        let n = parse_note(
+            "a",
+            b"---\nname: R\xe9sum\xe9 tips\n---\nThe caf\xe9 \x93menu\x94 costs \x80 5 \xe2\x80\x94 ok\x81\n",
+        );
+        assert_eq!(n.meta.name.as_deref(), Some("Résumé tips"));
+        // Valid UTF-8 among the bytes (the dash) stays what it is.
+        assert_eq!(n.body, "The café “menu” costs € 5 — ok\u{81}\n");
+        assert_eq!(n.problems.len(), 1, "{:?}", n.problems);
+        assert_eq!(n.problems[0].kind, ProblemKind::Encoding);
+        let message = &n.problems[0].message;
+        assert!(
+            message.contains("Windows-1252") && message.contains("offset 11"),
+            "{message}"
+        );
+        let text = "---\nname: Notes\n---\nNa\u{ef}ve 数据 😀\n";
+        let le: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let be: Vec<u8> = [0xFE, 0xFF]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        for bytes in [le, be] {
+            let n = parse_note("b", &bytes);
+            assert_eq!(n.meta.name.as_deref(), Some("Notes"));
+            assert_eq!(n.body, "Na\u{ef}ve 数据 😀\n");
+            assert!(n.problems[0].message.contains("UTF-16"), "{:?}", n.problems);
+        }
+        // UTF-8 is read as it is, with no problem; so is a byte order mark.
+        assert_eq!(decode_note("caf\u{e9}".as_bytes()), ("caf\u{e9}".into(), None));
+        assert!(parse_note("c", "\u{feff}caf\u{e9}".as_bytes()).problems.is_empty());
+        for b in 0x80..=0xFFu8 {
+            let byte = [b];
+            let (text, read) = decode_note(&byte);
+            assert_eq!(text.chars().count(), 1, "{b:#x}");
+            assert!(read.is_some());
+        }
     }
 
     #[test]

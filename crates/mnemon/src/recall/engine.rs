@@ -393,7 +393,7 @@ pub fn run(
     });
     let name_words = name_words(text);
     let names: Vec<String> = name_words.iter().map(|w| tok.stem_word(w)).collect();
-    forget_names_written_lower(lex, &name_words, &names, &mut matches);
+    forget_names_written_lower(lex, &names, &mut matches);
     // As many lexical hits as the walk takes seeds (or the caller wants results).
     let want = q.limit.max(ranking::MAX_SEEDS);
     let hits = if matches.is_empty() {

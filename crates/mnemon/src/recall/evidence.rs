@@ -223,24 +223,19 @@ fn names_in(text: &str) -> Vec<(String, bool)> {
 /// capitalised, is written in title case or in capitals: its capitals mark no names.
 const TITLE_CASE_MIN_WORDS: usize = 3;
 
-/// Forget what the memory holds of each name the question writes (`words`, from
-/// [`name_words`], with their index terms `terms`) that no note writes with a capital letter
-/// (neither the word nor its stem):
+/// Forget what the memory holds of each name the question writes (the index terms `terms` of
+/// the words of [`name_words`]) that no note writes with a capital letter (no note writes a
+/// word of the same term capitalised: `Zoës` is the name `Zoe`):
 /// "Word" where the notes only say "words", "Swift" where they say "swift rollback". The same
 /// letters in lower case are another word, so the name counts as one the memory lacks
 /// ([`ranking::UNKNOWN_NAME_IDF_SHARE`]) and matches nothing, not even a typo. A name the memory
 /// does not hold as it is (a typo of a name) keeps its typo matches.
-pub fn forget_names_written_lower(
-    lex: &LexicalIndex,
-    words: &[String],
-    terms: &[String],
-    matches: &mut [TermMatch],
-) {
-    for (word, stem) in words.iter().zip(terms) {
-        let Some(m) = matches.iter_mut().find(|m| m.term == *stem) else {
+pub fn forget_names_written_lower(lex: &LexicalIndex, terms: &[String], matches: &mut [TermMatch]) {
+    for term in terms {
+        let Some(m) = matches.iter_mut().find(|m| m.term == *term) else {
             continue;
         };
-        if m.held_as_is() && !lex.writes_capitalised(word) && !lex.writes_capitalised(stem) {
+        if m.held_as_is() && !lex.writes_capitalised(term) {
             m.expansions.clear();
             m.first_df = 0;
         }

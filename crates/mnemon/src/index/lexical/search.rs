@@ -344,10 +344,11 @@ impl LexicalIndex {
         live
     }
 
-    /// Whether a live note writes `folded` (a word of ASCII letters in lower case) with a
-    /// capital letter somewhere (its name mark, see `index::fields::NAME_MARK`).
-    pub fn writes_capitalised(&self, folded: &str) -> bool {
-        self.df(crate::index::fields::name_mark(folded).as_bytes()) > 0
+    /// Whether a live note writes a word of ASCII letters whose index term is `term` (its stem:
+    /// `zoe` for `Zoës`) with a capital letter somewhere (its name mark, see
+    /// `index::fields::NAME_MARK`).
+    pub fn writes_capitalised(&self, term: &str) -> bool {
+        self.df(crate::index::fields::name_mark(term).as_bytes()) > 0
     }
 
     /// The terms the live documents `ids` hold, each with those of `ids` that hold it (their

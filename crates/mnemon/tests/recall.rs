@@ -936,6 +936,24 @@ fn a_name_no_note_holds_weighs_its_full_idf() {
     );
 }
 
+/// Each question's first result is its note, and the name it writes is one the memory holds.
+fn assert_names_held(m: &mnemon::Memory, cases: &[(&str, &str)]) {
+    for &(question, note) in cases {
+        let r = m.recall(&Query::text(question)).unwrap();
+        assert_eq!(
+            ids(&r).first().copied(),
+            Some(note),
+            "{question}: {:?}",
+            r.floor
+        );
+        let name = r.floor.terms.iter().find(|t| t.name);
+        assert!(
+            name.is_some_and(|t| t.in_memory),
+            "{question}: the name is one the memory holds: {name:?}"
+        );
+    }
+}
+
 /// A name the notes write with an accent is the same name without it: `Tomás` and `Siobhán`
 /// asked as `Tomas` and `Siobhan` (as most keyboards type them) find their notes, and are not
 /// taken for names no note writes, whose words match nothing.
@@ -954,24 +972,14 @@ fn a_name_written_without_its_accent_is_the_name_the_notes_write() {
     );
     write_fillers(&m);
     m.index().unwrap();
-    for (question, note) in [
-        ("what does Tomas expect in a review", "users/tomas"),
-        ("how should a proposal for Siobhan look", "users/siobhan"),
-        ("what does Tomás expect in a review", "users/tomas"),
-    ] {
-        let r = m.recall(&Query::text(question)).unwrap();
-        assert_eq!(
-            ids(&r).first().copied(),
-            Some(note),
-            "{question}: {:?}",
-            r.floor
-        );
-        let name = r.floor.terms.iter().find(|t| t.name);
-        assert!(
-            name.is_some_and(|t| t.in_memory),
-            "{question}: the name is one the memory holds: {name:?}"
-        );
-    }
+    assert_names_held(
+        &m,
+        &[
+            ("what does Tomas expect in a review", "users/tomas"),
+            ("how should a proposal for Siobhan look", "users/siobhan"),
+            ("what does Tomás expect in a review", "users/tomas"),
+        ],
+    );
 }
 
 /// A name is the same name however the note writes it: with a curly apostrophe (`O’Brien`,
@@ -1004,25 +1012,15 @@ fn a_name_the_notes_write_in_another_form_is_the_name_the_question_writes() {
     );
     write_fillers(&m);
     m.index().unwrap();
-    for (question, note) in [
-        ("what does OBrien review", "people/ciaran"),
-        ("how should a proposal for Siobhan look", "people/siobhan"),
-        ("what does Zoe start with", "people/zoe"),
-        ("where did we stay at Lake Tahoe", "Lake Tahoe trip"),
-    ] {
-        let r = m.recall(&Query::text(question)).unwrap();
-        assert_eq!(
-            ids(&r).first().copied(),
-            Some(note),
-            "{question}: {:?}",
-            r.floor
-        );
-        let name = r.floor.terms.iter().find(|t| t.name);
-        assert!(
-            name.is_some_and(|t| t.in_memory),
-            "{question}: the name is one the memory holds: {name:?}"
-        );
-    }
+    assert_names_held(
+        &m,
+        &[
+            ("what does OBrien review", "people/ciaran"),
+            ("how should a proposal for Siobhan look", "people/siobhan"),
+            ("what does Zoe start with", "people/zoe"),
+            ("where did we stay at Lake Tahoe", "Lake Tahoe trip"),
+        ],
+    );
 }
 
 /// A name the question writes ("templates in Word") that the notes hold only in lower case

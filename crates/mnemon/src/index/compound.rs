@@ -335,20 +335,7 @@ mod tests {
 
     #[test]
     fn the_hyphen_to_hyphen_scan_finds_what_the_plain_rule_finds() {
-        let alphabet: Vec<char> = "aB1 -_./\u{2011}\u{2010}é\n9zz".chars().collect();
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..5000 {
-            let mut text = String::new();
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let len = (state % 40) as usize;
-            for _ in 0..len {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                text.push(alphabet[(state % alphabet.len() as u64) as usize]);
-            }
+        for text in crate::index::random_texts("aB1 -_./\u{2011}\u{2010}é\n9zz", 0x9e37_79b9_7f4a_7c15, 5000) {
             assert_eq!(hyphened(&text), reference(&text), "{text:?}");
         }
     }

@@ -177,20 +177,7 @@ mod tests {
 
     #[test]
     fn the_joiner_to_joiner_scan_finds_what_the_plain_rule_finds() {
-        let alphabet: Vec<char> = "aB1 .-_/:é\n9z".chars().collect();
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..3000 {
-            let mut text = String::new();
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let len = (state % 40) as usize;
-            for _ in 0..len {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                text.push(alphabet[(state % alphabet.len() as u64) as usize]);
-            }
+        for text in crate::index::random_texts("aB1 .-_/:é\n9z", 0x2545_f491_4f6c_dd1d, 3000) {
             let mut got = Vec::new();
             for_each_joined(&text, |w| got.push(w.to_string()));
             assert_eq!(got, reference(&text), "{text:?}");

@@ -11,7 +11,9 @@
 //!   Inside a segment every ASCII char that is not alphanumeric (`-` `_` `.` `/` `:` `,` `;` ...)
 //!   and the Unicode word-joining punctuation (middle dots, narrow no-break space, `‿`, ...) split
 //!   the word. Hence `max_client_conn` -> `max`, `client`, `conn`; `v1.2` -> `v1`, `2`;
-//!   `3.14` -> `3`, `14`; `1,000` -> `1`, `000`. Apostrophes (`'`, `‘`, `’`, `ʼ`) and invisible
+//!   `3.14` -> `3`, `14`; `3,14` -> `3`, `14`. The commas of a number written with thousands
+//!   separators are removed (`1,000` -> `1000`, `12,500,000` -> `12500000`; see
+//!   [`thousands_comma`]), so it is the number written without them. Apostrophes (`'`, `‘`, `’`, `ʼ`) and invisible
 //!   format chars (soft hyphen, zero-width space/joiners, BOM) are *removed* without splitting:
 //!   `don't` -> `dont`, `PgBouncer's` -> `pgbouncers` -> (stem) `pgbouncer`. A zero-width space
 //!   between two letters or digits, where segmentation breaks, is removed too: `data\u{200B}base`
@@ -747,7 +749,11 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 }
                 let run = &chunk[start..k];
                 // Common case: a whole, already lowercase word in one run; emit it uncopied.
-                if acc & UPPER == 0 && self.buf.is_empty() && !apostrophe_joins(bytes, k) {
+                if acc & UPPER == 0
+                    && self.buf.is_empty()
+                    && !apostrophe_joins(bytes, k)
+                    && !thousands_comma(bytes, k)
+                {
                     (self.emit)(Token::Word {
                         surface: &run[..run.len().min(MAX_TERM_BYTES)],
                         stem: acc & DIGIT == 0 && run.len() > 2,
@@ -758,7 +764,9 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 }
                 self.push_ascii_run(run, base + k);
             } else {
-                if !apostrophe_joins(bytes, k) {
+                if thousands_comma(bytes, k) {
+                    // `1,000` is the number `1000`: the word goes on.
+                } else if !apostrophe_joins(bytes, k) {
                     self.flush_word();
                 } else if let Some(n) = contraction_at(bytes, k) {
                     self.flush_word();
@@ -836,6 +844,8 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 let b = bytes[i];
                 if b.is_ascii_alphanumeric() {
                     self.push_ascii(b, base + i + 1);
+                } else if thousands_comma(bytes, i) {
+                    // The word goes on.
                 } else if b != b'\'' {
                     self.flush_word();
                 } else if let Some(n) = contraction_at(bytes, i) {
@@ -865,6 +875,9 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 }
                 self.flush_cjk();
                 let c = fold_fullwidth(c);
+                if c == ',' && unicode_thousands_comma(seg, i) {
+                    continue;
+                }
                 match classify(c) {
                     CharClass::Keep => {
                         if c.is_ascii() {
@@ -1082,6 +1095,62 @@ fn apostrophe_joins(bytes: &[u8], k: usize) -> bool {
         && bytes[k] == b'\''
         && ((bytes[k - 1].is_ascii_alphabetic() && bytes[k + 1].is_ascii_alphabetic())
             || (bytes[k - 1].is_ascii_digit() && bytes[k + 1].is_ascii_digit()))
+}
+
+/// Is `bytes[k]` a comma between the digit groups of a number written with thousands separators
+/// (`1,000`, `12,500,000`), which is removed, so the number is the one written without them
+/// (`1000`)? It is when three digits follow it (and no fourth), and one to three digits come
+/// before it, not glued to a letter (`v1,000` is `v1` and `000`), or three after another such
+/// comma. A decimal comma (`3,14`) and a list without spaces (`1,2,3`) split as before.
+#[inline]
+fn thousands_comma(bytes: &[u8], k: usize) -> bool {
+    if bytes.get(k) != Some(&b',') || k == 0 || !bytes[k - 1].is_ascii_digit() {
+        return false;
+    }
+    let after = &bytes[k + 1..];
+    if !(after.len() >= 3
+        && after[..3].iter().all(u8::is_ascii_digit)
+        && !after.get(3).is_some_and(u8::is_ascii_digit))
+    {
+        return false;
+    }
+    let digits = bytes[..k]
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let start = k - digits;
+    match start.checked_sub(1).map(|i| bytes[i]) {
+        Some(b',') if start >= 2 && bytes[start - 2].is_ascii_digit() => digits == 3,
+        Some(p) if p.is_ascii_alphanumeric() => false,
+        _ => digits <= 3,
+    }
+}
+
+/// [`thousands_comma`] for the comma at `seg[i]` in a segment with non-ASCII text (fullwidth
+/// digits and commas folded): a letter or digit before the digits that is CJK glues nothing
+/// (the script change splits there), one of another script does.
+fn unicode_thousands_comma(seg: &str, i: usize) -> bool {
+    let digit = |c: char| fold_fullwidth(c).is_ascii_digit();
+    let Some(comma) = seg[i..].chars().next() else {
+        return false;
+    };
+    let mut after = seg[i + comma.len_utf8()..].chars();
+    let three = after.by_ref().take(3).filter(|&c| digit(c)).count() == 3;
+    if !three || after.next().is_some_and(digit) {
+        return false;
+    }
+    let mut before = seg[..i].chars().rev().peekable();
+    let mut digits = 0;
+    while before.next_if(|&c| digit(c)).is_some() {
+        digits += 1;
+    }
+    match before.next().map(fold_fullwidth) {
+        _ if digits == 0 => false,
+        Some(',') if before.next().is_some_and(digit) => digits == 3,
+        Some(p) if p.is_alphanumeric() && !is_cjk(p) => false,
+        _ => digits <= 3,
+    }
 }
 
 /// Whether `suffix` (ASCII) is the end of a contraction that is not part of the word it ends:
@@ -1561,6 +1630,24 @@ mod tests {
         assert_eq!(idx("\u{929}"), ["\u{929}"], "a nukta letter is kept whole");
     }
 
+    /// `1,000` was the numbers `1` and `000`, so a question asking about `1000` (or `12500`) did
+    /// not meet a note writing `1,000` (or `12,500`), nor the reverse.
+    #[test]
+    fn a_number_written_with_thousands_separators_is_the_number_without_them() {
+        assert_eq!(
+            idx("1,000 users, 12,500,000 rows and 1000"),
+            ["1000", "user", "12500000", "row", "and", "1000"]
+        );
+        assert_eq!(qterms("12,500"), qterms("12500"));
+        assert_eq!(idx("１，０００ é 1,000"), ["1000", "e", "1000"]);
+        // Not thousands: a decimal comma, a list, four digits after, five before, a letter
+        // before, a group after the decimal point.
+        assert_eq!(
+            idx("3,14 1,2,3 1,0000 12345,678 v1,000 1,000.250"),
+            ["3", "14", "1", "2", "3", "1", "0000", "12345", "678", "v1", "000", "1000", "250"]
+        );
+    }
+
     /// `we'll`, `she'll` and `I'd` closed up were the words `well`, `shell` and `id`: a question
     /// about shell scripts or ids found every note written in the first person.
     #[test]
@@ -1635,7 +1722,7 @@ mod tests {
             ["in", "2026", "we", "had", "48", "node"]
         );
         assert_eq!(idx("v1.2"), ["v1", "2"]);
-        assert_eq!(idx("3.14 and 1,000"), ["3", "14", "and", "1", "000"]);
+        assert_eq!(idx("3.14 and 3,14"), ["3", "14", "and", "3", "14"]);
         assert_eq!(
             idx("pool_size max_client_conn"),
             ["pool", "size", "max", "client", "conn"]
@@ -1926,6 +2013,8 @@ mod tests {
             "we'll I'd she’ll OK'D y'all I'd've we'll.x we'll数 we'll한 한we'll we’ll한 é’ll é'd",
             "we'llé we'll'x rock'n'roll we＇ｌｌ we'ｌｌ x'm'd 1'd a'ｄ数 we'll\u{AD}x we'll\u{200B}x",
             "é한e\u{301}글’ve 한 数'd 한'd 한’ll é한'm y've’한 y'd’x é'd’’x é'd\u{AD}",
+            "1,000 12,500,000 1,0000 12345,678,901 a1,000 1,000a 数1,000 한1,000 한a1,000 x'1,000",
+            "１，０００ é1,000 1,000.50 ,000 1,000, 1'1,000 a,000,000 1,00,000 카1,000 ß1,000,000",
         ];
         for text in FIXED {
             assert_eq!(tokens(text, true), tokens(text, false), "{text:?}");

@@ -17,7 +17,9 @@
 //!   format chars (soft hyphen, zero-width space/joiners, BOM) are *removed* without splitting:
 //!   `don't` -> `dont`, `PgBouncer's` -> `pgbouncers` -> (stem) `pgbouncer`. A zero-width space
 //!   between two letters or digits, where segmentation breaks, is removed too: `data\u{200B}base`
-//!   is `database` (the segment after it goes on with the same word). A contraction that would
+//!   is `database` (the segment after it goes on with the same word), and so is a digit written
+//!   raised or lowered after a letter (`CO₂` -> `co2`, `H₂O` -> `h2o`, `m²` -> `m2`; not after a
+//!   digit: `10⁶` -> `10`, `6`). A contraction that would
 //!   make another word closed up (`'ll 'd 're 've 'm` ending a word after a letter) is dropped
 //!   with its apostrophe: `we'll` -> `we` (not `well`), `she'll` -> `she` (not `shell`), `I'd`
 //!   -> `i` (not `id`), `CC'd` -> `cc`.
@@ -891,24 +893,42 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 }
             }
         }
-        if !self.goes_on_after_zero_width_space(base + seg.len()) {
+        if !self.goes_on(base, seg) {
             self.flush_word();
         }
     }
 
-    /// Whether the word of a segment ending at `end` goes on in the next segment: zero-width
-    /// spaces (U+200B, which word segmentation breaks at, though it shows nothing and is
-    /// put inside long words as a place to wrap them) and then a letter or digit that is not CJK.
-    fn goes_on_after_zero_width_space(&self, end: usize) -> bool {
-        let Some(rest) = self.text.get(end..) else {
+    /// Whether the word of the segment `seg` at `base` goes on in the next segment, where word
+    /// segmentation breaks though the text writes one word:
+    ///
+    /// * zero-width spaces (U+200B, which shows nothing and is put inside long words as a place
+    ///   to wrap them) and then a letter or digit that is not CJK;
+    /// * digits written raised or lowered ([`is_script_digit`]) right after a letter: `CO₂` and
+    ///   `m²` are the words `co2` and `m2`, and after such digits the word goes on with the letter
+    ///   or digit that follows (`H₂O` is `h2o`). After a digit they stay apart (`10⁶` is `10`
+    ///   and `6`, not `106`).
+    fn goes_on(&self, base: usize, seg: &str) -> bool {
+        let end = base + seg.len();
+        let (Some(before), Some(rest)) = (self.text.get(..base), self.text.get(end..)) else {
             return false;
         };
-        let after = rest.trim_start_matches('\u{200B}');
-        after.len() < rest.len()
-            && after
+        let letter = |c: char| c.is_alphabetic() && !is_cjk(c);
+        let word_char = |c: char| c.is_alphanumeric() && !is_cjk(c);
+        if rest.starts_with(is_script_digit) && seg.chars().next_back().is_some_and(letter) {
+            return true;
+        }
+        if seg.chars().all(is_script_digit)
+            && before
                 .chars()
-                .next()
-                .is_some_and(|c| c.is_alphanumeric() && !is_cjk(c))
+                .rev()
+                .find(|&c| !is_script_digit(c))
+                .is_some_and(letter)
+            && rest.chars().next().is_some_and(word_char)
+        {
+            return true;
+        }
+        let after = rest.trim_start_matches('\u{200B}');
+        after.len() < rest.len() && after.chars().next().is_some_and(word_char)
     }
 
     #[inline]
@@ -1151,6 +1171,12 @@ fn unicode_thousands_comma(seg: &str, i: usize) -> bool {
         Some(p) if p.is_alphanumeric() && !is_cjk(p) => false,
         _ => digits <= 3,
     }
+}
+
+/// Whether `c` is a digit written raised or lowered (superscripts `⁰¹²³⁴⁵⁶⁷⁸⁹`, subscripts
+/// `₀₁₂₃₄₅₆₇₈₉`), which word segmentation does not join to the letters around it.
+fn is_script_digit(c: char) -> bool {
+    matches!(c, '\u{B2}' | '\u{B3}' | '\u{B9}' | '\u{2070}' | '\u{2074}'..='\u{2079}' | '\u{2080}'..='\u{2089}')
 }
 
 /// Whether `suffix` (ASCII) is the end of a contraction that is not part of the word it ends:
@@ -1630,6 +1656,19 @@ mod tests {
         assert_eq!(idx("\u{929}"), ["\u{929}"], "a nukta letter is kept whole");
     }
 
+    /// `CO₂` was the words `co` and `₂` (segmentation breaks at a subscript), so a question
+    /// writing `CO2` did not meet it, nor `m2` a note writing `m²`.
+    #[test]
+    fn digits_written_raised_or_lowered_after_a_letter_are_part_of_its_word() {
+        assert_eq!(idx("CO₂ H₂O m² km² H₂SO₄"), idx("CO2 H2O m2 km2 H2SO4"));
+        assert_eq!(idx("CO₂ emissions"), ["co2", "emiss"]);
+        assert_eq!(qterms("CO₂"), qterms("co2"));
+        // After a digit they are an exponent, not part of a number; alone or after CJK, digits.
+        assert_eq!(idx("10⁶ 2³"), ["10", "6", "2", "3"]);
+        assert_eq!(idx("₂O 数₂x"), ["2", "o", "数", "2", "x"]);
+        assert_eq!(idx("x₁₂y"), idx("x12y"));
+    }
+
     /// `1,000` was the numbers `1` and `000`, so a question asking about `1000` (or `12500`) did
     /// not meet a note writing `1,000` (or `12,500`), nor the reverse.
     #[test]
@@ -1692,7 +1731,7 @@ mod tests {
         );
         assert_eq!(qterms("Kadıköy"), qterms("Kadikoy"));
         // Superscripts are the digits; a form standing for more than letters and digits stays.
-        assert_eq!(idx("x² ₂"), ["x", "2", "2"]);
+        assert_eq!(idx("x² ₂"), ["x2", "2"]);
         assert_eq!(idx("½ ℃"), ["½"]);
         // Names are folded alike.
         let mut folded = String::new();
@@ -2015,6 +2054,7 @@ mod tests {
             "é한e\u{301}글’ve 한 数'd 한'd 한’ll é한'm y've’한 y'd’x é'd’’x é'd\u{AD}",
             "1,000 12,500,000 1,0000 12345,678,901 a1,000 1,000a 数1,000 한1,000 한a1,000 x'1,000",
             "１，０００ é1,000 1,000.50 ,000 1,000, 1'1,000 a,000,000 1,00,000 카1,000 ß1,000,000",
+            "CO₂ H₂O m² 10⁶ x₁₂y ₂O 数₂x é₂ e\u{301}₂ x²数 한₂ x\u{200B}₂ x₂\u{200B}y x'₂ Ｐ₂",
         ];
         for text in FIXED {
             assert_eq!(tokens(text, true), tokens(text, false), "{text:?}");
@@ -2022,7 +2062,7 @@ mod tests {
         // '|'-separated pieces of random text.
         let alphabet: Vec<&str> =
             "a|B|z|q|1|0|'|’|.|,|_|-|:|/| |\n|\t|é|ß|İ|ع|数|据|カ|ー|한|글|，|。|Ｐ|１\
-            |e\u{301}|x\u{AD}y|x\u{200B}y|😀\u{200D}😀|😀|·|\"|(|?|ll|d|m|ve"
+            |e\u{301}|x\u{AD}y|x\u{200B}y|😀\u{200D}😀|😀|·|\"|(|?|ll|d|m|ve|₂|²"
                 .split('|')
                 .collect();
         // (Combining marks and format chars appear after a letter, as in real text: a stray one

@@ -865,7 +865,9 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                 }
                 let pos = base + i;
                 let len = c.len_utf8();
-                if let Some(n) = unicode_contraction_at(seg, i, c) {
+                if is_apostrophe(c)
+                    && let Some(n) = unicode_contraction_at(seg, i, c)
+                {
                     self.flush_word();
                     skip_to = i + len + n;
                     continue;
@@ -1217,12 +1219,15 @@ fn contraction_at(bytes: &[u8], k: usize) -> Option<usize> {
 /// a char that splits words, or CJK.
 /// Returns the contraction's length in bytes.
 fn unicode_contraction_at(seg: &str, i: usize, c: char) -> Option<usize> {
+    if !is_apostrophe(c) {
+        return None;
+    }
     // (After CJK, the apostrophe starts a word of its own: the script change splits.)
     let after_letter = seg[..i]
         .chars()
         .next_back()
         .is_some_and(|p| p.is_alphabetic() && !is_cjk(p));
-    if !is_apostrophe(c) || !after_letter {
+    if !after_letter {
         return None;
     }
     let rest = &seg[i + c.len_utf8()..];
@@ -1344,20 +1349,45 @@ fn fold_accents(c: char, mut f: impl FnMut(char)) {
 }
 
 /// Whether `u` is in a block holding compatibility forms of letters or digits (Latin-1 and Latin
-/// Extended, Greek symbols, phonetic modifiers, super- and subscripts, letterlike symbols and
-/// number forms, enclosed alphanumerics, alphabetic and Arabic presentation forms, mathematical
-/// alphanumerics): the scripts of most text hold none, and are not looked up.
+/// Extended, the Greek letter symbols `ϐ ϑ ϕ ϰ ϱ ϲ ϵ`, phonetic modifiers, super- and
+/// subscripts, letterlike symbols and number forms, enclosed alphanumerics, alphabetic and Arabic
+/// presentation forms, mathematical alphanumerics, and a few letters elsewhere): the letters of
+/// the scripts most text is written in are not looked up. A test checks that every char outside
+/// CJK with such a form is in one.
 fn in_compat_block(u: u32) -> bool {
     matches!(u,
         0x00A0..=0x02FF
-        | 0x0370..=0x03FF
+        | 0x03D0..=0x03FF
+        | 0x0558
+        | 0x0587..=0x058C
+        | 0x0675..=0x0678
+        | 0x0E33
+        | 0x0EB3
+        | 0x0EDC..=0x0EDD
+        | 0x0F77..=0x0F79
+        | 0x10FC
         | 0x1D2C..=0x1DBF
+        | 0x1E9A
         | 0x2070..=0x218F
         | 0x2460..=0x24FF
+        | 0x2C7C..=0x2C7D
+        | 0x2D6F
+        | 0x3192..=0x33FF
+        | 0xA69C..=0xA69D
+        | 0xA770
+        | 0xA7F1..=0xA7F9
+        | 0xAB5C..=0xAB69
         | 0xFB00..=0xFDFF
         | 0xFE70..=0xFEFF
+        | 0xFF00..=0xFFEF
+        | 0x10780..=0x107BF
+        | 0x1CC00..=0x1CEBF
         | 0x1D400..=0x1D7FF
-        | 0x1F100..=0x1F1FF
+        | 0x1DF00..=0x1DFFF
+        | 0x1E030..=0x1E08F
+        | 0x1EE00..=0x1EEFF
+        | 0x1F100..=0x1F2FF
+        | 0x1FBF0..=0x1FBF9
     )
 }
 
@@ -1412,6 +1442,7 @@ pub(crate) fn is_removed_in_word(c: char) -> bool {
 }
 
 /// Whether `c` is an apostrophe (`'`, `‘`, `’`, `ʼ`, fullwidth `＇`).
+#[inline]
 pub(crate) fn is_apostrophe(c: char) -> bool {
     matches!(fold_fullwidth(c), '\'' | '\u{2018}' | '\u{2019}' | '\u{02BC}')
 }
@@ -1737,6 +1768,29 @@ mod tests {
         let mut folded = String::new();
         fold_word_into("Þórðarson", &mut folded);
         assert_eq!(folded, "thordarson");
+    }
+
+    /// Chars are looked up for a compatibility form only in the blocks of [`in_compat_block`]:
+    /// every char outside CJK that has one standing for letters and digits is in one.
+    #[test]
+    fn every_compatibility_form_of_letters_is_in_a_block_looked_up() {
+        let mut missed = Vec::new();
+        for c in (0x80..=0x3_FFFFu32).filter_map(char::from_u32) {
+            if is_cjk(c) || in_compat_block(c as u32) {
+                continue;
+            }
+            let mut canonical = Vec::new();
+            unicode_normalization::char::decompose_canonical(c, |d| canonical.push(d));
+            let mut parts = Vec::new();
+            unicode_normalization::char::decompose_compatible(c, |d| parts.push(d));
+            let letters = parts
+                .iter()
+                .all(|&d| is_accent(d) || (d.is_alphanumeric() && !is_cjk(d)));
+            if canonical == [c] && parts != [c] && letters {
+                missed.push(format!("{:04X}", c as u32));
+            }
+        }
+        assert!(missed.is_empty(), "{missed:?}");
     }
 
     #[test]

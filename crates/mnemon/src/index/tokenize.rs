@@ -39,9 +39,11 @@
 //!   `firewall`).
 //! * **Case humps.** A word written with case humps (a capital after a lowercase letter or a
 //!   digit, or the last capital of a run followed by a lowercase letter: `ElastiCache`,
-//!   `maxClientConn`, `HTTPServer`, `utf8String`) is indexed whole and then in its parts
+//!   `maxClientConn`, `HTTPServer`, `utf8String`, `500MB`) is indexed whole and then in its parts
 //!   (`elasticach`, `elasti`, `cach`), at most [`MAX_PARTS`], parts of one char left out, so that
-//!   `cache`, `max client conn` and `max_client_conn` find it. A query keeps the whole word as its
+//!   `cache`, `max client conn` and `max_client_conn` find it. A number with letters glued
+//!   after it has a hump between them whatever their case (`500ms` and `500MS` give `500` and
+//!   `ms`, as `500 ms` writes them). A query keeps the whole word as its
 //!   term and its parts aside ([`QueryTerm::parts`], stop words left out); recall asks for the
 //!   parts when the memory does not hold the whole word. Only ASCII letters and digits make humps.
 //! * **Stemming.** Words made only of ASCII letters and longer than 2 bytes are stemmed with the
@@ -750,8 +752,10 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
                     k += 1;
                 }
                 let run = &chunk[start..k];
-                // Common case: a whole, already lowercase word in one run; emit it uncopied.
+                // Common case: a whole, already lowercase word in one run (not a number with
+                // letters after it: see `Scanner::note_unit_hump`); emit it uncopied.
                 if acc & UPPER == 0
+                    && (acc & LOWER == 0 || acc & DIGIT == 0 || !bytes[start].is_ascii_digit())
                     && self.buf.is_empty()
                     && !apostrophe_joins(bytes, k)
                     && !thousands_comma(bytes, k)
@@ -998,6 +1002,7 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
         if self.buf.is_empty() {
             return;
         }
+        self.note_unit_hump();
         let stem = self.word_ascii_alpha && self.buf.len() > 2;
         (self.emit)(Token::Word {
             surface: &self.buf,
@@ -1031,6 +1036,28 @@ impl<F: FnMut(Token<'_>)> Scanner<'_, F> {
         self.hump_count = 0;
         self.last = Hump::None;
         self.before_last = Hump::None;
+    }
+
+    /// Notes a hump between the digits and the letters of a pending word that is a number with
+    /// ASCII letters glued after it (`500ms`, `128gb`, `3rd`), as a capital after a digit makes
+    /// one (`500MB`): written in lower case or apart (`500 ms`), it is the same word.
+    fn note_unit_hump(&mut self) {
+        let b = self.buf.as_bytes();
+        if !b.first().is_some_and(u8::is_ascii_digit) {
+            return;
+        }
+        let k = b.iter().take_while(|c| c.is_ascii_digit()).count();
+        if k == b.len()
+            || !b[k..].iter().all(u8::is_ascii_alphabetic)
+            || self.humps[..self.hump_count].first() == Some(&(k as u8))
+        {
+            return;
+        }
+        // Case humps can only be after it, among the letters: it is the first.
+        let count = self.hump_count.min(MAX_PARTS - 2);
+        self.humps.copy_within(..count, 1);
+        self.humps[0] = k as u8;
+        self.hump_count = count + 1;
     }
 
     fn flush_cjk(&mut self) {
@@ -1082,8 +1109,9 @@ impl Hump {
 const ALNUM: u8 = 1;
 const UPPER: u8 = 2;
 const DIGIT: u8 = 4;
+const LOWER: u8 = 8;
 
-/// Class bits of a byte: `ALNUM` for ASCII letters and digits, plus `UPPER` or `DIGIT`.
+/// Class bits of a byte: `ALNUM` for ASCII letters and digits, plus `UPPER`, `LOWER` or `DIGIT`.
 static BYTE_CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut b = 0;
@@ -1092,7 +1120,7 @@ static BYTE_CLASS: [u8; 256] = {
         t[b] = if c.is_ascii_uppercase() {
             ALNUM | UPPER
         } else if c.is_ascii_lowercase() {
-            ALNUM
+            ALNUM | LOWER
         } else if c.is_ascii_digit() {
             ALNUM | DIGIT
         } else {
@@ -1894,6 +1922,15 @@ mod tests {
         assert_eq!(idx("HTTPServer"), ["httpserver", "http", "server"]);
         assert_eq!(idx("utf8String"), ["utf8string", "utf8", "string"]);
         assert_eq!(idx("S3Bucket"), ["s3bucket", "s3", "bucket"]);
+        // A number and the letters glued after it are parts whatever their case: `500ms` was
+        // one word where `500MB` had the parts `500` and `mb`.
+        assert_eq!(idx("500ms"), ["500ms", "500", "ms"]);
+        assert_eq!(idx("500MB 500mb"), ["500mb", "500", "mb", "500mb", "500", "mb"]);
+        assert_eq!(idx("128Gb 10k 3f9a2c1 2fa"), ["128gb", "128", "gb", "10k", "10", "3f9a2c1", "2fa", "fa"]);
+        assert_eq!(idx("500mS"), ["500ms", "500"]);
+        let unit = q("timeout 500ms");
+        let parts: Vec<&str> = unit.terms[1].parts.iter().map(|p| p.term.as_str()).collect();
+        assert_eq!(parts, ["500", "ms"]);
         // a one-letter part is dropped; a word in one case has no parts
         assert_eq!(idx("iPhone"), ["iphon", "phone"]);
         assert_eq!(idx("HTTP http Http"), ["http", "http", "http"]);
@@ -2109,6 +2146,7 @@ mod tests {
             "1,000 12,500,000 1,0000 12345,678,901 a1,000 1,000a 数1,000 한1,000 한a1,000 x'1,000",
             "１，０００ é1,000 1,000.50 ,000 1,000, 1'1,000 a,000,000 1,00,000 카1,000 ß1,000,000",
             "CO₂ H₂O m² 10⁶ x₁₂y ₂O 数₂x é₂ e\u{301}₂ x²数 한₂ x\u{200B}₂ x₂\u{200B}y x'₂ Ｐ₂",
+            "500ms 500MB 1,000ms 5'ms 10k 3f9a2c1 500mS ５００ｍｓ 500é 500ms数 x500ms 500m's 12ab34",
         ];
         for text in FIXED {
             assert_eq!(tokens(text, true), tokens(text, false), "{text:?}");

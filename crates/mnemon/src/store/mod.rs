@@ -28,7 +28,7 @@ use redb::{
 use std::path::{Path, PathBuf};
 
 /// Schema version of the tables below; bump it on any layout change (format-spec/store.md).
-pub const SCHEMA_VERSION: u32 = 28;
+pub const SCHEMA_VERSION: u32 = 29;
 /// File name of the store inside `index/`.
 pub const STORE_FILE: &str = "graph.redb";
 /// Lock file in `index/` held by whoever writes the store (one process at a time): an index

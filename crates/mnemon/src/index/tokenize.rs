@@ -12,17 +12,17 @@
 //!   and the Unicode word-joining punctuation (middle dots, narrow no-break space, `‿`, ...) split
 //!   the word. Hence `max_client_conn` -> `max`, `client`, `conn`; `v1.2` -> `v1`, `2`;
 //!   `3.14` -> `3`, `14`; `3,14` -> `3`, `14`. The commas of a number written with thousands
-//!   separators are removed (`1,000` -> `1000`, `12,500,000` -> `12500000`; see
-//!   [`thousands_comma`]), so it is the number written without them. Apostrophes (`'`, `‘`, `’`, `ʼ`) and invisible
-//!   format chars (soft hyphen, zero-width space/joiners, BOM) are *removed* without splitting:
-//!   `don't` -> `dont`, `PgBouncer's` -> `pgbouncers` -> (stem) `pgbouncer`. A zero-width space
-//!   between two letters or digits, where segmentation breaks, is removed too: `data\u{200B}base`
-//!   is `database` (the segment after it goes on with the same word), and so is a digit written
-//!   raised or lowered after a letter (`CO₂` -> `co2`, `H₂O` -> `h2o`, `m²` -> `m2`; not after a
-//!   digit: `10⁶` -> `10`, `6`). A contraction that would
-//!   make another word closed up (`'ll 'd 're 've 'm` ending a word after a letter) is dropped
-//!   with its apostrophe: `we'll` -> `we` (not `well`), `she'll` -> `she` (not `shell`), `I'd`
-//!   -> `i` (not `id`), `CC'd` -> `cc`.
+//!   separators are removed ([`thousands_comma`]): `1,000` -> `1000`, `12,500,000` -> `12500000`,
+//!   the number written without them.
+//! * **Removed inside a word.** Apostrophes (`'`, `‘`, `’`, `ʼ`) and invisible format chars (soft
+//!   hyphen, zero-width space/joiners, BOM) are *removed* without splitting: `don't` -> `dont`,
+//!   `PgBouncer's` -> `pgbouncers` -> (stem) `pgbouncer`. A zero-width space between two letters
+//!   or digits, where segmentation breaks, is removed too (the segment after it goes on with the
+//!   same word): `data\u{200B}base` -> `database`. So is the break before a digit written raised
+//!   or lowered after a letter: `CO₂` -> `co2`, `H₂O` -> `h2o`, `m²` -> `m2` (not after a digit:
+//!   `10⁶` -> `10`, `6`). A contraction that would make another word closed up (`'ll 'd 're 've
+//!   'm` ending a word after a letter) is dropped with its apostrophe: `we'll` -> `we` (not
+//!   `well`), `she'll` -> `she` (not `shell`), `I'd` -> `i` (not `id`), `CC'd` -> `cc`.
 //! * **Script changes.** Within a segment, a change between CJK and non-CJK chars also splits
 //!   (segmentation glues e.g. Latin + Hangul), so `PgBouncer连接池配置` yields `pgbouncer` and
 //!   CJK terms.
@@ -41,11 +41,11 @@
 //!   digit, or the last capital of a run followed by a lowercase letter: `ElastiCache`,
 //!   `maxClientConn`, `HTTPServer`, `utf8String`, `500MB`) is indexed whole and then in its parts
 //!   (`elasticach`, `elasti`, `cach`), at most [`MAX_PARTS`], parts of one char left out, so that
-//!   `cache`, `max client conn` and `max_client_conn` find it. A number with letters glued
-//!   after it has a hump between them whatever their case (`500ms` and `500MS` give `500` and
-//!   `ms`, as `500 ms` writes them). A query keeps the whole word as its
-//!   term and its parts aside ([`QueryTerm::parts`], stop words left out); recall asks for the
-//!   parts when the memory does not hold the whole word. Only ASCII letters and digits make humps.
+//!   `cache`, `max client conn` and `max_client_conn` find it. A number with letters glued after
+//!   it has a hump between them whatever their case (`500ms` and `500MS` give `500` and `ms`, as
+//!   `500 ms` writes them). A query keeps the whole word as its term and its parts aside
+//!   ([`QueryTerm::parts`], stop words left out); recall asks for the parts when the memory does
+//!   not hold the whole word. Only ASCII letters and digits make humps.
 //! * **Stemming.** Words made only of ASCII letters and longer than 2 bytes are stemmed with the
 //!   Snowball English stemmer (`deploying`, `deployed`, `deploys` -> `deploy`), after British
 //!   spellings are folded to American ones (`normalisation` -> `normalization` -> `normal`,

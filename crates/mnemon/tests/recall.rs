@@ -984,9 +984,10 @@ fn a_name_written_without_its_accent_is_the_name_the_notes_write() {
 
 /// A name is the same name however the note writes it: with a curly apostrophe (`O’Brien`,
 /// asked `OBrien`), its accent written apart (`Siobha\u{301}n`, as macOS writes file names),
-/// inflected (`Zoës`, asked `Zoe`), or only in the file name a note is titled by
-/// (`Lake Tahoe trip.md`, with no name in a frontmatter). Each was taken for a name no note
-/// writes capitalised, and its words matched nothing.
+/// inflected (`Zoës`, asked `Zoe`), only in the file name a note is titled by
+/// (`Lake Tahoe trip.md`, with no name in a frontmatter), or only in a tag, in lower case as tags
+/// are (`kafka`). Each was taken for a name no note writes capitalised, and its words matched
+/// nothing.
 #[test]
 fn a_name_the_notes_write_in_another_form_is_the_name_the_question_writes() {
     let (_t, m) = fresh();
@@ -1010,6 +1011,11 @@ fn a_name_the_notes_write_in_another_form_is_the_name_the_question_writes() {
         "Lake Tahoe trip.md",
         "We rented a cabin near the water for a week.\n",
     );
+    write_note(
+        &m,
+        "ops/consumers.md",
+        "---\nname: Consumer lag\ntags: [kafka, ops]\n---\nThe alert fires at ten thousand messages.\n",
+    );
     write_fillers(&m);
     m.index().unwrap();
     assert_names_held(
@@ -1019,6 +1025,7 @@ fn a_name_the_notes_write_in_another_form_is_the_name_the_question_writes() {
             ("how should a proposal for Siobhan look", "people/siobhan"),
             ("what does Zoe start with", "people/zoe"),
             ("where did we stay at Lake Tahoe", "Lake Tahoe trip"),
+            ("where do we run Kafka", "ops/consumers"),
         ],
     );
 }

@@ -368,7 +368,7 @@ fn a_schema_v4_store_with_an_in_edge_table_is_rebuilt_without_it() {
     assert!(!tables.iter().any(|t| t == "edges_in"), "{tables:?}");
     assert!(tables.iter().any(|t| t == "edges_out"), "{tables:?}");
     assert!(tables.iter().any(|t| t == "sketches"), "{tables:?}");
-    assert_eq!(SCHEMA_VERSION, 24);
+    assert_eq!(SCHEMA_VERSION, 29);
 }
 
 /// Open (or create) the store at `path` as another build would, mark it as written by schema

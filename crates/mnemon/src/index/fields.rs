@@ -12,6 +12,8 @@ pub const FIELD_COUNT: usize = 5;
 /// The fields before the body (id, name, description, tags): what a note says it is about.
 pub const SUMMARY_FIELDS: usize = 4;
 pub const FIELD_NAMES: [&str; FIELD_COUNT] = ["id", "name", "description", "tags", "body"];
+/// The tags' field (see [`FIELD_NAMES`]).
+const TAGS_FIELD: usize = 3;
 /// A term counted more often than this in one field is stored as this (format limit, u16).
 pub const MAX_TF: u32 = u16::MAX as u32;
 
@@ -48,10 +50,12 @@ fn field_texts<'n>(note: &'n ParsedNote, tags: &'n str) -> [&'n str; FIELD_COUNT
 
 /// Hand `f` the field and the mark (see [`NAME_MARK`]) of each distinct word that `note` writes
 /// with a capital letter anywhere in its id (a file named as its title: `Lake Tahoe trip.md`),
-/// name, description, tags or body, sentence starts and headings included, and that is made of
-/// ASCII letters once folded like a term: a word written so somewhere may be a name, and recall
-/// takes a name the question writes that no note does for one the memory lacks
-/// (`recall::evidence`). Counting too many words as written so only makes that rule rarer.
+/// name, description or body, sentence starts and headings included, or writes in its tags
+/// however it writes it, and that is made of ASCII letters once folded like a term: a word
+/// written so somewhere may be a name, and recall takes a name the question writes that no note
+/// does for one the memory lacks (`recall::evidence`). Tags are labels, written in lower case
+/// by custom (`kafka`, `postgres`): their case says nothing of a name. Counting too many words
+/// as written so only makes that rule rarer.
 ///
 /// A word is read as the tokenizer reads it: accents dropped, whether precomposed or written
 /// apart (`Siobhán` and `Siobha\u{301}n` give `^siobhan`), apostrophes and invisible chars
@@ -74,14 +78,18 @@ fn each_name_mark(tok: &Tokenizer, note: &ParsedNote, mut f: impl FnMut(usize, &
             || crate::index::tokenize::is_removed_in_word(c)
     };
     for (field, text) in texts.iter().enumerate() {
+        // Tags are written in lower case; every word of one is a name.
+        let capitalised = |s: &str| {
+            field == TAGS_FIELD
+                || if s.is_ascii() {
+                    s.bytes().any(|b| b.is_ascii_uppercase())
+                } else {
+                    s.chars().any(char::is_uppercase)
+                }
+        };
         // A change of script ends a word, as in the tokenizer (`PgBouncer连接池`).
         for word in text.split(|c: char| !in_word(c)) {
-            let capitalised = if word.is_ascii() {
-                word.bytes().any(|b| b.is_ascii_uppercase())
-            } else {
-                word.chars().any(char::is_uppercase)
-            };
-            if !capitalised {
+            if !capitalised(word) {
                 continue;
             }
             let apostrophe = word.contains(crate::index::tokenize::is_apostrophe);
@@ -89,7 +97,7 @@ fn each_name_mark(tok: &Tokenizer, note: &ParsedNote, mut f: impl FnMut(usize, &
                 .split(crate::index::tokenize::is_apostrophe)
                 .filter(|_| apostrophe);
             for form in std::iter::once(word).chain(pieces) {
-                if !form.chars().any(char::is_uppercase) {
+                if !capitalised(form) {
                     continue;
                 }
                 crate::index::tokenize::fold_word_into(form, &mut folded);
@@ -413,25 +421,26 @@ mod tests {
     /// A name written with an apostrophe, an accent written apart, an invisible char or an
     /// inflection was marked as pieces (`^brien`, `^siobha`) or as written (`^zoes`), so the
     /// question naming it plainly (`OBrien`, `Siobhan`, `Zoe`) named a word no note writes
-    /// capitalised; and a note whose file name is its title gave no mark for its words.
+    /// capitalised; and a note whose file name is its title, or a tag written in lower case as
+    /// tags are, gave no mark for its words.
     #[test]
     fn a_name_mark_holds_the_term_of_the_word_the_tokenizer_reads() {
         let note = parse_note(
             "trips/Lake Tahoe",
-            "---\nname: O\u{2019}Brien and Zo\u{eb}s\n---\nSiobha\u{301}n, Ma\u{AD}ya and \
-             James's team.\n"
+            "---\nname: O\u{2019}Brien and Zo\u{eb}s\ntags: [kafka, x]\n---\nSiobha\u{301}n, \
+             Ma\u{AD}ya and James's team.\n"
                 .as_bytes(),
         );
         assert_eq!(
             marks(&note),
             [
-                "^brien", "^jame", "^jamess", "^lake", "^maya", "^obrien", "^siobhan", "^taho",
-                "^zoe"
+                "^brien", "^jame", "^jamess", "^kafka", "^lake", "^maya", "^obrien", "^siobhan",
+                "^taho", "^zoe"
             ]
         );
         // Each mark is the term the question's name is looked up by.
         let tok = Tokenizer::new();
-        for name in ["obrien", "zoe", "siobhan", "maya", "james", "tahoe", "lake"] {
+        for name in ["obrien", "zoe", "siobhan", "maya", "james", "tahoe", "lake", "kafka"] {
             let mark = name_mark(&tok.stem_word(name));
             assert!(marks(&note).contains(&mark), "{name}: {mark}");
         }

@@ -28,7 +28,7 @@ use redb::{
 use std::path::{Path, PathBuf};
 
 /// Schema version of the tables below; bump it on any layout change (format-spec/store.md).
-pub const SCHEMA_VERSION: u32 = 24;
+pub const SCHEMA_VERSION: u32 = 29;
 // The store's file name inside `index/`, kept with the rest of the folder's layout.
 pub use crate::layout::STORE_FILE;
 /// Lock file in `index/` held by whoever writes the store (one process at a time): an index

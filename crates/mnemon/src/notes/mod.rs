@@ -337,23 +337,15 @@ pub fn decode_note(bytes: &[u8]) -> (std::borrow::Cow<'_, str>, Option<(Encoding
         Ok(s) => return (s.into(), None),
         Err(e) => e.valid_up_to(),
     };
-    let utf16 = |le: bool| {
-        let units = bytes[2..]
-            .chunks(2)
-            .map(|c| match (c, le) {
-                ([a, b], true) => u16::from_le_bytes([*a, *b]),
-                ([a, b], false) => u16::from_be_bytes([*a, *b]),
-                // An odd last byte: no unit.
-                _ => 0xFFFD,
-            });
-        char::decode_utf16(units)
-            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
-            .collect::<String>()
+    let utf16 = match bytes {
+        [0xFF, 0xFE, ..] => Some(encoding_rs::UTF_16LE),
+        [0xFE, 0xFF, ..] => Some(encoding_rs::UTF_16BE),
+        _ => None,
     };
-    match bytes {
-        [0xFF, 0xFE, ..] => return (utf16(true).into(), Some((Encoding::Utf16, 0))),
-        [0xFE, 0xFF, ..] => return (utf16(false).into(), Some((Encoding::Utf16, 0))),
-        _ => {}
+    if let Some(utf16) = utf16 {
+        // Unpaired surrogates and an odd last byte read as U+FFFD.
+        let text = utf16.decode_without_bom_handling(&bytes[2..]).0;
+        return (text.into_owned().into(), Some((Encoding::Utf16, 0)));
     }
     let mut out = String::with_capacity(bytes.len() + bytes.len() / 8);
     let mut rest = bytes;
@@ -367,27 +359,15 @@ pub fn decode_note(bytes: &[u8]) -> (std::borrow::Cow<'_, str>, Option<(Encoding
                 let (valid, after) = rest.split_at(e.valid_up_to());
                 out.push_str(std::str::from_utf8(valid).unwrap_or_default());
                 let n = e.error_len().unwrap_or(after.len());
-                out.extend(after[..n].iter().map(|&b| windows_1252(b)));
+                // The five bytes Windows-1252 leaves unassigned read as the C1 control chars of
+                // the same number, as web browsers read them (the WHATWG table).
+                let (text, _) = encoding_rs::WINDOWS_1252.decode_without_bom_handling(&after[..n]);
+                out.push_str(&text);
                 rest = &after[n..];
             }
         }
     }
     (out.into(), Some((Encoding::Windows1252, bad)))
-}
-
-/// The char a Windows-1252 byte stands for (the five bytes it leaves unassigned as the C1 control
-/// chars of the same number, as web browsers read them).
-fn windows_1252(b: u8) -> char {
-    const HIGH: [char; 32] = [
-        '\u{20AC}', '\u{81}', '\u{201A}', '\u{192}', '\u{201E}', '\u{2026}', '\u{2020}', '\u{2021}',
-        '\u{2C6}', '\u{2030}', '\u{160}', '\u{2039}', '\u{152}', '\u{8D}', '\u{17D}', '\u{8F}',
-        '\u{90}', '\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}', '\u{2022}', '\u{2013}', '\u{2014}',
-        '\u{2DC}', '\u{2122}', '\u{161}', '\u{203A}', '\u{153}', '\u{9D}', '\u{17E}', '\u{178}',
-    ];
-    match b {
-        0x80..=0x9F => HIGH[usize::from(b - 0x80)],
-        _ => char::from(b),
-    }
 }
 
 /// Parse the bytes of note `id`. Never fails: problems are collected on the result.

@@ -248,18 +248,24 @@ impl LexicalIndex {
     /// two edits from `flaki` (the stem of `flaky`), `flaky` one from `flakey`.
     pub(super) fn fuzzy(&self, t: &QueryTerm, tok: &Tokenizer) -> Vec<String> {
         let chars = t.term.chars().count();
-        // A stem under 5 characters has too many neighbours a letter away to guess from: a word
-        // spelled right (`tires`, `roles`, `movie`) is as likely as a typo.
-        let dist = if chars >= 9 {
-            2
-        } else if chars >= 5 {
-            1
-        } else {
-            return Vec::new();
-        };
         if chars > MAX_FUZZY_TERM_CHARS {
             return Vec::new();
         }
+        let word = t.surface.as_bytes();
+        // A stem under 5 characters has too many neighbours a letter away to guess from: a word
+        // spelled right (`tires`, `roles`, `movie`) is as likely as a typo. Only a letter put
+        // back into a word of 6 letters or more is tried (`tesing`, `biling`, `montly`,
+        // `limting`: the stemmer cut the typo short of the word's stem); in shorter ones it
+        // reads words spelled right as others (`shoes` as `showes`, `roles` as `rolles`).
+        if chars < 5 {
+            let mut found = Found::default();
+            if word.len() >= 6 && word.iter().all(u8::is_ascii_lowercase) {
+                self.letter_put_back(t, tok, b"abcdefghijklmnopqrstuvwxyz", &mut found);
+            }
+            found.df.retain(|term, _| same_digits(term, &t.term));
+            return self.top_by_df(found);
+        }
+        let dist = if chars >= 9 { 2 } else { 1 };
         // The first characters must match (Lucene's `prefixLength`): typos there are rare, and
         // it confines the DFA to one branch of the dictionary instead of all of it.
         let fixed: String = t.term.chars().take(crate::index::scoring::FUZZY_PREFIX_CHARS).collect();
@@ -279,21 +285,10 @@ impl LexicalIndex {
                 }
             }
         }
-        let word = t.surface.as_bytes();
         if found.complete && word.len() >= 5 && word.iter().all(u8::is_ascii_lowercase) {
             let fixed = crate::index::scoring::FUZZY_PREFIX_CHARS;
             let mut variant = String::with_capacity(word.len());
-            let look_up = |variant: &str, found: &mut Found| {
-                let stem = tok.stem_word(variant);
-                if stem == t.term || found.df.contains_key(&stem) {
-                    return;
-                }
-                for l in &self.segments {
-                    if let Some(off) = l.seg.term_offset(stem.as_bytes()) {
-                        found.add(l, &stem, off);
-                    }
-                }
-            };
+            let look_up = |variant: &str, found: &mut Found| self.look_up_variant(t, tok, variant, found);
             // One letter left out: a letter typed twice or one too many.
             for skip in fixed..word.len() {
                 if skip > 0 && word[skip] == word[skip - 1] {
@@ -349,6 +344,39 @@ impl LexicalIndex {
         }
         found.df.retain(|term, _| same_digits(term, &t.term));
         self.top_by_df(found)
+    }
+
+    /// Adds the stem of `variant`, another spelling of `t`'s word, to `found` when the memory
+    /// holds it.
+    fn look_up_variant(&self, t: &QueryTerm, tok: &Tokenizer, variant: &str, found: &mut Found) {
+        let stem = tok.stem_word(variant);
+        if stem == t.term || found.df.contains_key(&stem) {
+            return;
+        }
+        for l in &self.segments {
+            if let Some(off) = l.seg.term_offset(stem.as_bytes()) {
+                found.add(l, &stem, off);
+            }
+        }
+    }
+
+    /// `t`'s word (ASCII lower case) with one of `letters` put back anywhere after its first
+    /// letter: the typo of a letter left out.
+    fn letter_put_back(&self, t: &QueryTerm, tok: &Tokenizer, letters: &[u8], found: &mut Found) {
+        let word = t.surface.as_bytes();
+        let mut variant = String::with_capacity(word.len() + 1);
+        for at in (crate::index::scoring::FUZZY_PREFIX_CHARS + 1)..=word.len() {
+            for &letter in letters {
+                if word.get(at) == Some(&letter) {
+                    continue; // the same word as putting it in one place later
+                }
+                variant.clear();
+                variant.push_str(&t.surface[..at]);
+                variant.push(char::from(letter));
+                variant.push_str(&t.surface[at..]);
+                self.look_up_variant(t, tok, &variant, found);
+            }
+        }
     }
 
     /// Dictionary terms starting with `prefix` (other than `prefix` itself), most frequent first.

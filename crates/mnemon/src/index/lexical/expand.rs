@@ -260,7 +260,7 @@ impl LexicalIndex {
         if chars < 5 {
             let mut found = Found::default();
             if word.len() >= 6 && word.iter().all(u8::is_ascii_lowercase) {
-                self.letter_put_back(t, tok, b"abcdefghijklmnopqrstuvwxyz", &mut found);
+                self.letter_put_back(t, tok, chars, &mut found);
             }
             found.df.retain(|term, _| same_digits(term, &t.term));
             return self.top_by_df(found);
@@ -360,15 +360,19 @@ impl LexicalIndex {
         }
     }
 
-    /// `t`'s word (ASCII lower case) with one of `letters` put back anywhere after its first
-    /// letter: the typo of a letter left out.
-    fn letter_put_back(&self, t: &QueryTerm, tok: &Tokenizer, letters: &[u8], found: &mut Found) {
+    /// `t`'s word (ASCII lower case, its stem `stem_chars` long) with a letter put back after
+    /// its first letter and within its stem: the typo of a letter left out. Only letters some
+    /// term of the memory has after the letters before are tried, as the stem of the word put
+    /// right starts with them.
+    fn letter_put_back(&self, t: &QueryTerm, tok: &Tokenizer, stem_chars: usize, found: &mut Found) {
         let word = t.surface.as_bytes();
         let mut variant = String::with_capacity(word.len() + 1);
-        for at in (crate::index::scoring::FUZZY_PREFIX_CHARS + 1)..=word.len() {
-            for &letter in letters {
-                if word.get(at) == Some(&letter) {
-                    continue; // the same word as putting it in one place later
+        let last = word.len().min(stem_chars + 1);
+        for at in (crate::index::scoring::FUZZY_PREFIX_CHARS + 1)..=last {
+            let next = self.next_letters(&word[..at]);
+            for letter in b'a'..=b'z' {
+                if next & (1 << (letter - b'a')) == 0 || word.get(at) == Some(&letter) {
+                    continue; // no term goes on so, or the same word as one place later
                 }
                 variant.clear();
                 variant.push_str(&t.surface[..at]);
@@ -377,6 +381,27 @@ impl LexicalIndex {
                 self.look_up_variant(t, tok, &variant, found);
             }
         }
+    }
+
+    /// The ASCII letters (bit 0 for `a`) that follow `prefix` in some segment's dictionary.
+    fn next_letters(&self, prefix: &[u8]) -> u32 {
+        let mut letters = 0u32;
+        'segments: for l in &self.segments {
+            let fst = l.seg.terms().as_fst();
+            let mut node = fst.root();
+            for &b in prefix {
+                match node.find_input(b) {
+                    Some(i) => node = fst.node(node.transition(i).addr),
+                    None => continue 'segments,
+                }
+            }
+            for tr in node.transitions() {
+                if tr.inp.is_ascii_lowercase() {
+                    letters |= 1 << (tr.inp - b'a');
+                }
+            }
+        }
+        letters
     }
 
     /// Dictionary terms starting with `prefix` (other than `prefix` itself), most frequent first.

@@ -95,6 +95,15 @@ fn same_digits(candidate: &str, word: &str) -> bool {
     digits(candidate).eq(digits(word))
 }
 
+/// The bit of an ASCII lower-case letter in a set of letters (`a` bit 0), no bit for others.
+fn letter_bit(b: u8) -> u32 {
+    if b.is_ascii_lowercase() {
+        1 << (b - b'a')
+    } else {
+        0
+    }
+}
+
 /// The letters tried where a typo may have left one out (see `LexicalIndex::fuzzy`), besides
 /// the letter before (a double letter typed once).
 const DROPPED_LETTERS: &[u8] = b"aeiou";
@@ -316,29 +325,22 @@ impl LexicalIndex {
             // the word differ by more than that letter once the stemmer no longer sees the
             // suffix, or strips one from the word that it cannot find in the typo (`election`
             // stems as `elect`, `elction` as itself). The letters typists drop are mostly vowels,
-            // or the second of a double letter. Tried after the first letter, only when nothing
-            // closer was found.
-            // What a clean build's dictionary holds (a term only deleted notes held is not in
-            // it) with the word's digits.
-            let closer = found
-                .df
-                .iter()
-                .any(|(term, &df)| (df > 0 || !found.complete) && same_digits(term, &t.term));
-            if !closer {
-                for at in (fixed + 1)..=word.len() {
-                    let before = word[at - 1];
-                    // The letter before, doubled, unless it is one of the letters tried anyway.
-                    let double = (!DROPPED_LETTERS.contains(&before)).then_some(before);
-                    for letter in DROPPED_LETTERS.iter().copied().chain(double) {
-                        if word.get(at) == Some(&letter) {
-                            continue; // the same word as putting it in one place later
-                        }
-                        variant.clear();
-                        variant.push_str(&t.surface[..at]);
-                        variant.push(char::from(letter));
-                        variant.push_str(&t.surface[at..]);
-                        look_up(&variant, &mut found);
+            // or the second of a double letter. Tried after the first letter, even when a term
+            // one edit from the typo's stem was found: `contactles` stems as `contactl`, one
+            // edit from `contact`, but it is `contactless` that the typist meant.
+            for at in (fixed + 1)..=word.len() {
+                let before = word[at - 1];
+                // The letter before, doubled, unless it is one of the letters tried anyway.
+                let double = (!DROPPED_LETTERS.contains(&before)).then_some(before);
+                for letter in DROPPED_LETTERS.iter().copied().chain(double) {
+                    if word.get(at) == Some(&letter) {
+                        continue; // the same word as putting it in one place later
                     }
+                    variant.clear();
+                    variant.push_str(&t.surface[..at]);
+                    variant.push(char::from(letter));
+                    variant.push_str(&t.surface[at..]);
+                    look_up(&variant, &mut found);
                 }
             }
         }
@@ -363,13 +365,14 @@ impl LexicalIndex {
     /// `t`'s word (ASCII lower case, its stem `stem_chars` long) with a letter put back after
     /// its first letter and within its stem: the typo of a letter left out. Only letters some
     /// term of the memory has after the letters before are tried, as the stem of the word put
-    /// right starts with them.
+    /// right starts with them, and the letter before doubled, which the stemmer may take off
+    /// again (`caping` -> `capping` -> `cap`).
     fn letter_put_back(&self, t: &QueryTerm, tok: &Tokenizer, stem_chars: usize, found: &mut Found) {
         let word = t.surface.as_bytes();
         let mut variant = String::with_capacity(word.len() + 1);
         let last = word.len().min(stem_chars + 1);
         for at in (crate::index::scoring::FUZZY_PREFIX_CHARS + 1)..=last {
-            let next = self.next_letters(&word[..at]);
+            let next = self.next_letters(&word[..at]) | letter_bit(word[at - 1]);
             for letter in b'a'..=b'z' {
                 if next & (1 << (letter - b'a')) == 0 || word.get(at) == Some(&letter) {
                     continue; // no term goes on so, or the same word as one place later
@@ -383,7 +386,7 @@ impl LexicalIndex {
         }
     }
 
-    /// The ASCII letters (bit 0 for `a`) that follow `prefix` in some segment's dictionary.
+    /// The ASCII letters (bit 0 for `a`, see [`letter_bit`]) that follow `prefix` in some segment's dictionary.
     fn next_letters(&self, prefix: &[u8]) -> u32 {
         let mut letters = 0u32;
         'segments: for l in &self.segments {
@@ -396,9 +399,7 @@ impl LexicalIndex {
                 }
             }
             for tr in node.transitions() {
-                if tr.inp.is_ascii_lowercase() {
-                    letters |= 1 << (tr.inp - b'a');
-                }
+                letters |= letter_bit(tr.inp);
             }
         }
         letters

@@ -684,15 +684,27 @@ mod tests {
                 doc(&tok, "b", "monthly billing close"),
                 doc(&tok, "c", "integration testing"),
                 doc(&tok, "d", "tv show schedule"),
+                doc(&tok, "e", "contactless fare capping"),
+                doc(&tok, "f", "contact list"),
             ],
         )
         .unwrap();
-        for (typo, note) in [("limting", "a"), ("biling", "b"), ("montly", "b"), ("tesing", "c")] {
+        // A double letter typed once, which the stemmer takes off the word (`capping` -> `cap`).
+        for (typo, note) in [
+            ("limting", "a"),
+            ("biling", "b"),
+            ("montly", "b"),
+            ("tesing", "c"),
+            ("caping", "e"),
+        ] {
             assert!(tok.query_terms(typo).terms[0].term.chars().count() < 5, "{typo}");
             assert_eq!(ids(&idx, &tok, &format!("{typo} ")), vec![note], "{typo}");
         }
         // A word under six letters is read as written: `shoes` is a word, not `showes`.
         assert!(ids(&idx, &tok, "shoes ").is_empty());
+        // A letter put back is tried even when the typo's stem (`contactl`) is one edit from
+        // another term (`contact`).
+        assert!(ids(&idx, &tok, "contactles ").iter().any(|n| n == "e"));
     }
 
     #[test]

@@ -365,14 +365,20 @@ impl LexicalIndex {
     /// `t`'s word (ASCII lower case, its stem `stem_chars` long) with a letter put back after
     /// its first letter and within its stem: the typo of a letter left out. Only letters some
     /// term of the memory has after the letters before are tried, as the stem of the word put
-    /// right starts with them, and the letter before doubled, which the stemmer may take off
-    /// again (`caping` -> `capping` -> `cap`).
+    /// right starts with them, and the consonant before doubled, which the stemmer may take
+    /// off again (`caping` -> `capping` -> `cap`).
     fn letter_put_back(&self, t: &QueryTerm, tok: &Tokenizer, stem_chars: usize, found: &mut Found) {
         let word = t.surface.as_bytes();
         let mut variant = String::with_capacity(word.len() + 1);
         let last = word.len().min(stem_chars + 1);
         for at in (crate::index::scoring::FUZZY_PREFIX_CHARS + 1)..=last {
-            let next = self.next_letters(&word[..at]) | letter_bit(word[at - 1]);
+            let before = word[at - 1];
+            let double = if DROPPED_LETTERS.contains(&before) {
+                0 // `hadliing` is no word (it stems as `had`)
+            } else {
+                letter_bit(before)
+            };
+            let next = self.next_letters(&word[..at]) | double;
             for letter in b'a'..=b'z' {
                 if next & (1 << (letter - b'a')) == 0 || word.get(at) == Some(&letter) {
                     continue; // no term goes on so, or the same word as one place later

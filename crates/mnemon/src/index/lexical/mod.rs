@@ -686,6 +686,8 @@ mod tests {
                 doc(&tok, "d", "tv show schedule"),
                 doc(&tok, "e", "contactless fare capping"),
                 doc(&tok, "f", "contact list"),
+                doc(&tok, "g", "error handling"),
+                doc(&tok, "h", "we had lunch"),
             ],
         )
         .unwrap();
@@ -696,10 +698,12 @@ mod tests {
             ("montly", "b"),
             ("tesing", "c"),
             ("caping", "e"),
+            ("hadling", "g"),
         ] {
             assert!(tok.query_terms(typo).terms[0].term.chars().count() < 5, "{typo}");
             assert_eq!(ids(&idx, &tok, &format!("{typo} ")), vec![note], "{typo}");
         }
+        // A vowel is not doubled: `hadliing` would stem as `had`, and `hadling` found "we had".
         // A word under six letters is read as written: `shoes` is a word, not `showes`.
         assert!(ids(&idx, &tok, "shoes ").is_empty());
         // A letter put back is tried even when the typo's stem (`contactl`) is one edit from

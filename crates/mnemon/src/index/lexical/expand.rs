@@ -297,7 +297,8 @@ impl LexicalIndex {
         if found.complete && word.len() >= 5 && word.iter().all(u8::is_ascii_lowercase) {
             let fixed = crate::index::scoring::FUZZY_PREFIX_CHARS;
             let mut variant = String::with_capacity(word.len());
-            let look_up = |variant: &str, found: &mut Found| self.look_up_variant(t, tok, variant, found);
+            let look_up =
+                |variant: &str, found: &mut Found| self.look_up_variant(t, tok, variant, found);
             // One letter left out: a letter typed twice or one too many.
             for skip in fixed..word.len() {
                 if skip > 0 && word[skip] == word[skip - 1] {
@@ -367,7 +368,13 @@ impl LexicalIndex {
     /// term of the memory has after the letters before are tried, as the stem of the word put
     /// right starts with them, and the consonant before doubled, which the stemmer may take
     /// off again (`caping` -> `capping` -> `cap`).
-    fn letter_put_back(&self, t: &QueryTerm, tok: &Tokenizer, stem_chars: usize, found: &mut Found) {
+    fn letter_put_back(
+        &self,
+        t: &QueryTerm,
+        tok: &Tokenizer,
+        stem_chars: usize,
+        found: &mut Found,
+    ) {
         let word = t.surface.as_bytes();
         let mut variant = String::with_capacity(word.len() + 1);
         let last = word.len().min(stem_chars + 1);
@@ -392,7 +399,8 @@ impl LexicalIndex {
         }
     }
 
-    /// The ASCII letters (bit 0 for `a`, see [`letter_bit`]) that follow `prefix` in some segment's dictionary.
+    /// The ASCII letters (bit 0 for `a`, see [`letter_bit`]) that follow `prefix` in some
+    /// segment's dictionary.
     fn next_letters(&self, prefix: &[u8]) -> u32 {
         let mut letters = 0u32;
         'segments: for l in &self.segments {

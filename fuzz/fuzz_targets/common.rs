@@ -17,7 +17,9 @@ pub enum ArbStr {
 impl ArbStr {
     pub fn get(self) -> String {
         match self {
-            ArbStr::Fixed(i) => ["", "a", "notes/b", "q1", "ops", "pool size"][usize::from(i) % 6].into(),
+            ArbStr::Fixed(i) => {
+                ["", "a", "notes/b", "q1", "ops", "pool size"][usize::from(i) % 6].into()
+            }
             ArbStr::Any(s) => s,
         }
     }
@@ -133,7 +135,9 @@ pub fn arb_session(u: &mut Unstructured) -> arbitrary::Result<String> {
     let n = u.int_in_range(1..=MAX_SESSION_BYTES)?;
     let mut s = String::with_capacity(n);
     for _ in 0..n {
-        s.push(char::from(ALPHABET[usize::from(u.arbitrary::<u8>()?) % ALPHABET.len()]));
+        s.push(char::from(
+            ALPHABET[usize::from(u.arbitrary::<u8>()?) % ALPHABET.len()],
+        ));
     }
     Ok(s)
 }
@@ -183,8 +187,13 @@ pub fn encodable(e: &Event) -> Option<Vec<u8>> {
     if p.len() > MAX_FRAME_PAYLOAD as usize {
         return None;
     }
-    let back = Event::decode(&p).unwrap_or_else(|err| panic!("encoded event does not decode: {err}: {e:?}"));
-    assert_eq!(back.encode(), p, "decode(encode(e)) re-encodes differently: {e:?}");
+    let back = Event::decode(&p)
+        .unwrap_or_else(|err| panic!("encoded event does not decode: {err}: {e:?}"));
+    assert_eq!(
+        back.encode(),
+        p,
+        "decode(encode(e)) re-encodes differently: {e:?}"
+    );
     Some(p)
 }
 
@@ -195,16 +204,27 @@ pub fn check_frame_at(data: &[u8], seal: FrameSeal, offset: u64, event: &Event) 
     let o = usize::try_from(offset).expect("offset fits usize");
     let payload = event.encode();
     let end = o + FRAME_HEADER_LEN + payload.len();
-    assert!(end <= data.len(), "event at {offset} runs past the data ({end} > {})", data.len());
+    assert!(
+        end <= data.len(),
+        "event at {offset} runs past the data ({end} > {})",
+        data.len()
+    );
     let len = u32::from_le_bytes(data[o..o + 4].try_into().unwrap());
     assert_eq!(len as usize, payload.len(), "frame length at {offset}");
-    assert!((1..=MAX_FRAME_PAYLOAD).contains(&len), "frame length {len} out of range at {offset}");
+    assert!(
+        (1..=MAX_FRAME_PAYLOAD).contains(&len),
+        "frame length {len} out of range at {offset}"
+    );
     let crc = u32::from_le_bytes(data[o + 4..o + 8].try_into().unwrap());
     assert_eq!(
         frame_crc(seal, &data[o..o + 4], &data[o + FRAME_HEADER_LEN..end]),
         crc,
         "event yielded at {offset} but its checksum does not verify under {seal:?}"
     );
-    assert_eq!(&data[o + FRAME_HEADER_LEN..end], &payload[..], "event at {offset} is not the bytes there");
+    assert_eq!(
+        &data[o + FRAME_HEADER_LEN..end],
+        &payload[..],
+        "event at {offset} is not the bytes there"
+    );
     end as u64
 }

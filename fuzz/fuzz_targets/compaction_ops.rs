@@ -24,12 +24,27 @@ const NODES: [&str; 3] = ["a", "b", "c"];
 
 #[derive(Debug, Arbitrary)]
 enum Op {
-    Append { session: u8, node: u8, twice: bool },
-    Sync { session: u8 },
-    Close { session: u8 },
-    Snapshot { session: u8 },
-    Pass { days: u16 },
-    Compact { compress_after: u8, archive_after: u16 },
+    Append {
+        session: u8,
+        node: u8,
+        twice: bool,
+    },
+    Sync {
+        session: u8,
+    },
+    Close {
+        session: u8,
+    },
+    Snapshot {
+        session: u8,
+    },
+    Pass {
+        days: u16,
+    },
+    Compact {
+        compress_after: u8,
+        archive_after: u16,
+    },
 }
 
 #[derive(Debug, Arbitrary)]
@@ -88,7 +103,11 @@ fuzz_target!(|input: Input| {
             break;
         }
         match *op {
-            Op::Append { session, node, twice } => {
+            Op::Append {
+                session,
+                node,
+                twice,
+            } => {
                 let s = session % 3;
                 if !logs.contains_key(&s) {
                     match open(&fs, &format!("s{s}")) {
@@ -99,7 +118,11 @@ fuzz_target!(|input: Input| {
                     }
                 }
                 let n = NODES[usize::from(node) % NODES.len()];
-                let batch = if twice { vec![hit(n), hit(n)] } else { vec![hit(n)] };
+                let batch = if twice {
+                    vec![hit(n), hit(n)]
+                } else {
+                    vec![hit(n)]
+                };
                 let k = batch.len() as u64;
                 // Attempted even when the append fails: a failed write may still have landed.
                 *m.attempted.entry(n).or_default() += k;
@@ -146,7 +169,10 @@ fuzz_target!(|input: Input| {
                 now += i64::from(days % 800) * DAY_MS;
                 fs.set_clock_ms(now);
             }
-            Op::Compact { compress_after, archive_after } => {
+            Op::Compact {
+                compress_after,
+                archive_after,
+            } => {
                 if let Some(c) = open(&fs, "compactor") {
                     let _ = c.compact(
                         CompactPolicy {
@@ -171,6 +197,9 @@ fuzz_target!(|input: Input| {
         let lo = m.durable.get(n).copied().unwrap_or(0);
         let hi = m.attempted.get(n).copied().unwrap_or(0);
         assert!(got >= lo, "{n}: {got} folded < {lo} fsynced");
-        assert!(got <= hi, "{n}: {got} folded > {hi} attempted (double count)");
+        assert!(
+            got <= hi,
+            "{n}: {got} folded > {hi} attempted (double count)"
+        );
     }
 });

@@ -141,7 +141,9 @@ fuzz_target!(|data: &[u8]| {
             (b, s)
         }
     };
-    let Some((out, _)) = read_all(&bad) else { return };
+    let Some((out, _)) = read_all(&bad) else {
+        return;
+    };
     assert!(
         out.len() <= src.len(),
         "read {} of a {}-byte segment",

@@ -12,8 +12,8 @@
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use mnemon::events::fold::{Verdicts, question_key};
 use mnemon::events::fold::{RecallStats, Stats};
+use mnemon::events::fold::{Verdicts, question_key};
 use mnemon::events::{Event, EventKind, HitSource};
 
 /// Questions of Feedback events: empty (tied to none), and two that differ only in case and
@@ -121,9 +121,9 @@ fn model(evs: &[Ev]) -> Stats {
         let best_tag = evs
             .iter()
             .filter_map(|e| match &e.event.kind {
-                EventKind::ImportanceTag { node, importance, .. } if node == n => {
-                    Some((e.event.ts_ms, e.session, e.event.seq, *importance))
-                }
+                EventKind::ImportanceTag {
+                    node, importance, ..
+                } if node == n => Some((e.event.ts_ms, e.session, e.event.seq, *importance)),
                 _ => None,
             })
             .max();
@@ -200,7 +200,11 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     let want = model(&evs);
     let forward = fold(&evs);
     assert_eq!(forward, want, "in-order fold differs from the model");
-    assert_eq!(fold(evs.iter().rev()), want, "reversed fold differs from the model");
+    assert_eq!(
+        fold(evs.iter().rev()),
+        want,
+        "reversed fold differs from the model"
+    );
 
     // A fuzz-chosen permutation (Fisher-Yates driven by the input; zeros when it runs out).
     let mut perm: Vec<usize> = (0..n).collect();
@@ -209,7 +213,10 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
         perm.swap(i, j);
     }
     let shuffled = fold(perm.iter().map(|&i| &evs[i]));
-    assert_eq!(shuffled, want, "shuffled fold (order {perm:?}) differs from the model");
+    assert_eq!(
+        shuffled, want,
+        "shuffled fold (order {perm:?}) differs from the model"
+    );
 
     // Split the shuffled order into three fuzz-chosen parts, fold apart, merge.
     let x = u.int_in_range(0..=n).unwrap_or(0);
@@ -217,10 +224,26 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     let part = |r: std::ops::Range<usize>| fold(perm[r].iter().map(|&i| &evs[i]));
     let (p, q, r) = (part(0..x), part(x..y), part(y..n));
     let pq = merged(&p, &q);
-    assert_eq!(merged(&pq, &r), want, "(p + q) + r differs from the model (split {x}, {y})");
-    assert_eq!(merged(&p, &merged(&q, &r)), want, "p + (q + r) differs (split {x}, {y})");
-    assert_eq!(merged(&merged(&r, &q), &p), want, "(r + q) + p differs (split {x}, {y})");
-    assert_eq!(pq, merged(&q, &p), "merge is not commutative (split {x}, {y})");
+    assert_eq!(
+        merged(&pq, &r),
+        want,
+        "(p + q) + r differs from the model (split {x}, {y})"
+    );
+    assert_eq!(
+        merged(&p, &merged(&q, &r)),
+        want,
+        "p + (q + r) differs (split {x}, {y})"
+    );
+    assert_eq!(
+        merged(&merged(&r, &q), &p),
+        want,
+        "(r + q) + p differs (split {x}, {y})"
+    );
+    assert_eq!(
+        pq,
+        merged(&q, &p),
+        "merge is not commutative (split {x}, {y})"
+    );
     // The empty stats are neutral, both ways; a snapshot plus a tail equals the full fold.
     assert_eq!(merged(&Stats::default(), &want), want);
     assert_eq!(merged(&want, &Stats::default()), want);

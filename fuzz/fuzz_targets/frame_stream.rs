@@ -39,7 +39,11 @@ enum Piece {
     /// `big_event`), or just over the length limit (`over`, and only one time in 16: reading
     /// past it means resynchronising byte by byte through 64 KiB, which is slow under
     /// instrumentation), with a valid checksum either way.
-    Big { size: u16, fill: u8, over: bool },
+    Big {
+        size: u16,
+        fill: u8,
+        over: bool,
+    },
     Garbage(Vec<u8>),
     /// A frame sealed with this salt (`None`: the version 1 rule) instead of the stream's.
     Foreign(ArbEvent, Option<u32>),
@@ -163,7 +167,9 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
                 }
             }
             Piece::Repeat(e, n) => {
-                let Some(p) = encodable(&e.get()) else { continue };
+                let Some(p) = encodable(&e.get()) else {
+                    continue;
+                };
                 for _ in 0..1u32 << (n % 13) {
                     if data.len() > MAX_STREAM {
                         break;
@@ -186,7 +192,9 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
                 data.extend_from_slice(&g);
             }
             Piece::Foreign(e, salt) => {
-                let Some(p) = encodable(&e.get()) else { continue };
+                let Some(p) = encodable(&e.get()) else {
+                    continue;
+                };
                 let other = salt.map_or(FrameSeal::Unsalted, FrameSeal::Salted);
                 if other == seal {
                     // The same seal after all: a good frame.
@@ -213,7 +221,10 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     for item in &full {
         match item {
             Item::Event { offset, end, event } => {
-                assert_eq!(*offset, cursor, "gap or overlap before the event at {offset}");
+                assert_eq!(
+                    *offset, cursor,
+                    "gap or overlap before the event at {offset}"
+                );
                 assert!(
                     !foreign_at.contains(&(offset - start)),
                     "a frame sealed otherwise was read as an event at {offset} under {seal:?}"
@@ -246,7 +257,11 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
         .iter()
         .map(|&c| {
             let c = usize::from(c);
-            if c % 2 == 0 { (c >> 1) % 16 + 1 } else { (c >> 1) * 4 + 1 }
+            if c % 2 == 0 {
+                (c >> 1) % 16 + 1
+            } else {
+                (c >> 1) * 4 + 1
+            }
         })
         .map(|c| c.max(min_chunk))
         .collect();
@@ -276,13 +291,23 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
         assert!(r.io_error.is_some(), "injected I/O error not reported");
         let mut rt = FrameReader::new(&data[..e], seal, start);
         let truncated = keys(rt.by_ref().collect());
-        assert_eq!(failed, truncated, "an I/O error after {e} bytes differs from a stream of {e} bytes");
+        assert_eq!(
+            failed, truncated,
+            "an I/O error after {e} bytes differs from a stream of {e} bytes"
+        );
         let kept: Vec<&Key> = full
             .iter()
             .filter(|k| matches!(k, Key::Event(_, end, _) if *end <= start + e as u64))
             .collect();
-        let got: Vec<&Key> = failed.iter().filter(|k| matches!(k, Key::Event(..))).take(kept.len()).collect();
-        assert_eq!(got, kept, "events read before the I/O error at {e} were lost");
+        let got: Vec<&Key> = failed
+            .iter()
+            .filter(|k| matches!(k, Key::Event(..)))
+            .take(kept.len())
+            .collect();
+        assert_eq!(
+            got, kept,
+            "events read before the I/O error at {e} were lost"
+        );
     }
     Ok(())
 }

@@ -17,8 +17,8 @@
 use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use mnemon_cli::mcp::lines::{
-    ErrorReply, Line, LineReader, MAX_LINE_BYTES, MAX_NESTING_DEPTH, PARSE_ERROR,
-    INVALID_REQUEST, classify,
+    ErrorReply, INVALID_REQUEST, Line, LineReader, MAX_LINE_BYTES, MAX_NESTING_DEPTH, PARSE_ERROR,
+    classify,
 };
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -130,13 +130,20 @@ fn depth(v: &Value) -> usize {
 }
 
 fn check_reply(e: &ErrorReply) {
-    assert!(e.code == PARSE_ERROR || e.code == INVALID_REQUEST, "code {}", e.code);
+    assert!(
+        e.code == PARSE_ERROR || e.code == INVALID_REQUEST,
+        "code {}",
+        e.code
+    );
     assert!(!e.message.is_empty());
     if e.code == PARSE_ERROR {
         assert_eq!(e.id, Value::Null, "a parse error answers id null");
     }
     assert!(
-        e.id.is_null() || e.id.is_string() || e.id.as_i64().is_some() || e.id.as_f64().is_some_and(|f| f.fract() == 0.0),
+        e.id.is_null()
+            || e.id.is_string()
+            || e.id.as_i64().is_some()
+            || e.id.as_f64().is_some_and(|f| f.fract() == 0.0),
         "id {}",
         e.id
     );
@@ -156,14 +163,22 @@ fn check_line(raw: &[u8], got: &Line, input: &Input) {
     if line.len() > input.max_line_bytes {
         match got {
             Line::Error(e) => {
-                assert_eq!((e.code, &e.id), (PARSE_ERROR, &Value::Null), "over-long line");
+                assert_eq!(
+                    (e.code, &e.id),
+                    (PARSE_ERROR, &Value::Null),
+                    "over-long line"
+                );
                 check_reply(e);
             }
             other => panic!("over-long line gave {other:?}"),
         }
         return;
     }
-    assert_eq!(*got, classify(line, input.max_nesting_depth), "chunking changed the outcome");
+    assert_eq!(
+        *got,
+        classify(line, input.max_nesting_depth),
+        "chunking changed the outcome"
+    );
     let body = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     let parsed = serde_json::from_slice::<Value>(body).ok();
     let syntax_ok = serde_json::from_slice::<IgnoredAny>(body).is_ok();
@@ -179,7 +194,10 @@ fn check_line(raw: &[u8], got: &Line, input: &Input) {
             if let Some(v) = &parsed
                 && depth(v) <= input.max_nesting_depth
             {
-                assert_ne!(e.code, PARSE_ERROR, "readable JSON answered as a parse error");
+                assert_ne!(
+                    e.code, PARSE_ERROR,
+                    "readable JSON answered as a parse error"
+                );
             }
             if !e.id.is_null() {
                 assert!(syntax_ok, "an id from a line that is not JSON");
@@ -192,14 +210,20 @@ fn check_line(raw: &[u8], got: &Line, input: &Input) {
             assert_eq!(Some(v), parsed.as_ref(), "a message is the line's JSON");
             assert!(v.is_object(), "a message is an object");
             assert_eq!(v["jsonrpc"], "2.0");
-            assert!(depth(v) <= input.max_nesting_depth, "message nested past the limit");
+            assert!(
+                depth(v) <= input.max_nesting_depth,
+                "message nested past the limit"
+            );
         }
         Line::Dropped(why) => {
             assert!(syntax_ok, "only JSON is dropped silently");
             assert!(!why.is_empty());
         }
         Line::Blank => {
-            assert!(body.iter().all(|b| b" \t\r\n".contains(b)), "blank line with content");
+            assert!(
+                body.iter().all(|b| b" \t\r\n".contains(b)),
+                "blank line with content"
+            );
         }
     }
 }
@@ -210,7 +234,10 @@ fuzz_target!(|input: Input| {
     let mut at = 0;
     let mut sizes = input.chunks.iter().copied().cycle();
     while at < input.stream.len() {
-        let n = sizes.next().unwrap_or(input.stream.len()).min(input.stream.len() - at);
+        let n = sizes
+            .next()
+            .unwrap_or(input.stream.len())
+            .min(input.stream.len() - at);
         reader.feed(&input.stream[at..at + n], &mut outcomes);
         at += n;
         assert!(

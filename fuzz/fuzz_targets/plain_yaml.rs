@@ -11,12 +11,80 @@ use mnemon::notes::{as_yaml_value, read_plain};
 use serde_yaml_ng::Value;
 
 const PIECES: &[&str] = &[
-    "name", "tags", "related", "ttl_days", "null", "True", "x-y", "_k", ":", ": ", " ", "  ", "\n",
-    "\n  - ", "\n- ", "- ", "[", "]", ", ", ",", "'", "\"", "#", " #", "a", "b c", "0", "007",
-    "42", "1.5", "2025-09-10", "+1", ".5", "~", "true", "FALSE", "é", "中文", "\\", "&", "*", "!",
-    "|", ">", "%", "@", "`", "{", "}", "?", "-", "\t", "\r", "\u{85}", "a:b", "http://x.y/z", "C#",
-    "x]", "[[id]]", "0x1f", "1e3", "-1", ".inf", "NaN", "\u{2028}", "\u{feff}", "...", "---",
-    "\u{a0}", "\u{3000}", " |", " &", " -", " ?",
+    "name",
+    "tags",
+    "related",
+    "ttl_days",
+    "null",
+    "True",
+    "x-y",
+    "_k",
+    ":",
+    ": ",
+    " ",
+    "  ",
+    "\n",
+    "\n  - ",
+    "\n- ",
+    "- ",
+    "[",
+    "]",
+    ", ",
+    ",",
+    "'",
+    "\"",
+    "#",
+    " #",
+    "a",
+    "b c",
+    "0",
+    "007",
+    "42",
+    "1.5",
+    "2025-09-10",
+    "+1",
+    ".5",
+    "~",
+    "true",
+    "FALSE",
+    "é",
+    "中文",
+    "\\",
+    "&",
+    "*",
+    "!",
+    "|",
+    ">",
+    "%",
+    "@",
+    "`",
+    "{",
+    "}",
+    "?",
+    "-",
+    "\t",
+    "\r",
+    "\u{85}",
+    "a:b",
+    "http://x.y/z",
+    "C#",
+    "x]",
+    "[[id]]",
+    "0x1f",
+    "1e3",
+    "-1",
+    ".inf",
+    "NaN",
+    "\u{2028}",
+    "\u{feff}",
+    "...",
+    "---",
+    "\u{a0}",
+    "\u{3000}",
+    " |",
+    " &",
+    " -",
+    " ?",
 ];
 
 fuzz_target!(|data: &[u8]| {
@@ -29,8 +97,9 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Some(entries) = read_plain(&text) {
         let fast = as_yaml_value(&entries);
-        let parsed: Value = serde_yaml_ng::from_str(&text)
-            .unwrap_or_else(|e| panic!("the plain reader accepted {text:?}, the parser did not: {e}"));
+        let parsed: Value = serde_yaml_ng::from_str(&text).unwrap_or_else(|e| {
+            panic!("the plain reader accepted {text:?}, the parser did not: {e}")
+        });
         assert_eq!(fast, parsed, "{text:?}");
     }
 });

@@ -23,20 +23,45 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
 
     let q = t.query_terms(&text);
-    assert!(q.terms.len() <= MAX_QUERY_TERMS, "{} query terms", q.terms.len());
+    assert!(
+        q.terms.len() <= MAX_QUERY_TERMS,
+        "{} query terms",
+        q.terms.len()
+    );
     let mut seen = HashSet::new();
     for qt in &q.terms {
         assert!(!qt.term.is_empty(), "empty query term: {q:?}");
-        assert!(qt.term.len() <= MAX_TERM_BYTES, "query term of {} bytes: {:?}", qt.term.len(), qt.term);
+        assert!(
+            qt.term.len() <= MAX_TERM_BYTES,
+            "query term of {} bytes: {:?}",
+            qt.term.len(),
+            qt.term
+        );
         assert!(!qt.surface.is_empty(), "empty surface: {qt:?}");
-        assert!(qt.surface.len() <= MAX_TERM_BYTES, "surface of {} bytes: {:?}", qt.surface.len(), qt.surface);
-        assert!(seen.insert(qt.term.as_str()), "duplicate query term {:?}", qt.term);
+        assert!(
+            qt.surface.len() <= MAX_TERM_BYTES,
+            "surface of {} bytes: {:?}",
+            qt.surface.len(),
+            qt.surface
+        );
+        assert!(
+            seen.insert(qt.term.as_str()),
+            "duplicate query term {:?}",
+            qt.term
+        );
         if qt.cjk {
             assert_eq!(qt.term, qt.surface, "CJK term differs from its surface");
         }
-        assert!(qt.parts.len() <= MAX_PARTS, "{} parts: {qt:?}", qt.parts.len());
+        assert!(
+            qt.parts.len() <= MAX_PARTS,
+            "{} parts: {qt:?}",
+            qt.parts.len()
+        );
         for p in &qt.parts {
-            assert!(!p.term.is_empty() && p.term.len() <= MAX_TERM_BYTES, "part {p:?}");
+            assert!(
+                !p.term.is_empty() && p.term.len() <= MAX_TERM_BYTES,
+                "part {p:?}"
+            );
         }
     }
     if q.terms.is_empty() {
@@ -48,23 +73,40 @@ fuzz_target!(|data: &[u8]| {
     t.index_terms(&text, &mut idx);
     for term in &idx {
         assert!(!term.is_empty(), "empty index term");
-        assert!(term.len() <= MAX_TERM_BYTES, "index term of {} bytes: {term:?}", term.len());
+        assert!(
+            term.len() <= MAX_TERM_BYTES,
+            "index term of {} bytes: {term:?}",
+            term.len()
+        );
     }
     let closed_ok = |w: &str| {
-        (MIN_CLOSED_LETTERS..=MAX_TERM_BYTES).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_lowercase())
+        (MIN_CLOSED_LETTERS..=MAX_TERM_BYTES).contains(&w.len())
+            && w.bytes().all(|b| b.is_ascii_lowercase())
     };
     for_each_hyphened(&text, |w| assert!(closed_ok(w), "closed form {w:?}"));
     let mut pairs = 0;
     for_each_pair(&text, |a, b, w, _hyphened| {
         pairs += 1;
-        assert!(closed_ok(w) && w == format!("{a}{b}"), "pair {a:?} {b:?} -> {w:?}");
+        assert!(
+            closed_ok(w) && w == format!("{a}{b}"),
+            "pair {a:?} {b:?} -> {w:?}"
+        );
     });
     assert!(pairs <= MAX_PAIRS, "{pairs} pairs");
     let idx: HashSet<&str> = idx.iter().map(String::as_str).collect();
     for qt in &q.terms {
-        assert!(idx.contains(qt.term.as_str()), "query term {:?} not among the index terms of the same text", qt.term);
+        assert!(
+            idx.contains(qt.term.as_str()),
+            "query term {:?} not among the index terms of the same text",
+            qt.term
+        );
         for p in &qt.parts {
-            assert!(idx.contains(p.term.as_str()), "part {:?} of {:?} not among the index terms", p.term, qt.term);
+            assert!(
+                idx.contains(p.term.as_str()),
+                "part {:?} of {:?} not among the index terms",
+                p.term,
+                qt.term
+            );
         }
     }
 });

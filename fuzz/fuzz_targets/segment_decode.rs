@@ -22,7 +22,9 @@
 
 mod common;
 
-use common::{ArbEvent, arb_seal, arb_session, check_frame_at, encodable, never_verifies_under, raw_frame};
+use common::{
+    ArbEvent, arb_seal, arb_session, check_frame_at, encodable, never_verifies_under, raw_frame,
+};
 use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use mnemon::events::segment::{
@@ -39,15 +41,27 @@ fn check_decoded(bytes: &[u8], d: &Decoded) -> Option<(u64, Vec<(u64, u64)>)> {
         return None;
     };
     assert!(d.header_error.is_none(), "both a header and a header error");
-    assert!(valid_session(&h.session), "invalid session {:?} accepted", h.session);
+    assert!(
+        valid_session(&h.session),
+        "invalid session {:?} accepted",
+        h.session
+    );
     let (at, version) = match h.seal {
         FrameSeal::Unsalted => (V1_H_SESSION, 1),
         FrameSeal::Salted(salt) => {
-            assert_eq!(bytes[20..24], salt.to_le_bytes(), "salt not read from offset 20");
+            assert_eq!(
+                bytes[20..24],
+                salt.to_le_bytes(),
+                "salt not read from offset 20"
+            );
             (H_SESSION, 2)
         }
     };
-    assert_eq!(bytes[8..10], u16::to_le_bytes(version), "seal of another version");
+    assert_eq!(
+        bytes[8..10],
+        u16::to_le_bytes(version),
+        "seal of another version"
+    );
     let hlen = (at + h.session.len() + 4) as u64;
     assert!(hlen as usize <= bytes.len());
     assert_eq!(&bytes[at..at + h.session.len()], h.session.as_bytes());
@@ -57,9 +71,16 @@ fn check_decoded(bytes: &[u8], d: &Decoded) -> Option<(u64, Vec<(u64, u64)>)> {
     // (a damaged range is closed only by a good frame or the end).
     for (i, r) in d.damaged.iter().enumerate() {
         assert!(r.start < r.end, "empty damaged range {r:?}");
-        assert!(r.start >= hlen && r.end <= len, "damaged range {r:?} outside {hlen}..{len}");
+        assert!(
+            r.start >= hlen && r.end <= len,
+            "damaged range {r:?} outside {hlen}..{len}"
+        );
         if i > 0 {
-            assert!(d.damaged[i - 1].end < r.start, "damaged ranges {:?} and {r:?} overlap or touch", d.damaged[i - 1]);
+            assert!(
+                d.damaged[i - 1].end < r.start,
+                "damaged ranges {:?} and {r:?} overlap or touch",
+                d.damaged[i - 1]
+            );
         }
     }
     // Events: offsets strictly increasing, good frames, never inside a damaged range.
@@ -71,20 +92,36 @@ fn check_decoded(bytes: &[u8], d: &Decoded) -> Option<(u64, Vec<(u64, u64)>)> {
         assert!(*off >= hlen, "event at {off} inside the header");
         let end = check_frame_at(bytes, h.seal, *off, ev);
         for r in &d.damaged {
-            assert!(!r.contains(off), "event at {off} inside damaged range {r:?}");
-            assert!(end <= r.start || r.end <= *off, "event {off}..{end} overlaps damaged {r:?}");
+            assert!(
+                !r.contains(off),
+                "event at {off} inside damaged range {r:?}"
+            );
+            assert!(
+                end <= r.start || r.end <= *off,
+                "event {off}..{end} overlaps damaged {r:?}"
+            );
         }
         frames.push((*off, end));
     }
     // Together they tile hlen..len.
-    let mut items: Vec<(u64, u64)> = frames.iter().copied().chain(d.damaged.iter().map(|r| (r.start, r.end))).collect();
+    let mut items: Vec<(u64, u64)> = frames
+        .iter()
+        .copied()
+        .chain(d.damaged.iter().map(|r| (r.start, r.end)))
+        .collect();
     items.sort_unstable();
     let mut cursor = hlen;
     for (s, e) in items {
-        assert_eq!(s, cursor, "bytes {cursor}..{s} are neither an event nor damaged");
+        assert_eq!(
+            s, cursor,
+            "bytes {cursor}..{s} are neither an event nor damaged"
+        );
         cursor = e;
     }
-    assert_eq!(cursor, len, "bytes {cursor}..{len} are neither an event nor damaged");
+    assert_eq!(
+        cursor, len,
+        "bytes {cursor}..{len} are neither an event nor damaged"
+    );
     Some((hlen, frames))
 }
 
@@ -137,7 +174,11 @@ fuzz_target!(|data: &[u8]| {
         .encode();
         seg.extend_from_slice(data);
         let d = decode_segment(&seg);
-        assert!(d.header.is_some(), "valid header rejected: {:?}", d.header_error);
+        assert!(
+            d.header.is_some(),
+            "valid header rejected: {:?}",
+            d.header_error
+        );
         check_decoded(&seg, &d);
     }
 
@@ -160,7 +201,9 @@ fn built(u: &mut Unstructured) -> arbitrary::Result<()> {
     // (start, end, payload) of each frame of the clean segment.
     let mut frames: Vec<(usize, usize, Vec<u8>)> = Vec::new();
     for e in events {
-        let Some(p) = encodable(&e.get()) else { continue };
+        let Some(p) = encodable(&e.get()) else {
+            continue;
+        };
         let s = clean.len();
         raw_frame(seal, &p, &mut clean);
         frames.push((s, clean.len(), p));
@@ -168,9 +211,16 @@ fn built(u: &mut Unstructured) -> arbitrary::Result<()> {
     let d = decode_segment(&clean);
     check_decoded(&clean, &d);
     assert_eq!(d.header.as_ref(), Some(&header));
-    assert!(d.damaged.is_empty(), "clean segment has damage: {:?}", d.damaged);
+    assert!(
+        d.damaged.is_empty(),
+        "clean segment has damage: {:?}",
+        d.damaged
+    );
     let got: Vec<(u64, Vec<u8>)> = d.events.iter().map(|(o, e)| (*o, e.encode())).collect();
-    let want: Vec<(u64, Vec<u8>)> = frames.iter().map(|(s, _, p)| (*s as u64, p.clone())).collect();
+    let want: Vec<(u64, Vec<u8>)> = frames
+        .iter()
+        .map(|(s, _, p)| (*s as u64, p.clone()))
+        .collect();
     assert_eq!(got, want, "clean segment decodes differently");
 
     // Replace clean[a..b] by `with`.
@@ -225,7 +275,10 @@ fn built(u: &mut Unstructured) -> arbitrary::Result<()> {
     let affected = if noop {
         n
     } else {
-        frames.iter().find(|(s, e, _)| *s <= a && a < *e).map_or(a, |f| f.0)
+        frames
+            .iter()
+            .find(|(s, e, _)| *s <= a && a < *e)
+            .map_or(a, |f| f.0)
     } as u64;
 
     let d = decode_segment(&bytes);
@@ -235,7 +288,11 @@ fn built(u: &mut Unstructured) -> arbitrary::Result<()> {
         return Ok(());
     }
     let (_, got_frames) = checked.expect("intact header rejected");
-    assert_eq!(d.header.as_ref(), Some(&header), "intact header decodes differently");
+    assert_eq!(
+        d.header.as_ref(),
+        Some(&header),
+        "intact header decodes differently"
+    );
     if let Some(foreign) = inserted
         && never_verifies_under(foreign, seal)
     {
@@ -256,28 +313,40 @@ fn built(u: &mut Unstructured) -> arbitrary::Result<()> {
     for (o, p) in &expected {
         let o = *o as u64;
         if let Some(i) = d.events.iter().position(|(off, _)| *off == o) {
-            assert_eq!(&d.events[i].1.encode(), p, "frame at {o} decodes to another event");
+            assert_eq!(
+                &d.events[i].1.encode(),
+                p,
+                "frame at {o} decodes to another event"
+            );
             matched[i] = true;
             continue;
         }
         // Not found: only a verified frame starting in the damage may have swallowed it.
-        let swallowed = got_frames.iter().any(|(s, e)| *s >= affected && *s < o && o < *e);
+        let swallowed = got_frames
+            .iter()
+            .any(|(s, e)| *s >= affected && *s < o && o < *e);
         assert!(
             swallowed,
             "good frame at {o} (outside the mutated region {a}..{region_end}) was dropped; \
              damaged {:?}, events at {:?}",
-            d.damaged,
-            got_frames
+            d.damaged, got_frames
         );
     }
     for (i, (off, _)) in d.events.iter().enumerate() {
         if !matched[i] {
             assert!(!noop, "unexpected event at {off} in an unchanged segment");
-            assert!(*off >= affected, "unexpected event at {off} before the damage at {affected}");
+            assert!(
+                *off >= affected,
+                "unexpected event at {off} before the damage at {affected}"
+            );
         }
     }
     if noop {
-        assert!(d.damaged.is_empty(), "damage {:?} in a segment of good frames", d.damaged);
+        assert!(
+            d.damaged.is_empty(),
+            "damage {:?} in a segment of good frames",
+            d.damaged
+        );
     }
     Ok(())
 }

@@ -221,7 +221,9 @@ impl Fs for RealFs {
                 // From the directory entry where the file system records it: no call per name
                 // but for a link, which is followed.
                 let folder = match e.file_type() {
-                    Ok(t) if t.is_symlink() => std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir()),
+                    Ok(t) if t.is_symlink() => {
+                        std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir())
+                    }
                     Ok(t) => t.is_dir(),
                     Err(_) => false,
                 };

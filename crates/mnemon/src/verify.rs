@@ -4,14 +4,14 @@
 //! mean: a flipped bit in a record or an edge list reads back as a different note or link. Reads
 //! of damaged bytes may panic inside redb; that becomes a finding too.
 
-use crate::scan::Stat;
 use crate::dedup::Sketch;
 use crate::error::Result;
 use crate::notes::Provenance;
 use crate::scan;
+use crate::scan::Stat;
 use crate::store::{NodeRecord, Store};
-use std::collections::{BTreeSet, HashMap};
 use rayon::prelude::*;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 /// At most this many differences are listed (a store rebuilt from scratch would list one per
@@ -104,11 +104,15 @@ fn compare(store: &Store, memory_dir: &Path, outcome: &scan::ScanOutcome) -> Res
         match sketches.get(at) {
             Some((found_id, s)) if found_id == id => {
                 if s != stored {
-                    found.push(format!("the near-duplicate sketch of `{id}` differs from the note"));
+                    found.push(format!(
+                        "the near-duplicate sketch of `{id}` differs from the note"
+                    ));
                 }
             }
             _ if kept.contains(id.as_str()) => {}
-            _ => found.push(format!("the store holds a sketch of `{id}`, which no note defines")),
+            _ => found.push(format!(
+                "the store holds a sketch of `{id}`, which no note defines"
+            )),
         }
     }
 
@@ -228,9 +232,7 @@ fn compare(store: &Store, memory_dir: &Path, outcome: &scan::ScanOutcome) -> Res
             // like the link it comes with, it may dangle.
             let between_notes = e.provenance == Provenance::Synthesized
                 && e.kind != crate::notes::EdgeKind::Supersedes;
-            if between_notes
-                && (!stored.contains_key(&e.other) || !stored.contains_key(&from))
-            {
+            if between_notes && (!stored.contains_key(&e.other) || !stored.contains_key(&from)) {
                 found.push(format!(
                     "a synthesized edge {from} -{}-> {} ends at no note",
                     e.kind.as_str(),
@@ -317,7 +319,11 @@ mod tests {
         assert!(quiet.damage.is_empty(), "{:?}", quiet.damage);
         assert!(quiet.changed.is_empty(), "{:?}", quiet.changed);
 
-        std::fs::write(notes.join("a.md"), "---\nname: A\n---\nalpha text, edited\n").unwrap();
+        std::fs::write(
+            notes.join("a.md"),
+            "---\nname: A\n---\nalpha text, edited\n",
+        )
+        .unwrap();
         std::fs::write(notes.join("c.md"), "gamma\n").unwrap();
         std::fs::remove_file(notes.join("b.md")).unwrap();
         let edited = store_against_notes(&store, &notes).expect("notes read");

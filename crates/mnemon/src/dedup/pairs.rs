@@ -192,7 +192,10 @@ mod tests {
             .map(|_| (0..60).map(|_| next_word()).collect::<Vec<_>>().join(" "))
             .collect();
         notes.push(POOL.to_string());
-        notes.push(POOL.replace("We raised the pool to forty", "Since then the pool is forty"));
+        notes.push(POOL.replace(
+            "We raised the pool to forty",
+            "Since then the pool is forty",
+        ));
         let sketches: Vec<Sketch> = notes.iter().map(|n| sketch(n)).collect();
         let found = near_duplicate_pairs(&sketches);
         let pairs: Vec<(u32, u32)> = found.iter().map(|f| (f.0, f.1)).collect();

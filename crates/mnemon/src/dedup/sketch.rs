@@ -315,7 +315,10 @@ mod tests {
         let exact = exact(&a, &b);
         let est = Sketch::of_note(None, None, &a).jaccard(&Sketch::of_note(None, None, &b));
         let se = (exact * (1.0 - exact) / SKETCH_SLOTS as f32).sqrt();
-        assert!((est - exact).abs() <= 3.0 * se + 0.01, "est {est} exact {exact}");
+        assert!(
+            (est - exact).abs() <= 3.0 * se + 0.01,
+            "est {est} exact {exact}"
+        );
         assert!(exact > 0.6 && exact < 0.9, "{exact}");
     }
 
@@ -356,12 +359,17 @@ mod tests {
             .wrapping_mul(0x9E37_79B9_7F4A_7C15)
                 >> 32) as u32
         );
-        assert_eq!(s.slots[5], p.a[5].wrapping_mul(x).wrapping_add(p.b[5]) as u16);
+        assert_eq!(
+            s.slots[5],
+            p.a[5].wrapping_mul(x).wrapping_add(p.b[5]) as u16
+        );
     }
 
     #[test]
     fn the_vector_path_computes_what_the_portable_one_does() {
-        let xs: Vec<u32> = (0..1000u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let xs: Vec<u32> = (0..1000u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
         assert_eq!(min_hashes(&xs), min_hashes_portable(&xs, permutations()));
     }
 
@@ -408,7 +416,10 @@ mod tests {
         let mut out = Vec::new();
         push_word_hashes("连接池abc月末", &mut String::new(), &mut out);
         let h = |w: &str| xxhash_rust::xxh3::xxh3_64(w.as_bytes());
-        assert_eq!(out, vec![h("连"), h("接"), h("池"), h("abc"), h("月"), h("末")]);
+        assert_eq!(
+            out,
+            vec![h("连"), h("接"), h("池"), h("abc"), h("月"), h("末")]
+        );
     }
 
     #[test]

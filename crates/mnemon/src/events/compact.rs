@@ -10,9 +10,7 @@
 //! remove, failure mode 1), readers use the compressed copy and the next compaction removes the
 //! orphan.
 
-use super::log::{
-    COMPRESSED_EXT, EventLog, SegmentFile, cannot_open, list_archive, list_segments,
-};
+use super::log::{COMPRESSED_EXT, EventLog, SegmentFile, cannot_open, list_archive, list_segments};
 use super::segment::{Holds, compressed_holds};
 use crate::error::{Error, Result};
 use crate::fs::{Durability, Fs, FsFile, LockGuard, write_atomic_with};
@@ -383,7 +381,9 @@ impl EventLog {
                     let archive = dir.join(ARCHIVE_DIR);
                     fs.sync_dir(&archive)
                         .map_err(io("fsync folder", &archive))?;
-                    report.removed.push(format!("{ARCHIVE_DIR}/{}", s.id) + COMPRESSED_EXT);
+                    report
+                        .removed
+                        .push(format!("{ARCHIVE_DIR}/{}", s.id) + COMPRESSED_EXT);
                 }
             }
         }
@@ -420,7 +420,8 @@ impl EventLog {
                 let to = archive.join(&s.name);
                 // An archived copy holding more of the segment (merged in from another clone)
                 // is kept: this shorter one goes instead of replacing it.
-                let longer_there = fs.len(&to).is_ok() && compressed_holds(fs, &to) > compressed_holds(fs, &p);
+                let longer_there =
+                    fs.len(&to).is_ok() && compressed_holds(fs, &to) > compressed_holds(fs, &p);
                 if longer_there {
                     fs.remove(&p).map_err(io("remove", &p))?;
                     report.removed.push(s.name.clone());

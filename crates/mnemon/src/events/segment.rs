@@ -289,8 +289,8 @@ impl Header {
                 if read_part(src, &mut head, H_VERSION + 2).is_ok() {
                     let fixed = head.len();
                     head.resize(fixed + usize::from(head[H_SESSION_LEN]) + 4, 0);
-                    damaged =
-                        read_part(src, &mut head, fixed).is_ok() && checksum_fails_as_current(&head);
+                    damaged = read_part(src, &mut head, fixed).is_ok()
+                        && checksum_fails_as_current(&head);
                 }
                 return Err(BadHeader::Version { found, damaged }.into());
             }

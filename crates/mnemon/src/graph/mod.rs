@@ -9,12 +9,12 @@
 //! not reach back far enough or the store was recreated. Ordinals of removed nodes stay allocated
 //! (without a record) until the next full load.
 
-use crate::store::codec::{EdgeRef, NodeRecord};
-use crate::store::{StoreReader, Version};
 use crate::error::Result;
 use crate::notes::{EdgeKind, NoteType, Provenance};
 use crate::prefetch::prefetch;
 use crate::ranking;
+use crate::store::codec::{EdgeRef, NodeRecord};
+use crate::store::{StoreReader, Version};
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 

@@ -92,7 +92,10 @@ fn words(text: &str) -> Vec<Word> {
             .chars()
             .next_back()
             .is_some_and(char::is_alphanumeric);
-        let glued_after = text[end..].chars().next().is_some_and(char::is_alphanumeric);
+        let glued_after = text[end..]
+            .chars()
+            .next()
+            .is_some_and(char::is_alphanumeric);
         let letters = bytes[start..end].iter().all(u8::is_ascii_alphabetic);
         if !letters || glued_before || glued_after {
             // Breaks the chain: the word before is not next to the word after.
@@ -142,7 +145,10 @@ fn hyphened_pair(words: &[Word], k: usize, text: &str) -> bool {
     let joiner = |b: u8| matches!(b, b'-' | b'_' | b'.' | b'/' | b':');
     let before = w.start.checked_sub(1).map(|i| bytes[i]);
     let after = bytes.get(n.end).copied();
-    let alnum_at = |i: Option<usize>| i.and_then(|i| bytes.get(i)).is_some_and(u8::is_ascii_alphanumeric);
+    let alnum_at = |i: Option<usize>| {
+        i.and_then(|i| bytes.get(i))
+            .is_some_and(u8::is_ascii_alphanumeric)
+    };
     let chain_before = (before.is_some_and(joiner) && alnum_at(w.start.checked_sub(2)))
         || (w.start >= 3 && hyphen_at(bytes, w.start - 3) == 3 && alnum_at(w.start.checked_sub(4)));
     let chain_after = (after.is_some_and(joiner) && alnum_at(Some(n.end + 1)))
@@ -195,7 +201,10 @@ pub fn for_each_hyphened(text: &str, mut f: impl FnMut(&str)) {
             continue;
         }
         // Glued to a letter of another script, or one link of a longer chain.
-        let glued_before = text[..ls].chars().next_back().is_some_and(char::is_alphanumeric);
+        let glued_before = text[..ls]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric);
         let glued_after = text[re..].chars().next().is_some_and(char::is_alphanumeric);
         if glued_before || glued_after {
             continue;
@@ -335,7 +344,11 @@ mod tests {
 
     #[test]
     fn the_hyphen_to_hyphen_scan_finds_what_the_plain_rule_finds() {
-        for text in crate::index::random_texts("aB1 -_./\u{2011}\u{2010}é\n9zz", 0x9e37_79b9_7f4a_7c15, 5000) {
+        for text in crate::index::random_texts(
+            "aB1 -_./\u{2011}\u{2010}é\n9zz",
+            0x9e37_79b9_7f4a_7c15,
+            5000,
+        ) {
             assert_eq!(hyphened(&text), reference(&text), "{text:?}");
         }
     }
@@ -356,7 +369,10 @@ mod tests {
             ["email", "oncall", "rollback"]
         );
         // The non-breaking hyphens of word processors join as well.
-        assert_eq!(hyphened("co\u{2011}operate and re\u{2010}index"), ["cooperate", "reindex"]);
+        assert_eq!(
+            hyphened("co\u{2011}operate and re\u{2010}index"),
+            ["cooperate", "reindex"]
+        );
         // Chains of three pieces, identifiers and pieces with digits are not words.
         assert!(hyphened("end-to-end, fw-4.6, v2-beta, a-b, db/on-call, on-call_x").is_empty());
         // A piece glued to another script is part of a longer word.
@@ -371,7 +387,12 @@ mod tests {
         assert_eq!(
             pairs("how do I log in, roll back or e-mail"),
             // `how do`: two stop words; `do I`, `or e`: a piece of one letter apart.
-            ["log+in=login", "roll+back=rollback", "back+or=backor", "e-mail=email"]
+            [
+                "log+in=login",
+                "roll+back=rollback",
+                "back+or=backor",
+                "e-mail=email"
+            ]
         );
         // A no-break space is a space (a question pasted from a page or a word processor).
         assert_eq!(

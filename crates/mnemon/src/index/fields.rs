@@ -440,7 +440,9 @@ mod tests {
         );
         // Each mark is the term the question's name is looked up by.
         let tok = Tokenizer::new();
-        for name in ["obrien", "zoe", "siobhan", "maya", "james", "tahoe", "lake", "kafka"] {
+        for name in [
+            "obrien", "zoe", "siobhan", "maya", "james", "tahoe", "lake", "kafka",
+        ] {
             let mark = name_mark(&tok.stem_word(name));
             assert!(marks(&note).contains(&mark), "{name}: {mark}");
         }

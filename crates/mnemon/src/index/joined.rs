@@ -196,7 +196,10 @@ mod tests {
             joined("ship canopy-fw 4.6.3 from db/clickhouse/migrations, see Max_Client_Conn."),
             ["4.6.3", "db/clickhouse/migrations", "max_client_conn"]
         );
-        assert_eq!(joined("v2.1 on 2026-04-22 at 10:30"), ["v2.1", "2026-04-22", "10:30"]);
+        assert_eq!(
+            joined("v2.1 on 2026-04-22 at 10:30"),
+            ["v2.1", "2026-04-22", "10:30"]
+        );
         assert!(joined("a read-only, blue-green month-end; end. Start").is_empty());
         // Three words and more joined by hyphens name a thing.
         assert_eq!(

@@ -227,7 +227,10 @@ impl Manifest {
                     .map_err(|e| Error::io("move aside", &path, e))?;
                 return Err(Error::Corrupt {
                     path,
-                    reason: format!("{what} stood where the file belongs; moved to {}", aside.display()),
+                    reason: format!(
+                        "{what} stood where the file belongs; moved to {}",
+                        aside.display()
+                    ),
                 });
             }
             Err(e) => return Err(Error::io("read", &path, e)),

@@ -87,13 +87,14 @@ const ROOTS: [(&str, &str); 40] = [
 /// `behavioural`, `favourite`, `neighbourhood`, `kilometres` ...). Anything else is another word
 /// that merely starts with the same letters (`programmer`, `greyhound` stay as they are).
 const ROOT_ENDINGS: [&str; 24] = [
-    "", "s", "d", "ed", "ing", "al", "ally", "ful", "fully", "less", "ite", "ites", "able",
-    "ably", "er", "ers", "ist", "ists", "ism", "hood", "hoods", "ly", "ry", "y",
+    "", "s", "d", "ed", "ing", "al", "ally", "ful", "fully", "less", "ite", "ites", "able", "ably",
+    "er", "ers", "ist", "ists", "ism", "hood", "hoods", "ly", "ry", "y",
 ];
 
 /// Roots of [`ROOTS`] also folded inside a longer word (`kilometre`, `millilitre`,
 /// `epicentre`).
-const INNER_ROOTS: [(&str, &str); 3] = [("centre", "center"), ("litre", "liter"), ("metre", "meter")];
+const INNER_ROOTS: [(&str, &str); 3] =
+    [("centre", "center"), ("litre", "liter"), ("metre", "meter")];
 
 /// The American spelling of a folded word of ASCII letters (`word` itself when it has none;
 /// any other text comes back as it is, since every rule is in lower-case ASCII). Runs on every
@@ -174,9 +175,27 @@ mod tests {
     #[test]
     fn american_words_and_look_alikes_stay_as_they_are() {
         for word in [
-            "normalize", "color", "rise", "wise", "raise", "noise", "poise", "hour", "four",
-            "tour", "more", "store", "genre", "programmer", "greyhound", "analysis", "base",
-            "license", "centered", "is", "crisis",
+            "normalize",
+            "color",
+            "rise",
+            "wise",
+            "raise",
+            "noise",
+            "poise",
+            "hour",
+            "four",
+            "tour",
+            "more",
+            "store",
+            "genre",
+            "programmer",
+            "greyhound",
+            "analysis",
+            "base",
+            "license",
+            "centered",
+            "is",
+            "crisis",
         ] {
             assert_eq!(american(word), word, "{word}");
         }
@@ -202,7 +221,14 @@ mod tests {
 
     #[test]
     fn the_fold_is_idempotent() {
-        for word in ["normalisation", "colours", "kilometre", "analyse", "promise", "centre"] {
+        for word in [
+            "normalisation",
+            "colours",
+            "kilometre",
+            "analyse",
+            "promise",
+            "centre",
+        ] {
             let once = american(word).into_owned();
             assert_eq!(american(&once), once, "{word}");
         }

@@ -114,7 +114,9 @@ pub fn frontmatter_shape_problem(text: &str) -> Option<String> {
     // closed by dashes?
     let key_line = |l: &str| {
         l.split_once(':').is_some_and(|(k, _)| {
-            !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            !k.is_empty()
+                && k.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
         })
     };
     let mut keyed = None;
@@ -620,7 +622,11 @@ mod tests {
             .filter_map(|w| w.split("did you mean `").nth(1))
             .filter_map(|rest| rest.split('`').next())
             .collect();
-        assert_eq!(meant, ["updated_at", "tags", "description", "ttl_days"], "{w:?}");
+        assert_eq!(
+            meant,
+            ["updated_at", "tags", "description", "ttl_days"],
+            "{w:?}"
+        );
         assert_eq!(meant_key("owner"), None);
         assert_eq!(meant_key("types"), Some("type"));
         assert_eq!(meant_key("supersede"), Some("supersedes"));

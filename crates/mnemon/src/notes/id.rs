@@ -209,7 +209,10 @@ mod tests {
     fn conflict_copies_are_told_by_name() {
         for (id, original) in [
             ("deploy (conflicted copy 2026-12-05)", "deploy"),
-            ("ops/deploy (Ann's conflicted copy 2026-12-05)", "ops/deploy"),
+            (
+                "ops/deploy (Ann's conflicted copy 2026-12-05)",
+                "ops/deploy",
+            ),
             ("deploy (conflicted copy 2026-12-05 101010)", "deploy"),
             ("deploy (Case Conflict)", "deploy"),
             ("deploy.sync-conflict-20261205-101010-ABCDEFG", "deploy"),

@@ -20,8 +20,8 @@ pub use bounds::{
 pub use date::{format_date_unix_s, parse_date_unix_s};
 pub use frontmatter::{FrontmatterError, MAX_LIST_ENTRIES, NoteMeta, split_frontmatter};
 pub use id::{
-    IdError, MAX_ID_BYTES, NotePathError, SHOWN_ID_CHARS, ShownId, conflict_copy_of, id_from_relative_path,
-    id_of_note_path, validate_id, why_unlinkable, with_marks_shown,
+    IdError, MAX_ID_BYTES, NotePathError, SHOWN_ID_CHARS, ShownId, conflict_copy_of,
+    id_from_relative_path, id_of_note_path, validate_id, why_unlinkable, with_marks_shown,
 };
 pub use links::{Link, extract_links};
 pub use open::{
@@ -391,9 +391,7 @@ pub fn parse_note(id: &str, bytes: &[u8]) -> ParsedNote {
                 };
                 problems.push(Problem {
                     kind: ProblemKind::Encoding,
-                    message: format!(
-                        "not valid UTF-8; read as {how}: re-save the file as UTF-8"
-                    ),
+                    message: format!("not valid UTF-8; read as {how}: re-save the file as UTF-8"),
                 });
             }
             text
@@ -651,7 +649,10 @@ mod tests {
         assert!(n.body.ends_with('日'));
         // The same bad end in a note under the cap is a real encoding problem.
         let short = b"body \xe6\x97";
-        assert_eq!(parse_note("s", short).problems[0].kind, ProblemKind::Encoding);
+        assert_eq!(
+            parse_note("s", short).problems[0].kind,
+            ProblemKind::Encoding
+        );
     }
 
     /// A note saved in Windows-1252 was read with U+FFFD in place of each accented letter, so
@@ -689,8 +690,15 @@ mod tests {
             assert!(n.problems[0].message.contains("UTF-16"), "{:?}", n.problems);
         }
         // UTF-8 is read as it is, with no problem; so is a byte order mark.
-        assert_eq!(decode_note("caf\u{e9}".as_bytes()), ("caf\u{e9}".into(), None));
-        assert!(parse_note("c", "\u{feff}caf\u{e9}".as_bytes()).problems.is_empty());
+        assert_eq!(
+            decode_note("caf\u{e9}".as_bytes()),
+            ("caf\u{e9}".into(), None)
+        );
+        assert!(
+            parse_note("c", "\u{feff}caf\u{e9}".as_bytes())
+                .problems
+                .is_empty()
+        );
         for b in 0x80..=0xFFu8 {
             let byte = [b];
             let (text, read) = decode_note(&byte);

@@ -11,16 +11,16 @@ use super::evidence::{
     with_learned,
 };
 use super::learned::Learned;
+use super::passages;
 use super::query::{Explain, FloorReport, Hit, Query, Rejected, Source, TrailEdge};
 use super::shown::ShownCache;
-use super::passages;
 use super::supersession;
 use crate::error::{Error, Result};
-use crate::index::{LexicalIndex, TermMatch};
+use crate::graph::Graph;
 use crate::index::tokenize::Tokenizer;
+use crate::index::{LexicalIndex, TermMatch};
 use crate::notes::EdgeKind;
 use crate::ranking;
-use crate::graph::Graph;
 use crate::store::LazyReader;
 use std::collections::BinaryHeap;
 
@@ -420,7 +420,14 @@ pub fn run(
         for &(a, base) in &seeds {
             around.insert(a, Cand::direct(base));
         }
-        walk(graph, around, &seeds, q.depth, seed_fanout(q.limit), NO_FLOOR);
+        walk(
+            graph,
+            around,
+            &seeds,
+            q.depth,
+            seed_fanout(q.limit),
+            NO_FLOOR,
+        );
     }
     let mut learned_of = evidence.learned(&matches, graph, learned);
     let mut floor = FloorReport {
@@ -439,9 +446,7 @@ pub fn run(
     };
     // The note whose id the question is, as written: its words pass whatever they match (a
     // word every note holds weighs nothing, and still the question names it).
-    let question_id = graph
-        .ord(text.trim())
-        .filter(|&o| graph.meta(o).is_some());
+    let question_id = graph.ord(text.trim()).filter(|&o| graph.meta(o).is_some());
     // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
     // do not pass the floor (none: they do), its coverage, and whether its note was used before
     // (past use is evidence that a partial match is the note meant).
@@ -682,7 +687,14 @@ pub fn run(
             .then_with(|| graph.id(a.0).cmp(graph.id(b.0)))
     });
     seeds.truncate(ranking::MAX_SEEDS + anchors.len());
-    walk(graph, cands, &seeds, q.depth, seed_fanout(q.limit), Some(&skip_leaf));
+    walk(
+        graph,
+        cands,
+        &seeds,
+        q.depth,
+        seed_fanout(q.limit),
+        Some(&skip_leaf),
+    );
 
     // 4. Score candidates with the policy (all in memory); dangling targets drop out. Direct hits
     //    and notes with usage stats are scored first; then another candidate is read only if its
@@ -1079,7 +1091,14 @@ mod tests {
             let mut full = direct.clone();
             walk(&graph, &mut full, &seeds, 2, ranking::MAX_FANOUT, NO_FLOOR);
             let mut part = direct;
-            walk(&graph, &mut part, &seeds, 2, ranking::MAX_FANOUT, Some(&skip));
+            walk(
+                &graph,
+                &mut part,
+                &seeds,
+                2,
+                ranking::MAX_FANOUT,
+                Some(&skip),
+            );
             for &o in full.ords() {
                 let c = full.get(o).expect("a listed candidate");
                 match part.get(o) {

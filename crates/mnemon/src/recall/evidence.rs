@@ -8,11 +8,11 @@ use super::learned::Learned;
 use super::query::TermWeight;
 use super::shown::ShownCache;
 use crate::error::Result;
+use crate::graph::Graph;
 use crate::index::LexicalIndex;
 use crate::index::lexical::TermMatch;
 use crate::index::tokenize::{QueryTerms, Tokenizer};
 use crate::ranking;
-use crate::graph::Graph;
 use crate::store::LazyReader;
 use rustc_hash::FxHashMap;
 
@@ -137,15 +137,37 @@ const FUNCTION_WORDS: [&str; 95] = [
 
 /// Months and days of the week: capitalised by convention, not names of things.
 const CALENDAR_WORDS: [&str; 19] = [
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
-    "saturday", "sunday",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
 ];
 
 /// Other words of when, which notes hold on every subject ("no deploys on weekends", "paged
 /// over the holidays") as they hold dates.
 const TIME_WORDS: [&str; 7] = [
-    "weekend", "weekends", "tonight", "tomorrow", "yesterday", "holiday", "holidays",
+    "weekend",
+    "weekends",
+    "tonight",
+    "tomorrow",
+    "yesterday",
+    "holiday",
+    "holidays",
 ];
 
 /// The words `text` writes as names, folded to lower case: capitalised (`Gmail`, `iPhone`, `UK`)
@@ -286,8 +308,9 @@ impl Evidence {
         // whether it is a word of grammar only ([`FUNCTION_WORDS`]).
         let mut held = Vec::with_capacity(matches.len());
         let mut held_names = 0u32;
-        let form_of: Vec<Option<usize>> =
-            (0..matches.len()).map(|i| another_form_of(i, matches)).collect();
+        let form_of: Vec<Option<usize>> = (0..matches.len())
+            .map(|i| another_form_of(i, matches))
+            .collect();
         for (i, m) in matches.iter().enumerate() {
             if i >= qt.terms.len() {
                 // A joined identifier whole, after the question's words (`index::joined`): it
@@ -313,7 +336,11 @@ impl Evidence {
             let function = qt.terms.get(i).is_some_and(|t| {
                 FUNCTION_WORDS.contains(&t.surface.as_str()) && !capitals.contains(&t.surface)
             });
-            held.push((if m.expansions.is_empty() { 0.0 } else { w }, generic, function));
+            held.push((
+                if m.expansions.is_empty() { 0.0 } else { w },
+                generic,
+                function,
+            ));
             if generic {
                 w *= ranking::GENERIC_TERM_IDF_SHARE;
             }
@@ -618,9 +645,7 @@ pub fn title_matches(
     let named_by_id = |i: usize| Some(direct[i].0) == question_id;
     let titled = |i: usize| direct[i].1.titled & all == all;
     let mut best: Vec<usize> = (0..direct.len())
-        .filter(|&i| {
-            named_by_id(i) || cands.get(direct[i].0).map(|c| c.matched & all) == Some(all)
-        })
+        .filter(|&i| named_by_id(i) || cands.get(direct[i].0).map(|c| c.matched & all) == Some(all))
         .collect();
     if best.is_empty() {
         return Ok(());
@@ -723,7 +748,10 @@ mod tests {
         assert!(name_words("Service Map").is_empty());
         assert_eq!(name_words("service map in Word"), ["word"]);
         // Folded like a term: a name with an accent is the name without it.
-        assert_eq!(name_words("ask Tomás or Siobhán about it"), ["tomas", "siobhan"]);
+        assert_eq!(
+            name_words("ask Tomás or Siobhán about it"),
+            ["tomas", "siobhan"]
+        );
         // Proper names are written with one capital: no acronyms, no humps.
         assert_eq!(
             proper_name_words("will CI pull it for Maya's team in Porto via GitHub on an iPhone"),
@@ -731,7 +759,10 @@ mod tests {
         );
         assert!(proper_name_words("How To Roll Back A Deploy").is_empty());
         // A possessive is the name it belongs to; the term is what the tokenizer makes of it.
-        assert_eq!(name_words("what is Maya's focus and Chen\u{2019}s plan"), ["maya", "chen"]);
+        assert_eq!(
+            name_words("what is Maya's focus and Chen\u{2019}s plan"),
+            ["maya", "chen"]
+        );
         assert_eq!(
             name_terms(&tok, "what is Maya's focus"),
             tok.query_terms("Maya's")

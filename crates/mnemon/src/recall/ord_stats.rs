@@ -9,8 +9,8 @@
 
 use super::NodeStats;
 use crate::events::log::StatsView;
-use crate::store::Version;
 use crate::graph::Graph;
+use crate::store::Version;
 use rustc_hash::FxHashMap;
 
 /// The stats of one note as recall scores them.

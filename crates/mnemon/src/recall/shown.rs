@@ -8,8 +8,8 @@
 //! changed), and the recall that first sees a new version starts a new, empty one.
 
 use crate::error::Result;
-use crate::notes::NoteType;
 use crate::graph::Graph;
+use crate::notes::NoteType;
 use crate::store::{LazyReader, Version};
 use std::sync::Arc;
 

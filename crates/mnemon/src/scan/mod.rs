@@ -310,10 +310,11 @@ fn names_shown(paths: &[&str]) -> String {
 fn report_case_twins(found: &[Found], errors: &mut Vec<ScanError>) {
     use std::hash::Hasher;
     use unicode_normalization::UnicodeNormalization;
-    if found
-        .iter()
-        .all(|f| f.rel.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()))
-    {
+    if found.iter().all(|f| {
+        f.rel
+            .bytes()
+            .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+    }) {
         return;
     }
     // The normal form of an ASCII path is itself.
@@ -333,9 +334,7 @@ fn report_case_twins(found: &[Found], errors: &mut Vec<ScanError>) {
     // Twins in case (and maybe in normal form); twins in normal form alone are
     // `report_unicode_twins`'.
     let twins = |a: &str, b: &str| {
-        a != b
-            && folded(a) == folded(b)
-            && ((a.is_ascii() && b.is_ascii()) || !a.nfc().eq(b.nfc()))
+        a != b && folded(a) == folded(b) && ((a.is_ascii() && b.is_ascii()) || !a.nfc().eq(b.nfc()))
     };
     for group in keyed.chunk_by(|a, b| a.0 == b.0).filter(|g| g.len() > 1) {
         for &(_, i) in group {
@@ -887,7 +886,11 @@ mod tests {
         let manifest: HashMap<String, FileEntry> = [("a.md".to_string(), as_left)].into();
         let second = scan(tmp.path(), &manifest);
         assert_eq!(second.parsed.len(), 1, "the edit was not read");
-        assert!(second.parsed[0].body.contains("bbbb"), "{:?}", second.parsed[0].body);
+        assert!(
+            second.parsed[0].body.contains("bbbb"),
+            "{:?}",
+            second.parsed[0].body
+        );
 
         // Read again unchanged: nothing to write while still unsettled, the settled entry once
         // the change is older (on a slow machine it may be by now).
@@ -917,10 +920,16 @@ mod tests {
         };
         let s = 1_000_000_000;
         assert!(unsettled(&stat(now - 10 * s, now - s), now));
-        assert!(!unsettled(&stat(now - s, now - 4 * s), now), "the ctime decides");
+        assert!(
+            !unsettled(&stat(now - s, now - 4 * s), now),
+            "the ctime decides"
+        );
         assert!(unsettled(&stat(now - 2 * s, 0), now), "no ctime: the mtime");
         assert!(!unsettled(&stat(now - 3 * s, 0), now));
-        assert!(unsettled(&stat(now - 10 * s, now + s), now), "a time a little ahead");
+        assert!(
+            unsettled(&stat(now - 10 * s, now + s), now),
+            "a time a little ahead"
+        );
         assert!(!unsettled(&stat(now, now + 3600 * s), now), "an hour ahead");
     }
 

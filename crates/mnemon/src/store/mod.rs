@@ -328,8 +328,9 @@ impl Store {
         why: std::io::ErrorKind,
     ) -> Result<(Store, Option<String>)> {
         let builder = db_builder();
-        let opened =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.open_read_only(&path)));
+        let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            builder.open_read_only(&path)
+        }));
         // A damaged store cannot be moved aside and rebuilt by this process: say so, and where
         // the fix can run (redb's own advice, to delete the file, cannot be followed here).
         let damaged = |reason: String| {
@@ -669,8 +670,7 @@ pub fn set_lock_wait_notice(notice: fn(&Path)) {
 /// says so after a while: [`set_lock_wait_notice`]).
 fn lock_file(dir: &Path) -> Result<std::fs::File> {
     let path = dir.join(WRITE_LOCK_FILE);
-    let f =
-        crate::fs::open_lock_file(&path).map_err(|e| Error::io("open lock file", &path, e))?;
+    let f = crate::fs::open_lock_file(&path).map_err(|e| Error::io("open lock file", &path, e))?;
     let poll = std::time::Duration::from_millis(20);
     let started = std::time::Instant::now();
     loop {
@@ -1223,11 +1223,7 @@ impl StoreReader<'_> {
         let prefix = format!("{folder}/");
         let mut after = t.range(prefix.as_str()..).map_err(|e| self.err(e))?;
         Ok(match after.next() {
-            Some(row) => row
-                .map_err(|e| self.err(e))?
-                .0
-                .value()
-                .starts_with(&prefix),
+            Some(row) => row.map_err(|e| self.err(e))?.0.value().starts_with(&prefix),
             None => false,
         })
     }
@@ -1289,7 +1285,10 @@ mod tests {
         let eof = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "failed to fill buffer");
         let e = store_error(&path, redb::Error::Io(eof));
         assert!(is_damage(&e), "{e}");
-        assert!(matches!(&e, Error::Corrupt { path: p, .. } if *p == path), "{e}");
+        assert!(
+            matches!(&e, Error::Corrupt { path: p, .. } if *p == path),
+            "{e}"
+        );
         let full = std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left");
         let e = store_error(&path, redb::Error::Io(full));
         assert!(!is_damage(&e), "a full disk is not damage: {e}");

@@ -125,8 +125,8 @@ impl ChangeSeq {
         let path = index_dir.join(SEQ_FILE);
         let io = |e: std::io::Error| SeqError::Io(e.to_string());
         create_if_missing(index_dir, &path).map_err(io)?;
-        let file = crate::fs::open_regular(&path, File::options().read(true).write(true))
-            .map_err(io)?;
+        let file =
+            crate::fs::open_regular(&path, File::options().read(true).write(true)).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         if len != SEQ_FILE_LEN as u64 {
             return Err(SeqError::Length(len));

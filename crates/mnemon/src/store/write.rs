@@ -18,8 +18,8 @@
 use super::codec::{self, EdgeListBuilder, EdgeRef, decode_edge_list};
 use super::{
     Batch, CHANGE_LOG_KEEP, CHANGES, EDGE_COUNT_KEY, EDGES_OUT, GENERATION_KEY,
-    LEXICAL_GENERATION_KEY, MANIFEST, MAX_LOGGED_IDS, META, NODES, PROBE_FLOORS, PROBLEMS, SKETCHES,
-    Store,
+    LEXICAL_GENERATION_KEY, MANIFEST, MAX_LOGGED_IDS, META, NODES, PROBE_FLOORS, PROBLEMS,
+    SKETCHES, Store,
 };
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -228,7 +228,9 @@ impl BatchWriter<'_> {
             let mut manifest = self.wtx.open_table(MANIFEST).map_err(|x| e(x.into()))?;
             for path in &batch.reparse {
                 let entry = match manifest.get(path.as_str()).map_err(|x| e(x.into()))? {
-                    Some(v) => codec::FileEntry::decode(v.value()).map_err(|c| store.corrupt(path, c))?,
+                    Some(v) => {
+                        codec::FileEntry::decode(v.value()).map_err(|c| store.corrupt(path, c))?
+                    }
                     None => continue,
                 };
                 let marked = codec::FileEntry {

@@ -2,9 +2,9 @@
 //! compressed or not, from a watermark.
 
 use super::*;
+use crate::error::{Error, Result};
 use crate::events::event::Event;
 use crate::events::segment::{FrameReader, Header, HeaderError, Holds, Item, compressed_holds};
-use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// A segment file found in `events/`.
@@ -214,9 +214,10 @@ pub fn one_file_per_segment(
             held.insert(i, holds(fs, &all[i]));
         }
         let first = chosen[&all[indices[0]].file.id];
-        let best = indices
-            .iter()
-            .fold(first, |best, &i| if held[&i] > held[&best] { i } else { best });
+        let best = indices.iter().fold(
+            first,
+            |best, &i| if held[&i] > held[&best] { i } else { best },
+        );
         chosen.insert(all[first].file.id.clone(), best);
     }
     let mut set_aside = Vec::new();

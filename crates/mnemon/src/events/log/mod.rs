@@ -520,12 +520,11 @@ impl Drop for EventLog {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::event::{Event, EventKind};
     use crate::events::event::HitSource;
+    use crate::events::event::{Event, EventKind};
 
     /// A session id of 10 000 characters was echoed whole in its error.
     #[test]
@@ -547,7 +546,10 @@ mod tests {
         assert!(long.len() < 300, "{long}");
         assert!(long.contains("(10000 bytes)"), "{long}");
         let short = open("bad id");
-        assert!(short.contains("\"bad id\": use 1 to 64 characters"), "{short}");
+        assert!(
+            short.contains("\"bad id\": use 1 to 64 characters"),
+            "{short}"
+        );
     }
 
     /// Regression: an unreadable segment was told about at every refresh (once a second), and

@@ -2,10 +2,10 @@
 //! other sessions' segments, and written back as a new snapshot.
 
 use super::*;
+use crate::error::{Error, Result};
 use crate::events::fold::{Stats, Verdicts, max_opt};
 use crate::events::segment::Header;
 use crate::events::snapshot::{self};
-use crate::error::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -248,9 +248,7 @@ impl EventLog {
             // recorded are trusted as before).
             if seg.compressed
                 && let Some(m) = mark
-                && self
-                    .compressed_len(path)
-                    .is_none_or(|len| len <= m)
+                && self.compressed_len(path).is_none_or(|len| len <= m)
             {
                 continue;
             }

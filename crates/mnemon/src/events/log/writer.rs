@@ -2,9 +2,9 @@
 //! last acknowledged batch, and new segments created under a temporary name.
 
 use super::*;
+use crate::error::{Error, Result};
 use crate::events::event::{Event, EventKind};
 use crate::events::segment::{self, FrameSeal, Header};
-use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 pub(super) struct Writer {
@@ -367,18 +367,23 @@ impl EventLog {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => attempt += 1,
                 // `events/` removed under a long-lived process (`git clean`, `git stash -u`):
                 // made again, as opening the memory would, or every later event would fail.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !remade && self.folder_gone() => {
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        && !remade
+                        && self.folder_gone() =>
+                {
                     // The whole memory folder gone (deleted, moved) is not `git clean`: making
                     // `events/` again would leave a folder of events with no notes beside it
                     // where the user removed everything.
                     if let Some(root) = self.memory_gone() {
                         return Err(Error::EventLog {
                             path: root.to_path_buf(),
-                            message: "the memory folder was removed or moved while this process had \
+                            message:
+                                "the memory folder was removed or moved while this process had \
                                       it open: the event was not recorded, and no folder is made \
                                       again in its place; open the memory where it is now, or \
                                       make a new one with `mnemon init`"
-                                .to_string(),
+                                    .to_string(),
                             cause: Some(e.kind()),
                         });
                     }

@@ -115,7 +115,9 @@ pub const EXPANSION_CACHE_TERMS: usize = 4096;
 /// only on its dictionary, which never changes; an update opens a new index). Finding one walks
 /// the dictionary with a Levenshtein automaton built for the term, work that grows with the
 /// dictionary and the distance, and an agent's queries repeat their words.
-pub(super) struct ExpansionCache(pub(super) quick_cache::sync::Cache<(ExpansionKind, String), Arc<[String]>>);
+pub(super) struct ExpansionCache(
+    pub(super) quick_cache::sync::Cache<(ExpansionKind, String), Arc<[String]>>,
+);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum ExpansionKind {
@@ -164,9 +166,9 @@ impl LexicalIndex {
                     expansions.push((t.term.clone(), 1.0));
                 } else if !t.cjk {
                     // Keyed by the word as written: the words with a letter left out depend on it.
-                    let typos = self
-                        .expansions
-                        .get_or_find(ExpansionKind::Typo, &t.surface, || self.fuzzy(t, tok));
+                    let typos =
+                        self.expansions
+                            .get_or_find(ExpansionKind::Typo, &t.surface, || self.fuzzy(t, tok));
                     for e in typos.iter() {
                         expansions.push((e.clone(), crate::index::scoring::FUZZY_TERM_WEIGHT));
                     }
@@ -277,7 +279,11 @@ impl LexicalIndex {
         let dist = if chars >= 9 { 2 } else { 1 };
         // The first characters must match (Lucene's `prefixLength`): typos there are rare, and
         // it confines the DFA to one branch of the dictionary instead of all of it.
-        let fixed: String = t.term.chars().take(crate::index::scoring::FUZZY_PREFIX_CHARS).collect();
+        let fixed: String = t
+            .term
+            .chars()
+            .take(crate::index::scoring::FUZZY_PREFIX_CHARS)
+            .collect();
         let aut = fst::automaton::Str::new(&fixed)
             .starts_with()
             .intersection(TypoAutomaton(typo_builder(dist).build_dfa(&t.term)));

@@ -6,8 +6,8 @@ mod expand;
 mod search;
 mod segments;
 
-pub use expand::{MAX_FUZZY_TERM_CHARS, warm_typo_builders};
 use expand::ExpansionCache;
+pub use expand::{MAX_FUZZY_TERM_CHARS, warm_typo_builders};
 use segments::{FS, deleted_list, merge_if_needed, merge_segments, publish, write_segment};
 
 use super::fields::{DocTerms, FIELD_COUNT};
@@ -395,7 +395,6 @@ impl Live {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::expand::ExpansionKind;
@@ -608,7 +607,13 @@ mod tests {
         assert_eq!(tok.query_terms("flakey").terms[0].term, "flakey");
         assert_eq!(ids(&idx, &tok, "flakey tests"), vec!["a"]);
         let m = idx.expand(&tok.query_terms("flakey "), &tok);
-        assert_eq!(m[0].expansions, vec![("flaki".to_string(), crate::index::scoring::FUZZY_TERM_WEIGHT)]);
+        assert_eq!(
+            m[0].expansions,
+            vec![(
+                "flaki".to_string(),
+                crate::index::scoring::FUZZY_TERM_WEIGHT
+            )]
+        );
         // The first letter is never the one left out (as for edit-distance typos).
         assert!(ids(&idx, &tok, "xflaky ").is_empty());
     }
@@ -631,7 +636,13 @@ mod tests {
         assert_eq!(tok.query_terms("failvoer").terms[0].term, "failvoer");
         assert_eq!(tok.query_terms("failover").terms[0].term, "failov");
         let m = idx.expand(&tok.query_terms("failvoer "), &tok);
-        assert_eq!(m[0].expansions, vec![("failov".to_string(), crate::index::scoring::FUZZY_TERM_WEIGHT)]);
+        assert_eq!(
+            m[0].expansions,
+            vec![(
+                "failov".to_string(),
+                crate::index::scoring::FUZZY_TERM_WEIGHT
+            )]
+        );
         assert_eq!(ids(&idx, &tok, "failvoer steps"), vec!["a"]);
         // The first letter stays where it is (as for edit-distance typos).
         assert!(ids(&idx, &tok, "afilover ").is_empty());
@@ -660,7 +671,13 @@ mod tests {
         assert_eq!(tok.query_terms("validaton").terms[0].term, "validaton");
         assert_eq!(tok.query_terms("validation").terms[0].term, "valid");
         let m = idx.expand(&tok.query_terms("validaton "), &tok);
-        assert_eq!(m[0].expansions, vec![("valid".to_string(), crate::index::scoring::FUZZY_TERM_WEIGHT)]);
+        assert_eq!(
+            m[0].expansions,
+            vec![(
+                "valid".to_string(),
+                crate::index::scoring::FUZZY_TERM_WEIGHT
+            )]
+        );
         // A term one edit away with other digits (`validatons2`) is no closer match that would
         // stop the search.
         assert_eq!(ids(&idx, &tok, "validaton "), vec!["a"]);
@@ -700,7 +717,10 @@ mod tests {
             ("caping", "e"),
             ("hadling", "g"),
         ] {
-            assert!(tok.query_terms(typo).terms[0].term.chars().count() < 5, "{typo}");
+            assert!(
+                tok.query_terms(typo).terms[0].term.chars().count() < 5,
+                "{typo}"
+            );
             assert_eq!(ids(&idx, &tok, &format!("{typo} ")), vec![note], "{typo}");
         }
         // A vowel is not doubled: `hadliing` would stem as `had`, and `hadling` found "we had".

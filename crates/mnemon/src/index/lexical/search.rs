@@ -199,11 +199,13 @@ impl LexicalIndex {
                             return;
                         }
                         let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
-                        a.score += w * tf * (crate::index::scoring::BM25_K1 + 1.0) / (crate::index::scoring::BM25_K1 + tf);
+                        a.score += w * tf * (crate::index::scoring::BM25_K1 + 1.0)
+                            / (crate::index::scoring::BM25_K1 + tf);
                         a.matched |= 1u32 << (qi % 32);
                         a.exact |= u32::from(*exact) << (qi % 32);
-                        a.titled |= u32::from(*exact && p.tfs[..SUMMARY_FIELDS].iter().any(|&c| c > 0))
-                            << (qi % 32);
+                        a.titled |=
+                            u32::from(*exact && p.tfs[..SUMMARY_FIELDS].iter().any(|&c| c > 0))
+                                << (qi % 32);
                         a.best_idf = a.best_idf.max(*idf);
                     };
                     if admit_new {

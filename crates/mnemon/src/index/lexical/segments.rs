@@ -2,17 +2,21 @@
 //! merges when too many segments or deletions pile up, and removing files no manifest names.
 
 use super::*;
+use crate::error::{Error, Result};
 use crate::index::manifest::{Manifest, SegmentEntry};
 use crate::index::segment::writer::WriteError;
 use crate::index::segment::{Segment, SegmentBytes, SegmentWriter};
-use crate::error::{Error, Result};
 use fst::Streamer;
 use std::path::Path;
 use std::sync::Arc;
 
 /// Make `segments` the live set of `generation`: write the manifest naming them, delete the
 /// segment files it no longer names.
-pub(super) fn publish(index_dir: &Path, generation: u64, segments: Vec<Live>) -> Result<LexicalIndex> {
+pub(super) fn publish(
+    index_dir: &Path,
+    generation: u64,
+    segments: Vec<Live>,
+) -> Result<LexicalIndex> {
     let manifest = Manifest {
         generation,
         segments: segments.iter().map(|l| l.entry.clone()).collect(),
@@ -39,10 +43,20 @@ pub(super) fn segment_file_name(generation: u64, n: u32) -> String {
     format!("lex-{generation:016x}-{n}.seg")
 }
 
-pub(super) fn write_segment(index_dir: &Path, generation: u64, n: u32, bytes: &SegmentBytes) -> Result<Live> {
+pub(super) fn write_segment(
+    index_dir: &Path,
+    generation: u64,
+    n: u32,
+    bytes: &SegmentBytes,
+) -> Result<Live> {
     let file = segment_file_name(generation, n);
     let path = index_dir.join(&file);
-    crate::fs::write_atomic(FS, &path, crate::index::manifest::DURABILITY, &bytes.parts())?;
+    crate::fs::write_atomic(
+        FS,
+        &path,
+        crate::index::manifest::DURABILITY,
+        &bytes.parts(),
+    )?;
     let seg = Segment::open(&path).map_err(|e| Error::Corrupt {
         path: path.clone(),
         reason: format!("just written and unreadable: {e}"),

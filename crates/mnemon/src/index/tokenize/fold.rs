@@ -123,9 +123,8 @@ fn compat_letters(l: char, f: &mut dyn FnMut(char)) -> bool {
             parts[n] = d;
         }
         n += 1;
-        letters &= is_accent(d)
-            || classify(d) == CharClass::Drop
-            || (d.is_alphanumeric() && !is_cjk(d));
+        letters &=
+            is_accent(d) || classify(d) == CharClass::Drop || (d.is_alphanumeric() && !is_cjk(d));
     });
     if n > parts.len() || !letters || (n == 1 && parts[0] == l) {
         return false;

@@ -59,7 +59,10 @@ fn inflections_stem_alike_and_short_digit_or_non_ascii_words_are_kept() {
         ["pgbouncer", "pg", "bouncer", "pool"]
     );
     assert_eq!(idx("don't"), ["dont"]);
-    assert_eq!(qterms("rock'n'roll O'Brien y'all"), ["rocknrol", "obrien", "yall"]);
+    assert_eq!(
+        qterms("rock'n'roll O'Brien y'all"),
+        ["rocknrol", "obrien", "yall"]
+    );
     // short, digit-bearing and non-ASCII words are not stemmed; a word left ASCII once
     // its accents are gone is
     assert_eq!(
@@ -74,12 +77,20 @@ fn inflections_stem_alike_and_short_digit_or_non_ascii_words_are_kept() {
 #[test]
 fn accented_unaccented_and_decomposed_spellings_are_one_term() {
     let one = idx("resume");
-    for spelling in ["résumé", "RÉSUMÉ", "re\u{301}sume\u{301}", "Re\u{301}sume\u{301}"] {
+    for spelling in [
+        "résumé",
+        "RÉSUMÉ",
+        "re\u{301}sume\u{301}",
+        "Re\u{301}sume\u{301}",
+    ] {
         assert_eq!(idx(spelling), one, "{spelling:?}");
         assert_eq!(qterms(spelling), qterms("resume"), "{spelling:?}");
     }
     assert_eq!(idx("naïve café"), idx("naive cafe"));
-    assert_eq!(idx("Straße Ærø Łódź Œuvre"), ["strass", "aero", "lodz", "oeuvr"]);
+    assert_eq!(
+        idx("Straße Ærø Łódź Œuvre"),
+        ["strass", "aero", "lodz", "oeuvr"]
+    );
     // Greek and Cyrillic lose their accents too; letters of their own stay.
     assert_eq!(idx("μνήμη ёлка"), ["μνημη", "елка"]);
     assert_eq!(idx("한글 ऩ"), idx("한글 \u{929}"));
@@ -113,7 +124,9 @@ fn a_number_written_with_thousands_separators_is_the_number_without_them() {
     // before, a group after the decimal point.
     assert_eq!(
         idx("3,14 1,2,3 1,0000 12345,678 v1,000 1,000.250"),
-        ["3", "14", "1", "2", "3", "1", "0000", "12345", "678", "v1", "000", "1000", "250"]
+        [
+            "3", "14", "1", "2", "3", "1", "0000", "12345", "678", "v1", "000", "1000", "250"
+        ]
     );
 }
 
@@ -123,7 +136,9 @@ fn a_number_written_with_thousands_separators_is_the_number_without_them() {
 fn a_contraction_is_dropped_not_closed_up_into_another_word() {
     assert_eq!(
         idx("We'll ask; she’ll go, I'd say they're sure I've I'm CC'D"),
-        ["we", "ask", "she", "go", "i", "say", "they", "sure", "i", "i", "cc"]
+        [
+            "we", "ask", "she", "go", "i", "say", "they", "sure", "i", "i", "cc"
+        ]
     );
     for (contracted, word) in [("we'll", "well"), ("she'll", "shell"), ("I'd", "id")] {
         assert!(!idx(contracted).contains(&idx(word)[0]), "{contracted}");
@@ -132,10 +147,22 @@ fn a_contraction_is_dropped_not_closed_up_into_another_word() {
     // Not a contraction: a word going on after it, digits, or letters of a word.
     assert_eq!(
         idx("we'llx we'll2 rock'n'roll y'all ma'am d'Artagnan I'd've"),
-        ["wellx", "well2", "rocknrol", "yall", "maam", "dartagnan", "artagnan", "id"]
+        [
+            "wellx",
+            "well2",
+            "rocknrol",
+            "yall",
+            "maam",
+            "dartagnan",
+            "artagnan",
+            "id"
+        ]
     );
     // Whatever follows it: punctuation, CJK, the end of the text.
-    assert_eq!(idx("we'll.x she’ll数 I'd한 we'll"), ["we", "x", "she", "数", "i", "한", "we"]);
+    assert_eq!(
+        idx("we'll.x she’ll数 I'd한 we'll"),
+        ["we", "x", "she", "数", "i", "한", "we"]
+    );
 }
 
 /// Text copied from a PDF writes `ﬁ` and `ﬂ` as one char, and `ﬁrewall` was another word
@@ -220,7 +247,10 @@ fn punctuation_splits_words_and_indexing_keeps_stop_words() {
     assert_eq!(idx("data\u{200B}base"), idx("database"));
     assert_eq!(qterms("con\u{200B}\u{200B}nection"), ["connect"]);
     assert_eq!(idx("Data\u{200B}Base"), ["databas", "data", "base"]);
-    assert_eq!(idx("data\u{200B} base \u{200B}x y\u{200B}"), ["data", "base", "x", "y"]);
+    assert_eq!(
+        idx("data\u{200B} base \u{200B}x y\u{200B}"),
+        ["data", "base", "x", "y"]
+    );
     assert_eq!(idx("data\u{200B}数据"), ["data", "数", "数据", "据"]);
 }
 
@@ -273,11 +303,21 @@ fn a_word_with_case_humps_is_indexed_whole_and_in_parts() {
     // A number and the letters glued after it are parts whatever their case: `500ms` was
     // one word where `500MB` had the parts `500` and `mb`.
     assert_eq!(idx("500ms"), ["500ms", "500", "ms"]);
-    assert_eq!(idx("500MB 500mb"), ["500mb", "500", "mb", "500mb", "500", "mb"]);
-    assert_eq!(idx("128Gb 10k 3f9a2c1 2fa"), ["128gb", "128", "gb", "10k", "10", "3f9a2c1", "2fa", "fa"]);
+    assert_eq!(
+        idx("500MB 500mb"),
+        ["500mb", "500", "mb", "500mb", "500", "mb"]
+    );
+    assert_eq!(
+        idx("128Gb 10k 3f9a2c1 2fa"),
+        ["128gb", "128", "gb", "10k", "10", "3f9a2c1", "2fa", "fa"]
+    );
     assert_eq!(idx("500mS"), ["500ms", "500"]);
     let unit = q("timeout 500ms");
-    let parts: Vec<&str> = unit.terms[1].parts.iter().map(|p| p.term.as_str()).collect();
+    let parts: Vec<&str> = unit.terms[1]
+        .parts
+        .iter()
+        .map(|p| p.term.as_str())
+        .collect();
     assert_eq!(parts, ["500", "ms"]);
     // a one-letter part is dropped; a word in one case has no parts
     assert_eq!(idx("iPhone"), ["iphon", "phone"]);

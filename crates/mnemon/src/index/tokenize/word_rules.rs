@@ -50,7 +50,10 @@ pub(crate) fn is_removed_in_word(c: char) -> bool {
 /// Whether `c` is an apostrophe (`'`, `‘`, `’`, `ʼ`, fullwidth `＇`).
 #[inline]
 pub(crate) fn is_apostrophe(c: char) -> bool {
-    matches!(fold_fullwidth(c), '\'' | '\u{2018}' | '\u{2019}' | '\u{02BC}')
+    matches!(
+        fold_fullwidth(c),
+        '\'' | '\u{2018}' | '\u{2019}' | '\u{02BC}'
+    )
 }
 
 /// Is `bytes[k]` an apostrophe that UAX #29 keeps inside a word (between two ASCII letters or

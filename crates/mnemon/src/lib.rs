@@ -36,6 +36,18 @@
 // targets drive, builders the benches call) have no caller in the library itself.
 #![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
 
+/// Declares the engine's inner modules: crate-private, or public but hidden (no stability
+/// promise) with the `internals` feature.
+macro_rules! inner_modules {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        pub(crate) mod $name;
+    )*};
+}
+
 pub mod args;
 pub mod core_view;
 pub mod error;
@@ -46,68 +58,9 @@ pub mod ranking;
 pub mod recall;
 pub mod time;
 
-// The engine's inner modules: crate-private, or public but hidden (no stability promise) with
-// the `internals` feature. Written out, not made by a macro, so that rustfmt formats them.
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod background;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod background;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod cooccur;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod cooccur;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod dedup;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod dedup;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod fs;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod fs;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod graph;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod graph;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod index;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod index;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod layout;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod layout;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod notes;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod notes;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod prefetch;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod prefetch;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod scan;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod scan;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod store;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod store;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod verify;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod verify;
+inner_modules!(
+    background, cooccur, dedup, fs, graph, index, layout, notes, prefetch, scan, store, verify
+);
 
 pub use error::{Error, NoteWriteError, Result};
 pub use folder::MemoryDir;

@@ -5,32 +5,7 @@ mod cands;
 pub(crate) mod passages;
 mod query;
 pub(crate) mod supersession;
-// Inner modules: crate-private, or public but hidden with the `internals` feature (lib.rs).
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod engine;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod engine;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod evidence;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod evidence;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod learned;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod learned;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod ord_stats;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod ord_stats;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod shown;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod shown;
+inner_modules!(engine, evidence, learned, ord_stats, shown);
 
 pub use crate::index::tokenize::MAX_QUERY_TERMS;
 pub use crate::time::{Clock, FixedClock, SystemClock};

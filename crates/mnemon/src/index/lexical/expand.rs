@@ -95,6 +95,13 @@ fn same_digits(candidate: &str, word: &str) -> bool {
     digits(candidate).eq(digits(word))
 }
 
+/// The letter before a place where a letter was left out, doubled (a double letter typed once),
+/// unless it is a vowel: vowels are tried anyway, and a doubled one makes no word (`hadliing`
+/// stems as `had`).
+fn doubled(before: u8) -> Option<u8> {
+    (!DROPPED_LETTERS.contains(&before)).then_some(before)
+}
+
 /// The bit of an ASCII lower-case letter in a set of letters (`a` bit 0), no bit for others.
 fn letter_bit(b: u8) -> u32 {
     if b.is_ascii_lowercase() {
@@ -337,8 +344,7 @@ impl LexicalIndex {
             // edit from `contact`, but it is `contactless` that the typist meant.
             for at in (fixed + 1)..=word.len() {
                 let before = word[at - 1];
-                // The letter before, doubled, unless it is one of the letters tried anyway.
-                let double = (!DROPPED_LETTERS.contains(&before)).then_some(before);
+                let double = doubled(before);
                 for letter in DROPPED_LETTERS.iter().copied().chain(double) {
                     if word.get(at) == Some(&letter) {
                         continue; // the same word as putting it in one place later
@@ -385,12 +391,7 @@ impl LexicalIndex {
         let mut variant = String::with_capacity(word.len() + 1);
         let last = word.len().min(stem_chars + 1);
         for at in (crate::index::scoring::FUZZY_PREFIX_CHARS + 1)..=last {
-            let before = word[at - 1];
-            let double = if DROPPED_LETTERS.contains(&before) {
-                0 // `hadliing` is no word (it stems as `had`)
-            } else {
-                letter_bit(before)
-            };
+            let double = doubled(word[at - 1]).map_or(0, letter_bit);
             let next = self.next_letters(&word[..at]) | double;
             for letter in b'a'..=b'z' {
                 if next & (1 << (letter - b'a')) == 0 || word.get(at) == Some(&letter) {

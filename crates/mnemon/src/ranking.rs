@@ -136,6 +136,12 @@ pub const EXACT_TITLE_BONUS: f32 = 1.0;
 /// best lexical hit has 1): the note is about the person, place or product asked about. Less
 /// than [`EXACT_TITLE_BONUS`]: the rest of the question still counts.
 pub const TITLED_NAME_BONUS: f32 = 0.5;
+/// A direct hit the question names by the last part of its id written as a phrase among more
+/// words (`reference/error-codes` for "error codes list"; see
+/// `recall::evidence::names_in_phrase`) adds this to its evidence (the best lexical hit has 1):
+/// the note is about the thing asked about. Less than [`TITLED_NAME_BONUS`]: the phrase is
+/// common words more often than a proper name is.
+pub const ID_PHRASE_BONUS: f32 = 0.25;
 /// Lexical hits holding every term of the question in their title fields whose name is read to
 /// see whether the question is their title (best first): each check reads a note's record.
 pub const TITLE_CHECKS: usize = 8;

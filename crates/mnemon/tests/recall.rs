@@ -1226,6 +1226,40 @@ fn a_note_titled_with_the_person_asked_about_comes_first() {
     assert_eq!(ids(&r)[0], "quarantine", "{r:?}");
 }
 
+/// "error codes list" ranked the memory's code reference fourth, under notes that hold all three
+/// words ("a list of the error codes it returns"): the reference holds two. A note whose id ends
+/// in words the question writes one after the other is about what is asked.
+#[test]
+fn a_note_whose_id_the_question_writes_as_a_phrase_comes_first() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "reference/error-codes.md",
+        "---\nname: \"Reference: SM error codes\"\n---\nSM-1001 sample sheet invalid. SM-2040 \
+         demux failed. SM-3002 delivery expired. Each error code names the runbook for it.\n",
+    );
+    write_note(
+        &m,
+        "consent-checks.md",
+        "---\nname: Consent checks\n---\nThe consent service keeps a list of withdrawn samples \
+         and answers with an error; the list of error codes it returns is in the reference. A \
+         code per reason.\n",
+    );
+    write_note(
+        &m,
+        "cli.md",
+        "---\nname: The smctl tool\n---\nEvery subcommand exits with an error code; `smctl \
+         codes list` prints the list.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let r = m.recall(&Query::text("error codes list")).unwrap();
+    assert_eq!(ids(&r)[0], "reference/error-codes", "{r:?}");
+    // Words of the id apart in the question are not its phrase.
+    let r = m.recall(&Query::text("which codes list an error")).unwrap();
+    assert_ne!(ids(&r).first(), Some(&"reference/error-codes"), "{r:?}");
+}
+
 /// A version or a path is split into its parts, so "canopy-fw 4.6.3" ranked first a note that
 /// holds `4`, `6` and `3` apart (and canopy-fw more often) above the note that writes the version.
 /// The identifier is indexed whole too: the note writing it as the question does comes first, and

@@ -7,8 +7,8 @@
 use super::NodeStats;
 use super::cands::{Cand, Cands, Slot, Via};
 use super::evidence::{
-    DirectInfo, Evidence, forget_names_written_lower, name_words, proper_name_words, title_matches,
-    with_learned,
+    DirectInfo, Evidence, forget_names_written_lower, name_words, names_in_phrase,
+    proper_name_words, title_matches, with_learned,
 };
 use super::learned::Learned;
 use super::passages;
@@ -503,6 +503,8 @@ pub fn run(
             // log, a post-mortem) do not outrank it on more shared words alone.
             let about = if h.titled & proper_bits != 0 {
                 ranking::TITLED_NAME_BONUS
+            } else if names_in_phrase(tok, &matches[..words], h.id) {
+                ranking::ID_PHRASE_BONUS
             } else {
                 0.0
             };

@@ -609,6 +609,28 @@ fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str) -> bool {
         })
 }
 
+/// Whether the question writes the last part of `id` (`reference/error-codes` in "error codes
+/// list") as a phrase among more words: two terms or more, one after the other among the
+/// question's terms (`matches`, stop words left out), each the query term itself or one of its
+/// expansions. A note so named is about what the question is about; the question is not its
+/// whole title (see [`title_matches`]), so the rest of the question still counts.
+pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str) -> bool {
+    let tail = id.rsplit('/').next().unwrap_or(id);
+    // Cheap first: a tail of one word names nothing by this rule.
+    if !tail.contains(['-', '_']) {
+        return false;
+    }
+    let t = tok.query_terms(tail).terms;
+    if t.len() < 2 || t.len() >= matches.len() {
+        return false;
+    }
+    let is =
+        |m: &TermMatch, term: &str| m.term == term || m.expansions.iter().any(|(e, _)| e == term);
+    matches
+        .windows(t.len())
+        .any(|w| w.iter().zip(&t).all(|(m, t)| is(m, &t.term)))
+}
+
 /// Give the direct hits whose title or id the question names the title bonus.
 ///
 /// A hit is named when the question's terms are the terms of its whole id, of its name, or of

@@ -115,6 +115,18 @@ fn letter_bit(b: u8) -> u32 {
 /// the letter before (a double letter typed once).
 const DROPPED_LETTERS: &[u8] = b"aeiou";
 
+/// The keys around each letter's on a QWERTY keyboard (`a` first), the letters a finger meant
+/// for one of them hits instead: where a typo has a wrong letter, the word meant has one of
+/// these (or a vowel, see [`DROPPED_LETTERS`]) in its place.
+const KEY_NEIGHBOURS: [&[u8]; 26] = [
+    b"qwsz", b"vghn", b"xdfv", b"serfcx", b"wsdr", b"drtgvc", b"ftyhbv", b"gyujnb", b"ujko",
+    b"huikmn", b"jiolm", b"kop", b"njk", b"bhjm", b"iklp", b"ol", b"wa", b"edft", b"awedxz",
+    b"rfgy", b"yhji", b"cfgb", b"qase", b"zsdc", b"tghu", b"asx",
+];
+
+/// The shortest stem in which a wrong letter is looked for (see `LexicalIndex::fuzzy`).
+const MIN_WRONG_LETTER_STEM_CHARS: usize = 6;
+
 /// At most this many expansions (typo or prefix, per query term) are remembered per index.
 pub const EXPANSION_CACHE_TERMS: usize = 4096;
 
@@ -259,9 +271,9 @@ impl LexicalIndex {
     }
 
     /// Dictionary terms within the allowed edit distance of `t`'s stem (of 5+ characters), and
-    /// the stems of `t` with one letter left out, two neighbouring letters swapped or a vowel or
-    /// a double letter put in (an English word, not before its first letter), most frequent
-    /// first.
+    /// the stems of `t` with one letter left out, two neighbouring letters swapped, a vowel or
+    /// a double letter put in, or (in a stem of 6+ characters) one letter changed to a key next
+    /// to it or a vowel (an English word, not before its first letter), most frequent first.
     /// The second catch typos that change the stem's form, not just a letter of it: `flakey` is
     /// two edits from `flaki` (the stem of `flaky`), `flaky` one from `flakey`.
     pub(super) fn fuzzy(&self, t: &QueryTerm, tok: &Tokenizer) -> Vec<String> {
@@ -353,6 +365,26 @@ impl LexicalIndex {
                     variant.push_str(&t.surface[..at]);
                     variant.push(char::from(letter));
                     variant.push_str(&t.surface[at..]);
+                    look_up(&variant, &mut found);
+                }
+            }
+            // A wrong letter (`rotatipn`, `intwgration`): a key next to the one meant, or a
+            // vowel for another. Where the stemmer no longer finds the suffix, the typo's stem
+            // is more than one edit from the word's (`rotatipn` against `rotat`). Not in a
+            // shorter stem: there a word spelled right that the memory does not hold is as
+            // often one wrong letter from another that it does.
+            for at in (fixed..word.len()).filter(|_| chars >= MIN_WRONG_LETTER_STEM_CHARS) {
+                let typed = word[at];
+                let near = KEY_NEIGHBOURS[usize::from(typed - b'a')];
+                let others = near.iter().filter(|l| !DROPPED_LETTERS.contains(l));
+                for &letter in DROPPED_LETTERS.iter().chain(others) {
+                    if letter == typed {
+                        continue; // the word as written
+                    }
+                    variant.clear();
+                    variant.push_str(&t.surface[..at]);
+                    variant.push(char::from(letter));
+                    variant.push_str(&t.surface[at + 1..]);
                     look_up(&variant, &mut found);
                 }
             }

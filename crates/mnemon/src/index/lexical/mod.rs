@@ -732,6 +732,31 @@ mod tests {
     }
 
     #[test]
+    fn a_wrong_letter_where_the_stemmer_no_longer_finds_the_suffix_is_put_right() {
+        let tok = Tokenizer::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let idx = LexicalIndex::rebuild(
+            tmp.path(),
+            &[
+                doc(&tok, "a", "api key rotation"),
+                doc(&tok, "b", "integration tests"),
+                doc(&tok, "c", "schema migration review"),
+                doc(&tok, "d", "write the report"),
+            ],
+        )
+        .unwrap();
+        // A key next to the one meant (`p` for `o`, `w` for `e`) or another vowel (`i` for `o`):
+        // the typo's stem is the whole word, two edits or more from the stem of the word meant.
+        for (typo, note) in [("rotatipn", "a"), ("intwgration", "b"), ("migratiin", "c")] {
+            let stem = tok.query_terms(typo).terms[0].term.clone();
+            assert!(stem.chars().count() >= 6, "{typo}");
+            assert_eq!(ids(&idx, &tok, &format!("{typo} ")), vec![note], "{typo}");
+        }
+        // Two wrong letters are not one.
+        assert!(ids(&idx, &tok, "rotatxyn ").is_empty());
+    }
+
+    #[test]
     fn typos_within_the_distance_and_an_unfinished_last_word_match() {
         let tok = Tokenizer::new();
         let tmp = tempfile::tempdir().unwrap();

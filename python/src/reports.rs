@@ -372,7 +372,9 @@ impl Recall {
     /// and no match answers most of it (so only the best four were returned);
     /// `reached_floor`, the score a note reached over the graph needed, and `reached_share`, that
     /// score's share of the best direct hit's; both 0 with anchors or when `alone`; `old_first`, true when the
-    /// question asks about what was there before, so a replaced note ranks above its successors).
+    /// question asks about what was there before, so a replaced note ranks above its successors;
+    /// `asks_permission`, present (true) only when the question asks whether something may be
+    /// done, so rules (feedback notes) weigh most in close calls).
     #[getter]
     fn floor<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_data(py, &self.floor)

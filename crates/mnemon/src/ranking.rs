@@ -325,6 +325,47 @@ pub fn note_type_weight(t: NoteType) -> f32 {
     }
 }
 
+/// Multiplier by note type for a question that asks whether something may be done ("can I ...",
+/// "is it okay to ...", "who has to approve ...", see [`asks_permission`]): the rules the
+/// agent was given (feedback notes) answer it, so they take the largest weight and every other
+/// type the smallest. Within the same bounds as [`note_type_weight`]: still only close calls.
+pub fn permission_type_weight(t: NoteType) -> f32 {
+    match t {
+        NoteType::Feedback => MAX_TYPE_WEIGHT,
+        _ => MIN_TYPE_WEIGHT,
+    }
+}
+
+/// Whether `question` asks whether something may be done: "can I", "could we", "may I" not
+/// after a question word ("when can I reach her" asks something else), "allowed", "permitted",
+/// "is it ok / okay / fine / alright / acceptable to / if", "do I need approval / permission /
+/// to ask", or "who has to / must / needs to approve / sign off". English only, any case.
+pub fn asks_permission(question: &str) -> bool {
+    let words: Vec<String> = question
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '\u{2019}'))
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_lowercase())
+        .collect();
+    let at = |i: usize| words.get(i).map_or("", String::as_str);
+    const WH: [&str; 7] = ["how", "when", "where", "what", "which", "who", "why"];
+    (0..words.len()).any(|i| match at(i) {
+        "allowed" | "permitted" | "permission" => true,
+        "can" | "could" | "may" => {
+            matches!(at(i + 1), "i" | "we") && (i == 0 || !WH.contains(&at(i - 1)))
+        }
+        "is" => {
+            at(i + 1) == "it"
+                && matches!(at(i + 2), "ok" | "okay" | "fine" | "alright" | "acceptable")
+        }
+        "need" | "needs" => {
+            matches!(at(i + 1), "approval" | "sign" | "signoff")
+                || (at(i + 1) == "to" && matches!(at(i + 2), "ask" | "approve" | "sign"))
+        }
+        "approve" | "approves" => i > 0 && matches!(at(i - 1), "to" | "must" | "who" | "should"),
+        _ => false,
+    })
+}
+
 /// The most the bonuses (recency, importance) together add, as a share of the evidence.
 pub const PRIOR_CAP: f32 = 0.25;
 /// An evidence lead larger than this ratio is never overturned by priors: the largest type ratio
@@ -454,6 +495,47 @@ pub fn ttl_factor(ttl_days: Option<u32>, updated_s: Option<i64>, now_s: i64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_asking_whether_something_may_be_done_asks_permission() {
+        for q in [
+            "Can I ship a small fix to production at 9am on Monday?",
+            "A customer was overcharged, can I just give them a credit?",
+            "Am I allowed to put real sample IDs in a commit message?",
+            "Is it okay to log the webhook body while I debug?",
+            "is it fine to push the build on Friday",
+            "Who has to approve a change to the wording of the reminder?",
+            "do I need to ask someone before scaling ingestd",
+            "things support staff are not permitted to do in the admin panel",
+        ] {
+            assert!(asks_permission(q), "{q}");
+        }
+        for q in [
+            "What time zone is Priya in and when can I reach her?",
+            "How can I run the whole backend on my laptop?",
+            "what should I do when the feed goes stale",
+            "Is it a known issue that the pool times out?",
+            "capital of Australia",
+            "",
+        ] {
+            assert!(!asks_permission(q), "{q}");
+        }
+        // Within the bounds every type weight keeps, so priors still decide only close calls.
+        for t in [
+            NoteType::Project,
+            NoteType::Feedback,
+            NoteType::User,
+            NoteType::Index,
+            NoteType::Reference,
+            NoteType::Unknown,
+        ] {
+            let w = permission_type_weight(t);
+            assert!((MIN_TYPE_WEIGHT..=MAX_TYPE_WEIGHT).contains(&w), "{t:?}");
+        }
+        assert!(
+            permission_type_weight(NoteType::Feedback) > permission_type_weight(NoteType::Project)
+        );
+    }
 
     #[test]
     fn declared_kinds_outrank_inferred_ones() {

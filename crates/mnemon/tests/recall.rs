@@ -1226,6 +1226,52 @@ fn a_note_titled_with_the_person_asked_about_comes_first() {
     assert_eq!(ids(&r)[0], "quarantine", "{r:?}");
 }
 
+/// "Can I ship a tiny CSS fix to the clinician web app over the Christmas holidays?" ranked the
+/// web app's note above the rule about the holiday change freeze, which answers it. A question
+/// that asks whether something may be done gives the rules the agent was given (feedback notes)
+/// the largest type weight; the same words asked otherwise do not.
+#[test]
+fn a_question_asking_permission_ranks_the_rule_first_in_a_close_call() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "clinician-app.md",
+        "---\nname: Clinician web app\ntype: project\n---\nThe clinician web app: React, \
+         shipped from main. A CSS fix ships the same way as any change. It shows the ward \
+         list, the medication record and the pharmacist's notes; sessions last eight hours; \
+         errors go to the on-call channel.\n",
+    );
+    write_note(
+        &m,
+        "feedback/change-freeze.md",
+        "---\nname: \"Feedback: respect the holiday change freeze\"\ntype: feedback\n---\n\
+         Rule: nothing ships to production over the holidays (20 December to 2 January), \
+         not even a CSS fix to the clinician web app. Why: a skeleton staff.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let asked = m
+        .recall(&Query::text(
+            "Can I ship a CSS fix to the clinician web app over the holidays?",
+        ))
+        .unwrap();
+    assert!(asked.floor.asks_permission);
+    assert_eq!(
+        ids(&asked)[..2],
+        ["feedback/change-freeze", "clinician-app"],
+        "{asked:?}"
+    );
+    let told = m
+        .recall(&Query::text(
+            "how a CSS fix ships in the clinician web app over the holidays",
+        ))
+        .unwrap();
+    assert!(!told.floor.asks_permission);
+    assert_eq!(ids(&told)[0], "clinician-app", "{told:?}");
+    let json = serde_json::to_value(&told.floor).unwrap();
+    assert!(json.get("asks_permission").is_none(), "{json}");
+}
+
 /// "error codes list" ranked the memory's code reference fourth, under notes that hold all three
 /// words ("a list of the error codes it returns"): the reference holds two. A note whose id ends
 /// in words the question writes one after the other is about what is asked.

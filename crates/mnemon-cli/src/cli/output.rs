@@ -490,6 +490,14 @@ impl Out {
                 )
             );
         }
+        if f.asks_permission {
+            outln!(
+                "  {}",
+                self.dim(
+                    "the question asks whether something may be done: rules (feedback notes) weigh most in close calls"
+                )
+            );
+        }
         for r in &f.rejected {
             outln!(
                 "  {}",

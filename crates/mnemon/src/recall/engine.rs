@@ -442,6 +442,7 @@ pub fn run(
         reached_floor: 0.0,
         reached_share: 0.0,
         old_first: ranking::asks_about_the_past(text),
+        asks_permission: anchors.is_empty() && ranking::asks_permission(text),
         read_bytes: Some(text.len()).filter(|&read| read < q.text.len()),
     };
     // The note whose id the question is, as written: its words pass whatever they match (a
@@ -623,9 +624,14 @@ pub fn run(
         importance: f32,
         recency: f32,
     }
+    let permission = floor.asks_permission;
     let score_of = |ord: u32, base: f32, st: NodeStats| -> Option<Scored> {
         let meta = graph.meta(ord)?;
-        let type_weight = ranking::note_type_weight(meta.note_type);
+        let type_weight = if permission {
+            ranking::permission_type_weight(meta.note_type)
+        } else {
+            ranking::note_type_weight(meta.note_type)
+        };
         debug_assert!(type_weight <= ranking::MAX_TYPE_WEIGHT);
         let ttl_factor = ranking::ttl_factor(meta.ttl_days, meta.updated_s, now_s);
         // Being returned is not a use: only a use (or an edit) keeps a note recent.

@@ -265,6 +265,11 @@ pub struct FloorReport {
     /// The question asks about what was there before ([`crate::ranking::PAST_WORDS`]): a
     /// replaced note ranks above the notes replacing it unless they lead it clearly.
     pub old_first: bool,
+    /// The question asks whether something may be done ([`crate::ranking::asks_permission`]):
+    /// rules (feedback notes) take the largest type weight, other notes the smallest (present
+    /// only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub asks_permission: bool,
     /// Fewer notes than the limit were returned and a direct hit scored under the query's
     /// `min_score`, set above the default (present only when true).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

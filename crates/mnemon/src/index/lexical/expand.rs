@@ -127,6 +127,11 @@ const KEY_NEIGHBOURS: [&[u8]; 26] = [
 /// The shortest stem in which a wrong letter is looked for (see `LexicalIndex::fuzzy`).
 const MIN_WRONG_LETTER_STEM_CHARS: usize = 6;
 
+/// The letters a stem of a word of [`MIN_WRONG_LETTER_STEM_CHARS`] letters or more keeps at
+/// least (`running` stems as `run`): a wrong letter is put right only in a word whose first
+/// letters as many start some term of the memory.
+const WRONG_LETTER_STEM_PREFIX: usize = 3;
+
 /// At most this many expansions (typo or prefix, per query term) are remembered per index.
 pub const EXPANSION_CACHE_TERMS: usize = 4096;
 
@@ -373,13 +378,30 @@ impl LexicalIndex {
             // is more than one edit from the word's (`rotatipn` against `rotat`). Not in a
             // shorter stem: there a word spelled right that the memory does not hold is as
             // often one wrong letter from another that it does.
+            // The stem of the word meant starts with its first [`WRONG_LETTER_STEM_PREFIX`]
+            // letters: a change after them needs those to start some term of the memory, a
+            // change among them a term going on with the letter put there (a word of letters at
+            // random asks few lookups).
+            let known = if chars >= MIN_WRONG_LETTER_STEM_CHARS {
+                self.known_prefix_len(word)
+            } else {
+                0
+            };
             for at in (fixed..word.len()).filter(|_| chars >= MIN_WRONG_LETTER_STEM_CHARS) {
+                if at > known && known < WRONG_LETTER_STEM_PREFIX {
+                    break;
+                }
+                let next = if at < WRONG_LETTER_STEM_PREFIX {
+                    self.next_letters(&word[..at])
+                } else {
+                    u32::MAX
+                };
                 let typed = word[at];
                 let near = KEY_NEIGHBOURS[usize::from(typed - b'a')];
                 let others = near.iter().filter(|l| !DROPPED_LETTERS.contains(l));
                 for &letter in DROPPED_LETTERS.iter().chain(others) {
-                    if letter == typed {
-                        continue; // the word as written
+                    if letter == typed || next & letter_bit(letter) == 0 {
+                        continue; // the word as written, or no term goes on so
                     }
                     variant.clear();
                     variant.push_str(&t.surface[..at]);
@@ -436,6 +458,29 @@ impl LexicalIndex {
                 self.look_up_variant(t, tok, &variant, found);
             }
         }
+    }
+
+    /// The length of the longest start of `word` that starts some term of a segment's
+    /// dictionary.
+    fn known_prefix_len(&self, word: &[u8]) -> usize {
+        let mut known = 0;
+        for l in &self.segments {
+            let fst = l.seg.terms().as_fst();
+            let mut node = fst.root();
+            for (i, &b) in word.iter().enumerate() {
+                match node.find_input(b) {
+                    Some(t) => node = fst.node(node.transition(t).addr),
+                    None => {
+                        known = known.max(i);
+                        break;
+                    }
+                }
+                if i + 1 == word.len() {
+                    known = word.len();
+                }
+            }
+        }
+        known
     }
 
     /// The ASCII letters (bit 0 for `a`, see [`letter_bit`]) that follow `prefix` in some

@@ -747,7 +747,15 @@ mod tests {
         .unwrap();
         // A key next to the one meant (`p` for `o`, `w` for `e`) or another vowel (`i` for `o`):
         // the typo's stem is the whole word, two edits or more from the stem of the word meant.
-        for (typo, note) in [("rotatipn", "a"), ("intwgration", "b"), ("migratiin", "c")] {
+        // Among the first letters too (`rptation`), where only letters some term goes on with
+        // are tried.
+        for (typo, note) in [
+            ("rotatipn", "a"),
+            ("intwgration", "b"),
+            ("migratiin", "c"),
+            ("rptation", "a"),
+            ("ibtegration", "b"),
+        ] {
             let stem = tok.query_terms(typo).terms[0].term.clone();
             assert!(stem.chars().count() >= 6, "{typo}");
             assert_eq!(ids(&idx, &tok, &format!("{typo} ")), vec![note], "{typo}");

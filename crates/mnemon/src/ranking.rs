@@ -338,8 +338,9 @@ pub fn permission_type_weight(t: NoteType) -> f32 {
 
 /// Whether `question` asks whether something may be done: "can I", "could we", "may I" not
 /// after a question word ("when can I reach her" asks something else), "allowed", "permitted",
-/// "is it ok / okay / fine / alright / acceptable to / if", "do I need approval / permission /
-/// to ask", or "who has to / must / needs to approve / sign off". English only, any case.
+/// "permission", "is it ok / okay / fine / alright / acceptable", "need approval / sign-off",
+/// "need to ask / approve / sign", or "to / must / who / should approve" or "... sign off"
+/// ("who has to approve"). English only, any case.
 pub fn asks_permission(question: &str) -> bool {
     let words: Vec<String> = question
         .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '\u{2019}'))
@@ -361,7 +362,11 @@ pub fn asks_permission(question: &str) -> bool {
             matches!(at(i + 1), "approval" | "sign" | "signoff")
                 || (at(i + 1) == "to" && matches!(at(i + 2), "ask" | "approve" | "sign"))
         }
-        "approve" | "approves" => i > 0 && matches!(at(i - 1), "to" | "must" | "who" | "should"),
+        "approve" | "approves" | "sign" => {
+            (at(i) != "sign" || at(i + 1) == "off")
+                && i > 0
+                && matches!(at(i - 1), "to" | "must" | "who" | "should")
+        }
         _ => false,
     })
 }
@@ -505,6 +510,7 @@ mod tests {
             "Is it okay to log the webhook body while I debug?",
             "is it fine to push the build on Friday",
             "Who has to approve a change to the wording of the reminder?",
+            "who needs to sign off a dose rule change",
             "do I need to ask someone before scaling ingestd",
             "things support staff are not permitted to do in the admin panel",
         ] {
@@ -515,6 +521,7 @@ mod tests {
             "How can I run the whole backend on my laptop?",
             "what should I do when the feed goes stale",
             "Is it a known issue that the pool times out?",
+            "how to sign the release tag with the team key",
             "capital of Australia",
             "",
         ] {

@@ -115,9 +115,9 @@ fn letter_bit(b: u8) -> u32 {
 /// the letter before (a double letter typed once).
 const DROPPED_LETTERS: &[u8] = b"aeiou";
 
-/// The keys around each letter's on a QWERTY keyboard (`a` first), the letters a finger meant
-/// for one of them hits instead: where a typo has a wrong letter, the word meant has one of
-/// these (or a vowel, see [`DROPPED_LETTERS`]) in its place.
+/// The keys around each letter on a QWERTY keyboard (`a` first): a finger meant for one of them
+/// hits that letter instead, so where a typo has a wrong letter the word meant has one of these
+/// (or a vowel, see [`DROPPED_LETTERS`]) in its place.
 const KEY_NEIGHBOURS: [&[u8]; 26] = [
     b"qwsz", b"vghn", b"xdfv", b"serfcx", b"wsdr", b"drtgvc", b"ftyhbv", b"gyujnb", b"ujko",
     b"huikmn", b"jiolm", b"kop", b"njk", b"bhjm", b"iklp", b"ol", b"wa", b"edft", b"awedxz",

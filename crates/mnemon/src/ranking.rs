@@ -132,13 +132,15 @@ pub const DEFAULT_MIN_SCORE: f32 = 0.05;
 /// priors say.
 pub const EXACT_TITLE_BONUS: f32 = 1.0;
 /// A direct hit whose id, name, description or tags hold a proper name the question writes
-/// (`Maya`, `Porto`; see `recall::evidence::proper_name_words`) adds this to its evidence (the
-/// best lexical hit has 1): the note is about the person, place or product asked about. Less
-/// than [`EXACT_TITLE_BONUS`]: the rest of the question still counts.
+/// (`Maya`, `Porto`; see `recall::evidence::proper_name_words`) has its lexical evidence (the
+/// best lexical hit has 1) multiplied by one plus this: the note is about the person, place or
+/// product asked about. A share of its own evidence, not a sum: a note far behind the best
+/// hit's words is not lifted over it by a name it holds (the place a question is set in, a
+/// component it names in passing).
 pub const TITLED_NAME_BONUS: f32 = 0.5;
 /// A direct hit the question names by the last part of its id written as a phrase among more
 /// words (`reference/error-codes` for "error codes list"; see
-/// `recall::evidence::names_in_phrase`) adds this to its evidence (the best lexical hit has 1):
+/// `recall::evidence::names_in_phrase`) has its lexical evidence multiplied by one plus this:
 /// the note is about the thing asked about. Less than [`TITLED_NAME_BONUS`]: the phrase is
 /// common words more often than a proper name is.
 pub const ID_PHRASE_BONUS: f32 = 0.25;

@@ -1306,6 +1306,38 @@ fn a_note_whose_id_the_question_writes_as_a_phrase_comes_first() {
     assert_ne!(ids(&r).first(), Some(&"reference/error-codes"), "{r:?}");
 }
 
+/// "LRD-1007 count spiking in Larder logs" ranked the note titled with the service's name
+/// (Larder) above the error-code reference holding every word of the question: a name the
+/// question writes added half the best hit's evidence to a note with half of it. The bonus is a
+/// share of the note's own evidence: it decides close calls, not a clear lead in words.
+#[test]
+fn a_name_in_a_notes_title_does_not_lift_it_over_a_clear_lead_in_words() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "larder-search-api.md",
+        "---\nname: Larder search API\ntype: project\n---\nLarder serves the product search. Its \
+         logs go to the central store; a spike in LRD errors pages the on-call.\n",
+    );
+    write_note(
+        &m,
+        "reference/error-codes.md",
+        "---\nname: Error codes\ntype: project\n---\nLRD-1007 zero results: the count of \
+         LRD-1007 in the Larder logs spiking means the synonym file failed to load. LRD-1008 \
+         timeout.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let r = m
+        .recall(&Query::text("LRD-1007 count spiking in Larder logs"))
+        .unwrap();
+    assert_eq!(
+        ids(&r)[..2],
+        ["reference/error-codes", "larder-search-api"],
+        "{r:?}"
+    );
+}
+
 /// A version or a path is split into its parts, so "canopy-fw 4.6.3" ranked first a note that
 /// holds `4`, `6` and `3` apart (and canopy-fw more often) above the note that writes the version.
 /// The identifier is indexed whole too: the note writing it as the question does comes first, and

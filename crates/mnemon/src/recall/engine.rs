@@ -500,8 +500,9 @@ pub fn run(
         });
         let lexical_base = if why_not.is_none() {
             // A note whose title, description or tags hold a proper name the question writes
-            // is about what the question is about: notes that only mention the name (a meeting
-            // log, a post-mortem) do not outrank it on more shared words alone.
+            // (or whose id the question writes as a phrase) is about what the question is
+            // about: notes that only mention the name (a meeting log, a post-mortem) do not
+            // outrank it on a few more shared words alone; a clear lead in words still wins.
             let about = if h.titled & proper_bits != 0 {
                 ranking::TITLED_NAME_BONUS
             } else if names_in_phrase(tok, &matches[..words], h.id) {
@@ -509,7 +510,7 @@ pub fn run(
             } else {
                 0.0
             };
-            h.score / top + about
+            h.score / top * (1.0 + about)
         } else {
             0.0
         };

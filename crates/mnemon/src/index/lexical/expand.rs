@@ -290,12 +290,14 @@ impl LexicalIndex {
         // A stem under 5 characters has too many neighbours a letter away to guess from: a word
         // spelled right (`tires`, `roles`, `movie`) is as likely as a typo. Only a letter put
         // back into a word of 6 letters or more is tried (`tesing`, `biling`, `montly`,
-        // `limting`: the stemmer cut the typo short of the word's stem); in shorter ones it
-        // reads words spelled right as others (`shoes` as `showes`, `roles` as `rolles`).
+        // `limting`: the stemmer cut the typo short of the word's stem), or a doubled letter
+        // typed once (`writting`); in shorter ones it reads words spelled right as others
+        // (`shoes` as `showes`, `roles` as `rolles`).
         if chars < 5 {
             let mut found = Found::default();
             if word.len() >= 6 && word.iter().all(u8::is_ascii_lowercase) {
                 self.letter_put_back(t, tok, chars, &mut found);
+                self.letter_typed_twice(t, tok, &mut found);
             }
             found.df.retain(|term, _| same_digits(term, &t.term));
             return self.top_by_df(found);
@@ -455,6 +457,24 @@ impl LexicalIndex {
                 variant.push_str(&t.surface[..at]);
                 variant.push(char::from(letter));
                 variant.push_str(&t.surface[at..]);
+                self.look_up_variant(t, tok, &variant, found);
+            }
+        }
+    }
+
+    /// `t`'s word (ASCII lower case, six letters or more, its stem under five) with a doubled
+    /// letter typed once, after its first letter (`writting` -> `writing`): the stemmer cut the
+    /// typo short (`writ`) of the word's stem. Two letters swapped back are not tried here: in
+    /// a short stem they make one word spelled right of another (`farming`, `framing`).
+    fn letter_typed_twice(&self, t: &QueryTerm, tok: &Tokenizer, found: &mut Found) {
+        let word = t.surface.as_bytes();
+        let fixed = crate::index::scoring::FUZZY_PREFIX_CHARS;
+        let mut variant = String::with_capacity(word.len());
+        for at in fixed..word.len() - 1 {
+            if word[at] == word[at + 1] {
+                variant.clear();
+                variant.push_str(&t.surface[..at]);
+                variant.push_str(&t.surface[at + 1..]);
                 self.look_up_variant(t, tok, &variant, found);
             }
         }

@@ -732,6 +732,25 @@ mod tests {
     }
 
     #[test]
+    fn a_letter_typed_twice_in_a_word_whose_typo_stems_short_is_typed_once() {
+        let tok = Tokenizer::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let idx = LexicalIndex::rebuild(
+            tmp.path(),
+            &[
+                doc(&tok, "a", "writing the release notes"),
+                doc(&tok, "b", "picture framing shop"),
+            ],
+        )
+        .unwrap();
+        assert!(tok.query_terms("writting").terms[0].term.chars().count() < 5);
+        assert_eq!(ids(&idx, &tok, "writting "), vec!["a"]);
+        // Two letters are not swapped back in such a word: `farming` is a word, not `framing`.
+        assert!(tok.query_terms("farming").terms[0].term.chars().count() < 5);
+        assert!(ids(&idx, &tok, "farming ").is_empty());
+    }
+
+    #[test]
     fn a_wrong_letter_where_the_stemmer_no_longer_finds_the_suffix_is_put_right() {
         let tok = Tokenizer::new();
         let tmp = tempfile::tempdir().unwrap();

@@ -616,8 +616,8 @@ fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str) -> bool {
 /// whole title (see [`title_matches`]), so the rest of the question still counts.
 pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str) -> bool {
     let tail = id.rsplit('/').next().unwrap_or(id);
-    // Cheap first: a tail of one word names nothing by this rule.
-    if !tail.contains(['-', '_']) {
+    // Cheap first: a tail of one word, or a question of two, names nothing by this rule.
+    if matches.len() < 3 || !tail.contains(['-', '_']) {
         return false;
     }
     let t = tok.query_terms(tail).terms;

@@ -102,6 +102,21 @@ fn doubled(before: u8) -> Option<u8> {
     (!DROPPED_LETTERS.contains(&before)).then_some(before)
 }
 
+/// How many leading bytes of `bytes` some term of `fst` starts with, and the node they reach.
+fn walk<'f, D: AsRef<[u8]>>(
+    fst: &'f fst::raw::Fst<D>,
+    bytes: &[u8],
+) -> (usize, fst::raw::Node<'f>) {
+    let mut node = fst.root();
+    for (i, &b) in bytes.iter().enumerate() {
+        match node.find_input(b) {
+            Some(t) => node = fst.node(node.transition(t).addr),
+            None => return (i, node),
+        }
+    }
+    (bytes.len(), node)
+}
+
 /// The bit of an ASCII lower-case letter in a set of letters (`a` bit 0), no bit for others.
 fn letter_bit(b: u8) -> u32 {
     if b.is_ascii_lowercase() {
@@ -376,45 +391,50 @@ impl LexicalIndex {
                 }
             }
             // A wrong letter (`rotatipn`, `intwgration`): a key next to the one meant, or a
-            // vowel for another. Where the stemmer no longer finds the suffix, the typo's stem
-            // is more than one edit from the word's (`rotatipn` against `rotat`). Not in a
-            // shorter stem: there a word spelled right that the memory does not hold is as
-            // often one wrong letter from another that it does.
-            // The stem of the word meant starts with its first [`WRONG_LETTER_STEM_PREFIX`]
-            // letters: a change after them needs those to start some term of the memory, a
-            // change among them a term going on with the letter put there (a word of letters at
-            // random asks few lookups).
-            let known = if chars >= MIN_WRONG_LETTER_STEM_CHARS {
-                self.known_prefix_len(word)
-            } else {
-                0
-            };
-            for at in (fixed..word.len()).filter(|_| chars >= MIN_WRONG_LETTER_STEM_CHARS) {
-                if at > known && known < WRONG_LETTER_STEM_PREFIX {
-                    break;
-                }
-                let next = if at < WRONG_LETTER_STEM_PREFIX {
-                    self.next_letters(&word[..at])
-                } else {
-                    u32::MAX
-                };
-                let typed = word[at];
-                let near = KEY_NEIGHBOURS[usize::from(typed - b'a')];
-                let others = near.iter().filter(|l| !DROPPED_LETTERS.contains(l));
-                for &letter in DROPPED_LETTERS.iter().chain(others) {
-                    if letter == typed || next & letter_bit(letter) == 0 {
-                        continue; // the word as written, or no term goes on so
-                    }
-                    variant.clear();
-                    variant.push_str(&t.surface[..at]);
-                    variant.push(char::from(letter));
-                    variant.push_str(&t.surface[at + 1..]);
-                    look_up(&variant, &mut found);
-                }
+            // vowel for another. Not in a shorter stem: there a word spelled right that the
+            // memory does not hold is as often one wrong letter from another that it does.
+            if chars >= MIN_WRONG_LETTER_STEM_CHARS {
+                self.wrong_letter(t, tok, &mut found);
             }
         }
         found.df.retain(|term, _| same_digits(term, &t.term));
         self.top_by_df(found)
+    }
+
+    /// `t`'s word (ASCII lower case, its stem six letters or more) with one letter after the
+    /// first changed to a vowel or a key next to it (`rotatipn` -> `rotation`): where the
+    /// stemmer no longer finds the suffix, the typo's stem is more than one edit from the
+    /// word's (`rotatipn` against `rotat`). The stem of the word meant starts with its first
+    /// [`WRONG_LETTER_STEM_PREFIX`] letters: a change after them needs those to start some term
+    /// of the memory, a change among them a term going on with the letter put there (a word of
+    /// letters at random asks few lookups).
+    fn wrong_letter(&self, t: &QueryTerm, tok: &Tokenizer, found: &mut Found) {
+        let word = t.surface.as_bytes();
+        let known = self.known_prefix_len(word);
+        let mut variant = String::with_capacity(word.len());
+        for at in crate::index::scoring::FUZZY_PREFIX_CHARS..word.len() {
+            if at > known && known < WRONG_LETTER_STEM_PREFIX {
+                break;
+            }
+            let next = if at < WRONG_LETTER_STEM_PREFIX {
+                self.next_letters(&word[..at])
+            } else {
+                u32::MAX
+            };
+            let typed = word[at];
+            let near = KEY_NEIGHBOURS[usize::from(typed - b'a')];
+            let others = near.iter().filter(|l| !DROPPED_LETTERS.contains(l));
+            for &letter in DROPPED_LETTERS.iter().chain(others) {
+                if letter == typed || next & letter_bit(letter) == 0 {
+                    continue; // the word as written, or no term goes on so
+                }
+                variant.clear();
+                variant.push_str(&t.surface[..at]);
+                variant.push(char::from(letter));
+                variant.push_str(&t.surface[at + 1..]);
+                self.look_up_variant(t, tok, &variant, found);
+            }
+        }
     }
 
     /// Adds the stem of `variant`, another spelling of `t`'s word, to `found` when the memory
@@ -483,41 +503,23 @@ impl LexicalIndex {
     /// The length of the longest start of `word` that starts some term of a segment's
     /// dictionary.
     fn known_prefix_len(&self, word: &[u8]) -> usize {
-        let mut known = 0;
-        for l in &self.segments {
-            let fst = l.seg.terms().as_fst();
-            let mut node = fst.root();
-            for (i, &b) in word.iter().enumerate() {
-                match node.find_input(b) {
-                    Some(t) => node = fst.node(node.transition(t).addr),
-                    None => {
-                        known = known.max(i);
-                        break;
-                    }
-                }
-                if i + 1 == word.len() {
-                    known = word.len();
-                }
-            }
-        }
-        known
+        self.segments
+            .iter()
+            .map(|l| walk(l.seg.terms().as_fst(), word).0)
+            .max()
+            .unwrap_or(0)
     }
 
     /// The ASCII letters (bit 0 for `a`, see [`letter_bit`]) that follow `prefix` in some
     /// segment's dictionary.
     fn next_letters(&self, prefix: &[u8]) -> u32 {
         let mut letters = 0u32;
-        'segments: for l in &self.segments {
-            let fst = l.seg.terms().as_fst();
-            let mut node = fst.root();
-            for &b in prefix {
-                match node.find_input(b) {
-                    Some(i) => node = fst.node(node.transition(i).addr),
-                    None => continue 'segments,
+        for l in &self.segments {
+            let (matched, node) = walk(l.seg.terms().as_fst(), prefix);
+            if matched == prefix.len() {
+                for tr in node.transitions() {
+                    letters |= letter_bit(tr.inp);
                 }
-            }
-            for tr in node.transitions() {
-                letters |= letter_bit(tr.inp);
             }
         }
         letters

@@ -373,10 +373,11 @@ impl LexicalIndex {
             // the word differ by more than that letter once the stemmer no longer sees the
             // suffix, or strips one from the word that it cannot find in the typo (`election`
             // stems as `elect`, `elction` as itself). The letters typists drop are mostly vowels,
-            // or the second of a double letter. Tried after the first letter, even when a term
-            // one edit from the typo's stem was found: `contactles` stems as `contactl`, one
-            // edit from `contact`, but it is `contactless` that the typist meant.
-            for at in (fixed + 1)..=word.len() {
+            // or the second of a double letter. Tried anywhere after the first letter (right
+            // after it too: `srvices`), even when a term one edit from the typo's stem was
+            // found: `contactles` stems as `contactl`, one edit from `contact`, but it is
+            // `contactless` that the typist meant.
+            for at in fixed..=word.len() {
                 let before = word[at - 1];
                 let double = doubled(before);
                 for letter in DROPPED_LETTERS.iter().copied().chain(double) {
@@ -466,7 +467,7 @@ impl LexicalIndex {
         let word = t.surface.as_bytes();
         let mut variant = String::with_capacity(word.len() + 1);
         let last = word.len().min(stem_chars + 1);
-        for at in (crate::index::scoring::FUZZY_PREFIX_CHARS + 1)..=last {
+        for at in crate::index::scoring::FUZZY_PREFIX_CHARS..=last {
             let double = doubled(word[at - 1]).map_or(0, letter_bit);
             let next = self.next_letters(&word[..at]) | double;
             for letter in b'a'..=b'z' {

@@ -687,6 +687,27 @@ mod tests {
         assert!(ids(&idx, &tok, "tires ").is_empty());
     }
 
+    /// Regression: "srvices datastores overview" found nothing. A letter left out right after
+    /// the first (`srvices`) was never put back: the search began one letter later. Its stem
+    /// (`srvice`) is two edits from the word's (`servic`).
+    #[test]
+    fn a_letter_left_out_right_after_the_first_is_put_back() {
+        let tok = Tokenizer::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let idx = LexicalIndex::rebuild(
+            tmp.path(),
+            &[
+                doc(&tok, "a", "services and datastores"),
+                doc(&tok, "b", "video encoding presets"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(tok.query_terms("srvices").terms[0].term, "srvice");
+        assert_eq!(ids(&idx, &tok, "srvices "), vec!["a"]);
+        // The first letter is still never changed.
+        assert!(ids(&idx, &tok, "ervices ").is_empty());
+    }
+
     /// Regression: "rate limting" and "montly biling close" found nothing. The stemmer cuts the
     /// typo short (`limting` -> `limt`, `biling` -> `bile`, `montly` -> `mont`), under the five
     /// letters a typo is looked for in, so the word with its letter put back was never tried.

@@ -1378,6 +1378,37 @@ fn an_identifier_written_whole_ranks_the_note_that_writes_it_first() {
     assert_eq!(terms, ["db", "clickhous", "migrat"]);
 }
 
+/// Regression: "when are we moving to Slurm 24.11?" ranked the roadmap, which writes `24.11.x`,
+/// under notes holding `24` and `11` in counts and times; and the version alone ("24.11") found
+/// nothing, its parts being numbers any note may hold. A version the question writes matches the
+/// notes that write it longer, and a version of small numbers only is what the question asks.
+#[test]
+fn a_version_the_question_writes_finds_the_notes_that_write_it_longer() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "roadmap.md",
+        "---\nname: Roadmap\n---\nThe Slurm upgrade to **24.11.x** is in the January window.\n",
+    );
+    write_note(
+        &m,
+        "sched.md",
+        "---\nname: Scheduler\n---\nSlurm runs on 24 nodes in 11 racks; the Slurm controller \
+         restarts at 24:00 on the 11th. Slurm accounting keeps 24 months.\n",
+    );
+    write_note(
+        &m,
+        "quotas.md",
+        "---\nname: Quotas\n---\nQuotas: 24 TB per group for 11 groups.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let r = m.recall(&Query::text("Slurm 24.11")).unwrap();
+    assert_eq!(ids(&r).first(), Some(&"roadmap"), "{r:?}");
+    let r = m.recall(&Query::text("24.11")).unwrap();
+    assert_eq!(ids(&r), ["roadmap"], "{r:?}");
+}
+
 /// "bw-freeze-gate" (the name of an admission policy) ranked first the canary note, which writes
 /// `bw-` names, a freeze and an analysis gate apart, above the freeze policy that names the gate:
 /// three words joined by hyphens are a name, held whole like a path.

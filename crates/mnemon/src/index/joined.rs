@@ -6,9 +6,12 @@
 //! The tokenizer splits `4.6.3` into `4`, `6` and `3`, so a question "canopy-fw 4.6.3" finds every
 //! note that holds those three numbers anywhere, and a note holding them apart can rank above the
 //! one that writes the version. With the whole indexed too, recall adds the whole to the lexical
-//! score of the notes that write it as written (`recall::engine`); the parts stay the question's
-//! terms, so which notes pass the floor does not change, and a note that writes the parts apart
-//! ("max deliver" for `max_deliver`) is still found.
+//! score of the notes that write it as written, or longer after a joiner (`24.11` in a note that
+//! writes `24.11.x`; `recall::engine`); the parts stay the question's terms, so which notes pass
+//! the floor does not change, and a note that writes the parts apart ("max deliver" for
+//! `max_deliver`) is still found. A number whose parts are all small (`24.11`: each could be a
+//! day or a count, which weigh little, see `recall::evidence::is_generic`) counts in the floor
+//! as a word of its own.
 //!
 //! A joined identifier is a run of ASCII letters and digits in pieces, each two pieces joined by
 //! exactly one of `.` `_` `/` `:` `-`, with no space: at least two pieces, at most
@@ -27,7 +30,8 @@ use super::tokenize::MAX_TERM_BYTES;
 /// dotted chains better found by their parts).
 pub const MAX_PIECES: usize = 8;
 
-fn is_joiner(b: u8) -> bool {
+/// Whether `b` joins the pieces of an identifier (`.` `_` `/` `:` `-`).
+pub fn is_joiner(b: u8) -> bool {
     JOINERS[usize::from(b)]
 }
 

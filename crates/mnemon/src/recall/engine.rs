@@ -376,17 +376,24 @@ pub fn run(
     crate::index::compound::close_pairs(lex, tok, text, &mut matches);
     // The question's words; after them, each identifier it writes joined (by dots, slashes,
     // underscores or colons, or three hyphened words or more) that the memory holds whole
-    // (`index::joined`): it adds to the lexical score of the notes that write it as written, and
-    // takes no part in the floor (its parts, among the words, do).
+    // (`index::joined`): it adds to the lexical score of the notes that write it as written or
+    // longer (`24.11.x`), and takes no part in the floor (its parts, among the words, do; unless
+    // they are all small numbers, see `Evidence::of`).
     let words = matches.len();
     crate::index::joined::for_each_joined(text, |whole| {
         if matches.len() < MAX_MATCHED_TERMS && !matches.iter().any(|m| m.term == whole) {
             let df = lex.doc_freq(whole);
+            let mut expansions: Vec<(String, f32)> = Vec::new();
             if df > 0 {
+                expansions.push((whole.to_string(), 1.0));
+            }
+            expansions.extend(lex.joined_longer(whole).into_iter().map(|t| (t, 1.0)));
+            if let Some((first, _)) = expansions.first() {
+                let first_df = lex.doc_freq(first);
                 matches.push(TermMatch {
                     term: whole.to_string(),
-                    expansions: vec![(whole.to_string(), 1.0)],
-                    first_df: df,
+                    expansions,
+                    first_df,
                 });
             }
         }

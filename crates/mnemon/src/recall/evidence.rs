@@ -314,10 +314,21 @@ impl Evidence {
         for (i, m) in matches.iter().enumerate() {
             if i >= qt.terms.len() {
                 // A joined identifier whole, after the question's words (`index::joined`): it
-                // ranks the notes that write it; its parts are the words that count.
-                info.push(0.0);
+                // ranks the notes that write it; its parts are the words that count. Unless it
+                // is a number whose parts are all common (`24.11`, `3.12`: each part could be a
+                // day or a count): then the whole says what they do not.
+                let parts_say_nothing = m.term.bytes().any(|b| b.is_ascii_digit())
+                    && m.term
+                        .split(|c: char| !c.is_ascii_alphanumeric())
+                        .all(is_generic);
+                let w = if parts_say_nothing {
+                    idf(docs, m.first_df)
+                } else {
+                    0.0
+                };
+                info.push(w);
                 partial.push(0.0);
-                held.push((0.0, false, false));
+                held.push((w, false, false));
                 continue;
             }
             if !m.expansions.is_empty() && names.contains(&m.term) {

@@ -147,6 +147,10 @@ const MIN_WRONG_LETTER_STEM_CHARS: usize = 6;
 /// letters as many start some term of the memory.
 const WRONG_LETTER_STEM_PREFIX: usize = 3;
 
+/// At most this many terms starting with a prefix are gathered before the most frequent are
+/// taken (a prefix of two letters starts thousands in a large memory).
+const PREFIX_SCAN_TERMS: usize = 256;
+
 /// At most this many expansions (typo or prefix, per query term) are remembered per index.
 pub const EXPANSION_CACHE_TERMS: usize = 4096;
 
@@ -541,13 +545,45 @@ impl LexicalIndex {
                 {
                     found.add(l, k, off);
                 }
-                if found.df.len() > 256 {
+                if found.df.len() > PREFIX_SCAN_TERMS {
                     found.complete = false;
                     break;
                 }
             }
         }
         self.top_by_df(found)
+    }
+
+    /// Joined identifiers of the dictionary (see [`crate::index::joined`]) that go on from
+    /// `whole` after a joiner, most frequent first, at most
+    /// [`crate::index::scoring::MAX_EXPANSIONS_PER_TERM`]: the notes write the version or the
+    /// path the question names, longer (`24.11` as `24.11.x` or `24.11.2`, `db/clickhouse` as
+    /// `db/clickhouse/migrations`).
+    pub fn joined_longer(&self, whole: &str) -> Vec<String> {
+        let aut = fst::automaton::Str::new(whole).starts_with();
+        let mut df: HashMap<String, u64> = HashMap::new();
+        'segments: for l in &self.segments {
+            let mut s = l.seg.terms().search(aut.clone()).into_stream();
+            while let Some((k, off)) = s.next() {
+                let goes_on = k
+                    .get(whole.len())
+                    .is_some_and(|&b| crate::index::joined::is_joiner(b));
+                if goes_on && let Ok(k) = std::str::from_utf8(k) {
+                    *df.entry(k.to_string()).or_default() += l.live_df_at(off);
+                }
+                if df.len() > PREFIX_SCAN_TERMS {
+                    break 'segments;
+                }
+            }
+        }
+        let mut v: Vec<(u64, String)> = df
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(t, n)| (n, t))
+            .collect();
+        v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        v.truncate(crate::index::scoring::MAX_EXPANSIONS_PER_TERM);
+        v.into_iter().map(|(_, t)| t).collect()
     }
 
     /// The most frequent of the `found` terms.

@@ -1378,6 +1378,51 @@ fn an_identifier_written_whole_ranks_the_note_that_writes_it_first() {
     assert_eq!(terms, ["db", "clickhous", "migrat"]);
 }
 
+/// Regression: "Quelle est la recette de la tarte Tatin ?" found the memory's one note in French,
+/// through `est`, `la` and `de`: words every French text writes, rare in a memory of English
+/// notes. In a question written in another language its common words count as common.
+#[test]
+fn a_question_in_another_language_does_not_match_by_its_common_words() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "partenariat-lyon.md",
+        "---\nname: Partenariat avec le labo de Lyon\n---\nLe labo de Lyon envoie ses données \
+         chaque semaine. La liaison est chiffrée; le contact est Margaux. Les transferts \
+         passent par Globus, et la quota est de 50 To.\n",
+    );
+    write_note(
+        &m,
+        "transfers.md",
+        "---\nname: Data transfers\n---\nGlobus endpoints move data for partner labs.\n",
+    );
+    write_note(
+        &m,
+        "users/margaux.md",
+        "---\nname: Margaux Lefebvre\n---\nMargaux est la responsable du labo. Elle préfère \
+         les messages courts et répond le matin.\n",
+    );
+    write_note(
+        &m,
+        "runbooks/reprise.md",
+        "---\nname: Reprise des transferts\n---\nSi la liaison est coupée, relancer le point de \
+         terminaison et vérifier les journaux de la veille.\n",
+    );
+    // A memory of some size, mostly in English.
+    for i in 0..30 {
+        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
+    m.index().unwrap();
+    let r = m
+        .recall(&Query::text("Quelle est la recette de la tarte Tatin ?"))
+        .unwrap();
+    assert!(r.results.is_empty(), "{r:?}");
+    let r = m
+        .recall(&Query::text("Quelle est la quota du labo de Lyon ?"))
+        .unwrap();
+    assert_eq!(ids(&r).first(), Some(&"partenariat-lyon"), "{r:?}");
+}
+
 /// Regression: "when are we moving to Slurm 24.11?" ranked the roadmap, which writes `24.11.x`,
 /// under notes holding `24` and `11` in counts and times; and the version alone ("24.11") found
 /// nothing, its parts being numbers any note may hold. A version the question writes matches the

@@ -107,6 +107,46 @@ static GENERIC_WORDS: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
             .collect()
     });
 
+mod other_common_words {
+    include!(concat!(env!("OUT_DIR"), "/other_common_words.rs"));
+}
+use other_common_words::{OTHER_COMMON_WORDS, OTHER_LANGUAGES};
+
+/// The bits of [`OTHER_LANGUAGES`] whose common words hold `word` (0 for none).
+fn other_language_bits(word: &str) -> u32 {
+    OTHER_COMMON_WORDS
+        .binary_search_by(|(w, _)| (*w).cmp(word))
+        .map_or(0, |at| OTHER_COMMON_WORDS[at].1)
+}
+
+/// The languages (bits of [`OTHER_LANGUAGES`]) a question is written in: three of its words or
+/// more are common words of the language, one at least a word English lacks, and they outnumber
+/// its common English words the language lacks ("how to put the car on the ferry" writes `car`
+/// and `on`, which French has, among English ones).
+pub fn other_languages(surfaces: &[&str]) -> u32 {
+    let mut common = [0u8; OTHER_LANGUAGES.len()];
+    let mut lacking_in_english = [0u8; OTHER_LANGUAGES.len()];
+    let mut english_only = [0u8; OTHER_LANGUAGES.len()];
+    for w in surfaces {
+        let bits = other_language_bits(w);
+        let english = GENERIC_WORDS.contains(w);
+        for i in 0..OTHER_LANGUAGES.len() {
+            let theirs = bits & (1 << i) != 0;
+            common[i] += u8::from(theirs);
+            lacking_in_english[i] += u8::from(theirs && !english);
+            english_only[i] += u8::from(english && !theirs);
+        }
+    }
+    (0..OTHER_LANGUAGES.len())
+        .filter(|&i| common[i] >= 3 && lacking_in_english[i] >= 1 && common[i] > english_only[i])
+        .fold(0, |bits, i| bits | 1 << i)
+}
+
+/// Whether `surface` is a common word of one of `languages` (see [`other_languages`]).
+pub fn is_common_in(surface: &str, languages: u32) -> bool {
+    languages != 0 && other_language_bits(surface) & languages != 0
+}
+
 /// Whether a folded question word says little about a question's topic: a common English word,
 /// a month or weekday, or a number of at most [`ranking::SMALL_NUMBER_DIGITS`] digits (a day of
 /// a date, a count, a version: "iOS 18", "tram 28"): notes hold dates and such numbers for as
@@ -311,6 +351,8 @@ impl Evidence {
         let form_of: Vec<Option<usize>> = (0..matches.len())
             .map(|i| another_form_of(i, matches))
             .collect();
+        let surfaces: Vec<&str> = qt.terms.iter().map(|t| t.surface.as_str()).collect();
+        let languages = other_languages(&surfaces);
         for (i, m) in matches.iter().enumerate() {
             if i >= qt.terms.len() {
                 // A joined identifier whole, after the question's words (`index::joined`): it
@@ -334,7 +376,10 @@ impl Evidence {
             if !m.expansions.is_empty() && names.contains(&m.term) {
                 held_names |= 1u32 << (i % 32);
             }
-            let generic = qt.terms.get(i).is_some_and(|t| is_generic(&t.surface));
+            let generic = qt
+                .terms
+                .get(i)
+                .is_some_and(|t| is_generic(&t.surface) || is_common_in(&t.surface, languages));
             let mut w = match m.expansions.first() {
                 // Another form of a word the question also writes ("certified" and
                 // "certificate", stemmed apart, the first matched through the second): one word.
@@ -817,5 +862,53 @@ mod tests {
         for w in ["429", "2026", "v2", "p99", "pgbouncer", "febr", "marching"] {
             assert!(!is_generic(w), "{w}");
         }
+    }
+
+    fn words(q: &str) -> Vec<String> {
+        q.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    }
+
+    fn languages_of(q: &str) -> Vec<&'static str> {
+        let w = words(q);
+        let surfaces: Vec<&str> = w.iter().map(String::as_str).collect();
+        let bits = other_languages(&surfaces);
+        OTHER_LANGUAGES
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| bits & (1 << i) != 0)
+            .map(|(_, l)| *l)
+            .collect()
+    }
+
+    #[test]
+    fn a_question_in_another_language_makes_its_common_words_generic() {
+        assert!(languages_of("Quelle est la recette de la tarte Tatin ?").contains(&"fr"));
+        assert!(languages_of("Come si prepara il risotto alla milanese?").contains(&"it"));
+        assert!(languages_of("Какая погода будет в Белграде на выходных?").contains(&"ru"));
+        // English questions writing a word another language has in common ("car" and "on" are
+        // French ones) are English.
+        for q in [
+            "how to put the car on the ferry",
+            "Can I restart cadence on the Singapore SDR host right now?",
+            "what does the con in con-ops stand for",
+            "",
+        ] {
+            assert!(languages_of(q).is_empty(), "{q}: {:?}", languages_of(q));
+        }
+        let fr = other_languages(&["quelle", "est", "la", "recette", "de"]);
+        assert!(is_common_in("est", fr));
+        assert!(!is_common_in("recette", fr));
+        assert!(!is_common_in("est", 0));
+    }
+
+    #[test]
+    fn the_other_languages_table_is_sorted_for_binary_search() {
+        assert!(OTHER_COMMON_WORDS.windows(2).all(|p| p[0].0 < p[1].0));
+        assert!(OTHER_COMMON_WORDS.len() > 1000);
+        assert_ne!(other_language_bits("les"), 0);
+        assert_eq!(other_language_bits("pgbouncer"), 0);
     }
 }

@@ -124,17 +124,17 @@ fn other_language_bits(word: &str) -> u32 {
 /// its common English words the language lacks ("how to put the car on the ferry" writes `car`
 /// and `on`, which French has, among English ones).
 pub fn other_languages(surfaces: &[&str]) -> u32 {
-    let mut common = [0u8; OTHER_LANGUAGES.len()];
-    let mut lacking_in_english = [0u8; OTHER_LANGUAGES.len()];
-    let mut english_only = [0u8; OTHER_LANGUAGES.len()];
+    let mut common = [0usize; OTHER_LANGUAGES.len()];
+    let mut lacking_in_english = [0usize; OTHER_LANGUAGES.len()];
+    let mut english_only = [0usize; OTHER_LANGUAGES.len()];
     for w in surfaces {
         let bits = other_language_bits(w);
         let english = GENERIC_WORDS.contains(w);
         for i in 0..OTHER_LANGUAGES.len() {
             let theirs = bits & (1 << i) != 0;
-            common[i] += u8::from(theirs);
-            lacking_in_english[i] += u8::from(theirs && !english);
-            english_only[i] += u8::from(english && !theirs);
+            common[i] += usize::from(theirs);
+            lacking_in_english[i] += usize::from(theirs && !english);
+            english_only[i] += usize::from(english && !theirs);
         }
     }
     (0..OTHER_LANGUAGES.len())

@@ -389,7 +389,7 @@ pub fn run(
             }
             expansions.extend(lex.joined_longer(whole).into_iter().map(|t| (t, 1.0)));
             if let Some((first, _)) = expansions.first() {
-                let first_df = lex.doc_freq(first);
+                let first_df = if df > 0 { df } else { lex.doc_freq(first) };
                 matches.push(TermMatch {
                     term: whole.to_string(),
                     expansions,

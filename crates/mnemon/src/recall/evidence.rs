@@ -123,7 +123,7 @@ fn other_language_bits(word: &str) -> u32 {
 /// more are common words of the language, one at least a word English lacks, and they outnumber
 /// its common English words the language lacks ("how to put the car on the ferry" writes `car`
 /// and `on`, which French has, among English ones).
-pub fn other_languages(surfaces: &[&str]) -> u32 {
+pub fn other_languages<'w>(surfaces: impl IntoIterator<Item = &'w str>) -> u32 {
     let mut common = [0usize; OTHER_LANGUAGES.len()];
     let mut lacking_in_english = [0usize; OTHER_LANGUAGES.len()];
     let mut english_only = [0usize; OTHER_LANGUAGES.len()];
@@ -351,8 +351,7 @@ impl Evidence {
         let form_of: Vec<Option<usize>> = (0..matches.len())
             .map(|i| another_form_of(i, matches))
             .collect();
-        let surfaces: Vec<&str> = qt.terms.iter().map(|t| t.surface.as_str()).collect();
-        let languages = other_languages(&surfaces);
+        let languages = other_languages(qt.terms.iter().map(|t| t.surface.as_str()));
         for (i, m) in matches.iter().enumerate() {
             if i >= qt.terms.len() {
                 // A joined identifier whole, after the question's words (`index::joined`): it
@@ -873,8 +872,7 @@ mod tests {
 
     fn languages_of(q: &str) -> Vec<&'static str> {
         let w = words(q);
-        let surfaces: Vec<&str> = w.iter().map(String::as_str).collect();
-        let bits = other_languages(&surfaces);
+        let bits = other_languages(w.iter().map(String::as_str));
         OTHER_LANGUAGES
             .iter()
             .enumerate()
@@ -898,7 +896,7 @@ mod tests {
         ] {
             assert!(languages_of(q).is_empty(), "{q}: {:?}", languages_of(q));
         }
-        let fr = other_languages(&["quelle", "est", "la", "recette", "de"]);
+        let fr = other_languages(["quelle", "est", "la", "recette", "de"]);
         assert!(is_common_in("est", fr));
         assert!(!is_common_in("recette", fr));
         assert!(!is_common_in("est", 0));

@@ -561,7 +561,8 @@ impl LexicalIndex {
     /// `db/clickhouse/migrations`).
     pub fn joined_longer(&self, whole: &str) -> Vec<String> {
         let aut = fst::automaton::Str::new(whole).starts_with();
-        let mut df: HashMap<String, u64> = HashMap::new();
+        // Gathered past `Found::add`, which leaves joined terms out.
+        let mut found = Found::default();
         'segments: for l in &self.segments {
             let mut s = l.seg.terms().search(aut.clone()).into_stream();
             while let Some((k, off)) = s.next() {
@@ -569,21 +570,15 @@ impl LexicalIndex {
                     .get(whole.len())
                     .is_some_and(|&b| crate::index::joined::is_joiner(b));
                 if goes_on && let Ok(k) = std::str::from_utf8(k) {
-                    *df.entry(k.to_string()).or_default() += l.live_df_at(off);
+                    *found.df.entry(k.to_string()).or_default() += l.live_df_at(off);
                 }
-                if df.len() > PREFIX_SCAN_TERMS {
+                if found.df.len() > PREFIX_SCAN_TERMS {
+                    found.complete = false;
                     break 'segments;
                 }
             }
         }
-        let mut v: Vec<(u64, String)> = df
-            .into_iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(t, n)| (n, t))
-            .collect();
-        v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        v.truncate(crate::index::scoring::MAX_EXPANSIONS_PER_TERM);
-        v.into_iter().map(|(_, t)| t).collect()
+        self.top_by_df(found)
     }
 
     /// The most frequent of the `found` terms.

@@ -139,6 +139,11 @@ pub const EXACT_TITLE_BONUS: f32 = 1.0;
 /// hit's words is not lifted over it by a name it holds (the place a question is set in, a
 /// component it names in passing).
 pub const TITLED_NAME_BONUS: f32 = 0.5;
+/// A question's first word written as a proper name is (`Joana working hours`) counts as one
+/// when at least this percentage of the notes holding it write it with a capital: names are
+/// written in lower case only in links and ids, other words at most at a sentence's start or
+/// in a heading. Lower takes a first word such as "Deploy" for a name.
+pub const START_NAME_CAPITALISED_PERCENT: u64 = 75;
 /// A direct hit the question names by the last part of its id written as a phrase among more
 /// words (`reference/error-codes` for "error codes list"; see
 /// `recall::evidence::names_in_phrase`) has its lexical evidence multiplied by one plus this:

@@ -1338,6 +1338,35 @@ fn a_name_in_a_notes_title_does_not_lift_it_over_a_clear_lead_in_words() {
     );
 }
 
+/// "Joana working hours" ranked a rule mentioning Joana in passing above her own note: a
+/// capital where the question starts says nothing, so the name weighed as a word. The memory
+/// tells: most notes holding the word write it with a capital (links write it in lower case),
+/// while a first word such as "Ticket" is written in lower case in most notes.
+#[test]
+fn a_name_that_starts_the_question_is_a_name_when_the_notes_write_it_so() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "users/ines-moura.md",
+        "---\nname: Ines Moura\ntype: user\n---\nInes runs the Porto lab interfaces, working \
+         from the Porto office.\n",
+    );
+    write_note(
+        &m,
+        "feedback/confirm-site.md",
+        "---\nname: Confirm the site first\ntype: feedback\n---\nAsk which site before acting. \
+         Ines ([[users/ines-moura]]) keeps working hours of the Porto office; after those hours \
+         nobody answers there.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let r = m.recall(&Query::text("Ines working hours")).unwrap();
+    assert_eq!(ids(&r)[0], "users/ines-moura", "{r:?}");
+    // The same question with the name inside it was already read so.
+    let r = m.recall(&Query::text("working hours of Ines")).unwrap();
+    assert_eq!(ids(&r)[0], "users/ines-moura", "{r:?}");
+}
+
 /// A version or a path is split into its parts, so "canopy-fw 4.6.3" ranked first a note that
 /// holds `4`, `6` and `3` apart (and canopy-fw more often) above the note that writes the version.
 /// The identifier is indexed whole too: the note writing it as the question does comes first, and

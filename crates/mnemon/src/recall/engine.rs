@@ -8,7 +8,7 @@ use super::NodeStats;
 use super::cands::{Cand, Cands, Slot, Via};
 use super::evidence::{
     DirectInfo, Evidence, forget_names_written_lower, name_words, names_in_phrase,
-    proper_name_words, title_matches, with_learned,
+    proper_name_words, proper_words_starting_sentences, title_matches, with_learned,
 };
 use super::learned::Learned;
 use super::passages;
@@ -398,8 +398,24 @@ pub fn run(
             }
         }
     });
+    // A word starting a sentence is a name when most notes holding it write it with a capital
+    // ("Joana working hours"; not "Deploy", which notes write in lower case too). Not every
+    // note: links and ids write names in lower case (`[[users/joana-figueiredo]]`).
+    let names_starting: Vec<String> = proper_words_starting_sentences(text)
+        .iter()
+        .map(|w| tok.stem_word(w))
+        .filter(|t| {
+            let df = lex.df(t.as_bytes());
+            let capitalised = lex.df(crate::index::fields::name_mark(t).as_bytes());
+            df > 0 && capitalised >= df * ranking::START_NAME_CAPITALISED_PERCENT / 100
+        })
+        .collect();
     let name_words = name_words(text);
-    let names: Vec<String> = name_words.iter().map(|w| tok.stem_word(w)).collect();
+    let names: Vec<String> = name_words
+        .iter()
+        .map(|w| tok.stem_word(w))
+        .chain(names_starting.iter().cloned())
+        .collect();
     forget_names_written_lower(lex, &names, &mut matches);
     // As many lexical hits as the walk takes seeds (or the caller wants results).
     let want = q.limit.max(ranking::MAX_SEEDS);
@@ -414,6 +430,7 @@ pub fn run(
     let proper: Vec<String> = proper_name_words(text)
         .iter()
         .map(|w| tok.stem_word(w))
+        .chain(names_starting)
         .collect();
     let proper_bits = matches
         .iter()

@@ -216,7 +216,11 @@ const TIME_WORDS: [&str; 7] = [
 /// ("Service Map") or most of them ("How To Roll Back A Deploy", one in capitals) says nothing
 /// by it: it has no names.
 pub fn name_words(text: &str) -> Vec<String> {
-    names_in(text).into_iter().map(|(w, _)| w).collect()
+    names_in(text)
+        .into_iter()
+        .filter(|n| !n.starts_sentence)
+        .map(|n| n.word)
+        .collect()
 }
 
 /// The words of [`name_words`] written as a proper name is: a capital, then lower-case letters
@@ -226,13 +230,36 @@ pub fn name_words(text: &str) -> Vec<String> {
 pub fn proper_name_words(text: &str) -> Vec<String> {
     names_in(text)
         .into_iter()
-        .filter(|(_, proper)| *proper)
-        .map(|(w, _)| w)
+        .filter(|n| n.proper && !n.starts_sentence)
+        .map(|n| n.word)
         .collect()
 }
 
-/// [`name_words`], each with whether it is written as a proper name.
-fn names_in(text: &str) -> Vec<(String, bool)> {
+/// The words that start a sentence of `text` written as a proper name is (`Joana working
+/// hours`), folded: a name or the sentence's first word, which the question alone cannot tell
+/// apart. The memory can: a word every note holding it writes with a capital is a name there
+/// (see `recall::engine`).
+pub fn proper_words_starting_sentences(text: &str) -> Vec<String> {
+    names_in(text)
+        .into_iter()
+        .filter(|n| n.proper && n.starts_sentence)
+        .filter(|n| !is_generic(&n.word) && !FUNCTION_WORDS.contains(&n.word.as_str()))
+        .map(|n| n.word)
+        .collect()
+}
+
+/// A capitalised word of a question (see [`name_words`]).
+struct NameWord {
+    /// Folded.
+    word: String,
+    /// A capital, then lower-case letters only.
+    proper: bool,
+    /// It starts a sentence: a name only if the memory says so.
+    starts_sentence: bool,
+}
+
+/// The capitalised words of `text` (see [`name_words`]), those starting a sentence included.
+fn names_in(text: &str) -> Vec<NameWord> {
     let mut out = Vec::new();
     // Words of letters, and how many of them are capitalised: all of them, and those where no
     // sentence starts.
@@ -258,20 +285,25 @@ fn names_in(text: &str) -> Vec<(String, bool)> {
         let capitalised = word.chars().any(char::is_uppercase);
         words += 1;
         words_capitalised += usize::from(capitalised);
-        if starts {
-            continue;
+        if !starts {
+            inner += 1;
         }
-        inner += 1;
         if !capitalised {
             continue;
         }
-        inner_capitalised += 1;
+        if !starts {
+            inner_capitalised += 1;
+        }
         if CALENDAR_WORDS.contains(&folded.as_str()) {
             continue;
         }
         let mut chars = word.chars();
         let proper = chars.next().is_some_and(char::is_uppercase) && chars.all(char::is_lowercase);
-        out.push((folded.clone(), proper));
+        out.push(NameWord {
+            word: folded.clone(),
+            proper,
+            starts_sentence: starts,
+        });
     }
     let every_word = words >= 2 && words_capitalised == words;
     let most_words = inner >= TITLE_CASE_MIN_WORDS && inner_capitalised * 2 > inner;
@@ -835,6 +867,15 @@ mod tests {
             ["maya", "porto"]
         );
         assert!(proper_name_words("How To Roll Back A Deploy").is_empty());
+        // A sentence's first word may be a name: the memory decides (`recall::engine`); words
+        // of grammar and common words never are.
+        assert_eq!(
+            proper_words_starting_sentences("Joana working hours? Porto only."),
+            ["joana", "porto"]
+        );
+        assert!(proper_words_starting_sentences("How do I deploy? Some hours").is_empty());
+        assert!(proper_words_starting_sentences("Deploy Rollback Steps").is_empty());
+        assert!(proper_name_words("Joana working hours").is_empty());
         // A possessive is the name it belongs to; the term is what the tokenizer makes of it.
         assert_eq!(
             name_words("what is Maya's focus and Chen\u{2019}s plan"),

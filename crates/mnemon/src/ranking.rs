@@ -89,8 +89,7 @@ const _: () = assert!(STRONG_COVERAGE < NEIGHBOUR_COVERAGE && NEIGHBOUR_COVERAGE
 /// (`recall::passages`); the first that does settles it. Each check reads one note.
 pub const MAX_PASSAGE_CHECKS: usize = 3;
 /// A question whose direct hits are all weak returns at most this many (and hits on notes used
-/// before): partial matches of a question the memory may have no answer for. A hit after the
-/// best counts only when it matches a word of the question the best does not.
+/// before): partial matches of a question the memory may have no answer for.
 pub const WEAK_QUESTION_RESULTS: usize = 2;
 /// A question whose strong hits none vouches for their neighbours (see [`NEIGHBOUR_COVERAGE`])
 /// returns at most this many (and hits on notes used before): each shares two words or so with

@@ -1710,53 +1710,6 @@ fn a_hit_on_two_words_of_a_longer_question_brings_no_neighbours() {
     }
 }
 
-/// "how to knit a basket weave stitch" found the promotions runbook and an ADR, each on the
-/// same two words ("basket", "stitch"), and returned both: a question the memory has no answer
-/// for finds as many notes as hold its few shared words. After the best hit of a weak question,
-/// another counts only when it matches a word of the question the best does not.
-#[test]
-fn a_weak_question_gets_a_second_note_only_for_other_words_of_it() {
-    let (_t, m) = fresh();
-    write_note(
-        &m,
-        "offsite.md",
-        "---\nname: Team offsite\n---\nThis year the offsite is in Lisbon, dinner on the hotel terrace.\n",
-    );
-    write_note(
-        &m,
-        "travel.md",
-        "---\nname: Travel policy\n---\nBook flights to Lisbon through the agency; a terrace room costs extra.\n",
-    );
-    write_fillers(&m);
-    m.index().unwrap();
-    let question = "Lisbon seafood restaurants with a terrace by the river at sunset";
-    let same_word = m.recall(&Query::text(question)).unwrap();
-    assert!(same_word.floor.weak, "{:?}", same_word.floor);
-    assert_eq!(same_word.results.len(), 1, "{:?}", ids(&same_word));
-    assert!(
-        same_word
-            .floor
-            .rejected
-            .iter()
-            .any(|r| ["offsite", "travel"].contains(&r.id.as_str())),
-        "--explain names the note left out: {:?}",
-        same_word.floor.rejected
-    );
-
-    // A note on another word of the question is a second reading of it: both are returned.
-    write_note(
-        &m,
-        "canteen.md",
-        "---\nname: Canteen\n---\nThe canteen by the river serves seafood on Fridays.\n",
-    );
-    m.index().unwrap();
-    let other_word = m.recall(&Query::text(question)).unwrap();
-    assert!(other_word.floor.weak, "{:?}", other_word.floor);
-    let found = ids(&other_word);
-    assert_eq!(found.len(), 2, "{found:?}");
-    assert!(found.contains(&"canteen"), "{found:?}");
-}
-
 /// "git merge vs rebase" found every release note holding "git" and "merge": without a hit that
 /// vouches for more than two shared words, a question gets its best three.
 #[test]

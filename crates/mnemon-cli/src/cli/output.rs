@@ -418,7 +418,7 @@ impl Out {
             outln!(
                 "  {}",
                 self.dim(&format!(
-                    "weak question: no hit covers {:.0}% of it with two of its words or more, so only the best {} are shown (the second only for words of it the first lacks), without their neighbours",
+                    "weak question: no hit covers {:.0}% of it with two of its words or more, so only the best {} are shown, without their neighbours",
                     mnemon::ranking::STRONG_COVERAGE * 100.0,
                     mnemon::ranking::WEAK_QUESTION_RESULTS
                 ))

@@ -923,45 +923,14 @@ pub fn run(
         // A successor brought along with a note it replaces stays, uncounted, even when the cut
         // leaves that note out: it is what the note the question matched became.
         let used = |o: u32| direct_info.iter().any(|(d, i)| *d == o && i.used);
-        let matched = |o: u32| cands.get(o).map_or(0, |c| c.matched);
-        // A hit of a weak question after the best counts only when it matches a word of the
-        // question the best does not: two notes sharing the same word or two with it are two
-        // places those words turn up (a question on another subject finds as many as the
-        // memory holds), while a hit on other words of it is another reading of the question.
-        let mut best_matched: Option<u32> = None;
-        let mut same_words: Vec<u32> = Vec::new();
         let mut i = 0usize;
         scored.retain(|s| {
             if brought_ords.contains(&s.ord) {
                 return true;
             }
             i += 1;
-            let m = matched(s.ord);
-            let best = *best_matched.get_or_insert(m);
-            if used(s.ord) {
-                return true;
-            }
-            if i > keep {
-                return false;
-            }
-            if floor.weak && i > 1 && m & !best == 0 {
-                same_words.push(s.ord);
-                return false;
-            }
-            true
+            i <= keep || used(s.ord)
         });
-        for o in same_words {
-            if floor.rejected.len() < MAX_REJECTED_REPORTED {
-                floor.rejected.push(Rejected {
-                    id: graph.id(o).to_string(),
-                    coverage: direct_info
-                        .iter()
-                        .find(|(d, _)| *d == o)
-                        .map_or(0.0, |(_, i)| i.coverage),
-                    reason: "matches no word of a weak question the best hit does not",
-                });
-            }
-        }
     }
 
     floor.under_min_score = under_min_score && scored.len() < q.limit;

@@ -233,9 +233,8 @@ pub struct FloorReport {
     pub terms: Vec<TermWeight>,
     /// The best hits turned away (at most 5), best first.
     pub rejected: Vec<Rejected>,
-    /// No direct hit covered much of the question: only the best
-    /// [`crate::ranking::WEAK_QUESTION_RESULTS`] were returned, without the notes around them,
-    /// and after the best only a hit matching a word of the question the best does not.
+    /// No direct hit covered much of the question: only the best two were returned, without the
+    /// notes around them.
     pub weak: bool,
     /// Some hits are strong, none answers enough of the question to vouch for the notes around
     /// them ([`crate::ranking::NEIGHBOUR_COVERAGE`], [`crate::ranking::NEIGHBOUR_WORDS`]):

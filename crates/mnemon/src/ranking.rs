@@ -344,7 +344,8 @@ pub fn permission_type_weight(t: NoteType) -> f32 {
 }
 
 /// Whether `question` asks whether something may be done: "can I", "could we", "may I" not
-/// after a question word ("when can I reach her" asks something else), "allowed", "permitted",
+/// after a question word ("when can I reach her" asks something else), "should I / we" after no
+/// question word ("which clip should I use" asks which), "allowed", "permitted",
 /// "permission", "is it ok / okay / fine / alright / acceptable", "need approval / sign-off",
 /// "need to ask / approve / sign", or "to / must / who / should approve" or "... sign off"
 /// ("who has to approve"). English only, any case.
@@ -360,6 +361,10 @@ pub fn asks_permission(question: &str) -> bool {
         "allowed" | "permitted" | "permission" => true,
         "can" | "could" | "may" => {
             matches!(at(i + 1), "i" | "we") && (i == 0 || !WH.contains(&at(i - 1)))
+        }
+        // "Should I ..." asks whether to; "which clip should I use" asks which.
+        "should" => {
+            matches!(at(i + 1), "i" | "we") && !words[..i].iter().any(|w| WH.contains(&w.as_str()))
         }
         "is" => {
             at(i + 1) == "it"
@@ -520,6 +525,8 @@ mod tests {
             "who needs to sign off a dose rule change",
             "do I need to ask someone before scaling ingestd",
             "things support staff are not permitted to do in the admin panel",
+            "Should I knock a pound off the monthly plan for a week?",
+            "the test is flaky, should we raise the retry count",
         ] {
             assert!(asks_permission(q), "{q}");
         }
@@ -527,6 +534,7 @@ mod tests {
             "What time zone is Priya in and when can I reach her?",
             "How can I run the whole backend on my laptop?",
             "what should I do when the feed goes stale",
+            "which fixture clip should I use to test rotation",
             "Is it a known issue that the pool times out?",
             "how to sign the release tag with the team key",
             "capital of Australia",

@@ -150,6 +150,10 @@ pub const START_NAME_CAPITALISED_PERCENT: u64 = 75;
 /// the note is about the thing asked about. Less than [`TITLED_NAME_BONUS`]: the phrase is
 /// common words more often than a proper name is.
 pub const ID_PHRASE_BONUS: f32 = 0.25;
+/// Other terms of a question allowed between two terms of a note's id for the question to name
+/// it as a phrase (`recall::evidence::names_in_phrase`): "marc language field mapping" names
+/// `reference/marc-field-mapping`; the id's words in another order never do.
+pub const ID_PHRASE_GAP_TERMS: usize = 1;
 /// Lexical hits holding every term of the question in their title fields whose name is read to
 /// see whether the question is their title (best first): each check reads a note's record.
 pub const TITLE_CHECKS: usize = 8;

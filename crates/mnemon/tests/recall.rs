@@ -1233,9 +1233,12 @@ fn a_note_titled_with_the_person_asked_about_comes_first() {
 #[test]
 fn a_question_asking_permission_ranks_the_rule_first_in_a_close_call() {
     let (_t, m) = fresh();
+    // An id the question does not write as a phrase (`clinician-app` would be named by
+    // "clinician web app", see `a_notes_id_written_with_a_word_between_its_words_still_names_it`):
+    // a close call on words alone.
     write_note(
         &m,
-        "clinician-app.md",
+        "apps/clinician.md",
         "---\nname: Clinician web app\ntype: project\n---\nThe clinician web app: React, \
          shipped from main. A CSS fix ships the same way as any change. It shows the ward \
          list, the medication record and the pharmacist's notes; sessions last eight hours; \
@@ -1258,7 +1261,7 @@ fn a_question_asking_permission_ranks_the_rule_first_in_a_close_call() {
     assert!(asked.floor.asks_permission);
     assert_eq!(
         ids(&asked)[..2],
-        ["feedback/change-freeze", "clinician-app"],
+        ["feedback/change-freeze", "apps/clinician"],
         "{asked:?}"
     );
     let told = m
@@ -1267,7 +1270,7 @@ fn a_question_asking_permission_ranks_the_rule_first_in_a_close_call() {
         ))
         .unwrap();
     assert!(!told.floor.asks_permission);
-    assert_eq!(ids(&told)[0], "clinician-app", "{told:?}");
+    assert_eq!(ids(&told)[0], "apps/clinician", "{told:?}");
     let json = serde_json::to_value(&told.floor).unwrap();
     assert!(json.get("asks_permission").is_none(), "{json}");
 }
@@ -1304,6 +1307,51 @@ fn a_note_whose_id_the_question_writes_as_a_phrase_comes_first() {
     // Words of the id apart in the question are not its phrase.
     let r = m.recall(&Query::text("which codes list an error")).unwrap();
     assert_ne!(ids(&r).first(), Some(&"reference/error-codes"), "{r:?}");
+}
+
+/// "marc language field mapping" ranked the discovery layer's note (a project note, holding
+/// every word) above `reference/marc-field-mapping`: a word of the question between two words
+/// of the id broke the phrase. One other word between two of them still names the note.
+#[test]
+fn a_notes_id_written_with_a_word_between_its_words_still_names_it() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "reference/marc-field-mapping.md",
+        "---\nname: \"Reference: record fields\"\ntype: reference\n---\nMARC 041 holds the \
+         language codes; each MARC field maps to one field of the search index.\n",
+    );
+    write_note(
+        &m,
+        "discovery-layer.md",
+        "---\nname: Discovery layer\ntype: project\n---\nThe discovery layer reads MARC \
+         records nightly; its language facet comes from the field mapping rules, and a field \
+         the mapping lacks is dropped.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let named = m
+        .recall(&Query::text("marc language field mapping"))
+        .unwrap();
+    assert_eq!(ids(&named)[0], "reference/marc-field-mapping", "{named:?}");
+    // The same words out of order name nothing: the note keeps the evidence of its words only.
+    let unnamed = m
+        .recall(&Query::text("mapping language field marc"))
+        .unwrap();
+    let base = |r: &mnemon::recall::Recall| {
+        r.results
+            .iter()
+            .find(|h| h.id == "reference/marc-field-mapping")
+            .map(|h| h.explain.base)
+    };
+    let (Some(with), Some(without)) = (base(&named), base(&unnamed)) else {
+        panic!("both find the note: {named:?} {unnamed:?}");
+    };
+    // The best lexical hit both times (relative evidence 1): the bonus is all the difference.
+    assert!(
+        (with - without - mnemon::ranking::ID_PHRASE_BONUS).abs() < 1e-3,
+        "{with} {without}"
+    );
 }
 
 /// "LRD-1007 count spiking in Larder logs" ranked the note titled with the service's name

@@ -71,7 +71,9 @@ fn a_successor_ranks_above_the_note_it_replaces_when_the_question_finds_both_abo
         "The deploy pipeline runs on every merge.",
     );
     m.index().unwrap();
-    let hits = ask(&m, "postgres connection pool timeout settings");
+    // "pool timeout settings" would name `pool-settings` (its id with one word between): the
+    // question keeps the id's words further apart, so words and priors decide.
+    let hits = ask(&m, "postgres connection pool timeout and size settings");
     let got = ids(&hits);
     let new = got
         .iter()

@@ -714,10 +714,12 @@ fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str) -> bool {
 }
 
 /// Whether the question writes the last part of `id` (`reference/error-codes` in "error codes
-/// list") as a phrase among more words: two terms or more, one after the other among the
-/// question's terms (`matches`, stop words left out), each the query term itself or one of its
-/// expansions. A note so named is about what the question is about; the question is not its
-/// whole title (see [`title_matches`]), so the rest of the question still counts.
+/// list") as a phrase among more words: two terms or more, in order among the question's terms
+/// (`matches`, stop words left out), each the query term itself or one of its expansions, with
+/// at most [`ranking::ID_PHRASE_GAP_TERMS`] other terms between two of them ("marc language
+/// field mapping" names `reference/marc-field-mapping`). A note so named is about what the
+/// question is about; the question is not its whole title (see [`title_matches`]), so the rest
+/// of the question still counts.
 pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str) -> bool {
     let tail = id.rsplit('/').next().unwrap_or(id);
     // Cheap first: a tail of one word, or a question of two, names nothing by this rule.
@@ -730,9 +732,22 @@ pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str) -> bool
     }
     let is =
         |m: &TermMatch, term: &str| m.term == term || m.expansions.iter().any(|(e, _)| e == term);
-    matches
-        .windows(t.len())
-        .any(|w| w.iter().zip(&t).all(|(m, t)| is(m, &t.term)))
+    (0..matches.len()).any(|start| {
+        if !is(&matches[start], &t[0].term) {
+            return false;
+        }
+        let mut at = start;
+        t[1..].iter().all(|next| {
+            let reach = (at + 2 + ranking::ID_PHRASE_GAP_TERMS).min(matches.len());
+            match (at + 1..reach).find(|&j| is(&matches[j], &next.term)) {
+                Some(j) => {
+                    at = j;
+                    true
+                }
+                None => false,
+            }
+        })
+    })
 }
 
 /// Give the direct hits whose title or id the question names the title bonus.

@@ -71,9 +71,8 @@ pub const STRONG_COVERAGE: f32 = 0.45;
 /// it then have nothing to go on. Lower brings the neighbourhoods of such coincidences; higher
 /// drops linked notes of paraphrased questions.
 pub const NEIGHBOUR_COVERAGE: f32 = 0.65;
-/// Informative terms of the question, common words not counted ("goes" and "well" of "which
-/// wine goes well with roast lamb" say nothing of its subject), a hit matching less than
-/// [`NEIGHBOUR_COVERAGE`] of it must hold to vouch for the notes reached.
+/// Informative terms of the question (a common word among them, as coverage counts it) a hit
+/// matching less than [`NEIGHBOUR_COVERAGE`] of it must hold to vouch for the notes reached.
 pub const NEIGHBOUR_WORDS: usize = 3;
 /// When at least this share of a question's information is in words no note holds
 /// (`Evidence::unknown_share`: "bakeries", "Tesla", "strength"), what it asks about is likely

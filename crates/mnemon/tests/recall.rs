@@ -1756,25 +1756,6 @@ fn a_hit_on_two_words_of_a_longer_question_brings_no_neighbours() {
             h.score / best
         );
     }
-
-    // A common word as the third ("year", like "goes" and "well" of "which wine goes well with
-    // roast lamb") says nothing of what the question is about: no neighbours.
-    let common_third = m
-        .recall(&Query::text(
-            "Lisbon offsite this year seafood restaurants wine",
-        ))
-        .unwrap();
-    assert_eq!(ids(&common_third), ["offsite"], "{:?}", common_third.floor);
-    assert!(
-        common_third.results[0]
-            .explain
-            .matched_terms
-            .iter()
-            .any(|t| t == "year"),
-        "the premise: the note matches the common word too, {:?}",
-        common_third.results[0].explain
-    );
-    assert!(common_third.floor.alone, "{:?}", common_third.floor);
 }
 
 /// "git merge vs rebase" found every release note holding "git" and "merge": without a hit that

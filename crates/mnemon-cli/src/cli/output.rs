@@ -428,7 +428,7 @@ impl Out {
             outln!(
                 "  {}",
                 self.dim(&format!(
-                    "no strong hit covers {:.0}% of the question or matches {} of its words (common words not counted): only the best {} are shown, without the notes reached from them",
+                    "no strong hit covers {:.0}% of the question or matches {} of its words: only the best {} are shown, without the notes reached from them",
                     mnemon::ranking::NEIGHBOUR_COVERAGE * 100.0,
                     mnemon::ranking::NEIGHBOUR_WORDS,
                     mnemon::ranking::ALONE_QUESTION_RESULTS

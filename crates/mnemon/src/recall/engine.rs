@@ -561,7 +561,7 @@ pub fn run(
                 used,
                 single: evidence.single(h.matched),
                 titled: h.titled,
-                words: evidence.topical_words(h.matched),
+                words: evidence.words(h.matched),
                 apart: false,
             },
         ));

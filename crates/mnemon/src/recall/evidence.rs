@@ -31,8 +31,7 @@ pub struct DirectInfo {
     pub single: bool,
     /// Bit i set when query term i matched as it is in its id, name, description or tags.
     pub titled: u32,
-    /// The question's informative terms its words match, common words not counted
-    /// ([`Evidence::topical_words`]).
+    /// The question's informative terms its words match.
     pub words: usize,
     /// Its note was read and holds no two of the question's informative words it matches in
     /// one passage (`recall::passages`): they are there in other senses, apart.
@@ -93,9 +92,6 @@ pub struct Evidence {
     /// Bits of the terms that are names the question writes and the memory holds (see
     /// [`name_words`]).
     held_names: u32,
-    /// Bits of the terms that are common words ([`is_generic`], or of the question's other
-    /// language).
-    generic: u32,
     /// Per query term: the position of the other term it is a form of, which it counts as.
     form_of: Vec<Option<usize>>,
 }
@@ -488,11 +484,6 @@ impl Evidence {
             })
             .map(|((&w, _), _)| w)
             .sum();
-        let generic = held
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, generic, _))| *generic)
-            .fold(0u32, |bits, (i, _)| bits | 1u32 << (i % 32));
         Evidence {
             info,
             partial,
@@ -500,7 +491,6 @@ impl Evidence {
             unknown,
             held_max,
             held_names,
-            generic,
             form_of,
         }
     }
@@ -572,13 +562,6 @@ impl Evidence {
     /// How many of the question's informative terms a hit's words match.
     pub fn words(&self, matched: u32) -> usize {
         self.counts(matched, matched).1
-    }
-
-    /// How many of the question's informative terms a hit's words match that are not common
-    /// words: "goes" and "well" are no subject of "which wine goes well with lamb".
-    pub fn topical_words(&self, matched: u32) -> usize {
-        self.counts(matched & !self.generic, matched & !self.generic)
-            .1
     }
 
     /// The bits of `matched` that are informative terms.

@@ -1415,6 +1415,51 @@ fn a_name_that_starts_the_question_is_a_name_when_the_notes_write_it_so() {
     assert_eq!(ids(&r)[0], "users/ines-moura", "{r:?}");
 }
 
+/// "How do I write a new pediatric dose rule file" ranked the dose-checking component (a project
+/// note holding the same words) above `reference/dose-rule-schema`, and "Plug and Chrage" the
+/// app above `plug-and-charge-pki`: the last word of an id often says what kind of note it is
+/// (`-schema`, `-pki`, `-runbook`), which a question leaves out. An id of three words or more is
+/// named by all but its last too.
+#[test]
+fn a_notes_id_written_without_its_last_word_still_names_it() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "reference/dose-rule-schema.md",
+        "---\nname: \"Reference: rule files\"\ntype: reference\n---\nEach dose rule file \
+         holds one drug; the fields are listed below. A rule for children adds a weight band.\n",
+    );
+    write_note(
+        &m,
+        "dose-checking.md",
+        "---\nname: Dose checking\ntype: project\n---\nThe checker loads every dose rule \
+         file at start; a new rule file is picked up on the next deploy. Children's doses are \
+         checked against the weight band of the rule.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let base = |q: &str| {
+        let r = m.recall(&Query::text(q)).unwrap();
+        let b = r
+            .results
+            .iter()
+            .find(|h| h.id == "reference/dose-rule-schema")
+            .map(|h| h.explain.base);
+        (ids(&r).first().map(|s| s.to_string()), b)
+    };
+    let (first, named) = base("new dose rule file for children");
+    assert_eq!(first.as_deref(), Some("reference/dose-rule-schema"));
+    // The same words, the id's apart: no bonus.
+    let (_, unnamed) = base("new rule file, dose for children");
+    let (Some(named), Some(unnamed)) = (named, unnamed) else {
+        panic!("the note is found both times");
+    };
+    assert!(
+        (named - unnamed - mnemon::ranking::ID_PHRASE_BONUS).abs() < 1e-3,
+        "{named} {unnamed}"
+    );
+}
+
 /// A version or a path is split into its parts, so "canopy-fw 4.6.3" ranked first a note that
 /// holds `4`, `6` and `3` apart (and canopy-fw more often) above the note that writes the version.
 /// The identifier is indexed whole too: the note writing it as the question does comes first, and

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::graph::Graph;
 use crate::index::LexicalIndex;
 use crate::index::lexical::TermMatch;
-use crate::index::tokenize::{QueryTerms, Tokenizer};
+use crate::index::tokenize::{QueryTerm, QueryTerms, Tokenizer};
 use crate::ranking;
 use crate::store::LazyReader;
 use rustc_hash::FxHashMap;
@@ -700,9 +700,11 @@ fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str) -> bool {
 /// list") as a phrase among more words: two terms or more, in order among the question's terms
 /// (`matches`, stop words left out), each the query term itself or one of its expansions, with
 /// at most [`ranking::ID_PHRASE_GAP_TERMS`] other terms between two of them ("marc language
-/// field mapping" names `reference/marc-field-mapping`). A note so named is about what the
-/// question is about; the question is not its whole title (see [`title_matches`]), so the rest
-/// of the question still counts.
+/// field mapping" names `reference/marc-field-mapping`). A part of three terms or more is named
+/// by all but its last too: the last word of an id often says what kind of note it is, which a
+/// question leaves out ("dose rule file" names `reference/dose-rule-schema`, "Plug and Charge"
+/// `plug-and-charge-pki`). A note so named is about what the question is about; the question is
+/// not its whole title (see [`title_matches`]), so the rest of the question still counts.
 pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str) -> bool {
     let tail = id.rsplit('/').next().unwrap_or(id);
     // Cheap first: a tail of one word, or a question of two, names nothing by this rule.
@@ -715,22 +717,25 @@ pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str) -> bool
     }
     let is =
         |m: &TermMatch, term: &str| m.term == term || m.expansions.iter().any(|(e, _)| e == term);
-    (0..matches.len()).any(|start| {
-        if !is(&matches[start], &t[0].term) {
-            return false;
-        }
-        let mut at = start;
-        t[1..].iter().all(|next| {
-            let reach = (at + 2 + ranking::ID_PHRASE_GAP_TERMS).min(matches.len());
-            match (at + 1..reach).find(|&j| is(&matches[j], &next.term)) {
-                Some(j) => {
-                    at = j;
-                    true
-                }
-                None => false,
+    let written = |phrase: &[QueryTerm]| {
+        (0..matches.len()).any(|start| {
+            if !is(&matches[start], &phrase[0].term) {
+                return false;
             }
+            let mut at = start;
+            phrase[1..].iter().all(|next| {
+                let reach = (at + 2 + ranking::ID_PHRASE_GAP_TERMS).min(matches.len());
+                match (at + 1..reach).find(|&j| is(&matches[j], &next.term)) {
+                    Some(j) => {
+                        at = j;
+                        true
+                    }
+                    None => false,
+                }
+            })
         })
-    })
+    };
+    written(&t) || (t.len() >= 3 && written(&t[..t.len() - 1]))
 }
 
 /// Give the direct hits whose title or id the question names the title bonus.

@@ -1458,6 +1458,12 @@ fn a_notes_id_written_without_its_last_word_still_names_it() {
         (named - unnamed - mnemon::ranking::ID_PHRASE_BONUS).abs() < 1e-3,
         "{named} {unnamed}"
     );
+    // A question of as many words as the whole id names it by the shorter phrase too.
+    let (_, short) = base("dose rule children");
+    assert!(
+        short.is_some_and(|b| b > 1.0 + mnemon::ranking::ID_PHRASE_BONUS - 1e-3),
+        "{short:?}"
+    );
 }
 
 /// A version or a path is split into its parts, so "canopy-fw 4.6.3" ranked first a note that

@@ -237,8 +237,8 @@ pub fn proper_name_words(text: &str) -> Vec<String> {
 
 /// The words that start a sentence of `text` written as a proper name is (`Joana working
 /// hours`), folded: a name or the sentence's first word, which the question alone cannot tell
-/// apart. The memory can: a word every note holding it writes with a capital is a name there
-/// (see `recall::engine`).
+/// apart. The memory can: a word most notes holding it write with a capital is a name there
+/// (`ranking::START_NAME_CAPITALISED_PERCENT`, see `recall::engine`).
 pub fn proper_words_starting_sentences(text: &str) -> Vec<String> {
     names_in(text)
         .into_iter()
@@ -712,7 +712,7 @@ pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str) -> bool
         return false;
     }
     let t = tok.query_terms(tail).terms;
-    if t.len() < 2 || t.len() >= matches.len() {
+    if t.len() < 2 {
         return false;
     }
     let is =
@@ -735,7 +735,9 @@ pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str) -> bool
             })
         })
     };
-    written(&t) || (t.len() >= 3 && written(&t[..t.len() - 1]))
+    // Among more words: a question that is the phrase and no more is its title's business.
+    let among_more = |phrase: &[QueryTerm]| phrase.len() < matches.len() && written(phrase);
+    among_more(&t) || (t.len() >= 3 && among_more(&t[..t.len() - 1]))
 }
 
 /// Give the direct hits whose title or id the question names the title bonus.

@@ -1410,9 +1410,27 @@ fn a_name_that_starts_the_question_is_a_name_when_the_notes_write_it_so() {
     m.index().unwrap();
     let r = m.recall(&Query::text("Ines working hours")).unwrap();
     assert_eq!(ids(&r)[0], "users/ines-moura", "{r:?}");
+    let name_flag = |r: &mnemon::recall::Recall, term: &str| {
+        r.floor
+            .terms
+            .iter()
+            .find(|t| t.term == term)
+            .map(|t| t.name)
+    };
+    assert_eq!(name_flag(&r, "ine"), Some(true), "{:?}", r.floor.terms);
     // The same question with the name inside it was already read so.
     let r = m.recall(&Query::text("working hours of Ines")).unwrap();
     assert_eq!(ids(&r)[0], "users/ines-moura", "{r:?}");
+    // A first word the notes write in lower case is the sentence's first word, not a name.
+    write_note(
+        &m,
+        "release-days.md",
+        "---\nname: Release days\n---\nWe deploy on Tuesdays and never deploy after working \
+         hours.\n",
+    );
+    m.index().unwrap();
+    let r = m.recall(&Query::text("Deploy working hours")).unwrap();
+    assert_eq!(name_flag(&r, "deploy"), Some(false), "{:?}", r.floor.terms);
 }
 
 /// "How do I write a new pediatric dose rule file" ranked the dose-checking component (a project

@@ -407,7 +407,7 @@ pub fn run(
         .filter(|t| {
             let df = lex.df(t.as_bytes());
             let capitalised = lex.df(crate::index::fields::name_mark(t).as_bytes());
-            df > 0 && capitalised >= df * ranking::START_NAME_CAPITALISED_PERCENT / 100
+            df > 0 && capitalised * 100 >= df * ranking::START_NAME_CAPITALISED_PERCENT
         })
         .collect();
     let name_words = name_words(text);

@@ -406,7 +406,7 @@ pub fn run(
         .map(|w| tok.stem_word(w))
         .filter(|t| {
             let df = lex.df(t.as_bytes());
-            let capitalised = lex.df(crate::index::fields::name_mark(t).as_bytes());
+            let capitalised = lex.capitalised_df(t);
             df > 0 && capitalised * 100 >= df * ranking::START_NAME_CAPITALISED_PERCENT
         })
         .collect();

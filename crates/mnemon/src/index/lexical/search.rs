@@ -350,7 +350,13 @@ impl LexicalIndex {
     /// `zoe` for `Zoës`) with a capital letter somewhere (its name mark, see
     /// `index::fields::NAME_MARK`).
     pub fn writes_capitalised(&self, term: &str) -> bool {
-        self.df(crate::index::fields::name_mark(term).as_bytes()) > 0
+        self.capitalised_df(term) > 0
+    }
+
+    /// How many live notes write a word whose index term is `term` with a capital letter
+    /// somewhere (see [`LexicalIndex::writes_capitalised`]).
+    pub fn capitalised_df(&self, term: &str) -> u64 {
+        self.df(crate::index::fields::name_mark(term).as_bytes())
     }
 
     /// The terms the live documents `ids` hold, each with those of `ids` that hold it (their

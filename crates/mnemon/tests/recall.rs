@@ -2348,3 +2348,46 @@ fn the_floor_report_says_when_the_callers_min_score_left_hits_out() {
     let nothing = m.recall(&Query::text("?!...")).unwrap();
     assert!(nothing.results.is_empty() && nothing.floor.terms.is_empty());
 }
+
+/// "payment failure" met nothing of a note saying the payment job "failed": the stemmer keeps
+/// a noun and its verb apart (`failur`, `fail`). The other form matches as the word itself,
+/// once per note, and not when the question writes that form too.
+#[test]
+fn a_noun_the_notes_write_as_a_verb_still_matches() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "billing-runs.md",
+        "---\nname: Billing runs\ntype: project\n---\nThe nightly payment job failed twice in \
+         March; both runs were retried by hand.\n",
+    );
+    write_note(
+        &m,
+        "checkout-page.md",
+        "---\nname: Checkout page\ntype: project\n---\nThe payment page shows the saved \
+         cards first.\n",
+    );
+    write_fillers(&m);
+    m.index().unwrap();
+    let r = m.recall(&Query::text("payment job failure")).unwrap();
+    assert_eq!(ids(&r).first(), Some(&"billing-runs"), "{r:?}");
+    let hit = &r.results[0];
+    assert_eq!(hit.explain.matched_terms, ["payment", "job", "failur"]);
+    // A full match: the verb counts as the noun the question writes.
+    assert!(hit.explain.coverage > 0.99, "{}", hit.explain.coverage);
+    // The question writing both forms asks one word twice: the note's one word is not counted
+    // as two, and scores as for the noun alone.
+    let both = m
+        .recall(&Query::text("payment job failure failed"))
+        .unwrap();
+    let lexical = |r: &mnemon::recall::Recall| {
+        r.results
+            .iter()
+            .find(|h| h.id == "billing-runs")
+            .map(|h| h.explain.lexical)
+    };
+    let (Some(one), Some(two)) = (lexical(&r), lexical(&both)) else {
+        panic!("both find the note: {r:?} {both:?}");
+    };
+    assert!((one - two).abs() < 1e-3, "{one} {two}");
+}

@@ -3,6 +3,7 @@
 
 pub mod compound;
 pub mod fields;
+pub mod forms;
 pub mod interner;
 pub mod joined;
 pub mod lexical;

@@ -374,6 +374,8 @@ pub fn run(
     };
     // Two neighbouring words the notes also write as one (`roll back`, `rollback`).
     crate::index::compound::close_pairs(lex, tok, text, &mut matches);
+    // A noun the notes write as a verb, or the other way (`failure`, `failed`).
+    crate::index::forms::add_other_forms(lex, &mut matches);
     // The question's words; after them, each identifier it writes joined (by dots, slashes,
     // underscores or colons, or three hyphened words or more) that the memory holds whole
     // (`index::joined`): it adds to the lexical score of the notes that write it as written or

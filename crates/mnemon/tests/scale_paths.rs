@@ -190,14 +190,55 @@ fn another_handle_indexing_new_words_is_found_at_the_next_text_recall() {
     );
 }
 
+/// The search's pruning against the same search with no limit, over the generated queries,
+/// their neighbouring words also written hyphened or closed up in some notes: the closed-up words
+/// (`index::compound`) a question's word pairs then match are rare and weigh much, and the
+/// notes of their lists are found ahead of the common words' lists (see
+/// `MAX_CLOSED_NOTES_AHEAD`).
 #[test]
 fn pruned_search_returns_the_exhaustive_top_k() {
     let (_tmp, memory) = generated(600, 11);
+    let tok = Tokenizer::new();
+    let truth = GenConfig::new(600, 11);
+    let dir = tempfile::tempdir().expect("tempdir");
+    mnemon_testkit::corpus::generate(&truth, dir.path()).expect("generate");
+    let queries =
+        mnemon_testkit::eval::truth::load_truth(&dir.path().join("queries.yaml")).expect("truth");
+    // Neighbouring words of the questions, hyphened.
+    let hyphened: Vec<String> = queries
+        .queries
+        .iter()
+        .filter_map(|t| t.query.as_deref())
+        .filter_map(|q| {
+            let words: Vec<&str> = q.split_whitespace().collect();
+            words
+                .windows(2)
+                .find(|w| {
+                    w.iter()
+                        .all(|x| x.len() >= 3 && x.bytes().all(|b| b.is_ascii_lowercase()))
+                })
+                .map(|w| format!("{}-{}", w[0], w[1]))
+        })
+        .take(60)
+        .collect();
+    assert!(hyphened.len() >= 30, "{hyphened:?}");
     // Small segments beside the big one: the floor of one segment prunes the next.
     let notes = generate_notes(&GenConfig::new(600, 11));
     for batch in 0..3 {
-        for (rel, text) in notes.iter().skip(batch * 40).take(40) {
-            write_note(&memory, rel, format!("{text}\nRevised in batch {batch}.\n"));
+        for (i, (rel, text)) in notes.iter().skip(batch * 40).take(40).enumerate() {
+            let word = &hyphened[(batch * 40 + i) % hyphened.len()];
+            // Every other note writes the word closed up: a note matching the question's word
+            // through that list only.
+            let word = if i % 2 == 0 {
+                word.clone()
+            } else {
+                word.replace('-', "")
+            };
+            write_note(
+                &memory,
+                rel,
+                format!("{text}\nRevised in batch {batch}, see {word}.\n"),
+            );
         }
         memory.index().expect("index");
     }
@@ -205,19 +246,20 @@ fn pruned_search_returns_the_exhaustive_top_k() {
         .expect("open")
         .expect("present");
     assert!(lex.segment_count() >= 3, "{} segments", lex.segment_count());
-    let tok = Tokenizer::new();
-    let truth = GenConfig::new(600, 11);
-    let dir = tempfile::tempdir().expect("tempdir");
-    mnemon_testkit::corpus::generate(&truth, dir.path()).expect("generate");
-    let queries =
-        mnemon_testkit::eval::truth::load_truth(&dir.path().join("queries.yaml")).expect("truth");
     let mut compared = 0;
+    let mut with_closed = 0;
     for t in &queries.queries {
         let Some(text) = &t.query else { continue };
-        let m = lex.expand(&tok.query_terms(text), &tok);
+        let mut m = lex.expand(&tok.query_terms(text), &tok);
         if m.is_empty() {
             continue;
         }
+        mnemon::index::compound::close_pairs(&lex, &tok, text, &mut m);
+        mnemon::index::forms::add_other_forms(&lex, &mut m);
+        with_closed += usize::from(
+            m.iter()
+                .any(|x| x.expansions.iter().any(|(e, w)| *e != x.term && *w >= 1.0)),
+        );
         let all = lex.search(&m, usize::MAX);
         for k in [1, 5, 48] {
             let pruned = lex.search(&m, k);
@@ -234,6 +276,10 @@ fn pruned_search_returns_the_exhaustive_top_k() {
         compared += 1;
     }
     assert!(compared >= 100, "only {compared} queries compared");
+    assert!(
+        with_closed >= 20,
+        "only {with_closed} with a closed-up word"
+    );
 }
 
 /// Edit, add and remove notes in `memory`; returns the touched paths (absolute), plus two that

@@ -16,7 +16,18 @@ pub(super) struct DocAcc {
     exact: u32,
     titled: u32,
     best_idf: f32,
+    /// In the segment's `touched` list (a note of a closed-up word's list is put there before
+    /// any list is read, see [`MAX_CLOSED_NOTES_AHEAD`]).
+    seen: bool,
 }
+
+/// A segment whose lists of words written closed up (`index::compound`) hold at most this many
+/// notes has those notes taken as found before any list is read. A closed-up word is rare and
+/// weighs much, and counts only for a note holding no other form of its query word: bounded
+/// by it, every note of a common word's list would otherwise have to be scored, as it might
+/// still take that weight from the closed-up list read last. Once its notes are found, a note
+/// first met in another list cannot: the bound for new notes leaves the closed-up lists out.
+pub(super) const MAX_CLOSED_NOTES_AHEAD: u64 = 4096;
 
 /// Postings decoded ahead of scoring, and seek targets looked ahead, for [`prefetch`].
 pub(super) const PREFETCH_BATCH: usize = 16;
@@ -133,11 +144,16 @@ impl LexicalIndex {
                 .then_with(|| b.w.total_cmp(&a.w))
                 .then_with(|| a.term.cmp(b.term))
         });
-        // rest[j]: the most the lists j.. can add to one document.
+        // rest[j]: the most the lists j.. can add to one document; rest_open[j]: the same
+        // without the closed-up lists, for a note in none of them.
         let mut rest = vec![0.0f32; terms.len() + 1];
+        let mut rest_open = vec![0.0f32; terms.len() + 1];
         for j in (0..terms.len()).rev() {
-            rest[j] = rest[j + 1] + terms[j].w * (crate::index::scoring::BM25_K1 + 1.0);
+            let bound = terms[j].w * (crate::index::scoring::BM25_K1 + 1.0);
+            rest[j] = rest[j + 1] + bound;
+            rest_open[j] = rest_open[j + 1] + if terms[j].closed { 0.0 } else { bound };
         }
+        let closed_from = terms.iter().position(|t| t.closed);
         let mut hits = Vec::new();
         SCRATCH.with_borrow_mut(|scratch| {
             let Scratch {
@@ -161,6 +177,36 @@ impl LexicalIndex {
                     acc.resize(docs, DocAcc::default());
                 }
                 touched.clear();
+                // The notes of the closed-up lists, found ahead when they are few: a note first
+                // met in another list is then bounded without them.
+                let closed_ahead = closed_from.is_some_and(|first| {
+                    let notes: u64 = terms[first..]
+                        .iter()
+                        .filter_map(|t| offsets[t.at + si].map(|o| l.live_df_at(o)))
+                        .sum();
+                    notes <= MAX_CLOSED_NOTES_AHEAD
+                });
+                if closed_ahead && let Some(first) = closed_from {
+                    for t in &terms[first..] {
+                        let Some(postings) = offsets[t.at + si].and_then(|o| l.seg.postings_at(o))
+                        else {
+                            continue;
+                        };
+                        for p in postings {
+                            let d = p.doc as usize;
+                            if l.deleted.get(d).copied().unwrap_or(true) {
+                                continue;
+                            }
+                            if let Some(a) = acc.get_mut(d)
+                                && !a.seen
+                            {
+                                a.seen = true;
+                                touched.push(p.doc);
+                            }
+                        }
+                    }
+                }
+                let rest_new = if closed_ahead { &rest_open } else { &rest };
                 for (
                     j,
                     SearchTerm {
@@ -190,7 +236,7 @@ impl LexicalIndex {
                         let (_, t, _) = kth.select_nth_unstable_by(at, |a, b| b.total_cmp(a));
                         t.max(done_kth)
                     };
-                    let admit_new = rest[j] >= threshold;
+                    let admit_new = rest_new[j] >= threshold;
                     if !admit_new && touched.is_empty() {
                         break;
                     }
@@ -227,7 +273,8 @@ impl LexicalIndex {
                                     continue;
                                 }
                                 let Some(a) = acc.get_mut(d) else { continue };
-                                if a.matched == 0 {
+                                if !a.seen {
+                                    a.seen = true;
                                     touched.push(p.doc);
                                 }
                                 add(p, a);
@@ -272,7 +319,9 @@ impl LexicalIndex {
                 }
                 for (i, &doc) in touched.iter().enumerate() {
                     let a = std::mem::take(&mut acc[doc as usize]);
-                    if i < limit && a.score >= done_kth {
+                    // A note found ahead that no list scored (its closed-up word counted for
+                    // nothing) is no hit.
+                    if i < limit && a.matched != 0 && a.score >= done_kth {
                         done_scores.push(a.score);
                         hits.push(LexHit {
                             id: l.seg.id(doc),

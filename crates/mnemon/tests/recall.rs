@@ -18,6 +18,11 @@ fn ids(r: &mnemon::recall::Recall) -> Vec<&str> {
     r.results.iter().map(|h| h.id.as_str()).collect()
 }
 
+/// The result for note `id`, if `r` returned it.
+fn hit<'r>(r: &'r mnemon::recall::Recall, id: &str) -> Option<&'r mnemon::recall::Hit> {
+    r.results.iter().find(|h| h.id == id)
+}
+
 fn corpus() -> (tempfile::TempDir, mnemon::Memory) {
     let (tmp, memory) = fresh();
     write_note(
@@ -1338,12 +1343,7 @@ fn a_notes_id_written_with_a_word_between_its_words_still_names_it() {
     let unnamed = m
         .recall(&Query::text("mapping language field marc"))
         .unwrap();
-    let base = |r: &mnemon::recall::Recall| {
-        r.results
-            .iter()
-            .find(|h| h.id == "reference/marc-field-mapping")
-            .map(|h| h.explain.base)
-    };
+    let base = |r| hit(r, "reference/marc-field-mapping").map(|h| h.explain.base);
     let (Some(with), Some(without)) = (base(&named), base(&unnamed)) else {
         panic!("both find the note: {named:?} {unnamed:?}");
     };
@@ -2371,21 +2371,16 @@ fn a_noun_the_notes_write_as_a_verb_still_matches() {
     m.index().unwrap();
     let r = m.recall(&Query::text("payment job failure")).unwrap();
     assert_eq!(ids(&r).first(), Some(&"billing-runs"), "{r:?}");
-    let hit = &r.results[0];
-    assert_eq!(hit.explain.matched_terms, ["payment", "job", "failur"]);
+    let first = &r.results[0];
+    assert_eq!(first.explain.matched_terms, ["payment", "job", "failur"]);
     // A full match: the verb counts as the noun the question writes.
-    assert!(hit.explain.coverage > 0.99, "{}", hit.explain.coverage);
+    assert!(first.explain.coverage > 0.99, "{}", first.explain.coverage);
     // The question writing both forms asks one word twice: the note's one word is not counted
     // as two, and scores as for the noun alone.
     let both = m
         .recall(&Query::text("payment job failure failed"))
         .unwrap();
-    let lexical = |r: &mnemon::recall::Recall| {
-        r.results
-            .iter()
-            .find(|h| h.id == "billing-runs")
-            .map(|h| h.explain.lexical)
-    };
+    let lexical = |r| hit(r, "billing-runs").map(|h| h.explain.lexical);
     let (Some(one), Some(two)) = (lexical(&r), lexical(&both)) else {
         panic!("both find the note: {r:?} {both:?}");
     };

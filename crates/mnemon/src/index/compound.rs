@@ -280,19 +280,7 @@ pub fn close_pairs(lex: &LexicalIndex, tok: &Tokenizer, text: &str, matches: &mu
         if pieces.contains(&term) || !matches.iter().any(|m| pieces.contains(&m.term)) {
             return;
         }
-        let add = |m: &mut TermMatch| {
-            if m.expansions.iter().any(|(t, _)| *t == term) {
-                return;
-            }
-            if m.held_as_is() {
-                m.expansions.push((term.clone(), 1.0));
-            } else {
-                // The form the memory holds of a word it lacks as written: its first match,
-                // whose frequency weighs the word.
-                m.expansions.insert(0, (term.clone(), 1.0));
-                m.first_df = df;
-            }
-        };
+        let add = |m: &mut TermMatch| m.add_same_word(term.clone(), df);
         if hyphened {
             // The question writes one word (`e-mail`), which the tokenizer split: the note's
             // closed form (`email`) answers each piece, as the note's own `e-mail` would.

@@ -1,5 +1,5 @@
 //! One word as a noun and as a verb: `failure` and `failed`, `recovery` and `recover`,
-//! `decision` and `decide`, `storage` and `store`.
+//! `decision` and `decide`.
 //!
 //! The English stemmer takes off inflections and the derivational endings it knows
 //! (`-ation`, `-ment`, `-ness`), but leaves these pairs apart: `failur` against `fail`,
@@ -67,22 +67,13 @@ pub fn add_other_forms(lex: &LexicalIndex, matches: &mut [TermMatch]) {
     for i in 0..matches.len() {
         let forms: Vec<(String, u64)> = other_forms(&matches[i].term)
             .filter(|form| !matches.iter().any(|o| o.term == *form))
-            .filter(|form| !matches[i].expansions.iter().any(|(t, _)| t == form))
             .filter_map(|form| {
                 let df = lex.df(form.as_bytes());
                 (df > 0).then_some((form, df))
             })
             .collect();
-        let m = &mut matches[i];
         for (form, df) in forms {
-            if m.held_as_is() {
-                m.expansions.push((form, 1.0));
-            } else {
-                // The form the memory holds of a word it lacks as written: its first match,
-                // whose frequency weighs the word.
-                m.expansions.insert(0, (form, 1.0));
-                m.first_df = df;
-            }
+            matches[i].add_same_word(form, df);
         }
     }
 }

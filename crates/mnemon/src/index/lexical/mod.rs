@@ -104,6 +104,22 @@ impl TermMatch {
     pub fn held_as_is(&self) -> bool {
         self.expansions.iter().any(|(t, _)| *t == self.term)
     }
+
+    /// Match `term` (which `df` live notes hold) as the word itself, weight 1: another way the
+    /// notes write it (closed up, `index::compound`; another part of speech, `index::forms`).
+    /// Of a word the memory lacks as written it becomes the first match, whose frequency
+    /// weighs the word. A term already among the expansions is not added twice.
+    pub fn add_same_word(&mut self, term: String, df: u64) {
+        if self.expansions.iter().any(|(t, _)| *t == term) {
+            return;
+        }
+        if self.held_as_is() {
+            self.expansions.push((term, 1.0));
+        } else {
+            self.expansions.insert(0, (term, 1.0));
+            self.first_df = df;
+        }
+    }
 }
 
 /// The live lexical index.

@@ -17,7 +17,7 @@ use super::shown::ShownCache;
 use super::supersession;
 use crate::error::{Error, Result};
 use crate::graph::Graph;
-use crate::index::tokenize::Tokenizer;
+use crate::index::tokenize::{TermList, Tokenizer};
 use crate::index::{LexicalIndex, TermMatch};
 use crate::notes::EdgeKind;
 use crate::ranking;
@@ -510,6 +510,7 @@ pub fn run(
         .map(|(h, _)| h.score)
         .fold(0.0f32, f32::max);
     let mut direct_info: Vec<(u32, DirectInfo)> = Vec::new();
+    let mut id_terms = TermList::default();
     for (h, &(o, coverage, why_not, used)) in hits.iter().zip(&verdicts) {
         let Some(o) = o else {
             continue;
@@ -531,7 +532,7 @@ pub fn run(
             // outrank it on a few more shared words alone; a clear lead in words still wins.
             let about = if h.titled & proper_bits != 0 {
                 ranking::TITLED_NAME_BONUS
-            } else if names_in_phrase(tok, &matches[..words], h.id) {
+            } else if names_in_phrase(tok, &matches[..words], h.id, &mut id_terms) {
                 ranking::ID_PHRASE_BONUS
             } else {
                 0.0

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::graph::Graph;
 use crate::index::LexicalIndex;
 use crate::index::lexical::TermMatch;
-use crate::index::tokenize::{QueryTerm, QueryTerms, Tokenizer};
+use crate::index::tokenize::{QueryTerms, TermList, Tokenizer};
 use crate::ranking;
 use crate::store::LazyReader;
 use rustc_hash::FxHashMap;
@@ -685,14 +685,14 @@ pub fn with_learned(lexical_base: f32, learned: f32) -> Option<f32> {
 
 /// Whether `title`'s terms are exactly the question's (`matches`), each title term the query
 /// term itself or one of its expansions (a typo, a completed prefix).
-fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str) -> bool {
-    let t = tok.query_terms(title).terms;
+fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str, t: &mut TermList) -> bool {
+    tok.query_terms_into(title, t);
     !t.is_empty()
         && t.len() == matches.len()
         && t.iter().all(|t| {
             matches
                 .iter()
-                .any(|m| m.term == t.term || m.expansions.iter().any(|(e, _)| *e == t.term))
+                .any(|m| m.term == t || m.expansions.iter().any(|(e, _)| e == t))
         })
 }
 
@@ -705,27 +705,29 @@ fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str) -> bool {
 /// question leaves out ("dose rule file" names `reference/dose-rule-schema`, "Plug and Charge"
 /// `plug-and-charge-pki`). A note so named is about what the question is about; the question is
 /// not its whole title (see [`title_matches`]), so the rest of the question still counts.
-pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str) -> bool {
+/// `t` is scratch for the id's terms.
+pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str, t: &mut TermList) -> bool {
     let tail = id.rsplit('/').next().unwrap_or(id);
     // Cheap first: a tail of one word, or a question of two, names nothing by this rule.
     if matches.len() < 3 || !tail.contains(['-', '_']) {
         return false;
     }
-    let t = tok.query_terms(tail).terms;
+    tok.query_terms_into(tail, t);
     if t.len() < 2 {
         return false;
     }
     let is =
         |m: &TermMatch, term: &str| m.term == term || m.expansions.iter().any(|(e, _)| e == term);
-    let written = |phrase: &[QueryTerm]| {
+    // Whether the first `n` terms of the tail are written, in order.
+    let written = |n: usize| {
         (0..matches.len()).any(|start| {
-            if !is(&matches[start], &phrase[0].term) {
+            if !is(&matches[start], t.get(0)) {
                 return false;
             }
             let mut at = start;
-            phrase[1..].iter().all(|next| {
+            (1..n).all(|k| {
                 let reach = (at + 2 + ranking::ID_PHRASE_GAP_TERMS).min(matches.len());
-                match (at + 1..reach).find(|&j| is(&matches[j], &next.term)) {
+                match (at + 1..reach).find(|&j| is(&matches[j], t.get(k))) {
                     Some(j) => {
                         at = j;
                         true
@@ -736,8 +738,8 @@ pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str) -> bool
         })
     };
     // Among more words: a question that is the phrase and no more is its title's business.
-    let among_more = |phrase: &[QueryTerm]| phrase.len() < matches.len() && written(phrase);
-    among_more(&t) || (t.len() >= 3 && among_more(&t[..t.len() - 1]))
+    let among_more = |n: usize| n < matches.len() && written(n);
+    among_more(t.len()) || (t.len() >= 3 && among_more(t.len() - 1))
 }
 
 /// Give the direct hits whose title or id the question names the title bonus.
@@ -792,12 +794,13 @@ pub fn title_matches(
     best.truncate(ranking::ID_CHECKS);
     // How each is named: 2 by its whole id or its name, 1 by its id's last part.
     let mut named = vec![0u8; best.len()];
+    let mut t = TermList::default();
     for (k, &i) in best.iter().enumerate() {
         let id = graph.id(direct[i].0);
         let tail = id.rsplit('/').next().unwrap_or(id);
-        if named_by_id(i) || names(tok, matches, id) {
+        if named_by_id(i) || names(tok, matches, id, &mut t) {
             named[k] = 2;
-        } else if tail != id && names(tok, matches, tail) {
+        } else if tail != id && names(tok, matches, tail, &mut t) {
             named[k] = 1;
         }
     }
@@ -817,7 +820,7 @@ pub fn title_matches(
         if rec
             .as_ref()
             .and_then(|r| r.name.as_deref())
-            .is_some_and(|n| names(tok, matches, n))
+            .is_some_and(|n| names(tok, matches, n, &mut t))
         {
             named[k] = 2;
         }

@@ -288,12 +288,20 @@ impl LexicalIndex {
                         let Some(mut postings) = l.seg.seekable_postings_at(off) else {
                             continue;
                         };
+                        // A note that cannot reach the threshold now never will (the threshold
+                        // only rises, what the lists left can add only falls): it is let go, so
+                        // that the lists after this one, and the threshold, look at fewer.
                         sorted.clear();
-                        sorted.extend(
-                            touched
-                                .iter()
-                                .filter(|&&d| acc[d as usize].score + rest[j] >= threshold),
-                        );
+                        for &d in touched.iter() {
+                            let a = &mut acc[d as usize];
+                            if a.score + rest[j] >= threshold {
+                                sorted.push(d);
+                            } else {
+                                *a = DocAcc::default();
+                            }
+                        }
+                        touched.clear();
+                        touched.extend_from_slice(sorted);
                         sorted.sort_unstable();
                         for (i, &d) in sorted.iter().enumerate() {
                             if let Some(&ahead) = sorted.get(i + PREFETCH_BATCH) {

@@ -127,6 +127,67 @@ pub struct QueryTerms {
     pub read_to: Option<usize>,
 }
 
+/// The terms of [`Tokenizer::query_terms`] alone, as [`Tokenizer::query_terms_into`] writes
+/// them: one buffer for all of them, reused from one text to the next, so that tokenizing many
+/// short texts (the ids of a question's hits) allocates nothing once it has grown.
+#[derive(Debug, Default)]
+pub struct TermList {
+    /// Terms that are not stop words, and stop words (kept for a text of stop words only).
+    kept: Terms,
+    stops: Terms,
+    /// The word being normalised.
+    word: String,
+}
+
+/// Terms written one after another into one string.
+#[derive(Debug, Default)]
+struct Terms {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Terms {
+    fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+    }
+
+    fn get(&self, i: usize) -> &str {
+        let start = i.checked_sub(1).map_or(0, |j| self.ends[j]);
+        &self.text[start..self.ends[i]]
+    }
+
+    /// Add `term` unless it is there already or the list is full, as `query_terms` does.
+    fn add(&mut self, term: &str) {
+        if self.ends.len() < MAX_QUERY_TERMS && !(0..self.ends.len()).any(|i| self.get(i) == term) {
+            self.text.push_str(term);
+            self.ends.push(self.text.len());
+        }
+    }
+}
+
+impl TermList {
+    /// How many terms there are.
+    pub fn len(&self) -> usize {
+        self.kept.ends.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.kept.ends.is_empty()
+    }
+
+    /// The `i`-th term; panics past [`TermList::len`].
+    pub fn get(&self, i: usize) -> &str {
+        self.kept.get(i)
+    }
+
+    /// The terms in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
 /// One query term.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryTerm {
@@ -361,6 +422,30 @@ impl Tokenizer {
                 terms: lists.kept,
                 read_to: lists.read_to,
             }
+        }
+    }
+
+    /// The `term`s of [`Tokenizer::query_terms`] of `query`, in the same order, into `out`
+    /// (cleared first); without their surfaces and parts, and without an allocation per term.
+    pub fn query_terms_into(&self, query: &str, out: &mut TermList) {
+        let TermList { kept, stops, word } = out;
+        kept.clear();
+        stops.clear();
+        scan(query, |tok| match tok {
+            // Parts of a word with case humps are no terms of their own.
+            Token::Word { part: true, .. } => {}
+            Token::Word { surface, stem, .. } => {
+                self.normalise_into(surface, stem, word);
+                if is_stop_word(surface) {
+                    stops.add(word);
+                } else {
+                    kept.add(word);
+                }
+            }
+            Token::Cjk { run } => for_each_cjk_query_term(run, |t| kept.add(t)),
+        });
+        if kept.ends.is_empty() {
+            std::mem::swap(kept, stops);
         }
     }
 

@@ -516,3 +516,52 @@ fn ascii_and_unicode_paths_agree() {
     );
     assert_eq!(idx("pool_size=v1.2—ж"), ["pool", "size", "v1", "2", "ж"]);
 }
+
+/// [`Tokenizer::query_terms_into`] gives the terms of [`Tokenizer::query_terms`], one buffer
+/// reused across texts.
+#[test]
+fn query_terms_into_gives_the_terms_of_query_terms() {
+    let tok = Tokenizer::new();
+    let mut list = TermList::default();
+    let long: String = (0..40).map(|i| format!("word{i} ")).collect();
+    let texts = [
+        "runbooks/postgres-connection-pooling",
+        "2025-07-08-maintenance-overran-slurmdb",
+        "how-to-deploy",
+        "the-of-and",
+        "",
+        "---",
+        "ElastiCache maxClientConn MySQL",
+        "写放大 成本 写放大",
+        "deploy deploy Deploys",
+        "Tomás café naïve",
+        long.as_str(),
+        "a b c",
+    ];
+    for text in texts {
+        let want: Vec<String> = tok
+            .query_terms(text)
+            .terms
+            .into_iter()
+            .map(|t| t.term)
+            .collect();
+        tok.query_terms_into(text, &mut list);
+        let got: Vec<&str> = list.iter().collect();
+        assert_eq!(got, want, "{text:?}");
+        assert_eq!(list.len(), want.len());
+        assert_eq!(list.is_empty(), want.is_empty());
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn query_terms_into_agrees_on_any_text(text in "\\PC{0,80}", ids in "[a-zA-Z0-9_/. -]{0,60}") {
+        let tok = Tokenizer::new();
+        let mut list = TermList::default();
+        for t in [text.as_str(), ids.as_str()] {
+            let want: Vec<String> = tok.query_terms(t).terms.into_iter().map(|t| t.term).collect();
+            tok.query_terms_into(t, &mut list);
+            proptest::prop_assert_eq!(list.iter().collect::<Vec<_>>(), want);
+        }
+    }
+}

@@ -19,6 +19,9 @@ pub(super) struct DocAcc {
     /// In the segment's `touched` list (a note of a closed-up word's list is put there before
     /// any list is read, see [`MAX_CLOSED_NOTES_AHEAD`]).
     seen: bool,
+    /// In a closed-up word's list, found so before any list is read: only such a note can
+    /// still take weight from those lists.
+    closed: bool,
 }
 
 /// A segment whose lists of words written closed up (`index::compound`) hold at most this many
@@ -197,11 +200,12 @@ impl LexicalIndex {
                             if l.deleted.get(d).copied().unwrap_or(true) {
                                 continue;
                             }
-                            if let Some(a) = acc.get_mut(d)
-                                && !a.seen
-                            {
-                                a.seen = true;
-                                touched.push(p.doc);
+                            if let Some(a) = acc.get_mut(d) {
+                                a.closed = true;
+                                if !a.seen {
+                                    a.seen = true;
+                                    touched.push(p.doc);
+                                }
                             }
                         }
                     }
@@ -294,7 +298,14 @@ impl LexicalIndex {
                         sorted.clear();
                         for &d in touched.iter() {
                             let a = &mut acc[d as usize];
-                            if a.score + rest[j] >= threshold {
+                            // With the closed-up lists' notes found ahead, a note in none of them
+                            // can take nothing from those lists.
+                            let left = if closed_ahead && !a.closed {
+                                rest_open[j]
+                            } else {
+                                rest[j]
+                            };
+                            if a.score + left >= threshold {
                                 sorted.push(d);
                             } else {
                                 *a = DocAcc::default();

@@ -97,13 +97,16 @@ class FloorReport(_FloorReportRequired, total=False):
     """Why a question's lexical matches passed the score floor or not. The keys below are
     present only when they say something: ``apart`` (ids of hits holding the question's words
     only apart), ``unknown_subject`` (true: a fifth or more of the question is in words no note
-    holds and no hit answers most of it, so only the best four were returned), ``asks_permission``
+    holds and no hit answers most of it, so only the best four were returned), ``names_only``
+    (true: every hit matches nothing of the question but the names it writes, so only the best one
+    was returned), ``asks_permission``
     (true: the question asks whether something may be done, so rules, feedback notes, weigh most in
     close calls), ``under_min_score`` (true: the caller's ``min_score`` left hits out),
     ``read_bytes`` (the part of an over-long question read)."""
 
     apart: List[str]
     unknown_subject: bool
+    names_only: bool
     asks_permission: bool
     under_min_score: bool
     read_bytes: int

@@ -2386,3 +2386,70 @@ fn a_noun_the_notes_write_as_a_verb_still_matches() {
     };
     assert!((one - two).abs() < 1e-3, "{one} {two}");
 }
+
+/// A question about a person the memory knows, asking what no note says of her (her birthday),
+/// gets her note and nothing around it; a question whose words her note also holds is answered
+/// with the notes around her too.
+#[test]
+fn a_question_matching_only_the_names_it_writes_gets_the_named_note_alone() {
+    let (_t, m) = fresh();
+    write_note(
+        &m,
+        "users/giulia-moretti.md",
+        "---\nname: Giulia Moretti\ntype: user\nrelated: [claims-intake, fraud-rules, payout-batch]\n---\nGiulia Moretti leads the claims team in Milan and owns the intake service.\n",
+    );
+    for (id, text) in [
+        (
+            "claims-intake",
+            "Claims intake takes first notices of loss; Giulia Moretti owns it.",
+        ),
+        (
+            "fraud-rules",
+            "Fraud rules score each claim; ask Giulia Moretti before changing them.",
+        ),
+        (
+            "payout-batch",
+            "The payout batch pays settled claims nightly; Giulia Moretti signs off.",
+        ),
+    ] {
+        write_note(
+            &m,
+            &format!("{id}.md"),
+            format!("---\nname: {id}\nrelated: [users/giulia-moretti]\n---\n{text}\n"),
+        );
+    }
+    // Other notes hold the word asked about: the question's other word is known, not hers.
+    for i in 0..20 {
+        let topic = if i < 3 {
+            "the team's birthday calendar"
+        } else {
+            "nothing much"
+        };
+        write_note(
+            &m,
+            &format!("other{i}.md"),
+            format!("unrelated note {i} on {topic}"),
+        );
+    }
+    m.index().unwrap();
+    let birthday = m
+        .recall(&Query::text("When is Giulia Moretti's birthday?"))
+        .unwrap();
+    assert_eq!(
+        ids(&birthday),
+        ["users/giulia-moretti"],
+        "{:?}",
+        birthday.floor
+    );
+    assert!(birthday.floor.names_only, "{:?}", birthday.floor);
+    let json = serde_json::to_value(&birthday.floor).unwrap();
+    assert_eq!(json["names_only"], true, "{json}");
+
+    let owns = m
+        .recall(&Query::text("Which service does Giulia Moretti own?"))
+        .unwrap();
+    assert!(!owns.floor.names_only, "{:?}", owns.floor);
+    assert!(ids(&owns).len() > 1, "{:?}", ids(&owns));
+    let json = serde_json::to_value(&owns.floor).unwrap();
+    assert!(json.get("names_only").is_none(), "{json}");
+}

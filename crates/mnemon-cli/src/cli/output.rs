@@ -446,6 +446,15 @@ impl Out {
                 ))
             );
         }
+        if f.names_only {
+            outln!(
+                "  {}",
+                self.dim(&format!(
+                    "every hit matches only the names the question writes, none of its other words: it asks about them something no note says, so only the best {} is shown",
+                    mnemon::ranking::NAMES_ONLY_RESULTS
+                ))
+            );
+        }
         if f.reached_floor > 0.0 {
             let partial = if f.reached_share > mnemon::ranking::MIN_NEIGHBOUR_SHARE {
                 format!(

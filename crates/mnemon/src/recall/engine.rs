@@ -462,6 +462,7 @@ pub fn run(
         weak: false,
         alone: false,
         unknown_subject: false,
+        names_only: false,
         unknown_share: evidence.unknown_share(),
         under_min_score: false,
         apart: Vec::new(),
@@ -640,6 +641,21 @@ pub fn run(
     floor.weak = anchors.is_empty()
         && !direct_info.is_empty()
         && !direct_info.iter().any(|(_, i)| i.is_strong());
+    // A question whose hits all match the names it writes and nothing else of it asks about them
+    // something no note says (a birthday, a phone number, bakeries in the district a teammate
+    // lives in): the note about the name may help, the notes around it do not.
+    let name_bits = matches[..words]
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| names.contains(&m.term))
+        .fold(0u32, |bits, (i, _)| bits | 1u32 << (i % 32));
+    floor.names_only = anchors.is_empty()
+        && evidence.informative_bits(u32::MAX) & !name_bits != 0
+        && !direct_info.is_empty()
+        && direct_info.iter().all(|(o, i)| {
+            let matched = cands.get(*o).map_or(0, |c| c.matched);
+            !i.title_match && i.learned <= 0.0 && matched != 0 && matched & !name_bits == 0
+        });
 
     struct Scored {
         ord: u32,
@@ -796,7 +812,7 @@ pub fn run(
         && !direct_info
             .iter()
             .any(|(_, i)| i.vouches_for_neighbours(false));
-    if floor.alone {
+    if floor.alone || floor.names_only {
         rest.clear();
         reached_with_stats.clear();
     }
@@ -914,9 +930,11 @@ pub fn run(
     );
     scored.sort_by(by_rank);
     scored.truncate(q.limit);
-    if floor.weak || floor.alone || floor.unknown_subject {
+    if floor.weak || floor.alone || floor.unknown_subject || floor.names_only {
         // The best notes, and notes agents used before that this question also matches.
-        let keep = if floor.weak {
+        let keep = if floor.names_only {
+            ranking::NAMES_ONLY_RESULTS
+        } else if floor.weak {
             ranking::WEAK_QUESTION_RESULTS
         } else if floor.alone {
             ranking::ALONE_QUESTION_RESULTS

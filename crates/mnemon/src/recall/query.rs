@@ -248,6 +248,12 @@ pub struct FloorReport {
     /// only when true).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unknown_subject: bool,
+    /// Every hit matches only names the question writes (words it writes with a capital) and
+    /// none of its other informative words: only the best
+    /// [`crate::ranking::NAMES_ONLY_RESULTS`] was returned, nothing reached over the graph
+    /// (present only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub names_only: bool,
     /// The share of the question's information in words no note holds, as `unknown_subject`
     /// weighed it (for `--explain`; not in the JSON).
     #[serde(skip)]

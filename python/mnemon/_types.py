@@ -99,7 +99,7 @@ class FloorReport(_FloorReportRequired, total=False):
     only apart), ``unknown_subject`` (true: a fifth or more of the question is in words no note
     holds and no hit answers most of it, so only the best four were returned), ``names_only``
     (true: every hit matches nothing of the question but the names it writes, so only the best one
-    was returned), ``asks_permission``
+    and the notes about those names among the best two were returned), ``asks_permission``
     (true: the question asks whether something may be done, so rules, feedback notes, weigh most in
     close calls), ``under_min_score`` (true: the caller's ``min_score`` left hits out),
     ``read_bytes`` (the part of an over-long question read)."""

@@ -371,7 +371,8 @@ impl Recall {
     /// `unknown_subject`, present (true) only when a fifth or more of the question is in words no note holds
     /// and no match answers most of it (so only the best four were returned); `names_only`,
     /// present (true) only when every match matched nothing of the question but the names it
-    /// writes (so only the best one was returned, nothing reached over the graph);
+    /// writes (so only the best one and the notes about those names among the best two were
+    /// returned, nothing reached over the graph);
     /// `reached_floor`, the score a note reached over the graph needed, and `reached_share`, that
     /// score's share of the best direct hit's; both 0 with anchors or when `alone`; `old_first`, true when the
     /// question asks about what was there before, so a replaced note ranks above its successors;

@@ -91,10 +91,14 @@ pub const MAX_PASSAGE_CHECKS: usize = 3;
 /// A question whose direct hits are all weak returns at most this many (and hits on notes used
 /// before): partial matches of a question the memory may have no answer for.
 pub const WEAK_QUESTION_RESULTS: usize = 2;
-/// A question whose hits all match only the names it writes, none of its other informative
-/// words, returns at most this many (and hits on notes used before): it asks about a person, a
-/// place or a product the memory knows something the notes do not say.
+/// A question whose hits all match only the names it writes, none of its other words, returns
+/// at most this many (and hits on notes used before, and notes about those names, see
+/// [`NAMED_NOTES_RESULTS`]): it asks about a person, a place or a product the memory knows
+/// something the notes do not say.
 pub const NAMES_ONLY_RESULTS: usize = 1;
+/// Such a question also keeps the notes about those names (whose title, description or tags
+/// hold one) among its best this many.
+pub const NAMED_NOTES_RESULTS: usize = 2;
 /// A question whose strong hits none vouches for their neighbours (see [`NEIGHBOUR_COVERAGE`])
 /// returns at most this many (and hits on notes used before): each shares two words or so with
 /// the question, as many notes of a memory in another sense do.

@@ -2388,10 +2388,10 @@ fn a_noun_the_notes_write_as_a_verb_still_matches() {
 }
 
 /// A question about a person the memory knows, asking what no note says of her (her birthday),
-/// gets her note and nothing around it; a question whose words her note also holds is answered
-/// with the notes around her too.
+/// gets the notes about her and nothing around them; a question whose words her note also holds
+/// is answered with the notes around her too.
 #[test]
-fn a_question_matching_only_the_names_it_writes_gets_the_named_note_alone() {
+fn a_question_matching_only_the_names_it_writes_gets_the_notes_about_them_alone() {
     let (_t, m) = fresh();
     write_note(
         &m,
@@ -2418,6 +2418,11 @@ fn a_question_matching_only_the_names_it_writes_gets_the_named_note_alone() {
             format!("---\nname: {id}\nrelated: [users/giulia-moretti]\n---\n{text}\n"),
         );
     }
+    write_note(
+        &m,
+        "users/giulia-moretti-hours.md",
+        "---\nname: Giulia Moretti's working hours\ntype: user\n---\nMornings, Milan time.\n",
+    );
     // Other notes hold the word asked about: the question's other word is known, not hers.
     for i in 0..20 {
         let topic = if i < 3 {
@@ -2435,9 +2440,11 @@ fn a_question_matching_only_the_names_it_writes_gets_the_named_note_alone() {
     let birthday = m
         .recall(&Query::text("When is Giulia Moretti's birthday?"))
         .unwrap();
+    let mut got = ids(&birthday);
+    got.sort_unstable();
     assert_eq!(
-        ids(&birthday),
-        ["users/giulia-moretti"],
+        got,
+        ["users/giulia-moretti", "users/giulia-moretti-hours"],
         "{:?}",
         birthday.floor
     );

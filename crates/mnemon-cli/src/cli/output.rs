@@ -450,8 +450,8 @@ impl Out {
             outln!(
                 "  {}",
                 self.dim(&format!(
-                    "every hit matches only the names the question writes, none of its other words: it asks about them something no note says, so only the best {} is shown",
-                    mnemon::ranking::NAMES_ONLY_RESULTS
+                    "every hit matches only the names the question writes, none of its other words: it asks about them something no note says, so only the best and the notes about those names among the best {} are shown",
+                    mnemon::ranking::NAMED_NOTES_RESULTS
                 ))
             );
         }

@@ -643,7 +643,7 @@ pub fn run(
         && !direct_info.iter().any(|(_, i)| i.is_strong());
     // A question whose hits all match the names it writes and nothing else of it asks about them
     // something no note says (a birthday, a phone number, bakeries in the district a teammate
-    // lives in): the note about the name may help, the notes around it do not.
+    // lives in): the notes about the names may help, the notes around them do not.
     let name_bits = matches[..words]
         .iter()
         .enumerate()
@@ -944,13 +944,21 @@ pub fn run(
         // A successor brought along with a note it replaces stays, uncounted, even when the cut
         // leaves that note out: it is what the note the question matched became.
         let used = |o: u32| direct_info.iter().any(|(d, i)| *d == o && i.used);
+        // Of a question matching only its names, the notes about them (their title, description
+        // or tags hold one) stay too: "tell me about Maya" has two notes on Maya.
+        let about_names = |o: u32| {
+            floor.names_only
+                && direct_info
+                    .iter()
+                    .any(|(d, i)| *d == o && i.titled & name_bits != 0)
+        };
         let mut i = 0usize;
         scored.retain(|s| {
             if brought_ords.contains(&s.ord) {
                 return true;
             }
             i += 1;
-            i <= keep || used(s.ord)
+            i <= keep || used(s.ord) || (i <= ranking::NAMED_NOTES_RESULTS && about_names(s.ord))
         });
     }
 

@@ -249,8 +249,9 @@ pub struct FloorReport {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unknown_subject: bool,
     /// Every hit matches only names the question writes (words it writes with a capital) and
-    /// none of its other informative words: only the best
-    /// [`crate::ranking::NAMES_ONLY_RESULTS`] was returned, nothing reached over the graph
+    /// none of its other words: only the best [`crate::ranking::NAMES_ONLY_RESULTS`] was
+    /// returned, and the notes about the names (their title, description or tags hold one)
+    /// among the best [`crate::ranking::NAMED_NOTES_RESULTS`]; nothing reached over the graph
     /// (present only when true).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub names_only: bool,

@@ -374,7 +374,7 @@ impl Recall {
     /// writes (so only the best one and the notes about those names among the best two were
     /// returned, nothing reached over the graph);
     /// `reached_floor`, the score a note reached over the graph needed, and `reached_share`, that
-    /// score's share of the best direct hit's; both 0 with anchors or when `alone`; `old_first`, true when the
+    /// score's share of the best direct hit's; both 0 with anchors, when `alone` or `names_only`; `old_first`, true when the
     /// question asks about what was there before, so a replaced note ranks above its successors;
     /// `asks_permission`, present (true) only when the question asks whether something may be
     /// done, so rules (feedback notes) weigh most in close calls).

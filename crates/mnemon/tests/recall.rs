@@ -2449,6 +2449,10 @@ fn a_question_matching_only_the_names_it_writes_gets_the_notes_about_them_alone(
         birthday.floor
     );
     assert!(birthday.floor.names_only, "{:?}", birthday.floor);
+    assert_eq!(
+        birthday.floor.reached_floor, 0.0,
+        "nothing reached is returned"
+    );
     let json = serde_json::to_value(&birthday.floor).unwrap();
     assert_eq!(json["names_only"], true, "{json}");
 

@@ -820,7 +820,7 @@ pub fn run(
     // question sharing a word or two with one note would otherwise bring back that note's whole
     // neighbourhood. How far below depends on how much of the question the best hit answers. An
     // anchored question asks for the neighbourhood: nothing is cut there.
-    let reached_floor = if anchors.is_empty() && !floor.alone {
+    let reached_floor = if anchors.is_empty() && !floor.alone && !floor.names_only {
         // Only direct hits are scored so far.
         let best_direct = scored.iter().map(|s| s.score).fold(0.0f32, f32::max);
         let best_strength = direct_info

@@ -264,10 +264,10 @@ pub struct FloorReport {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub apart: Vec<String>,
     /// The score a note the walk reached needed to be returned: `reached_share` of the best
-    /// direct hit's (0 for a question with anchors, without direct hits, or `alone`).
+    /// direct hit's (0 for a question with anchors, without direct hits, `alone` or `names_only`).
     pub reached_floor: f32,
     /// That share ([`crate::ranking::neighbour_share`] of how much of the question the best
-    /// direct hit answers; 0 with anchors or `alone`).
+    /// direct hit answers; 0 with anchors, `alone` or `names_only`).
     pub reached_share: f32,
     /// The question asks about what was there before ([`crate::ranking::PAST_WORDS`]): a
     /// replaced note ranks above the notes replacing it unless they lead it clearly.

@@ -689,11 +689,7 @@ fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str, t: &mut TermList) 
     tok.query_terms_into(title, t);
     !t.is_empty()
         && t.len() == matches.len()
-        && t.iter().all(|t| {
-            matches
-                .iter()
-                .any(|m| m.term == t || m.expansions.iter().any(|(e, _)| e == t))
-        })
+        && t.iter().all(|t| matches.iter().any(|m| m.answers(t)))
 }
 
 /// Whether the question writes the last part of `id` (`reference/error-codes` in "error codes
@@ -716,18 +712,16 @@ pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str, t: &mut
     if t.len() < 2 {
         return false;
     }
-    let is =
-        |m: &TermMatch, term: &str| m.term == term || m.expansions.iter().any(|(e, _)| e == term);
     // Whether the first `n` terms of the tail are written, in order.
     let written = |n: usize| {
         (0..matches.len()).any(|start| {
-            if !is(&matches[start], t.get(0)) {
+            if !matches[start].answers(t.get(0)) {
                 return false;
             }
             let mut at = start;
             (1..n).all(|k| {
                 let reach = (at + 2 + ranking::ID_PHRASE_GAP_TERMS).min(matches.len());
-                match (at + 1..reach).find(|&j| is(&matches[j], t.get(k))) {
+                match (at + 1..reach).find(|&j| matches[j].answers(t.get(k))) {
                     Some(j) => {
                         at = j;
                         true

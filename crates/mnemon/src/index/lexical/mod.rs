@@ -105,6 +105,11 @@ impl TermMatch {
         self.expansions.iter().any(|(t, _)| *t == self.term)
     }
 
+    /// Whether `term` is this query term or one of the dictionary terms it matches.
+    pub fn answers(&self, term: &str) -> bool {
+        self.term == term || self.expansions.iter().any(|(t, _)| t == term)
+    }
+
     /// Match `term` (which `df` live notes hold) as the word itself, weight 1: another way the
     /// notes write it (closed up, `index::compound`; another part of speech, `index::forms`).
     /// Of a word the memory lacks as written it becomes the first match, whose frequency

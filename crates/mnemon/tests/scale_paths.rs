@@ -266,7 +266,13 @@ fn pruned_search_returns_the_exhaustive_top_k() {
             let want: Vec<_> = all.iter().take(k).collect();
             assert_eq!(pruned.len(), want.len(), "{text:?} k={k}");
             for (p, w) in pruned.iter().zip(want) {
-                assert_eq!((&p.id, p.matched), (&w.id, w.matched), "{text:?} k={k}");
+                // Every list a hit's words are in was read for it: what it matched, and in
+                // which fields, is whole however early the search stopped.
+                assert_eq!(
+                    (&p.id, p.matched, p.exact, p.titled, p.in_id, p.in_name),
+                    (&w.id, w.matched, w.exact, w.titled, w.in_id, w.in_name),
+                    "{text:?} k={k}"
+                );
                 assert!(
                     (p.score - w.score).abs() <= 1e-4 * w.score.abs(),
                     "{text:?}"

@@ -12,6 +12,10 @@ pub const FIELD_COUNT: usize = 5;
 /// The fields before the body (id, name, description, tags): what a note says it is about.
 pub const SUMMARY_FIELDS: usize = 4;
 pub const FIELD_NAMES: [&str; FIELD_COUNT] = ["id", "name", "description", "tags", "body"];
+/// The id's field (see [`FIELD_NAMES`]): the words of the note's id, path and slug.
+pub const ID_FIELD: usize = 0;
+/// The name's field (see [`FIELD_NAMES`]).
+pub const NAME_FIELD: usize = 1;
 /// The tags' field (see [`FIELD_NAMES`]).
 const TAGS_FIELD: usize = 3;
 /// A term counted more often than this in one field is stored as this (format limit, u16).

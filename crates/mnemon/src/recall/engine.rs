@@ -533,7 +533,7 @@ pub fn run(
             // outrank it on a few more shared words alone; a clear lead in words still wins.
             let about = if h.titled & proper_bits != 0 {
                 ranking::TITLED_NAME_BONUS
-            } else if names_in_phrase(tok, &matches[..words], h.id, &mut id_terms) {
+            } else if names_in_phrase(tok, &matches[..words], h.id, h.in_id, &mut id_terms) {
                 ranking::ID_PHRASE_BONUS
             } else {
                 0.0
@@ -565,6 +565,8 @@ pub fn run(
                 used,
                 single: evidence.single(h.matched),
                 titled: h.titled,
+                in_id: h.in_id,
+                in_name: h.in_name,
                 words: evidence.words(h.matched),
                 apart: false,
             },
@@ -596,6 +598,8 @@ pub fn run(
                 used: false,
                 single: false,
                 titled: 0,
+                in_id: 0,
+                in_name: 0,
                 words: 0,
                 apart: false,
             },

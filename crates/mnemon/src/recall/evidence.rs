@@ -31,6 +31,10 @@ pub struct DirectInfo {
     pub single: bool,
     /// Bit i set when query term i matched as it is in its id, name, description or tags.
     pub titled: u32,
+    /// Bit i set when query term i (or one of its expansions) is a word of its id.
+    pub in_id: u32,
+    /// Bit i set when query term i (or one of its expansions) is a word of its name.
+    pub in_name: u32,
     /// The question's informative terms its words match.
     pub words: usize,
     /// Its note was read and holds no two of the question's informative words it matches in
@@ -684,12 +688,15 @@ pub fn with_learned(lexical_base: f32, learned: f32) -> Option<f32> {
 }
 
 /// Whether `title`'s terms are exactly the question's (`matches`), each title term the query
-/// term itself or one of its expansions (a typo, a completed prefix).
+/// term itself or one of its expansions (a typo, a completed prefix), and each query term so
+/// written in the title: the note's index then holds every query term in the title's field,
+/// which is what [`title_matches`] looks at before reading or tokenizing a title.
 fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str, t: &mut TermList) -> bool {
     tok.query_terms_into(title, t);
     !t.is_empty()
         && t.len() == matches.len()
         && t.iter().all(|t| matches.iter().any(|m| m.answers(t)))
+        && matches.iter().all(|m| t.iter().any(|t| m.answers(t)))
 }
 
 /// Whether the question writes the last part of `id` (`reference/error-codes` in "error codes
@@ -701,11 +708,22 @@ fn names(tok: &Tokenizer, matches: &[TermMatch], title: &str, t: &mut TermList) 
 /// question leaves out ("dose rule file" names `reference/dose-rule-schema`, "Plug and Charge"
 /// `plug-and-charge-pki`). A note so named is about what the question is about; the question is
 /// not its whole title (see [`title_matches`]), so the rest of the question still counts.
-/// `t` is scratch for the id's terms.
-pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str, t: &mut TermList) -> bool {
+/// `in_id` holds bit i when query term i (or an expansion) is a word of the id, as the index
+/// says (`LexHit::in_id`); `t` is scratch for the id's terms.
+pub fn names_in_phrase(
+    tok: &Tokenizer,
+    matches: &[TermMatch],
+    id: &str,
+    in_id: u32,
+    t: &mut TermList,
+) -> bool {
     let tail = id.rsplit('/').next().unwrap_or(id);
-    // Cheap first: a tail of one word, or a question of two, names nothing by this rule.
-    if matches.len() < 3 || !tail.contains(['-', '_']) {
+    // Cheap first: a tail of one word, a question of two, or an id holding fewer than two of
+    // the question's terms names nothing by this rule; most hits' ids are never tokenized.
+    if matches.len() < 3
+        || (in_id & low_bits(matches.len())).count_ones() < 2
+        || !tail.contains(['-', '_'])
+    {
         return false;
     }
     tok.query_terms_into(tail, t);
@@ -736,17 +754,24 @@ pub fn names_in_phrase(tok: &Tokenizer, matches: &[TermMatch], id: &str, t: &mut
     among_more(t.len()) || (t.len() >= 3 && among_more(t.len() - 1))
 }
 
+/// Bits 0..n set (all 32 from n = 32 on): one per query term, as in `LexHit::matched`.
+fn low_bits(n: usize) -> u32 {
+    if n >= 32 { u32::MAX } else { (1u32 << n) - 1 }
+}
+
 /// Give the direct hits whose title or id the question names the title bonus.
 ///
 /// A hit is named when the question's terms are the terms of its whole id, of its name, or of
 /// the last part of its id (`runbooks/deploy-rollback` for "deploy rollback"), a term matched
 /// through a typo or prefix counting; `question_id` is the note whose id the question is as
 /// written. The whole id and the name outrank the last part: with `index` and `ops/index`,
-/// "index" names `index`. Only hits matching every term of the question are looked at: the
-/// best [`ranking::ID_CHECKS`] by their ids (no read), holding every term in their title
-/// fields first; names are read from the store for the best [`ranking::TITLE_CHECKS`] of those
-/// holding every term in their title fields, and for the [`ranking::TYPO_TITLE_CHECKS`] best
-/// of the others (a title written with a typo).
+/// "index" names `index`. Only hits whose id or name holds every term of the question (as the
+/// index says: [`DirectInfo::in_id`], [`DirectInfo::in_name`]) are looked at: the best
+/// [`ranking::ID_CHECKS`] by their ids (no read; tokenized only when the id holds every term),
+/// holding every term in their title fields first; names are read from the store, among those
+/// whose name holds every term, for the best [`ranking::TITLE_CHECKS`] holding every term as
+/// it is in their title fields, and for the [`ranking::TYPO_TITLE_CHECKS`] best of the others
+/// (a title written with a typo).
 #[allow(clippy::too_many_arguments)]
 pub fn title_matches(
     graph: &Graph,
@@ -764,15 +789,17 @@ pub fn title_matches(
     // A question that is a note's title matches every one of the note's title terms, so a hit
     // is checked only when it matched every query term: nothing is read or tokenized for the
     // others.
-    let all = if matches.len() >= 32 {
-        u32::MAX
-    } else {
-        (1u32 << matches.len()) - 1
-    };
+    let all = low_bits(matches.len());
     let named_by_id = |i: usize| Some(direct[i].0) == question_id;
     let titled = |i: usize| direct[i].1.titled & all == all;
+    let id_holds_all = |i: usize| direct[i].1.in_id & all == all;
+    let name_holds_all = |i: usize| direct[i].1.in_name & all == all;
     let mut best: Vec<usize> = (0..direct.len())
-        .filter(|&i| named_by_id(i) || cands.get(direct[i].0).map(|c| c.matched & all) == Some(all))
+        .filter(|&i| {
+            named_by_id(i)
+                || (id_holds_all(i) || name_holds_all(i))
+                    && cands.get(direct[i].0).map(|c| c.matched & all) == Some(all)
+        })
         .collect();
     if best.is_empty() {
         return Ok(());
@@ -792,20 +819,21 @@ pub fn title_matches(
     for (k, &i) in best.iter().enumerate() {
         let id = graph.id(direct[i].0);
         let tail = id.rsplit('/').next().unwrap_or(id);
-        if named_by_id(i) || names(tok, matches, id, &mut t) {
+        if named_by_id(i) || id_holds_all(i) && names(tok, matches, id, &mut t) {
             named[k] = 2;
-        } else if tail != id && names(tok, matches, tail, &mut t) {
+        } else if tail != id && id_holds_all(i) && names(tok, matches, tail, &mut t) {
             named[k] = 1;
         }
     }
+    let unread = |k: usize| named[k] < 2 && name_holds_all(best[k]);
     let mut read: Vec<usize> = (0..best.len())
-        .filter(|&k| named[k] < 2 && titled(best[k]))
+        .filter(|&k| unread(k) && titled(best[k]))
         .take(ranking::TITLE_CHECKS)
         .collect();
     // `best` holds them by base, best first, after the titled ones.
     read.extend(
         (0..best.len())
-            .filter(|&k| named[k] < 2 && !titled(best[k]))
+            .filter(|&k| unread(k) && !titled(best[k]))
             .take(ranking::TYPO_TITLE_CHECKS),
     );
     let ords: Vec<u32> = read.iter().map(|&k| direct[best[k]].0).collect();

@@ -83,6 +83,11 @@ pub struct LexHit<'a> {
     /// Bit i set when query term i matched as it is in the note's id, name, description or
     /// tags: what the note says it is about.
     pub titled: u32,
+    /// Bit i set when query term i (or one of its expansions) is a word of the note's id: a
+    /// question can name the note by its id only with those (`recall::evidence`).
+    pub in_id: u32,
+    /// Bit i set when query term i (or one of its expansions) is a word of the note's name.
+    pub in_name: u32,
     /// The highest idf among the terms it matched (how distinctive its best match is).
     pub max_idf: f32,
 }

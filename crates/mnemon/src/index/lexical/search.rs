@@ -2,7 +2,7 @@
 //! without scoring every document a common word matches; and the term statistics synthesis reads.
 
 use super::*;
-use crate::index::fields::{FIELD_COUNT, SUMMARY_FIELDS};
+use crate::index::fields::{FIELD_COUNT, ID_FIELD, NAME_FIELD, SUMMARY_FIELDS};
 use crate::index::segment::Posting;
 use crate::prefetch::prefetch;
 use fst::Streamer;
@@ -15,6 +15,8 @@ pub(super) struct DocAcc {
     matched: u32,
     exact: u32,
     titled: u32,
+    in_id: u32,
+    in_name: u32,
     best_idf: f32,
     /// In the segment's `touched` list (a note of a closed-up word's list is put there before
     /// any list is read, see [`MAX_CLOSED_NOTES_AHEAD`]).
@@ -245,17 +247,24 @@ impl LexicalIndex {
                         break;
                     }
                     let add = |p: Posting, a: &mut DocAcc| {
-                        if *closed && a.matched & (1u32 << (qi % 32)) != 0 {
+                        let bit = 1u32 << (qi % 32);
+                        // Where the note holds the term, whether or not it counts for the
+                        // score: a closed-up word its id writes is the id's word all the same.
+                        a.in_id |= if p.tfs[ID_FIELD] > 0 { bit } else { 0 };
+                        a.in_name |= if p.tfs[NAME_FIELD] > 0 { bit } else { 0 };
+                        if *closed && a.matched & bit != 0 {
                             return;
                         }
                         let tf = self.field_tf(&p.tfs, &l.seg.field_lens(p.doc));
                         a.score += w * tf * (crate::index::scoring::BM25_K1 + 1.0)
                             / (crate::index::scoring::BM25_K1 + tf);
-                        a.matched |= 1u32 << (qi % 32);
-                        a.exact |= u32::from(*exact) << (qi % 32);
-                        a.titled |=
-                            u32::from(*exact && p.tfs[..SUMMARY_FIELDS].iter().any(|&c| c > 0))
-                                << (qi % 32);
+                        a.matched |= bit;
+                        if *exact {
+                            a.exact |= bit;
+                            if p.tfs[..SUMMARY_FIELDS].iter().any(|&c| c > 0) {
+                                a.titled |= bit;
+                            }
+                        }
                         a.best_idf = a.best_idf.max(*idf);
                     };
                     if admit_new {
@@ -348,6 +357,8 @@ impl LexicalIndex {
                             matched: a.matched,
                             exact: a.exact,
                             titled: a.titled,
+                            in_id: a.in_id,
+                            in_name: a.in_name,
                             max_idf: a.best_idf,
                         });
                     }

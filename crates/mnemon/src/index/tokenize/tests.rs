@@ -564,4 +564,29 @@ proptest::proptest! {
             proptest::prop_assert_eq!(list.iter().collect::<Vec<_>>(), want);
         }
     }
+
+    /// Recall looks for a question naming a note by its name or id only among notes whose
+    /// index holds every query term in that field (`LexHit::in_name`, `LexHit::in_id`): each
+    /// query term of a name is one of the name's index terms, each of an id one of the id's
+    /// slug terms.
+    #[test]
+    fn query_terms_of_a_title_are_its_fields_index_terms(
+        name in "\\PC{0,60}",
+        id in "[a-zA-Z0-9_/.-]{0,30}([ÀÉéüß中文]{0,3}[a-zA-Z0-9_/.-]{0,20})?",
+    ) {
+        let tok = Tokenizer::new();
+        let mut list = TermList::default();
+        let mut held = Vec::new();
+        tok.index_terms(&name, &mut held);
+        tok.query_terms_into(&name, &mut list);
+        for t in list.iter() {
+            proptest::prop_assert!(held.iter().any(|h| h == t), "{:?}: {:?} not in {:?}", name, t, held);
+        }
+        held.clear();
+        tok.slug_terms(&id, &mut held);
+        tok.query_terms_into(&id, &mut list);
+        for t in list.iter() {
+            proptest::prop_assert!(held.iter().any(|h| h == t), "{:?}: {:?} not in {:?}", id, t, held);
+        }
+    }
 }

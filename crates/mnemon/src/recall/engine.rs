@@ -478,10 +478,14 @@ pub fn run(
     // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
     // do not pass the floor (none: they do), its coverage, and whether its note was used before
     // (past use is evidence that a partial match is the note meant).
+    // The ordinals first, in a loop of lookups alone: each is a few cache misses in tables the
+    // size of the memory, and lookups that do not wait on each other overlap.
+    let ords: Vec<Option<u32>> = hits.iter().map(|h| graph.ord(h.id)).collect();
     let verdicts: Vec<(Option<u32>, f32, Option<&'static str>, bool)> = hits
         .iter()
-        .map(|h| {
-            let o = graph.ord(h.id).filter(|o| graph.meta(*o).is_some());
+        .zip(&ords)
+        .map(|(h, &o)| {
+            let o = o.filter(|o| graph.meta(*o).is_some());
             let used = o.is_some_and(|o| {
                 let s = stats(o);
                 ranking::counts_as_used(s.untied_used, s.wrong_count)

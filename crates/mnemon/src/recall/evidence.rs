@@ -116,11 +116,13 @@ mod other_common_words {
 }
 use other_common_words::{OTHER_COMMON_WORDS, OTHER_LANGUAGES};
 
+/// [`OTHER_COMMON_WORDS`] by word: every word of every question is looked up.
+static OTHER_LANGUAGES_OF: std::sync::LazyLock<rustc_hash::FxHashMap<&'static str, u32>> =
+    std::sync::LazyLock::new(|| OTHER_COMMON_WORDS.iter().copied().collect());
+
 /// The bits of [`OTHER_LANGUAGES`] whose common words hold `word` (0 for none).
 fn other_language_bits(word: &str) -> u32 {
-    OTHER_COMMON_WORDS
-        .binary_search_by(|(w, _)| (*w).cmp(word))
-        .map_or(0, |at| OTHER_COMMON_WORDS[at].1)
+    OTHER_LANGUAGES_OF.get(word).copied().unwrap_or(0)
 }
 
 /// The languages (bits of [`OTHER_LANGUAGES`]) a question is written in: three of its words or
@@ -991,8 +993,10 @@ mod tests {
     }
 
     #[test]
-    fn the_other_languages_table_is_sorted_for_binary_search() {
+    fn the_other_languages_table_holds_each_word_once() {
+        // Strictly sorted: no word twice, so the map by word loses no language's bit.
         assert!(OTHER_COMMON_WORDS.windows(2).all(|p| p[0].0 < p[1].0));
+        assert_eq!(OTHER_LANGUAGES_OF.len(), OTHER_COMMON_WORDS.len());
         assert!(OTHER_COMMON_WORDS.len() > 1000);
         assert_ne!(other_language_bits("les"), 0);
         assert_eq!(other_language_bits("pgbouncer"), 0);

@@ -477,9 +477,9 @@ pub fn run(
     let question_id = graph.ord(text.trim()).filter(|&o| graph.meta(o).is_some());
     // Each hit's ordinal in the graph (none: another process mid-update, skipped), why its words
     // do not pass the floor (none: they do), its coverage, and whether its note was used before
-    // (past use is evidence that a partial match is the note meant).
-    // The ordinals first, in a loop of lookups alone: each is a few cache misses in tables the
-    // size of the memory, and lookups that do not wait on each other overlap.
+    // (past use is evidence that a partial match is the note meant). The ordinals first, in a
+    // loop of lookups alone: each is a few cache misses in tables the size of the memory, and
+    // lookups that do not wait on each other overlap.
     let ords: Vec<Option<u32>> = hits.iter().map(|h| graph.ord(h.id)).collect();
     let verdicts: Vec<(Option<u32>, f32, Option<&'static str>, bool)> = hits
         .iter()

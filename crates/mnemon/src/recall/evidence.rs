@@ -788,20 +788,16 @@ pub fn title_matches(
     if matches.is_empty() || direct.is_empty() {
         return Ok(());
     }
-    // A question that is a note's title matches every one of the note's title terms, so a hit
-    // is checked only when it matched every query term: nothing is read or tokenized for the
-    // others.
+    // A question that is a note's title or id holds every one of its terms, so a hit is checked
+    // only when its id or name holds every query term (and so it matched every one): nothing is
+    // read or tokenized for the others.
     let all = low_bits(matches.len());
     let named_by_id = |i: usize| Some(direct[i].0) == question_id;
     let titled = |i: usize| direct[i].1.titled & all == all;
     let id_holds_all = |i: usize| direct[i].1.in_id & all == all;
     let name_holds_all = |i: usize| direct[i].1.in_name & all == all;
     let mut best: Vec<usize> = (0..direct.len())
-        .filter(|&i| {
-            named_by_id(i)
-                || (id_holds_all(i) || name_holds_all(i))
-                    && cands.get(direct[i].0).map(|c| c.matched & all) == Some(all)
-        })
+        .filter(|&i| named_by_id(i) || id_holds_all(i) || name_holds_all(i))
         .collect();
     if best.is_empty() {
         return Ok(());

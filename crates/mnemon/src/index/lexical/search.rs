@@ -66,6 +66,36 @@ pub(super) struct Scratch {
     done_scores: Vec<f32>,
 }
 
+/// The `k`-th best score of the `touched` documents (`k >= 1`, at most `touched.len()`), given
+/// `at_least`, a score at least `k` of them reach: only those are selected among. Scores only
+/// rise during a search, and a note let go scored under the threshold, so the last `k`-th best
+/// score is such a floor for the next, and the selection looks at the few notes above it, not
+/// at every note a common word found.
+fn kth_score(
+    acc: &[DocAcc],
+    touched: &[u32],
+    scores: &mut Vec<f32>,
+    k: usize,
+    at_least: f32,
+) -> f32 {
+    debug_assert!(k >= 1 && k <= touched.len());
+    scores.clear();
+    scores.extend(
+        touched
+            .iter()
+            .map(|&d| acc[d as usize].score)
+            .filter(|&s| s >= at_least),
+    );
+    if scores.len() < k {
+        // Not a floor after all (never, see above): select among every note.
+        debug_assert!(false, "{at_least} is no floor of the {k}-th best score");
+        scores.clear();
+        scores.extend(touched.iter().map(|&d| acc[d as usize].score));
+    }
+    let (_, t, _) = scores.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+    *t
+}
+
 impl LexicalIndex {
     /// BM25F pseudo term frequency: field counts weighted and length-normalised per field.
     pub(super) fn field_tf(&self, tfs: &[u16; FIELD_COUNT], lens: &[u32; FIELD_COUNT]) -> f32 {
@@ -213,6 +243,8 @@ impl LexicalIndex {
                     }
                 }
                 let rest_new = if closed_ahead { &rest_open } else { &rest };
+                // This segment's `limit`-th best score so far (it only rises).
+                let mut seg_kth = f32::NEG_INFINITY;
                 for (
                     j,
                     SearchTerm {
@@ -236,11 +268,8 @@ impl LexicalIndex {
                     let threshold = if touched.len() < limit.max(1) {
                         done_kth
                     } else {
-                        kth.clear();
-                        kth.extend(touched.iter().map(|&d| acc[d as usize].score));
-                        let at = limit.max(1) - 1;
-                        let (_, t, _) = kth.select_nth_unstable_by(at, |a, b| b.total_cmp(a));
-                        t.max(done_kth)
+                        seg_kth = kth_score(acc, touched, kth, limit.max(1), seg_kth);
+                        seg_kth.max(done_kth)
                     };
                     let admit_new = rest_new[j] >= threshold;
                     if !admit_new && touched.is_empty() {
@@ -320,9 +349,12 @@ impl LexicalIndex {
                                 *a = DocAcc::default();
                             }
                         }
+                        // `touched` is kept in doc order from here: a few sorted runs (this
+                        // order, then each list's new notes), which a stable sort merges in
+                        // linear time.
+                        sorted.sort();
                         touched.clear();
                         touched.extend_from_slice(sorted);
-                        sorted.sort_unstable();
                         for (i, &d) in sorted.iter().enumerate() {
                             if let Some(&ahead) = sorted.get(i + PREFETCH_BATCH) {
                                 l.seg.prefetch_field_lens(ahead);
@@ -335,21 +367,31 @@ impl LexicalIndex {
                         }
                     }
                 }
-                if touched.len() > limit {
+                // The cut: only a note scoring at least the segment's last `limit`-th best score
+                // can make it (scores only rose since), so the selection looks at those alone.
+                sorted.clear();
+                sorted.extend(
+                    touched
+                        .iter()
+                        .copied()
+                        .filter(|&d| acc[d as usize].score >= seg_kth),
+                );
+                if sorted.len() > limit {
                     // Equal scores are ordered by id, as the final list is: which of them makes
                     // the cut must not depend on where a note sits in which segment.
-                    touched.select_nth_unstable_by(limit, |a, b| {
+                    sorted.select_nth_unstable_by(limit, |a, b| {
                         acc[*b as usize]
                             .score
                             .total_cmp(&acc[*a as usize].score)
                             .then_with(|| l.seg.id(*a).cmp(l.seg.id(*b)))
                     });
+                    sorted.truncate(limit);
                 }
-                for (i, &doc) in touched.iter().enumerate() {
-                    let a = std::mem::take(&mut acc[doc as usize]);
+                for &doc in sorted.iter() {
+                    let a = acc[doc as usize];
                     // A note found ahead that no list scored (its closed-up word counted for
                     // nothing) is no hit.
-                    if i < limit && a.matched != 0 && a.score >= done_kth {
+                    if a.matched != 0 && a.score >= done_kth {
                         done_scores.push(a.score);
                         hits.push(LexHit {
                             id: l.seg.id(doc),
@@ -362,6 +404,9 @@ impl LexicalIndex {
                             max_idf: a.best_idf,
                         });
                     }
+                }
+                for &doc in touched.iter() {
+                    acc[doc as usize] = DocAcc::default();
                 }
                 if done_scores.len() >= limit.max(1) {
                     let at = limit.max(1) - 1;

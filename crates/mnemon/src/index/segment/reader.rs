@@ -366,6 +366,7 @@ fn skip_table(it: &PostingsIter<'_>) -> Vec<SkipEntry> {
 }
 
 /// Step over one varint without building its value.
+#[inline]
 fn skip_varint(buf: &[u8], pos: &mut usize) -> Option<()> {
     for _ in 0..10 {
         let b = *buf.get(*pos)?;

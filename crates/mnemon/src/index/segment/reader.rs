@@ -32,22 +32,52 @@ pub struct Segment {
     field_lens: Vec<[u32; FIELD_COUNT]>,
     field_len_sums: [u64; FIELD_COUNT],
     body_crc: u32,
-    /// Skip tables of long postings lists, built on first use (by postings offset).
-    skips: std::sync::Mutex<rustc_hash::FxHashMap<u64, Arc<[SkipEntry]>>>,
+    /// Skip tables of long postings lists, built on first use.
+    skips: std::sync::Mutex<SkipTables>,
 }
 
 /// Lists at least this long get a skip table when first searched by [`Segment::seekable_postings`].
 pub const SKIP_MIN_POSTINGS: u64 = 1024;
-/// One skip entry per this many postings.
-const SKIP_EVERY: u64 = 64;
+/// One skip entry per this many postings: a seek decodes the doc numbers of at most this many
+/// postings before its target, and a table costs one byte per posting.
+const SKIP_EVERY: u64 = 16;
+/// The most skip entries a segment keeps (16 MiB); past it the tables are dropped and built
+/// again as lists are sought, so that a long-running server's memory stays bounded.
+pub const MAX_CACHED_SKIP_ENTRIES: usize = 1 << 20;
 
-/// Where a block of [`SKIP_EVERY`] postings starts: its first doc and the iterator state before it.
+/// Where a block of [`SKIP_EVERY`] postings starts: its first doc and the iterator state before
+/// it. A list whose numbers do not fit gets no entries from there on (its seeks walk).
 #[derive(Debug, Clone, Copy)]
 pub struct SkipEntry {
-    first_doc: u64,
-    pos: usize,
-    next_doc: u64,
-    left: u64,
+    first_doc: u32,
+    /// The doc number the block's first gap counts from.
+    next_doc: u32,
+    /// Where the block's first posting starts, in bytes from the list's start.
+    at: u32,
+    /// Postings left from the block's first on.
+    left: u32,
+}
+
+/// A segment's skip tables, by postings offset, with the number of entries they hold.
+#[derive(Default)]
+pub(crate) struct SkipTables {
+    by_list: rustc_hash::FxHashMap<u64, Arc<[SkipEntry]>>,
+    entries: usize,
+}
+
+impl SkipTables {
+    /// Keep `table` for the list at `off`, dropping every table first when the entries kept
+    /// would pass `max_entries`.
+    fn remember(&mut self, off: u64, table: Arc<[SkipEntry]>, max_entries: usize) {
+        if self.entries + table.len() > max_entries {
+            self.by_list.clear();
+            self.entries = 0;
+        }
+        self.entries += table.len();
+        if let Some(old) = self.by_list.insert(off, table) {
+            self.entries -= old.len();
+        }
+    }
 }
 
 /// One decoded posting.
@@ -233,7 +263,7 @@ impl Segment {
             field_lens,
             field_len_sums,
             body_crc,
-            skips: std::sync::Mutex::new(rustc_hash::FxHashMap::default()),
+            skips: std::sync::Mutex::new(SkipTables::default()),
         })
     }
 
@@ -296,6 +326,7 @@ impl Segment {
         let count = get_varint(buf, &mut pos)?;
         Some(PostingsIter {
             buf,
+            start: pos,
             pos,
             left: count,
             next_doc: 0,
@@ -314,13 +345,17 @@ impl Segment {
         if it.left < SKIP_MIN_POSTINGS {
             return Some(it);
         }
-        let cached = self.skips.lock().ok().and_then(|m| m.get(&off).cloned());
+        let cached = self
+            .skips
+            .lock()
+            .ok()
+            .and_then(|m| m.by_list.get(&off).cloned());
         let table = match cached {
             Some(t) => t,
             None => {
                 let t: Arc<[SkipEntry]> = skip_table(&it).into();
                 if let Ok(mut m) = self.skips.lock() {
-                    m.insert(off, t.clone());
+                    m.remember(off, t.clone(), MAX_CACHED_SKIP_ENTRIES);
                 }
                 t
             }
@@ -344,12 +379,18 @@ fn skip_table(it: &PostingsIter<'_>) -> Vec<SkipEntry> {
             break;
         };
         if i.is_multiple_of(SKIP_EVERY) {
-            out.push(SkipEntry {
-                first_doc: doc,
-                pos: before.0,
-                next_doc: before.1,
-                left: before.2,
-            });
+            let entry = (|| {
+                Some(SkipEntry {
+                    first_doc: u32::try_from(doc).ok()?,
+                    next_doc: u32::try_from(before.1).ok()?,
+                    at: u32::try_from(before.0.checked_sub(it.start)?).ok()?,
+                    left: u32::try_from(before.2).ok()?,
+                })
+            })();
+            let Some(entry) = entry else {
+                return out;
+            };
+            out.push(entry);
         }
         let Some(&mask) = buf.get(pos) else { break };
         pos += 1;
@@ -381,6 +422,8 @@ fn skip_varint(buf: &[u8], pos: &mut usize) -> Option<()> {
 /// Iterator over one term's postings. Stops early (never panics) on malformed bytes.
 pub struct PostingsIter<'a> {
     buf: &'a [u8],
+    /// Where the list's first posting starts in `buf` (skip entries count from it).
+    start: usize,
     pos: usize,
     left: u64,
     next_doc: u64,
@@ -397,6 +440,7 @@ impl<'a> PostingsIter<'a> {
     pub fn new(buf: &'a [u8], count: u64) -> PostingsIter<'a> {
         PostingsIter {
             buf,
+            start: 0,
             pos: 0,
             left: count,
             next_doc: 0,
@@ -424,10 +468,9 @@ impl PostingsIter<'_> {
             // The last block starting at or before `doc`, if it lies ahead. Targets increase,
             // so the search gallops on from the last block found (most seeks of a query land in
             // the same or the next few blocks) before a binary search of the range it brackets.
-            let target = u64::from(doc);
             let (mut lo, mut hi, mut step) = (self.skip_at, self.skip_at, 1);
             while let Some(e) = sk.get(hi) {
-                if e.first_doc > target {
+                if e.first_doc > doc {
                     break;
                 }
                 lo = hi + 1;
@@ -435,14 +478,14 @@ impl PostingsIter<'_> {
                 step *= 2;
             }
             let hi = hi.min(sk.len());
-            let i = lo + sk[lo..hi].partition_point(|e| e.first_doc <= target);
+            let i = lo + sk[lo..hi].partition_point(|e| e.first_doc <= doc);
             self.skip_at = i;
             if let Some(e) = i.checked_sub(1).and_then(|i| sk.get(i))
-                && e.pos > self.pos
+                && self.start + e.at as usize > self.pos
             {
-                self.pos = e.pos;
-                self.next_doc = e.next_doc;
-                self.left = e.left;
+                self.pos = self.start + e.at as usize;
+                self.next_doc = u64::from(e.next_doc);
+                self.left = u64::from(e.left);
             }
         }
         while self.left > 0 {
@@ -600,7 +643,7 @@ mod tests {
         let seg = Segment::open(&write(tmp.path(), &bytes)).unwrap();
         for term in [&b"common"[..], b"short"] {
             let all: Vec<Posting> = seg.postings(term).unwrap().collect();
-            for step in [1u32, 3, 64, 65, 200, 2999] {
+            for step in [1u32, 3, 15, 16, 17, 64, 65, 200, 2999] {
                 let mut targets: Vec<u32> =
                     (0..3000).step_by(step as usize).chain([2999]).collect();
                 targets.dedup();
@@ -616,8 +659,30 @@ mod tests {
             }
         }
         assert!(
-            seg.skips.lock().unwrap().len() == 1,
+            seg.skips.lock().unwrap().by_list.len() == 1,
             "only the long list has a table"
         );
+    }
+
+    /// A server that seeks into every long list of a large segment keeps at most the bound of
+    /// skip entries: past it the tables go and are built again.
+    #[test]
+    fn skip_tables_past_their_bound_are_dropped_not_kept() {
+        let entry = SkipEntry {
+            first_doc: 0,
+            next_doc: 0,
+            at: 0,
+            left: 1,
+        };
+        let table = |n: usize| -> Arc<[SkipEntry]> { vec![entry; n].into() };
+        let mut tables = SkipTables::default();
+        tables.remember(1, table(6), 10);
+        tables.remember(2, table(4), 10);
+        assert_eq!((tables.by_list.len(), tables.entries), (2, 10));
+        tables.remember(3, table(1), 10);
+        assert_eq!((tables.by_list.len(), tables.entries), (1, 1));
+        assert!(tables.by_list.contains_key(&3));
+        tables.remember(3, table(2), 10);
+        assert_eq!((tables.by_list.len(), tables.entries), (1, 2));
     }
 }

@@ -57,14 +57,21 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Read an unsigned LEB128 at `*pos`, advancing it; `None` when truncated or longer than 10 bytes.
-#[inline]
+#[inline(always)]
 pub fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
-    // Most numbers of a posting list (doc gaps, term counts) take one byte.
+    // Most numbers of a posting list (doc gaps, term counts) take one byte: read inline, the
+    // longer ones in a call.
     let first = *buf.get(*pos)?;
     if first & 0x80 == 0 {
         *pos += 1;
         return Some(u64::from(first));
     }
+    get_long_varint(buf, pos)
+}
+
+/// [`get_varint`] of a number taking two bytes or more.
+#[inline(never)]
+fn get_long_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
     let mut v: u64 = 0;
     for shift in (0..70).step_by(7) {
         let b = *buf.get(*pos)?;

@@ -547,3 +547,39 @@ impl LexicalIndex {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Selecting among the notes at or above a floor that `k` of them reach gives the `k`-th
+        /// best score of them all, as the search's pruning needs it to, and looks at those notes
+        /// alone.
+        #[test]
+        fn the_kth_score_above_a_floor_is_the_kth_score_of_all(
+            scores in proptest::collection::vec(0u16..50, 1..200),
+            k_seed in any::<usize>(),
+            floor_seed in any::<usize>(),
+        ) {
+            let acc: Vec<DocAcc> = scores
+                .iter()
+                .map(|&s| DocAcc { score: f32::from(s) / 4.0, ..DocAcc::default() })
+                .collect();
+            let touched: Vec<u32> = (0..acc.len() as u32).rev().collect();
+            let k = 1 + k_seed % touched.len();
+            let mut sorted: Vec<f32> = acc.iter().map(|a| a.score).collect();
+            sorted.sort_by(|a, b| b.total_cmp(a));
+            let want = sorted[k - 1];
+            // Any floor at or under the k-th best: the k-th best of an earlier moment.
+            let floor = sorted[k - 1 + floor_seed % (sorted.len() - k + 1)];
+            let mut buf = Vec::new();
+            prop_assert_eq!(kth_score(&acc, &touched, &mut buf, k, f32::NEG_INFINITY), want);
+            prop_assert_eq!(buf.len(), touched.len());
+            prop_assert_eq!(kth_score(&acc, &touched, &mut buf, k, floor), want);
+            let above = sorted.iter().filter(|&&s| s >= floor).count();
+            prop_assert_eq!(buf.len(), above);
+        }
+    }
+}

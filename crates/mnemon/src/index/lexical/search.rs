@@ -66,11 +66,15 @@ pub(super) struct Scratch {
     done_scores: Vec<f32>,
 }
 
-/// The `k`-th best score of the `touched` documents (`k >= 1`, at most `touched.len()`), given
-/// `at_least`, a score at least `k` of them reach: only those are selected among. Scores only
-/// rise during a search, and a note let go scored under the threshold, so the last `k`-th best
-/// score is such a floor for the next, and the selection looks at the few notes above it, not
-/// at every note a common word found.
+/// The `k`-th best score of the `touched` documents (`k >= 1`, at most `touched.len()`),
+/// selected among those scoring `at_least` or more when `k` of them do, else among all.
+///
+/// The search passes the segment's last `k`-th best score: scores only rise, and a note let go
+/// scored under the threshold, so at least `k` notes still reach it and the selection looks at
+/// the few notes above it, not at every note a common word found. Unless the threshold was the
+/// floor of the segments already searched, above this one's `k`-th best: notes between the two
+/// may have been let go, and then the selection is over every note (its result is under that
+/// floor, which the threshold keeps).
 fn kth_score(
     acc: &[DocAcc],
     touched: &[u32],
@@ -87,8 +91,6 @@ fn kth_score(
             .filter(|&s| s >= at_least),
     );
     if scores.len() < k {
-        // Not a floor after all (never, see above): select among every note.
-        debug_assert!(false, "{at_least} is no floor of the {k}-th best score");
         scores.clear();
         scores.extend(touched.iter().map(|&d| acc[d as usize].score));
     }
@@ -369,6 +371,8 @@ impl LexicalIndex {
                 }
                 // The cut: only a note scoring at least the segment's last `limit`-th best score
                 // can make it (scores only rose since), so the selection looks at those alone.
+                // When fewer reach it (see `kth_score`), the notes under it are under the
+                // floor of the segments already searched too, and no hit either.
                 sorted.clear();
                 sorted.extend(
                     touched
@@ -556,7 +560,7 @@ mod tests {
     proptest! {
         /// Selecting among the notes at or above a floor that `k` of them reach gives the `k`-th
         /// best score of them all, as the search's pruning needs it to, and looks at those notes
-        /// alone.
+        /// alone; above a floor fewer reach, at every note.
         #[test]
         fn the_kth_score_above_a_floor_is_the_kth_score_of_all(
             scores in proptest::collection::vec(0u16..50, 1..200),
@@ -580,6 +584,10 @@ mod tests {
             prop_assert_eq!(kth_score(&acc, &touched, &mut buf, k, floor), want);
             let above = sorted.iter().filter(|&&s| s >= floor).count();
             prop_assert_eq!(buf.len(), above);
+            // A floor over the k-th best (notes let go under another segment's floor).
+            let over = want + 0.5;
+            prop_assert_eq!(kth_score(&acc, &touched, &mut buf, k, over), want);
+            prop_assert_eq!(buf.len(), touched.len());
         }
     }
 }

@@ -43,7 +43,7 @@ pub const SKIP_MIN_POSTINGS: u64 = 1024;
 const SKIP_EVERY: u64 = 16;
 /// The most skip entries a segment keeps (16 MiB); past it the tables are dropped and built
 /// again as lists are sought, so that a long-running server's memory stays bounded.
-pub const MAX_CACHED_SKIP_ENTRIES: usize = 1 << 20;
+const MAX_CACHED_SKIP_ENTRIES: usize = 1 << 20;
 
 /// Where a block of [`SKIP_EVERY`] postings starts: its first doc and the iterator state before
 /// it. A list whose numbers do not fit gets no entries from there on (its seeks walk).
@@ -56,6 +56,20 @@ pub struct SkipEntry {
     at: u32,
     /// Postings left from the block's first on.
     left: u32,
+}
+
+impl SkipEntry {
+    /// The entry of a block whose first posting is `first_doc`, with the iterator at byte `pos`
+    /// of a list starting at byte `start`, at `next_doc`, `left` postings to go; `None` when a
+    /// number does not fit.
+    fn new(first_doc: u64, start: usize, pos: usize, next_doc: u64, left: u64) -> Option<Self> {
+        Some(SkipEntry {
+            first_doc: u32::try_from(first_doc).ok()?,
+            next_doc: u32::try_from(next_doc).ok()?,
+            at: u32::try_from(pos.checked_sub(start)?).ok()?,
+            left: u32::try_from(left).ok()?,
+        })
+    }
 }
 
 /// A segment's skip tables, by postings offset, with the number of entries they hold.
@@ -379,15 +393,7 @@ fn skip_table(it: &PostingsIter<'_>) -> Vec<SkipEntry> {
             break;
         };
         if i.is_multiple_of(SKIP_EVERY) {
-            let entry = (|| {
-                Some(SkipEntry {
-                    first_doc: u32::try_from(doc).ok()?,
-                    next_doc: u32::try_from(before.1).ok()?,
-                    at: u32::try_from(before.0.checked_sub(it.start)?).ok()?,
-                    left: u32::try_from(before.2).ok()?,
-                })
-            })();
-            let Some(entry) = entry else {
+            let Some(entry) = SkipEntry::new(doc, it.start, before.0, before.1, before.2) else {
                 return out;
             };
             out.push(entry);
@@ -481,9 +487,10 @@ impl PostingsIter<'_> {
             let i = lo + sk[lo..hi].partition_point(|e| e.first_doc <= doc);
             self.skip_at = i;
             if let Some(e) = i.checked_sub(1).and_then(|i| sk.get(i))
-                && self.start + e.at as usize > self.pos
+                && let block = self.start + e.at as usize
+                && block > self.pos
             {
-                self.pos = self.start + e.at as usize;
+                self.pos = block;
                 self.next_doc = u64::from(e.next_doc);
                 self.left = u64::from(e.left);
             }

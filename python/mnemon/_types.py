@@ -97,7 +97,9 @@ class FloorReport(_FloorReportRequired, total=False):
     """Why a question's lexical matches passed the score floor or not. The keys below are
     present only when they say something: ``apart`` (ids of hits holding the question's words
     only apart), ``unknown_subject`` (true: a fifth or more of the question is in words no note
-    holds and no hit answers most of it, so only the best four were returned), ``names_only``
+    holds and no hit answers most of it, so only the best four were returned), ``unknown_weak``
+    (true: ``weak``, and half or more of the question is in words no note holds, so only the best
+    one was returned), ``names_only``
     (true: every hit matches nothing of the question but the names it writes, so only the best one
     and the notes about those names among the best two were returned), ``asks_permission``
     (true: the question asks whether something may be done, so rules, feedback notes, weigh most in
@@ -106,6 +108,7 @@ class FloorReport(_FloorReportRequired, total=False):
 
     apart: List[str]
     unknown_subject: bool
+    unknown_weak: bool
     names_only: bool
     asks_permission: bool
     under_min_score: bool

@@ -363,7 +363,9 @@ impl Recall {
     /// Why the question's lexical matches passed the score floor or not (a dict: `terms`, each
     /// term with its `idf`, `in_memory`, `name` (the question writes it as a name) and `form_of`
     /// (the question's other term it is a form of, which it counts as);
-    /// `rejected`, the best matches turned away with their `coverage` and `reason`; `weak`, true when no match covered much of the question;
+    /// `rejected`, the best matches turned away with their `coverage` and `reason`; `weak`, true when no match covered much of the question
+    /// (so only the best two were returned); `unknown_weak`, present (true) only when the question
+    /// is weak and half of it or more is in words no note holds (so only the best one was returned);
     /// `alone`, true when some matches were strong but none covered enough of the question to
     /// vouch for the notes linked to it (so none reached over the graph was returned);
     /// `apart`, present only when some, the ids of matches whose notes hold the question's words

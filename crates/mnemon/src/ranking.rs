@@ -91,6 +91,17 @@ pub const MAX_PASSAGE_CHECKS: usize = 3;
 /// A question whose direct hits are all weak returns at most this many (and hits on notes used
 /// before): partial matches of a question the memory may have no answer for.
 pub const WEAK_QUESTION_RESULTS: usize = 2;
+/// A weak question with at least this share of its information in words no note holds
+/// (`Evidence::unknown_share`: "sourdough", "leaderboard") asks about them: the words it shares
+/// with notes are its setting, and no hit covers much of the rest. It returns
+/// [`UNKNOWN_WEAK_RESULTS`] (and hits on notes used before). Answerable weak questions seldom
+/// write half of themselves in words the memory lacks; lower cuts the second hit of more
+/// paraphrases, higher returns two notes for more questions on other subjects.
+pub const UNKNOWN_WEAK_SHARE: f32 = 0.5;
+/// What a weak question mostly in words no note holds returns (see [`UNKNOWN_WEAK_SHARE`]).
+pub const UNKNOWN_WEAK_RESULTS: usize = 1;
+const _: () = assert!(UNKNOWN_SUBJECT_SHARE < UNKNOWN_WEAK_SHARE);
+const _: () = assert!(UNKNOWN_WEAK_RESULTS < WEAK_QUESTION_RESULTS);
 /// A question whose hits all match only the names it writes, none of its other words, returns
 /// at most this many (and hits on notes used before, and notes about those names, see
 /// [`NAMED_NOTES_RESULTS`]): it asks about a person, a place or a product the memory knows

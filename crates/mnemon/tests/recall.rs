@@ -1970,6 +1970,80 @@ fn a_question_mostly_in_words_no_note_holds_gets_its_best_four() {
     assert!(!r.floor.unknown_subject, "{:?}", r.floor);
 }
 
+/// "redis sorted set for a game leaderboard" in a memory without games returned the two notes
+/// naming Redis: a weak question (no hit covers much of it) asking half of itself or more in
+/// words no note holds is about those words, and gets its best hit only.
+#[test]
+fn a_weak_question_mostly_in_words_no_note_holds_gets_its_best_one() {
+    let (_t, m) = fresh();
+    for (id, body) in [
+        (
+            "backup-schedule",
+            "Backups run on a nightly schedule, kept a month.",
+        ),
+        (
+            "report-schedule",
+            "Reports are built on a nightly schedule for finance.",
+        ),
+    ] {
+        write_note(&m, &format!("{id}.md"), format!("{body}\n"));
+    }
+    for i in 0..40 {
+        write_note(&m, &format!("other{i}.md"), format!("unrelated note {i}"));
+    }
+    m.index().unwrap();
+    let question = "nightly schedule for sourdough levain hydration crumb";
+    let r = m.recall(&Query::text(question)).unwrap();
+    let unknown: f32 = r
+        .floor
+        .terms
+        .iter()
+        .filter(|t| !t.in_memory)
+        .map(|t| t.idf)
+        .sum();
+    let total: f32 = r.floor.terms.iter().map(|t| t.idf).sum();
+    assert!(
+        unknown / total >= mnemon::ranking::UNKNOWN_WEAK_SHARE,
+        "the premise: {:?}",
+        r.floor.terms
+    );
+    assert!(r.floor.weak && r.floor.unknown_weak, "{:?}", r.floor);
+    assert_eq!(
+        ids(&r).len(),
+        mnemon::ranking::UNKNOWN_WEAK_RESULTS,
+        "{:?}",
+        ids(&r)
+    );
+    assert!(ids(&r)[0].ends_with("-schedule"), "{:?}", ids(&r));
+    let json = serde_json::to_value(&r.floor).unwrap();
+    assert_eq!(json["unknown_weak"], true, "{json}");
+
+    // A note agents used for the question stays with the best one.
+    let second = if ids(&r)[0] == "backup-schedule" {
+        "report-schedule"
+    } else {
+        "backup-schedule"
+    };
+    m.feedback(&[second.to_string()], &[], Some(question))
+        .unwrap();
+    let r = m.recall(&Query::text(question)).unwrap();
+    assert!(hit(&r, second).is_some(), "{:?} {:?}", ids(&r), r.floor);
+
+    // Once notes hold the question's other words, it is not about something else.
+    write_note(&m, "bread.md", "Sourdough levain notes.\n");
+    write_note(&m, "crumb.md", "Hydration and crumb.\n");
+    m.index().unwrap();
+    let r = m.recall(&Query::text(question)).unwrap();
+    assert!(!r.floor.unknown_weak, "{:?}", r.floor);
+    assert!(
+        serde_json::to_value(&r.floor)
+            .unwrap()
+            .get("unknown_weak")
+            .is_none(),
+        "present only when true"
+    );
+}
+
 /// A name the question capitalises that the notes write in lower case ("Kafka", "kafka") is a
 /// word the memory holds: the question is about what the notes say, not something else.
 #[test]

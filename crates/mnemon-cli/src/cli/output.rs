@@ -414,7 +414,16 @@ impl Out {
                 ))
             );
         }
-        if f.weak {
+        if f.unknown_weak {
+            outln!(
+                "  {}",
+                self.dim(&format!(
+                    "weak question: no hit covers {:.0}% of it with two of its words or more, and {:.0}% of it is in words no note holds: it is likely about them, so only the best is shown, without its neighbours",
+                    mnemon::ranking::STRONG_COVERAGE * 100.0,
+                    100.0 * f.unknown_share
+                ))
+            );
+        } else if f.weak {
             outln!(
                 "  {}",
                 self.dim(&format!(

@@ -462,6 +462,7 @@ pub fn run(
         weak: false,
         alone: false,
         unknown_subject: false,
+        unknown_weak: false,
         names_only: false,
         unknown_share: evidence.unknown_share(),
         under_min_score: false,
@@ -649,6 +650,8 @@ pub fn run(
     floor.weak = anchors.is_empty()
         && !direct_info.is_empty()
         && !direct_info.iter().any(|(_, i)| i.is_strong());
+    // ... and if half of it is in words no note holds, it asks about them: its best one.
+    floor.unknown_weak = floor.weak && evidence.unknown_share() >= ranking::UNKNOWN_WEAK_SHARE;
     // A question whose hits all match the names it writes and nothing else of it asks about them
     // something no note says (a birthday, a phone number, bakeries in the district a teammate
     // lives in): the notes about the names may help, the notes around them do not.
@@ -942,6 +945,8 @@ pub fn run(
         // The best notes, and notes agents used before that this question also matches.
         let keep = if floor.names_only {
             ranking::NAMES_ONLY_RESULTS
+        } else if floor.unknown_weak {
+            ranking::UNKNOWN_WEAK_RESULTS
         } else if floor.weak {
             ranking::WEAK_QUESTION_RESULTS
         } else if floor.alone {

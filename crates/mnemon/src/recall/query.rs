@@ -233,8 +233,8 @@ pub struct FloorReport {
     pub terms: Vec<TermWeight>,
     /// The best hits turned away (at most 5), best first.
     pub rejected: Vec<Rejected>,
-    /// No direct hit covered much of the question: only the best two were returned, without the
-    /// notes around them.
+    /// No direct hit covered much of the question: only the best two were returned (one when
+    /// `unknown_weak`), without the notes around them.
     pub weak: bool,
     /// Some hits are strong, none answers enough of the question to vouch for the notes around
     /// them ([`crate::ranking::NEIGHBOUR_COVERAGE`], [`crate::ranking::NEIGHBOUR_WORDS`]):
@@ -248,6 +248,11 @@ pub struct FloorReport {
     /// only when true).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unknown_subject: bool,
+    /// `weak`, and [`crate::ranking::UNKNOWN_WEAK_SHARE`] of the question's information or more
+    /// is in words no note holds: only the best [`crate::ranking::UNKNOWN_WEAK_RESULTS`] was
+    /// returned (present only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unknown_weak: bool,
     /// Every hit matches only names the question writes (words it writes with a capital) and
     /// none of its other words: only the best [`crate::ranking::NAMES_ONLY_RESULTS`] was
     /// returned, and the notes about the names (their title, description or tags hold one)

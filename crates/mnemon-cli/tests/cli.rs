@@ -310,13 +310,16 @@ fn a_line_end_in_a_file_name_does_not_split_the_line_naming_it() {
 }
 
 /// Regression: `mnemon index | head -1` panicked ("failed printing to stdout: Broken pipe")
-/// once `head` had closed the pipe. A closed stdout now ends the command quietly, exit 0.
+/// once `head` had closed the pipe. A closed stdout now ends the command quietly, exit 0. And
+/// `mnemon demo | head` left the demo's memory in the temp folder: the exit skipped its removal.
 #[test]
 fn closed_stdout_pipe_ends_quietly_without_a_panic() {
     let tmp = tempfile::tempdir().unwrap();
+    let temp_folder = tempfile::tempdir().unwrap();
     let mut child = bin()
         .current_dir(tmp.path())
         .env_remove("MNEMON_DIR")
+        .env("TMPDIR", temp_folder.path())
         .args(["demo"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -328,6 +331,11 @@ fn closed_stdout_pipe_ends_quietly_without_a_panic() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(temp_folder.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "the demo left {left:?}");
 }
 
 /// Output to a full disk exited 1, which the exit-code contract keeps for "found problems"

@@ -26,9 +26,17 @@ pub fn run(notes: Option<&Path>, out: &Out) -> mnemon::Result<i32> {
         });
     }
     let tmp = tempfile::tempdir().map_err(|e| Error::io("create temp folder", "", e))?;
+    super::stdout::remove_on_exit(Some(tmp.path().to_path_buf()));
+    let shown = show(out, &src, &tmp);
+    super::stdout::remove_on_exit(None);
+    shown
+}
+
+/// Index the notes of `src` into a memory in `tmp` and show what recall makes of it.
+fn show(out: &Out, src: &Path, tmp: &tempfile::TempDir) -> mnemon::Result<i32> {
     let root = tmp.path().join(".mnemon");
     let memory = Memory::init(&root)?;
-    copy_tree(&src, &memory.dir().memory())?;
+    copy_tree(src, &memory.dir().memory())?;
     let report = memory.index()?;
     if out.json {
         out.json(&serde_json::json!({ "dir": root.display().to_string(), "index": report }));

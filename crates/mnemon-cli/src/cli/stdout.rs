@@ -119,10 +119,27 @@ pub fn exit_on_closed_pipe(code: i32) {
     CLOSED_PIPE_EXIT.store(code, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// A temporary folder to remove when a failed write to stdout ends the process: the exit skips
+/// the destructors that would remove it (`mnemon demo | head` left its memory in the temp
+/// folder).
+static REMOVE_ON_EXIT: std::sync::Mutex<Option<std::path::PathBuf>> = std::sync::Mutex::new(None);
+
+/// Remove `dir` (recursively) if a failed write to stdout ends the process before the command
+/// returns; `None` forgets the folder (its owner removes it).
+pub fn remove_on_exit(dir: Option<std::path::PathBuf>) {
+    if let Ok(mut slot) = REMOVE_ON_EXIT.lock() {
+        *slot = dir;
+    }
+}
+
 /// A write to stdout failed: a closed pipe ends the process quietly, with the code of
 /// [`CLOSED_PIPE_EXIT`] (0 unless the command found problems), anything else (a full disk, an
-/// I/O error) is a failure, exit 3: 1 means the command found problems.
+/// I/O error) is a failure, exit 3: 1 means the command found problems. A folder given to
+/// [`remove_on_exit`] is removed first.
 pub fn failed(e: std::io::Error) -> ! {
+    if let Some(dir) = REMOVE_ON_EXIT.lock().ok().and_then(|mut slot| slot.take()) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         std::process::exit(CLOSED_PIPE_EXIT.load(std::sync::atomic::Ordering::Relaxed));
     }

@@ -1887,3 +1887,33 @@ fn processes_given_one_session_give_their_queries_distinct_ids() {
     let made_up = v["qid"].as_str().unwrap_or_default();
     assert_eq!(made_up.matches("-p").count(), 0, "{made_up}");
 }
+
+/// Regression: a body file saved with a UTF-8 byte-order mark (as some Windows editors do) put
+/// the mark into the note, right after the frontmatter. The mark is dropped, from stdin too.
+#[test]
+fn a_byte_order_mark_before_the_body_is_not_written_into_the_note() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert_eq!(run(tmp.path(), &["init"]).0, 0);
+    let body = tmp.path().join("body.txt");
+    std::fs::write(&body, b"\xEF\xBB\xBFNew body\n").unwrap();
+    let (code, _, stderr) = run(
+        tmp.path(),
+        &["write", "from-file", "--from", body.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) =
+        run_with_stdin(tmp.path(), &["write", "from-stdin"], "\u{feff}Piped body\n");
+    assert_eq!(code, 0, "{stderr}");
+    for (id, text) in [("from-file", "New body\n"), ("from-stdin", "Piped body\n")] {
+        let note = std::fs::read(tmp.path().join(format!(".mnemon/memory/{id}.md"))).unwrap();
+        assert!(
+            !note.windows(3).any(|w| w == b"\xEF\xBB\xBF"),
+            "{id}: {}",
+            String::from_utf8_lossy(&note)
+        );
+        assert!(
+            String::from_utf8_lossy(&note).ends_with(&format!("---\n{text}")),
+            "{id}"
+        );
+    }
+}

@@ -1369,3 +1369,83 @@ fn a_file_where_the_notes_folder_belongs_is_named_with_the_fix() {
     assert!(err.contains(".gitignore"), "{err}");
     assert!(err.contains("mnemon makes the file again"), "{err}");
 }
+
+/// `index/graph.redb` with an id's bytes made invalid UTF-8 wherever the store holds it (a read
+/// of it panics inside redb).
+fn damage_an_id(root: &std::path::Path) {
+    let store = root.join("index/graph.redb");
+    let mut bytes = std::fs::read(&store).expect("read");
+    let needle = b"deploy-notes";
+    let mut damaged = 0;
+    let mut at = 0;
+    while let Some(found) = bytes[at..].windows(needle.len()).position(|w| w == needle) {
+        bytes[at + found + 3] ^= 0xFF;
+        damaged += 1;
+        at += found + needle.len();
+    }
+    assert!(damaged > 0, "the id in the store");
+    std::fs::write(&store, &bytes).expect("write");
+}
+
+/// Regression: `write` on a damaged store ran a second time once the store was rebuilt. With
+/// the body on stdin the second run found stdin drained ("the body is empty": the caller's text
+/// lost); a replacement the first run had already written was refused by the second as "changed
+/// since it was read", exit 1. The write is done once and reported as done.
+#[test]
+fn a_write_that_finds_the_store_damaged_is_done_once_and_reported_written() {
+    let (_tmp, root) = linked_memory();
+    damage_an_id(&root);
+    let out = common::output_with_stdin(
+        common::bin()
+            .arg("--dir")
+            .arg(&root)
+            .args(["write", "new-note", "--name", "New note"]),
+        b"my important text about sourdough\n",
+    )
+    .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("index store was damaged"), "{stderr}");
+    let written = std::fs::read_to_string(root.join("memory/new-note.md")).expect("written");
+    assert!(
+        written.ends_with("my important text about sourdough\n"),
+        "{written}"
+    );
+    assert_eq!(
+        ids(&look(&Memory::open(&root).expect("open"), "sourdough")),
+        ["new-note"]
+    );
+
+    let (_tmp, root) = linked_memory();
+    let sha = mnemon::sha256_hex(
+        &std::fs::read(root.join("memory/postgres-notes.md")).expect("read the note"),
+    );
+    damage_an_id(&root);
+    let body = root.join("body.txt");
+    std::fs::write(&body, "replacement about sourdough, see [[deploy-notes]]\n").expect("body");
+    let out = mnemon(
+        &root,
+        &[
+            "write",
+            "postgres-notes",
+            "--from",
+            body.to_str().expect("utf-8 path"),
+            "--expected-sha256",
+            &sha,
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.contains("index store was damaged"), "{stderr}");
+    assert!(stdout.contains("replacing the note"), "{stdout}");
+    let written = std::fs::read_to_string(root.join("memory/postgres-notes.md")).expect("read");
+    assert!(
+        written.ends_with("replacement about sourdough, see [[deploy-notes]]\n"),
+        "{written}"
+    );
+    assert_eq!(
+        ids(&look(&Memory::open(&root).expect("open"), "sourdough")).first(),
+        Some(&"postgres-notes")
+    );
+}

@@ -177,6 +177,8 @@ pub enum Error {
         path: String,
         /// The sha256 of the bytes written, to replace the note with later.
         sha256: String,
+        /// Whether the write made a new file (false when it replaced one).
+        created: bool,
         /// Why indexing it failed.
         #[source]
         source: Box<Error>,

@@ -438,7 +438,35 @@ fn dispatch_repairing(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
         let _quiet = (!long_running).then(panic_note::Quiet::begin);
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli, out)))
     };
-    let damage = match run() {
+    let first = run();
+    // A note written whose indexing found the store damaged: the write is done, and running it
+    // again would find the note changed by this very write. The store is rebuilt and the write
+    // reported.
+    if let (
+        Ok(Err(Error::WrittenNotIndexed {
+            path,
+            sha256,
+            created,
+            source,
+        })),
+        Command::Write { id, .. },
+    ) = (&first, &cli.command)
+        && mnemon::is_store_damage(source)
+        && !stdout::wrote()
+    {
+        let dir = MemoryDir::locate(cli.dir.as_deref(), &cwd()?)?;
+        let aside = discard_damaged_store(&dir, &source.to_string())?;
+        out.notice(&format!(
+            "the index store was damaged ({source}); moved it to {} and rebuilt it from the notes",
+            aside.display()
+        ));
+        let memory = open(cli, out)?;
+        memory.index()?;
+        return Ok(write_cmd::report_written_after_repair(
+            &memory, id, path, sha256, *created, out,
+        ));
+    }
+    let damage = match first {
         Ok(Err(e)) if mnemon::is_store_damage(&e) => e.to_string(),
         Ok(result) => return result,
         Err(panic) => {

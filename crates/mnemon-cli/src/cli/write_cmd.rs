@@ -55,8 +55,12 @@ impl From<OnDuplicateArg> for OnDuplicate {
     }
 }
 
+/// The body read from stdin, kept for a second run of the command.
+static STDIN_BODY: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+
 /// The body: `from`'s bytes, or stdin's. At most one byte over the note size cap is read, and
-/// a body over it is refused, with its size when it is known (a file's); the text must be UTF-8.
+/// a body over it is refused, with its size when it is known (a file's); the text must be UTF-8
+/// (a leading byte-order mark is dropped).
 pub fn read_body(from: Option<&Path>) -> mnemon::Result<String> {
     let cap = args::MAX_NOTE_BYTES as u64 + 1;
     let mut bytes = Vec::new();
@@ -100,10 +104,17 @@ pub fn read_body(from: Option<&Path>) -> mnemon::Result<String> {
                     "mnemon: reading the note's body from stdin (end it with Ctrl-D), or pass --from FILE"
                 );
             }
-            std::io::stdin()
-                .take(cap)
-                .read_to_end(&mut bytes)
-                .map_err(|e| Error::io("read", "stdin", e))?;
+            // Read once per process: a command run again on a rebuilt store (see
+            // `dispatch_repairing`) finds stdin drained.
+            if let Some(read) = STDIN_BODY.get() {
+                bytes.clone_from(read);
+            } else {
+                std::io::stdin()
+                    .take(cap)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| Error::io("read", "stdin", e))?;
+                let _ = STDIN_BODY.set(bytes.clone());
+            }
             if bytes.len() as u64 == cap {
                 return Err(too_large(format!(
                     "the body on stdin is more than {} bytes",
@@ -111,6 +122,10 @@ pub fn read_body(from: Option<&Path>) -> mnemon::Result<String> {
                 )));
             }
         }
+    }
+    // A byte-order mark is how some editors start a UTF-8 file, not text of the body.
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
     }
     String::from_utf8(bytes).map_err(|e| Error::InvalidArgument {
         what: "body",
@@ -130,15 +145,48 @@ pub fn run(memory: &Memory, req: &WriteRequest, out: &Out) -> mnemon::Result<i32
         memory.index()?;
     }
     let o = memory.write_note(req)?;
+    Ok(report(memory, &o, out))
+}
+
+/// A note written, whose indexing found the index store damaged (`Error::WrittenNotIndexed`),
+/// once the store was rebuilt from the notes: the write is reported as done, as it is (writing
+/// it again would find the note changed by this very write).
+pub fn report_written_after_repair(
+    memory: &Memory,
+    id: &str,
+    path: &str,
+    sha256: &str,
+    created: bool,
+    out: &Out,
+) -> i32 {
+    let o = mnemon::WriteOutcome {
+        id: id.to_string(),
+        path: path.to_string(),
+        written: true,
+        created,
+        sha256: Some(sha256.to_string()),
+        refused: None,
+        message: format!(
+            "{} {path} (sha256 {sha256}); it is indexed and can be recalled",
+            if created { "created" } else { "replaced" }
+        ),
+        near_duplicates: Vec::new(),
+        likely_predecessors: Vec::new(),
+    };
+    report(memory, &o, out)
+}
+
+/// Print what the write did; the exit code.
+fn report(memory: &Memory, o: &mnemon::WriteOutcome, out: &Out) -> i32 {
     if out.json {
-        out.json(&o);
+        out.json(o);
     }
     if !o.written {
         errln!("mnemon: not written: {}", o.message);
-        if let Some(hint) = command_line_hint(&o) {
+        if let Some(hint) = command_line_hint(o) {
             errln!("mnemon: on the command line: {hint}");
         }
-        return Ok(EXIT_PROBLEMS);
+        return EXIT_PROBLEMS;
     }
     if !out.json {
         outln!(
@@ -182,7 +230,7 @@ pub fn run(memory: &Memory, req: &WriteRequest, out: &Out) -> mnemon::Result<i32
             );
         }
     }
-    Ok(EXIT_OK)
+    EXIT_OK
 }
 
 /// The refusal's fix in this command's options (the outcome's message names the tool's fields).

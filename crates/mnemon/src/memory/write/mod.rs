@@ -410,17 +410,30 @@ impl Memory {
         place.write(&file_name, &path, &bytes)?;
         let sha256 = sha256_hex(&bytes);
         let abs = memory.join(format!("{}.md", draft.id));
-        self.index_paths_held(lock, &[abs], std::time::Instant::now(), true)
-            .map_err(|e| {
-                self.index_pending
-                    .store(true, std::sync::atomic::Ordering::Release);
-                Error::WrittenNotIndexed {
-                    path: path.clone(),
-                    sha256: sha256.clone(),
-                    source: Box::new(e),
-                }
-            })?;
         let created = existing.is_none();
+        // The file is written: a failure from here on must not read as "not written" (a caller
+        // writing again would find its own note changed). A panic inside redb's reads (a damaged
+        // store) is such a failure too, reported as the store's damage.
+        let indexed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.index_paths_held(lock, &[abs], std::time::Instant::now(), true)
+        }))
+        .unwrap_or_else(|_| {
+            Err(Error::Corrupt {
+                path: self.dir.index().join(crate::store::STORE_FILE),
+                reason: "indexing the note panicked inside redb: the store's bytes are damaged"
+                    .into(),
+            })
+        });
+        indexed.map_err(|e| {
+            self.index_pending
+                .store(true, std::sync::atomic::Ordering::Release);
+            Error::WrittenNotIndexed {
+                path: path.clone(),
+                sha256: sha256.clone(),
+                created,
+                source: Box::new(e),
+            }
+        })?;
         let mut message = format!(
             "{} {path} (sha256 {sha256}); it is indexed and can be recalled",
             if created { "created" } else { "replaced" }

@@ -1917,3 +1917,22 @@ fn a_byte_order_mark_before_the_body_is_not_written_into_the_note() {
         );
     }
 }
+
+/// `init --dir FILE` (or `init` where `.mnemon` is a file) failed with "inspect f/index: Not a
+/// directory", exit 3: a bad argument, exit 2, named with its fix.
+#[test]
+fn init_on_a_file_is_a_bad_argument_named_as_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("f"), "").unwrap();
+    let (code, _, stderr) = run(tmp.path(), &["init", "--dir", "f"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("f is a file, not a folder"), "{stderr}");
+    std::fs::write(tmp.path().join(".mnemon"), "").unwrap();
+    let (code, _, stderr) = run(tmp.path(), &["init"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(".mnemon is a file, not a folder"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(tmp.path().join(".mnemon")).unwrap(), b"");
+}

@@ -56,8 +56,9 @@ pub enum Error {
     },
     /// A node id that does not exist.
     #[error(
-        "no note with id {}; run `mnemon index` if you just added it, or check the spelling",
-        crate::notes::ShownId(id)
+        "no note with id {}; {}",
+        crate::notes::ShownId(id),
+        crate::notes::UnknownIdFix(id)
     )]
     UnknownNode {
         /// The id given.

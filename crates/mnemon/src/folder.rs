@@ -86,6 +86,16 @@ impl MemoryDir {
                     .into(),
             });
         }
+        if dir.root().exists() && !dir.root().is_dir() {
+            return Err(Error::InvalidArgument {
+                what: "memory folder",
+                message: format!(
+                    "{} is a file, not a folder: give the folder to make the memory in (or the \
+                     project folder, which gets `.mnemon/`), or move the file away",
+                    dir.root().display()
+                ),
+            });
+        }
         let resolved = resolved(dir.root());
         if resolved.parent().is_none() {
             return Err(Error::InvalidArgument {

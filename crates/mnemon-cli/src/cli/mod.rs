@@ -235,7 +235,7 @@ enum Command {
         #[arg(long)]
         no_watch: bool,
     },
-    /// Re-index whenever notes change (2-second debounce) until interrupted or --for elapses.
+    /// Re-index whenever notes change (2-second debounce: a change is indexed about 4 seconds later) until interrupted or --for elapses.
     Watch {
         /// Stop after this many seconds (default: run until Ctrl-C).
         #[arg(long = "for", value_name = "SECONDS", allow_negative_numbers = true)]

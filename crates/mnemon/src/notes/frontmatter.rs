@@ -247,6 +247,27 @@ fn merged_entries(v: Value) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// The YAML parser's `message` with its line numbers counted in the note's file, not in the
+/// frontmatter (which starts on [`FRONTMATTER_FIRST_LINE`]): "at line 2" of the YAML is line 3
+/// of the file, where an editor shows it.
+fn lines_of_the_file(message: &str) -> String {
+    const LINE: &str = "line ";
+    let mut out = String::with_capacity(message.len() + 4);
+    let mut rest = message;
+    while let Some(at) = rest.find(LINE) {
+        let (before, from) = rest.split_at(at + LINE.len());
+        out.push_str(before);
+        let digits = from.bytes().take_while(u8::is_ascii_digit).count();
+        match from[..digits].parse::<usize>() {
+            Ok(n) => out.push_str(&(n + FRONTMATTER_FIRST_LINE - 1).to_string()),
+            Err(_) => out.push_str(&from[..digits]),
+        }
+        rest = &from[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
 impl NoteMeta {
     /// Read the keys mnemon knows. `Err` when the frontmatter is over a limit (it is then not
     /// parsed) or the YAML itself does not parse; `Ok((meta, warnings))` otherwise, with one
@@ -265,8 +286,8 @@ impl NoteMeta {
         }
         check_frontmatter_nesting(yaml, FRONTMATTER_FIRST_LINE)
             .map_err(FrontmatterError::OverLimit)?;
-        let parsed: KnownEntries =
-            serde_yaml_ng::from_str(yaml).map_err(|e| FrontmatterError::Invalid(e.to_string()))?;
+        let parsed: KnownEntries = serde_yaml_ng::from_str(yaml)
+            .map_err(|e| FrontmatterError::Invalid(lines_of_the_file(&e.to_string())))?;
         for (key, v) in parsed.0 {
             meta.read_key(&key, v, &mut warnings);
         }
@@ -534,6 +555,22 @@ mod tests {
                 "{bad:?}"
             );
         }
+        // Where the YAML parser says the error is, counted in the file (the frontmatter starts
+        // on its second line): the `[` on the file's third line is at "line 3".
+        let Err(FrontmatterError::Invalid(message)) =
+            NoteMeta::from_yaml("name: ok\ntags: [a, b\ntype: project\n")
+        else {
+            panic!("an unclosed flow sequence parses");
+        };
+        assert!(
+            message.contains("at line 4 column 5")
+                && message.contains("flow sequence at line 3 column 7"),
+            "{message}"
+        );
+        assert_eq!(
+            lines_of_the_file("at line 9 (line x)"),
+            "at line 10 (line x)"
+        );
         // A key written twice is named as the YAML parser names it.
         assert_eq!(
             NoteMeta::from_yaml("name: A\nname: B\n# c\n").map(|_| ()),

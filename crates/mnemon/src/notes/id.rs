@@ -27,6 +27,28 @@ impl std::fmt::Display for ShownId<'_> {
     }
 }
 
+/// The fix for an id no note has (`Error::UnknownNode`): an id written as a file path
+/// (`a.md`, `memory/a`) is shown as the id it means, anything else is a note not indexed yet or
+/// a misspelling.
+pub struct UnknownIdFix<'a>(pub &'a str);
+
+impl std::fmt::Display for UnknownIdFix<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let id = self.0;
+        let meant = id.strip_prefix("memory/").unwrap_or(id);
+        let meant = meant.strip_suffix(".md").unwrap_or(meant);
+        if meant != id && !meant.is_empty() && id.len() <= MAX_ID_BYTES {
+            write!(
+                f,
+                "ids are paths below memory/ without `.md`: use {}",
+                ShownId(meant)
+            )
+        } else {
+            f.write_str("run `mnemon index` if you just added it, or check the spelling")
+        }
+    }
+}
+
 /// Why a string is not a usable id. Each text says what is wrong and how to write it instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -204,6 +226,18 @@ pub fn conflict_copy_of(id: &str) -> Option<(String, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `mnemon show a.md` said only "no note with id `a.md`; run `mnemon index` ...".
+    #[test]
+    fn an_id_written_as_a_file_path_is_shown_as_the_id_it_means() {
+        let fix = |id: &str| UnknownIdFix(id).to_string();
+        assert!(fix("a.md").ends_with("use `a`"), "{}", fix("a.md"));
+        assert!(fix("memory/ops/a").ends_with("use `ops/a`"));
+        assert!(fix("memory/ops/a.md").ends_with("use `ops/a`"));
+        assert!(fix("ops/a").starts_with("run `mnemon index`"));
+        assert!(fix(".md").starts_with("run `mnemon index`"));
+        assert!(fix("memory/").starts_with("run `mnemon index`"));
+    }
 
     #[test]
     fn conflict_copies_are_told_by_name() {

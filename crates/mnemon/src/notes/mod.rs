@@ -20,7 +20,7 @@ pub use bounds::{
 pub use date::{format_date_unix_s, parse_date_unix_s};
 pub use frontmatter::{FrontmatterError, MAX_LIST_ENTRIES, NoteMeta, split_frontmatter};
 pub use id::{
-    IdError, MAX_ID_BYTES, NotePathError, SHOWN_ID_CHARS, ShownId, conflict_copy_of,
+    IdError, MAX_ID_BYTES, NotePathError, SHOWN_ID_CHARS, ShownId, UnknownIdFix, conflict_copy_of,
     id_from_relative_path, id_of_note_path, validate_id, why_unlinkable, with_marks_shown,
 };
 pub use links::{Link, extract_links};

@@ -550,6 +550,40 @@ fn a_replacement_keeps_the_frontmatter_the_request_leaves_out() {
     assert_eq!(parsed.meta.ttl_days, Some(30));
 }
 
+/// Regression: a replacement wrote the kept frontmatter anew through the YAML serializer: the
+/// user's comments were gone, and strings lost their quotes (`since: "2026-01-01"` read back as
+/// a date by YAML 1.1 readers, `flag: "yes"` as a boolean). The replaced text is edited in place:
+/// the lines of the keys the request sets change, every other line stays as written.
+#[test]
+fn a_replacement_keeps_comments_and_quoting_of_the_lines_it_does_not_set() {
+    let (tmp, m) = fresh();
+    let file = tmp.path().join(".mnemon/memory/pool.md");
+    let kept = "# ask Bob before changing ttl\nname: Pool   # owner: Bob\nttl_days: 30\n\
+                since: \"2026-01-01\"\nflag: \"yes\"\n";
+    std::fs::write(
+        &file,
+        format!("---\n{kept}tags:\n  - x   # the first\n  - y\n---\nOld body.\n"),
+    )
+    .unwrap();
+    m.index().unwrap();
+    let mut req = WriteRequest::new("pool", "New body.");
+    req.tags = vec!["a".into()];
+    req.expected_sha256 = m.show("pool").unwrap().sha256;
+    let out = m.write_note(&req).expect("write");
+    assert!(out.written, "{out:?}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with(&format!("---\n{kept}tags:\n- a\nupdated_at: ")),
+        "{text}"
+    );
+    assert!(text.ends_with("---\nNew body.\n"), "{text}");
+    let parsed = mnemon::notes::parse_note("pool", text.as_bytes());
+    assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+    assert_eq!(parsed.meta.name.as_deref(), Some("Pool"));
+    assert_eq!(parsed.meta.tags, ["a"]);
+    assert_eq!(parsed.meta.ttl_days, Some(30));
+}
+
 /// Regression: replacing a note whose frontmatter had a problem (one bad value such as
 /// `pin: maybe`, an unknown type, a key mnemon warns about) wrote the replacement from the
 /// request alone: its name, tags and every other key were gone, at exit 0. Such a note keeps

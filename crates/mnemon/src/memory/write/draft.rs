@@ -50,6 +50,8 @@ struct Frontmatter<'a> {
 pub(super) struct Kept {
     /// The YAML mapping as written, in its key order.
     yaml: serde_yaml_ng::Mapping,
+    /// The frontmatter's text (without its `---` lines): a replacement edits it in place.
+    text: String,
     /// What mnemon reads from it.
     meta: notes::NoteMeta,
     /// The problems the replaced note had (a value of the wrong shape, an unknown key): kept
@@ -83,6 +85,7 @@ impl Kept {
         if notes::NoteMeta::from_yaml(yaml).is_err() {
             return Err(unreadable());
         }
+        let text = yaml.to_string();
         let yaml = serde_yaml_ng::from_str::<serde_yaml_ng::Mapping>(yaml).map_err(|e| {
             let problems = unreadable();
             if problems.is_empty() {
@@ -93,6 +96,7 @@ impl Kept {
         })?;
         Ok(Some(Kept {
             yaml,
+            text,
             problems: parsed.problems.iter().map(|p| p.message.clone()).collect(),
             meta: parsed.meta,
         }))
@@ -279,21 +283,32 @@ impl<'a> Draft<'a> {
             None => serde_yaml_ng::to_string(&front).map_err(cannot)?,
             Some(k) => {
                 let mut merged = k.yaml.clone();
-                if let serde_yaml_ng::Value::Mapping(given) =
-                    serde_yaml_ng::to_value(&front).map_err(cannot)?
-                {
-                    for (key, value) in given {
-                        merged.insert(key, value);
-                    }
+                let given = match serde_yaml_ng::to_value(&front).map_err(cannot)? {
+                    serde_yaml_ng::Value::Mapping(given) => given,
+                    _ => serde_yaml_ng::Mapping::new(),
+                };
+                for (key, value) in &given {
+                    merged.insert(key.clone(), value.clone());
                 }
+                let mut removed: Vec<&str> = Vec::new();
                 if self.pin.is_some() {
                     // `pinned` is read as `pin`: one key says it, or none (unpinned).
                     merged.remove("pinned");
+                    removed.push("pinned");
                 }
                 if self.pin == Some(false) {
                     merged.remove("pin");
+                    removed.push("pin");
                 }
-                serde_yaml_ng::to_string(&merged).map_err(cannot)?
+                // The replaced text edited in place when that reads back as the merged mapping;
+                // else the mapping written anew (comments and quoting then lost).
+                match super::splice::splice(&k.text, &given, &removed).filter(|edited| {
+                    serde_yaml_ng::from_str::<serde_yaml_ng::Mapping>(edited)
+                        .is_ok_and(|read| read == merged)
+                }) {
+                    Some(edited) => edited,
+                    None => serde_yaml_ng::to_string(&merged).map_err(cannot)?,
+                }
             }
         };
         let mut bytes = Vec::with_capacity(yaml.len() + self.body.len() + 8);

@@ -34,6 +34,7 @@ mod place;
 #[cfg(not(unix))]
 #[path = "place_unsupported.rs"]
 mod place;
+mod splice;
 
 use draft::Draft;
 

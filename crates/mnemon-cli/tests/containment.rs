@@ -1449,3 +1449,44 @@ fn a_write_that_finds_the_store_damaged_is_done_once_and_reported_written() {
         Some(&"postgres-notes")
     );
 }
+
+/// Regression: a store this process may not read at all (`chmod 000`, another user's) was
+/// reported as "damaged and cannot be rebuilt by this process": it is a permission to fix, said
+/// as one, and the store is left as it is.
+#[test]
+fn an_unreadable_store_is_a_permission_to_fix_not_damage() {
+    let (tmp, root) = indexed_folder();
+    // `nobody` must reach the folder, and may write nothing but what it could anyway.
+    common::chmod(tmp.path(), 0o755);
+    for d in [
+        root.clone(),
+        root.join("memory"),
+        root.join("index"),
+        root.join("events"),
+    ] {
+        common::chmod(&d, 0o755);
+    }
+    let store = root.join("index/graph.redb");
+    common::chmod(&store, 0o000);
+    let before = std::fs::read(&store).expect("root reads it");
+    let Some(out) = common::run_unprivileged(&[
+        "--dir",
+        root.to_str().expect("utf-8 path"),
+        "recall",
+        "pgbouncer pool",
+    ]) else {
+        eprintln!("skipped: no way to run as another user here");
+        return;
+    };
+    if !common::running_as_root() && std::fs::File::open(&store).is_ok() {
+        eprintln!("skipped: this user reads a file of mode 000");
+        return;
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("graph.redb"), "{stderr}");
+    assert!(stderr.contains("ls -l"), "{stderr}");
+    assert!(!stderr.contains("damaged"), "{stderr}");
+    assert_eq!(std::fs::read(&store).expect("root reads it"), before);
+    assert!(!root.join("index/graph.redb.damaged").exists());
+}

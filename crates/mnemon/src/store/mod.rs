@@ -348,6 +348,10 @@ impl Store {
         };
         let db = match opened {
             Ok(Ok(db)) => db,
+            // A file this process may not read at all is not damage: said as what it is.
+            Ok(Err(_)) if let Err(e) = std::fs::File::open(&path) => {
+                return Err(Error::io("read the index store", &path, e));
+            }
             Ok(Err(e)) => return Err(damaged(e.to_string())),
             Err(_) => return Err(damaged("redb panicked while opening it".into())),
         };

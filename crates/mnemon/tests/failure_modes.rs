@@ -768,6 +768,12 @@ fn a_compressed_segments_damage_is_told_as_what_it_cost() {
     assert!(r.events.is_empty() && !r.read_past, "{r:?}");
     let error = r.error.unwrap_or_default();
     assert!(error.starts_with("its header reads as zeros"), "{error}");
+    // The message says what to do: keep the file, restore it (or move a stranger's file away).
+    assert!(
+        error.contains("restore it from a backup or git")
+            && error.contains("move it out of events/"),
+        "{error}"
+    );
 }
 
 /// The name of the plain segment file in `events/` (the test made one).

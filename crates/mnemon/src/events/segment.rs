@@ -142,6 +142,22 @@ pub enum BadHeader {
     Unreadable { kind: io::ErrorKind, detail: String },
 }
 
+impl BadHeader {
+    /// What to do about a segment whose header does not read (appended to the message that
+    /// names the file); empty when the message says it already (a version this build does not
+    /// read) or the cause is an I/O error of its own.
+    pub fn fix(&self) -> &'static str {
+        match self {
+            BadHeader::Version { .. } | BadHeader::Unreadable { .. } => "",
+            _ => {
+                "; none of its events are counted: keep the file and restore it from a backup \
+                 or git, or move it out of events/ if it is not mnemon's (`mnemon events \
+                 verify` checks the whole log)"
+            }
+        }
+    }
+}
+
 fn version_message(found: u16, damaged: bool) -> String {
     if !damaged {
         format!(

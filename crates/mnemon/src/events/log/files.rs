@@ -393,7 +393,7 @@ pub fn read_segment(fs: &dyn Fs, path: &Path, compressed: bool, from: u64) -> Se
             return out;
         }
         Err(HeaderError::Invalid(e)) => {
-            out.error = Some(e.to_string());
+            out.error = Some(format!("{e}{}", e.fix()));
             return out;
         }
     };

@@ -288,6 +288,32 @@ fn bad_inputs_never_abort_a_scan_and_are_reported() {
     assert_eq!(doctor.walk_errors.len(), 1, "{:?}", doctor.walk_errors);
 }
 
+/// Regression: `x.MD` (written so on a case-insensitive disk, or by another tool) was passed
+/// over in silence: not indexed, and `doctor` said healthy. It is reported with the rename that
+/// indexes it; other files of `memory/` stay unreported.
+#[test]
+fn a_note_ending_in_upper_case_md_is_reported_with_its_rename() {
+    let (_t, memory) = fresh();
+    write_note(&memory, "x.MD", "gamma note\n");
+    write_note(&memory, "y.Md", "delta note\n");
+    write_note(&memory, "ok.md", "epsilon note\n");
+    write_note(&memory, "readme.txt", "not a note\n");
+    let r = memory.index().unwrap();
+    assert_eq!(r.notes, 1);
+    let mut errors: Vec<(&str, &str)> = r
+        .errors
+        .iter()
+        .map(|e| (e.path.as_str(), e.message.as_str()))
+        .collect();
+    errors.sort_unstable();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_eq!(errors[0].0, "x.MD");
+    assert!(errors[0].1.contains("rename it to `x.md`"), "{errors:?}");
+    assert_eq!(errors[1].0, "y.Md");
+    assert!(errors[1].1.contains("rename it to `y.md`"), "{errors:?}");
+    assert!(!memory.doctor().unwrap().healthy);
+}
+
 /// A sync tool's or merge tool's conflict copy of a note was indexed as a note like any other,
 /// and doctor called it a near-duplicate at most: it is a merge conflict, named with the note it
 /// copies and the fix (the copy stays indexed: it may hold the only copy of an edit).

@@ -482,6 +482,24 @@ fn look_at(
     };
     // (Folders and links with a valid name are not looked at here.)
     if !child_rel.ends_with(".md") {
+        // `x.MD` is a note to its writer (a case-insensitive disk, another tool), not to the
+        // scan: said, not passed over in silence.
+        let stem_len = child_rel.len().saturating_sub(3);
+        if file_type.is_file()
+            && child_rel
+                .get(stem_len..)
+                .is_some_and(|ext| ext.eq_ignore_ascii_case(".md"))
+            && let Some(stem) = child_rel.get(..stem_len)
+        {
+            return problem(
+                child_rel.clone(),
+                format!(
+                    "ends in `{}`, and notes end in `.md` in lower case: rename it to \
+                     `{stem}.md` to index it; the file was skipped",
+                    &child_rel[stem_len..]
+                ),
+            );
+        }
         return Entry::Other;
     }
     if !file_type.is_file() {

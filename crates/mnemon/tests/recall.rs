@@ -1868,6 +1868,19 @@ fn write_trips_and_fillers(m: &mnemon::Memory, trips: usize) {
     }
 }
 
+/// The share of the question's weight in words no note holds, from `--explain`'s terms.
+fn unknown_share(r: &mnemon::recall::Recall) -> f32 {
+    let unknown: f32 = r
+        .floor
+        .terms
+        .iter()
+        .filter(|t| !t.in_memory)
+        .map(|t| t.idf)
+        .sum();
+    let total: f32 = r.floor.terms.iter().map(|t| t.idf).sum();
+    unknown / total
+}
+
 const FOOD_AND_DRINK_NOTES: usize = 5;
 
 /// Notes holding "seafood" or "wine", each alone, in as many notes as a trip's words.
@@ -1897,16 +1910,8 @@ fn a_question_mostly_in_words_no_note_holds_gets_its_best_four() {
     m.index().unwrap();
     let question = "Lisbon offsite plan seafood wine";
     let r = m.recall(&Query::text(question)).unwrap();
-    let unknown: f32 = r
-        .floor
-        .terms
-        .iter()
-        .filter(|t| !t.in_memory)
-        .map(|t| t.idf)
-        .sum();
-    let total: f32 = r.floor.terms.iter().map(|t| t.idf).sum();
     assert!(
-        unknown / total >= mnemon::ranking::UNKNOWN_SUBJECT_SHARE,
+        unknown_share(&r) >= mnemon::ranking::UNKNOWN_SUBJECT_SHARE,
         "the premise: {:?}",
         r.floor.terms
     );
@@ -1994,16 +1999,8 @@ fn a_weak_question_mostly_in_words_no_note_holds_gets_its_best_one() {
     m.index().unwrap();
     let question = "nightly schedule for sourdough levain hydration crumb";
     let r = m.recall(&Query::text(question)).unwrap();
-    let unknown: f32 = r
-        .floor
-        .terms
-        .iter()
-        .filter(|t| !t.in_memory)
-        .map(|t| t.idf)
-        .sum();
-    let total: f32 = r.floor.terms.iter().map(|t| t.idf).sum();
     assert!(
-        unknown / total >= mnemon::ranking::UNKNOWN_WEAK_SHARE,
+        unknown_share(&r) >= mnemon::ranking::UNKNOWN_WEAK_SHARE,
         "the premise: {:?}",
         r.floor.terms
     );

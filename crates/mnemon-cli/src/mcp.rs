@@ -7,15 +7,17 @@
 //! answered with JSON-RPC errors before the MCP service sees them ([`lines`]).
 
 use crate::live::LiveMemory;
+use arguments::Parameters;
 use mnemon::args;
 use mnemon::recall::{Query, RecallLayout};
 use mnemon::{OnDuplicate, WriteRequest};
-use rmcp::handler::server::{tool::ToolRouter, wrapper::Parameters};
+use rmcp::handler::server::tool::ToolRouter;
 use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use std::sync::Arc;
 
+pub mod arguments;
 pub mod lines;
 pub mod transport;
 

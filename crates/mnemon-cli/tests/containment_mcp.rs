@@ -433,6 +433,58 @@ fn mcp_calls_without_a_session_then_initialize_are_told_the_mode() {
     s.close();
 }
 
+/// Regression: an argument of the wrong type was refused without its name ("invalid type:
+/// string \"a\", expected a sequence"): the agent had to guess which of its arguments to fix.
+#[test]
+fn mcp_an_argument_of_the_wrong_type_is_named_in_the_tool_error() {
+    let mut s = Server::start();
+    assert_eq!(s.initialize_and_list_tools(1), TOOLS);
+    let cases = [
+        (
+            "memory_feedback",
+            json!({"used": "a"}),
+            "argument `used`: invalid type: string",
+        ),
+        (
+            "memory_feedback",
+            json!({"used": ["a", 7]}),
+            "argument `used[1]`: invalid type: integer",
+        ),
+        (
+            "memory_recall",
+            json!({"query": "x", "limit": "five"}),
+            "argument `limit`: invalid type: string",
+        ),
+        (
+            "memory_recall",
+            json!({"query": "x", "min_score": "high"}),
+            "argument `min_score`: invalid type: string",
+        ),
+        (
+            "memory_write",
+            json!({"id": "a", "body": "b", "pin": "yes"}),
+            "argument `pin`: invalid type: string",
+        ),
+        (
+            "memory_set_importance",
+            json!({"node": "a"}),
+            "missing argument `importance`",
+        ),
+    ];
+    for (id, (tool, arguments, said)) in (2u64..).zip(cases) {
+        let r = s.rpc(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        );
+        let text = r["result"]["content"][0]["text"].as_str().unwrap_or("");
+        assert_eq!(r["result"]["isError"], true, "{tool}: {r}");
+        assert!(text.contains(said), "{tool}: {text}");
+        assert!(text.contains("tools/list"), "{tool}: {text}");
+    }
+    s.close();
+}
+
 /// Regression: the tools declare `limit`, `depth`, `budget_tokens` and `importance`
 /// as JSON Schema integers, where `5.0` is one, yet `5.0` was refused ("invalid type: floating
 /// point"); `budget_tokens` gave no range. A whole float is taken, a fraction is refused.

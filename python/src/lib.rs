@@ -31,6 +31,9 @@ fn _after_fork_in_child() {
 /// The native module of mnemon (import ``mnemon``, not this).
 #[pymodule]
 fn _mnemon(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Before any thread of this process can use the engine: a table built at first use by
+    // another thread at the moment of an `os.fork()` would never be finished in the child.
+    mnemon::build_process_tables();
     m.add_class::<memory::Memory>()?;
     m.add_class::<reports::Hit>()?;
     m.add_class::<reports::Recall>()?;

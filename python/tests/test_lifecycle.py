@@ -298,6 +298,60 @@ def test_a_child_forked_while_threads_recall_does_not_hang(folder: pathlib.Path)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_child_forked_during_the_first_recall_of_a_thread_does_not_hang(
+    folder: pathlib.Path,
+) -> None:
+    # The engine builds some tables at their first use (word lists, the typo automata): a fork
+    # while another thread was building one left it half built in the child, whose first recall
+    # then waited for it forever. One chance per process, at the first recall: each process
+    # forks at another moment of it (about one in five of them hung).
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys, threading, time, mnemon
+        m = mnemon.Memory.open({str(folder)!r})
+        t = threading.Thread(target=lambda: m.recall("connection pool time out", record=False))
+        t.start()
+        end = time.perf_counter() + float(sys.argv[1])
+        while time.perf_counter() < end:
+            pass
+        pid = os.fork()
+        if pid == 0:
+            try:
+                hits = m.recall("pgbouncr transacton mode", record=False)
+                os._exit(0 if hits and hits[0].id == "pgbouncer" else 3)
+            except BaseException:
+                os._exit(4)
+        deadline = time.monotonic() + 20
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                print(os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1)
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                print("hung")
+                break
+            time.sleep(0.002)
+        t.join()
+        """
+    )
+    with mnemon.Memory.open(folder) as m:
+        m.index()
+    outcomes = []
+    for step in range(16):
+        done = subprocess.run(
+            [sys.executable, "-W", "ignore", "-c", script, str(step * 0.00025)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        outcomes.append(done.stdout.strip())
+    assert outcomes == ["0"] * 16, outcomes
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
 @pytest.mark.parametrize("session", [None, "given-session"])
 def test_a_forked_child_records_under_its_own_session_and_segment(
     folder: pathlib.Path, cli, session

@@ -124,6 +124,11 @@ const TF_WEIGHTS: usize = 16;
 static TF_WEIGHT_TABLE: std::sync::LazyLock<[f32; TF_WEIGHTS]> =
     std::sync::LazyLock::new(|| std::array::from_fn(|tf| ln_weight(tf as u32)));
 
+/// Build [`TF_WEIGHT_TABLE`] on this thread, now (see [`crate::build_process_tables`]).
+pub(crate) fn build_weight_table() {
+    std::sync::LazyLock::force(&TF_WEIGHT_TABLE);
+}
+
 /// The probe terms of `doc` with their weights, heaviest first (ties by term).
 fn probes_of<'d>(doc: &'d DocTerms, lex: &LexicalIndex) -> Vec<(&'d str, f32)> {
     let max_df = probe_max_df(lex.live_docs());

@@ -77,6 +77,22 @@ pub use store::Edge;
 pub use store::is_damage as is_store_damage;
 pub use store::{LOCK_WAIT_NOTICE_AFTER_MS, set_lock_wait_notice};
 
+/// Builds now, on this thread, the read-only tables the engine otherwise builds at their first
+/// use, some on a background thread an opened index starts (the typo automata builders, word
+/// lists, weight tables).
+///
+/// For a process that may fork (Python's `os.fork`, multiprocessing's `fork` start method): a
+/// table another thread is building at the moment of the fork is never finished in the child,
+/// where that thread does not exist, and the child's first recall that needs it waits forever.
+/// Call this before any thread can use the engine (the Python package calls it when it is
+/// imported); calls after the first cost nothing.
+pub fn build_process_tables() {
+    index::lexical::build_typo_builders();
+    recall::evidence::build_word_tables();
+    cooccur::build_weight_table();
+    dedup::sketch::build_permutations();
+}
+
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]

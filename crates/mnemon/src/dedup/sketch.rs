@@ -51,6 +51,11 @@ struct Permutations {
     b: [u32; SKETCH_SLOTS],
 }
 
+/// Build the permutations on this thread, now (see [`crate::build_process_tables`]).
+pub(crate) fn build_permutations() {
+    permutations();
+}
+
 fn permutations() -> &'static Permutations {
     static PERMS: OnceLock<Permutations> = OnceLock::new();
     PERMS.get_or_init(|| {

@@ -120,6 +120,12 @@ use other_common_words::{OTHER_COMMON_WORDS, OTHER_LANGUAGES};
 static OTHER_LANGUAGES_OF: std::sync::LazyLock<rustc_hash::FxHashMap<&'static str, u32>> =
     std::sync::LazyLock::new(|| OTHER_COMMON_WORDS.iter().copied().collect());
 
+/// Build the word tables above on this thread, now (see [`crate::build_process_tables`]).
+pub(crate) fn build_word_tables() {
+    std::sync::LazyLock::force(&GENERIC_WORDS);
+    std::sync::LazyLock::force(&OTHER_LANGUAGES_OF);
+}
+
 /// The bits of [`OTHER_LANGUAGES`] whose common words hold `word` (0 for none).
 fn other_language_bits(word: &str) -> u32 {
     OTHER_LANGUAGES_OF.get(word).copied().unwrap_or(0)

@@ -52,6 +52,12 @@ pub(super) fn typo_builder(dist: u8) -> &'static levenshtein_automata::Levenshte
     cell.get_or_init(|| levenshtein_automata::LevenshteinAutomatonBuilder::new(dist.min(2), true))
 }
 
+/// Build the typo DFA builders on this thread, now (see [`crate::build_process_tables`]).
+pub(crate) fn build_typo_builders() {
+    typo_builder(1);
+    typo_builder(2);
+}
+
 /// Build the typo DFA builders on a background thread, so the first query that needs one does
 /// not pay for it (called when an index is opened).
 pub fn warm_typo_builders() {

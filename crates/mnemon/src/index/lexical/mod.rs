@@ -7,6 +7,7 @@ mod search;
 mod segments;
 
 use expand::ExpansionCache;
+pub(crate) use expand::build_typo_builders;
 pub use expand::{MAX_FUZZY_TERM_CHARS, warm_typo_builders};
 use segments::{FS, deleted_list, merge_if_needed, merge_segments, publish, write_segment};
 

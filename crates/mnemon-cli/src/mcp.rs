@@ -23,6 +23,7 @@ pub mod transport;
 
 /// Arguments of `memory_recall`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RecallArgs {
     /// The question or keywords (natural language is fine).
     #[serde(default)]
@@ -90,6 +91,7 @@ mod whole {
 
 /// Arguments of `memory_set_importance`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ImportanceArgs {
     /// The note id.
     pub node: String,
@@ -118,6 +120,7 @@ pub struct ImportanceArgs {
 
 /// Arguments of `memory_feedback`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct FeedbackArgs {
     /// Ids of recalled notes you used in your answer or work.
     pub used: Vec<String>,
@@ -131,6 +134,7 @@ pub struct FeedbackArgs {
 
 /// Arguments of `memory_core`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CoreArgs {
     /// Token budget for the rendered view ([`args::BUDGET_TOKENS`]).
     #[serde(default)]
@@ -144,6 +148,7 @@ pub struct CoreArgs {
 
 /// Arguments of `memory_show`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ShowArgs {
     /// The note id.
     pub node: String,
@@ -151,6 +156,7 @@ pub struct ShowArgs {
 
 /// Arguments of `memory_write`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct WriteArgs {
     /// The note's id: its path below memory/ without `.md`, `/` between folders (for example
     /// `decisions/db-pool-size`). Short, lowercase, words joined by `-`.

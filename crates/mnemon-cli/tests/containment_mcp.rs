@@ -434,7 +434,8 @@ fn mcp_calls_without_a_session_then_initialize_are_told_the_mode() {
 }
 
 /// Regression: an argument of the wrong type was refused without its name ("invalid type:
-/// string \"a\", expected a sequence"): the agent had to guess which of its arguments to fix.
+/// string \"a\", expected a sequence"): the agent had to guess which of its arguments to fix;
+/// an unknown (misspelt) argument was ignored.
 #[test]
 fn mcp_an_argument_of_the_wrong_type_is_named_in_the_tool_error() {
     let mut s = Server::start();

@@ -36,16 +36,23 @@ impl<S, P: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Paramet
 
 /// What is wrong with the arguments, naming the one at fault and what to do.
 fn misfit(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
-    let why = e.inner().to_string();
+    // Missing and unknown arguments: serde names them itself, as fields. An unknown one is
+    // refused, not ignored: a misspelt `tag` or `supersede` would leave the agent believing it
+    // tagged a note or recorded what it replaces.
+    let why = e
+        .inner()
+        .to_string()
+        .replace("missing field", "missing argument")
+        .replace("unknown field", "unknown argument");
     let at = e.path().to_string();
-    let what = if at == "." || at.is_empty() {
-        // Missing and unknown arguments: serde names them itself, as fields.
-        why.replace("missing field", "missing argument")
+    let what = if at == "." || at.is_empty() || why.starts_with("unknown argument") {
+        why
     } else {
         format!("argument `{at}`: {why}")
     };
     format!(
-        "{RMCP_ARGUMENT_ERROR_PREFIX} {what}; give the arguments as the tool's input schema (tools/list) says"
+        "{RMCP_ARGUMENT_ERROR_PREFIX} {what}; give the arguments as the tool's input schema \
+         (tools/list) says"
     )
 }
 
@@ -54,6 +61,7 @@ mod tests {
     use super::*;
 
     #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
     #[allow(dead_code)]
     struct Args {
         used: Vec<String>,
@@ -80,6 +88,11 @@ mod tests {
         );
         let e = read(serde_json::json!({"limit": 3})).unwrap_err();
         assert!(e.contains(": missing argument `used`;"), "{e}");
+        let e = read(serde_json::json!({"used": [], "tag": "x"})).unwrap_err();
+        assert!(
+            e.contains(": unknown argument `tag`, expected `used` or `limit`;"),
+            "{e}"
+        );
         assert!(read(serde_json::json!({"used": []})).is_ok());
     }
 }

@@ -9,7 +9,7 @@ mod reports;
 
 use mnemon::args;
 use pyo3::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 /// The engine's shared worker threads (rayon's global pool, which `index` and `doctor` use) were
 /// started in this process, or in the process it was forked from.
@@ -18,6 +18,59 @@ pub(crate) static POOL_STARTED: AtomicBool = AtomicBool::new(false);
 /// This process was forked from one whose worker threads had started: they do not exist here,
 /// and work handed to them would wait forever.
 pub(crate) static POOL_LOST_IN_FORK: AtomicBool = AtomicBool::new(false);
+
+/// Worker threads of this process's own, in a process forked after the engine's had started:
+/// the engine's parallel work (indexing, `doctor`) runs on rayon's global pool, whose threads do
+/// not exist in the child, and handed to it would wait forever. Made at the first call that
+/// needs it and kept for the process; one made by the process this one was forked from is left
+/// alone (its threads do not exist here either). A pointer, not a lock: a lock held by a thread
+/// of the parent at the fork would never be released here.
+static CHILD_POOL: AtomicPtr<ChildPool> = AtomicPtr::new(std::ptr::null_mut());
+
+struct ChildPool {
+    pid: u32,
+    pool: rayon::ThreadPool,
+}
+
+/// Run `f`, an engine call, where its parallel work can run: on the engine's worker threads,
+/// or in a process forked after they started, on threads of the process's own.
+pub(crate) fn on_live_threads<T: Send>(
+    f: impl FnOnce() -> mnemon::Result<T> + Send,
+) -> mnemon::Result<T> {
+    if !POOL_LOST_IN_FORK.load(Ordering::Relaxed) {
+        return f();
+    }
+    let pid = std::process::id();
+    let current = CHILD_POOL.load(Ordering::Acquire);
+    // SAFETY: set only from `Box::into_raw` below and never freed, so it lives as long as the
+    // process.
+    if let Some(own) = unsafe { current.as_ref() }.filter(|c| c.pid == pid) {
+        return own.pool.install(f);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("mnemon-forked-{i}"))
+        .build()
+        .map_err(|e| {
+            mnemon::Error::io(
+                "start worker threads in this forked process",
+                ".",
+                std::io::Error::other(e.to_string()),
+            )
+        })?;
+    let fresh = Box::into_raw(Box::new(ChildPool { pid, pool }));
+    let own = match CHILD_POOL.compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire)
+    {
+        Ok(_) => fresh,
+        Err(other) => {
+            // Another thread of this process made one first: use it, and let this one go.
+            // SAFETY: `fresh` was never shared.
+            drop(unsafe { Box::from_raw(fresh) });
+            other
+        }
+    };
+    // SAFETY: as above (`other` is this process's: only this process's threads store here).
+    unsafe { &*own }.pool.install(f)
+}
 
 /// Called in the child after `os.fork()` (registered with `os.register_at_fork` by
 /// `mnemon/__init__.py`).

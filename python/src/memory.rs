@@ -37,8 +37,8 @@ const CALLER: &str = "python";
 /// method) opens its folder again at its first call in the child, with the same session (one
 /// made up is made up anew, so the child's events are its own): a thread of the parent may have
 /// held one of the handle's locks at the fork, and the child must not wait for it. What the
-/// parent had open is left to the parent. :meth:`index` and :meth:`write_note` still refuse to
-/// run in such a child once the parent had indexed (see :meth:`index`).
+/// parent had open is left to the parent. Indexing runs there on worker threads of the child's
+/// own (the engine's do not survive a fork).
 ///
 /// ``index/`` is derived and may be deleted at any time, or rebuilt by another process: the handle
 /// then opens the folder again (at its next call that writes the index, or within a second for
@@ -149,7 +149,7 @@ impl Memory {
         let session = opts.session.clone();
         let opened = dir.clone();
         let memory = py
-            .detach(move || mnemon::Memory::open_with(opened, opts))
+            .detach(move || crate::on_live_threads(|| mnemon::Memory::open_with(opened, opts)))
             .py_err(py)?;
         Ok(Memory {
             state: AtomicPtr::new(Box::into_raw(Box::new(State::new(Some(memory))))),
@@ -184,7 +184,7 @@ impl Memory {
                 let dir = self.dir.clone();
                 let opts = options(self.session.clone());
                 let engine = py
-                    .detach(move || mnemon::Memory::open_with(dir, opts))
+                    .detach(move || crate::on_live_threads(|| mnemon::Memory::open_with(dir, opts)))
                     .py_err(py)?;
                 State::new(Some(engine))
             };
@@ -249,12 +249,14 @@ impl Memory {
     ) -> PyResult<T> {
         let (state, engine) = self.engine(py)?;
         py.detach(move || {
-            let engine = if always || state.store_check_due() {
-                current(state, engine)?
-            } else {
-                engine
-            };
-            f(&engine)
+            crate::on_live_threads(|| {
+                let engine = if always || state.store_check_due() {
+                    current(state, engine)?
+                } else {
+                    engine
+                };
+                f(&engine)
+            })
         })
         .py_err(py)
     }
@@ -279,12 +281,10 @@ fn current(state: &State, engine: Arc<mnemon::Memory>) -> mnemon::Result<Arc<mne
     let options = OpenOptions::default().with_session(engine.session().to_string());
     let fresh = mnemon::Memory::open_with(engine.dir().clone(), options)?;
     fresh.continue_session(&engine);
-    // The engine's worker threads are gone in a forked child (see `pool_usable`): its
-    // first recall indexes the new store as any fresh open does.
-    if !crate::POOL_LOST_IN_FORK.load(Ordering::Relaxed) {
-        crate::POOL_STARTED.store(true, Ordering::Relaxed);
-        fresh.index_if_writable()?;
-    }
+    // Indexed as any fresh open is (in a forked child, on threads of its own: this runs in
+    // `on_live_threads`).
+    crate::POOL_STARTED.store(true, Ordering::Relaxed);
+    fresh.index_if_writable()?;
     let fresh = Arc::new(fresh);
     {
         let mut notices = state.notices.lock().unwrap_or_else(|p| p.into_inner());
@@ -301,22 +301,11 @@ fn current(state: &State, engine: Arc<mnemon::Memory>) -> mnemon::Result<Arc<mne
     Ok(fresh)
 }
 
-/// Before a call that hands work to the engine's worker threads (`index`, `doctor`): refuse it
-/// in a process forked after they started, where it would wait forever, and note that they start.
-fn pool_usable(py: Python<'_>, call: &str) -> PyResult<()> {
-    if crate::POOL_LOST_IN_FORK.load(Ordering::Relaxed) {
-        return Err(errors::plain(
-            py,
-            format!(
-                "Memory.{call}() cannot run in this process: it was forked (os.fork, or \
-                 multiprocessing's 'fork' start method) from a process that had already indexed, \
-                 and the engine's worker threads do not survive a fork; index in the parent, or \
-                 start workers with multiprocessing's 'spawn' or 'forkserver' start method"
-            ),
-        ));
-    }
+/// Before a call that hands work to the engine's worker threads (`index`, `doctor`): note that
+/// they start, so that a process forked after it runs such work on threads of its own
+/// ([`crate::on_live_threads`]).
+fn pool_starts() {
     crate::POOL_STARTED.store(true, Ordering::Relaxed);
-    Ok(())
 }
 
 /// The working directory, as the library reports an I/O error.
@@ -487,11 +476,11 @@ impl Memory {
     /// indexes a never-indexed memory by itself, but not later edits: call this after writing
     /// notes.
     ///
-    /// Indexing runs on worker threads that do not survive ``os.fork()``: in a process forked
-    /// from one that had indexed (multiprocessing's default start method on Linux) it raises
-    /// :class:`mnemon.Error` instead of waiting forever. Recall works there.
+    /// Indexing runs on worker threads, which do not survive ``os.fork()``: in a process forked
+    /// from one that had indexed (multiprocessing's default start method on Linux) it runs on
+    /// threads of that process's own, started at its first call that needs them.
     fn index(&self, py: Python<'_>) -> PyResult<IndexReport> {
-        pool_usable(py, "index")?;
+        pool_starts();
         self.run_writing(py, |m| m.index()).map(IndexReport::from)
     }
 
@@ -660,9 +649,7 @@ impl Memory {
     /// sha256 :meth:`show` gives (the body is replaced whole; frontmatter fields left out keep
     /// their values); a note nearly duplicating another is refused unless
     /// ``on_duplicate="create"``. A bad id, an empty or oversized body, a body with its own
-    /// frontmatter block raise :class:`mnemon.InvalidArgument`; nothing is written then. Like
-    /// :meth:`index`, it raises :class:`mnemon.Error` in a process forked from one that had
-    /// indexed, before it writes anything.
+    /// frontmatter block raise :class:`mnemon.InvalidArgument`; nothing is written then.
     #[pyo3(
         signature = (
             id, body, *, name=None, description=None, r#type=None, tags=Strings::default(),
@@ -694,9 +681,8 @@ impl Memory {
             .and_then(|()| check_ids("supersedes", &supersedes.0))
             .and_then(|()| check_ids("contradicts", &contradicts.0))
             .py_err(py)?;
-        // Indexing the note needs the worker threads: a forked child would write the file, then
-        // wait forever holding the folder's write lock.
-        pool_usable(py, "write_note")?;
+        // Indexing the note needs the worker threads (in a forked child, its own).
+        pool_starts();
         let bad = |reason| mnemon::Error::Write {
             id: id.0.clone(),
             reason,
@@ -737,7 +723,7 @@ impl Memory {
     /// Check the memory (re-indexes first): dangling links, notes with problems, conflict
     /// markers, the index's health. Returns a :class:`DoctorReport`.
     fn doctor(&self, py: Python<'_>) -> PyResult<DoctorReport> {
-        pool_usable(py, "doctor")?;
+        pool_starts();
         self.run_writing(py, |m| m.doctor()).map(DoctorReport::from)
     }
 

@@ -126,8 +126,46 @@ impl Drop for Memory {
             // The parent's, never used here: dropping its engine could wait on a lock that a
             // thread of the parent held at the fork.
             std::mem::forget(state);
+            return;
+        }
+        let taken = match state.inner.write() {
+            Ok(mut guard) => guard.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        // Collected without `close()`: nobody is left to read `notices`.
+        if let Some(said) = taken.and_then(close_engine) {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "mnemon: {said}");
         }
     }
+}
+
+/// Close `engine` if this is its last holder (another one, a call still running, closes it
+/// when it returns). redb writes the store's allocator state then, and panics there on a store
+/// whose bytes were overwritten under the open handle: Python would get a `PanicException`
+/// (which `except Exception` does not catch) from `close()`, `__exit__` or the garbage
+/// collector. The store is derived from the notes: it is moved aside for the next open to
+/// rebuild, and what happened is returned, to be told.
+fn close_engine(engine: Arc<mnemon::Memory>) -> Option<String> {
+    let engine = Arc::into_inner(engine)?;
+    let dir = engine.dir().clone();
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(engine))).err()?;
+    let why = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic");
+    Some(match mnemon::Memory::discard_store(&dir) {
+        Ok(aside) => format!(
+            "the index store turned out damaged when it was closed (redb: {why}); moved it to \
+             {}: the next open rebuilds it from the notes",
+            aside.display()
+        ),
+        Err(e) => format!(
+            "the index store turned out damaged when it was closed (redb: {why}), and moving it \
+             aside failed: {e}; run `mnemon doctor --fix` where the folder is writable"
+        ),
+    })
 }
 
 /// How often a reading call looks whether the store is still the folder's.
@@ -438,7 +476,9 @@ impl Memory {
     }
 
     /// Close the memory: events become durable (fsync) once calls still running on other threads
-    /// return. Later calls raise :class:`mnemon.Error`. Closing twice does nothing.
+    /// return. Later calls raise :class:`mnemon.Error`. Closing twice does nothing. An index
+    /// store found damaged as it closes is moved aside for the next open to rebuild from the
+    /// notes, and :attr:`notices` says so.
     fn close(&self, py: Python<'_>) {
         self.closed.store(true, Ordering::Release);
         let (_, state) = self.loaded();
@@ -451,8 +491,9 @@ impl Memory {
             Ok(mut guard) => guard.take(),
             Err(poisoned) => poisoned.into_inner().take(),
         };
-        if let Some(engine) = taken {
-            py.detach(move || drop(engine));
+        if let Some(said) = taken.and_then(|engine| py.detach(move || close_engine(engine))) {
+            let mut notices = state.notices.lock().unwrap_or_else(|p| p.into_inner());
+            notices.push(said);
         }
     }
 

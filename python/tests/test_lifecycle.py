@@ -410,3 +410,54 @@ def test_a_forked_child_records_under_its_own_session_and_segment(
     assert by_question["connection pool"]["segment"] != by_question["deploy rollback"]["segment"]
     if session is not None:
         assert all(q["session"] == session for q in queries), queries
+
+
+def test_an_index_store_damaged_under_an_open_handle_is_moved_aside_when_it_closes(
+    folder: pathlib.Path,
+) -> None:
+    # redb writes the store's allocator state when it closes, and panicked there on a store
+    # whose bytes were overwritten under the open handle: `close()`, `__exit__` and the garbage
+    # collector raised `PanicException`, which `except Exception` does not catch.
+    script = textwrap.dedent(
+        f"""
+        import gc, mnemon
+        store = {str(folder)!r} + "/index/graph.redb"
+
+        def damaged():
+            # A store another handle built and closed (rebuilt after the first close moved it
+            # aside): redb checks it as it closes.
+            with mnemon.Memory.open({str(folder)!r}) as m:
+                m.index()
+            m = mnemon.Memory.open({str(folder)!r})
+            assert m.recall("pgbouncer transaction mode")[0].id == "pgbouncer"
+            with open(store, "r+b") as f:
+                f.seek(4096)
+                f.write(b"\\xff" * 8192)
+            return m
+
+        m = damaged()
+        m.close()
+        print("closed:", [n for n in m.notices if "damaged when it was closed" in n])
+        m = damaged()
+        del m
+        gc.collect()
+        with mnemon.Memory.open({str(folder)!r}) as m:
+            print("after:", m.recall("pgbouncer transaction mode")[0].id)
+        """
+    )
+    with mnemon.Memory.open(folder) as m:
+        m.index()
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "RUST_BACKTRACE": "0"},
+    )
+    assert done.returncode == 0, done.stderr
+    closed, after = done.stdout.splitlines()
+    assert closed.startswith("closed: ['the index store turned out damaged when it was closed"), done.stdout
+    assert "graph.redb.damaged: the next open rebuilds it from the notes" in closed, closed
+    assert after == "after: pgbouncer", done.stdout + done.stderr
+    assert "PanicException" not in done.stderr, done.stderr
+    assert "mnemon: the index store turned out damaged when it was closed" in done.stderr, done.stderr

@@ -461,3 +461,17 @@ def test_an_index_store_damaged_under_an_open_handle_is_moved_aside_when_it_clos
     assert after == "after: pgbouncer", done.stdout + done.stderr
     assert "PanicException" not in done.stderr, done.stderr
     assert "mnemon: the index store turned out damaged when it was closed" in done.stderr, done.stderr
+
+
+def test_a_memory_made_with_a_relative_path_outlives_a_change_of_directory(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `init` kept the path as given: after `os.chdir` every call looked for the folder under
+    # the new working directory ("rel is not a mnemon memory folder").
+    monkeypatch.chdir(tmp_path)
+    with mnemon.Memory.init("rel") as m:
+        assert m.path == tmp_path / "rel"
+        monkeypatch.chdir("/")
+        m.write_note("okapi", "Okapis have striped legs.")
+        assert [h.id for h in m.recall("okapi striped legs")] == ["okapi"]
+    assert (tmp_path / "rel" / "memory" / "okapi.md").is_file()

@@ -74,8 +74,8 @@ impl MemoryDir {
         })
     }
 
-    /// Create the layout under `root` (idempotent). `.gitignore` is written when the memory is
-    /// opened (`Memory::open_with`).
+    /// Create the layout under `root` (idempotent), and give it as an absolute path. `.gitignore`
+    /// is written when the memory is opened (`Memory::open_with`).
     pub fn init(root: impl Into<PathBuf>) -> Result<Self> {
         let dir = MemoryDir::at(root);
         if dir.root().as_os_str().is_empty() {
@@ -156,7 +156,9 @@ impl MemoryDir {
             }
             std::fs::create_dir_all(&sub).map_err(|e| Error::io("create folder", &sub, e))?;
         }
-        Ok(dir)
+        // Absolute, as `locate` gives it: a relative one would name another folder once the
+        // process changes its working directory (Python's `os.chdir`).
+        Ok(MemoryDir::at(lexical))
     }
 
     /// Refuse a layout in which writing would leave the folder: `events/` or `index/` (or a file

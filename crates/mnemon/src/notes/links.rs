@@ -1,7 +1,8 @@
 //! Body links: `[[id]]`, `[[id|label]]`, `[[id#heading]]`, and the supersede phrases before them.
 //!
-//! Links inside fenced code blocks (```` ``` ```` or `~~~`) are not links. A link must close on the
-//! same line and its inside is at most [`MAX_LINK_BYTES`] long.
+//! Links inside fenced code blocks (```` ``` ```` or `~~~`) or inline code spans (`` `[[a]]` ``,
+//! on one line) are not links: they show the syntax, as Markdown renders them. A link must close
+//! on the same line and its inside is at most [`MAX_LINK_BYTES`] long.
 
 /// Longest text between `[[` and `]]` read as a link.
 pub const MAX_LINK_BYTES: usize = 600;
@@ -86,9 +87,14 @@ fn links_in_line(line: &str, out: &mut Vec<Link>) {
     if memchr::memchr(b'[', line.as_bytes()).is_none() {
         return;
     }
+    let spans = code_spans(line);
     let mut pos = 0;
     while let Some(open) = line[pos..].find("[[") {
         let start = pos + open + 2;
+        if let Some(span) = spans.iter().find(|r| r.contains(&(start - 2))) {
+            pos = span.end;
+            continue;
+        }
         let Some(close) = line[start..].find("]]") else {
             return;
         };
@@ -107,6 +113,44 @@ fn links_in_line(line: &str, out: &mut Vec<Link>) {
             supersede_phrase: has_supersede_phrase(&line[..start - 2]),
         });
     }
+}
+
+/// The byte ranges of `line`'s inline code spans, backticks included: a run of backticks opens
+/// one, the next run of as many closes it (CommonMark's rule, within the line); a run never
+/// closed is literal backticks.
+fn code_spans(line: &str) -> Vec<std::ops::Range<usize>> {
+    let bytes = line.as_bytes();
+    let mut spans = Vec::new();
+    let run_at = |i: usize| bytes[i..].iter().take_while(|&&b| b == b'`').count();
+    let mut i = match memchr::memchr(b'`', bytes) {
+        Some(i) => i,
+        None => return spans,
+    };
+    while i < bytes.len() {
+        if bytes[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let n = run_at(i);
+        let mut j = i + n;
+        let mut closed = None;
+        while let Some(k) = memchr::memchr(b'`', &bytes[j..]).map(|k| j + k) {
+            let m = run_at(k);
+            if m == n {
+                closed = Some(k + m);
+                break;
+            }
+            j = k + m;
+        }
+        match closed {
+            Some(end) => {
+                spans.push(i..end);
+                i = end;
+            }
+            None => i += n,
+        }
+    }
+    spans
 }
 
 fn has_supersede_phrase(before: &str) -> bool {
@@ -186,6 +230,18 @@ mod tests {
                 ("e".into(), true)
             ]
         );
+    }
+
+    /// Regression: a link shown in an inline code span (`` `[[a]]` ``, the syntax explained) was
+    /// an edge, and `doctor` called it dangling, while one in a fenced block was not.
+    #[test]
+    fn inline_code_spans_hide_links() {
+        assert_eq!(
+            targets("Write `[[id]]` or ``[[a|b]] `x` `` to link, as in [[real]]; `unclosed [[c]]"),
+            vec![("real".into(), false), ("c".into(), false)]
+        );
+        assert_eq!(code_spans("a `b` c ``d`e`` f ```g"), vec![2..5, 8..15]);
+        assert_eq!(targets("``[[a]]`"), vec![("a".into(), false)]);
     }
 
     #[test]

@@ -152,6 +152,37 @@ fn a_near_copy_is_refused_with_the_note_it_repeats_then_created_when_asked() {
     assert_eq!(pairs(&memory).len(), 1);
 }
 
+/// Regression: once a near-copy existed (created on purpose), every update of either note was
+/// refused as a near-duplicate of the other, with advice to update that other note, whose own
+/// update was refused alike.
+#[test]
+fn a_replacement_is_written_even_when_it_nearly_duplicates_another_note() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "pool-month-end.md", POOL);
+    memory.index().unwrap();
+    let mut copy = draft("pool-exhaustion", POOL_EDITED);
+    copy.on_duplicate = OnDuplicate::Create;
+    assert!(memory.write_note(&copy).unwrap().written);
+    let sha256 = memory.show("pool-exhaustion").unwrap().sha256;
+    let (_, body) = POOL_EDITED.split_once("\n---\n").expect("frontmatter");
+    let mut update = WriteRequest::new("pool-exhaustion", format!("{body}\nRaised to 40 since."));
+    update.expected_sha256 = sha256;
+    let out = memory.write_note(&update).unwrap();
+    assert!(out.written && !out.created, "{out:?}");
+    assert_eq!(out.refused, None);
+    let near: Vec<&str> = out.near_duplicates.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(near, ["pool-month-end"], "the answer still names the pair");
+    // A new note repeating it is still refused.
+    let again = memory
+        .write_note(&draft("pool-third", POOL_EDITED))
+        .unwrap();
+    assert_eq!(
+        again.refused,
+        Some(WriteRefusal::NearDuplicate),
+        "{again:?}"
+    );
+}
+
 #[test]
 fn a_near_copy_that_declares_it_supersedes_the_old_note_is_written() {
     let (_tmp, memory) = fresh();

@@ -405,7 +405,13 @@ impl Memory {
             _ => {}
         }
         let found = self.write_neighbours(&parsed)?;
-        if let Some(message) = near_duplicate_refusal(&path, &found, draft.on_duplicate) {
+        // A new note nearly duplicating another is refused: it would split what the memory
+        // knows in two. A replacement is not: the note exists either way, and refusing its
+        // update only kept its older text, naming a note whose own update was refused alike.
+        // The outcome still lists the pair, as `doctor` does.
+        if existing.is_none()
+            && let Some(message) = near_duplicate_refusal(&path, &found, draft.on_duplicate)
+        {
             return Ok(refused(WriteRefusal::NearDuplicate, message, found));
         }
         place.write(&file_name, &path, &bytes)?;

@@ -322,7 +322,20 @@ impl MemoryServer {
             .memory
             .with(|m| m.feedback(&a.used, &wrong, a.query.as_deref()))
         {
-            Ok(r) => json_result(&serde_json::to_value(&r).unwrap_or_default()),
+            Ok(r) => {
+                let mut v = serde_json::to_value(&r).unwrap_or_default();
+                if let (Some(o), true) = (v.as_object_mut(), r.query.is_empty()) {
+                    // Said as the CLI says it: the agent reads answers, not the server's stderr.
+                    o.insert(
+                        "warning".into(),
+                        "tied to no question (no memory_recall in this session yet, and no \
+                         `query` given): only the notes' use counts change; pass `query` to \
+                         teach which question they answer"
+                            .into(),
+                    );
+                }
+                json_result(&v)
+            }
             Err(e) => tool_error(e.to_string()),
         }
     }

@@ -433,6 +433,41 @@ fn mcp_calls_without_a_session_then_initialize_are_told_the_mode() {
     s.close();
 }
 
+/// Regression: feedback tied to no question (no memory_recall yet, no `query`) was answered as
+/// any other, while the CLI says that only use counts change.
+#[test]
+fn mcp_feedback_tied_to_no_question_says_so() {
+    let mut s = Server::start();
+    assert_eq!(s.initialize_and_list_tools(1), TOOLS);
+    let text = |r: &Value| {
+        assert_ne!(r["result"]["isError"], true, "{r}");
+        let t = r["result"]["content"][0]["text"].as_str().unwrap_or("");
+        serde_json::from_str::<Value>(t).unwrap_or(Value::Null)
+    };
+    let args = json!({"id": "okapi", "body": "Okapis have striped legs."});
+    let written = text(&s.rpc(
+        2,
+        "tools/call",
+        json!({"name": "memory_write", "arguments": args}),
+    ));
+    assert_eq!(written["written"], true, "{written}");
+    let call = json!({"name": "memory_feedback", "arguments": {"used": ["okapi"]}});
+    let untied = text(&s.rpc(3, "tools/call", call.clone()));
+    assert_eq!(untied["query"], "", "{untied}");
+    assert!(
+        untied["warning"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("tied to no question")),
+        "{untied}"
+    );
+    let recall = json!({"name": "memory_recall", "arguments": {"query": "okapi legs"}});
+    text(&s.rpc(4, "tools/call", recall));
+    let tied = text(&s.rpc(5, "tools/call", call));
+    assert_eq!(tied["query"], "okapi legs", "{tied}");
+    assert_eq!(tied.get("warning"), None, "{tied}");
+    s.close();
+}
+
 /// Regression: an argument of the wrong type was refused without its name ("invalid type:
 /// string \"a\", expected a sequence"): the agent had to guess which of its arguments to fix;
 /// an unknown (misspelt) argument was ignored.

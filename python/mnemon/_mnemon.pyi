@@ -142,7 +142,7 @@ class Memory:
         self, used: Sequence[str], wrong: Sequence[str] = (), query: Optional[str] = None
     ) -> "FeedbackReport":
         """Record which recalled notes were used and which were wrong (``query`` None: this
-        process's last recall)."""
+        handle's last recall, by any thread)."""
     def set_importance(
         self, id: str, importance: int, *, tags: Sequence[str] = (), note: str = ""
     ) -> None:

@@ -13,6 +13,7 @@ use mnemon::recall::Query;
 use mnemon::{MemoryDir, OpenOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -149,12 +150,8 @@ impl Drop for Memory {
 fn close_engine(engine: Arc<mnemon::Memory>) -> Option<String> {
     let engine = Arc::into_inner(engine)?;
     let dir = engine.dir().clone();
-    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(engine))).err()?;
-    let why = panic
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| panic.downcast_ref::<&str>().copied())
-        .unwrap_or("a panic");
+    let panic = catch_unwind(AssertUnwindSafe(|| drop(engine))).err()?;
+    let why = panic_text(&*panic);
     Some(match mnemon::Memory::discard_store(&dir) {
         Ok(aside) => format!(
             "the index store turned out damaged when it was closed (redb: {why}); moved it to \
@@ -264,7 +261,7 @@ impl Memory {
     fn run<T: Send>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mnemon::Memory) -> mnemon::Result<T> + Send,
+        f: impl Fn(&mnemon::Memory) -> mnemon::Result<T> + Send,
     ) -> PyResult<T> {
         self.run_checked(py, false, f)
     }
@@ -274,30 +271,82 @@ impl Memory {
     fn run_writing<T: Send>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mnemon::Memory) -> mnemon::Result<T> + Send,
+        f: impl Fn(&mnemon::Memory) -> mnemon::Result<T> + Send,
     ) -> PyResult<T> {
         self.run_checked(py, true, f)
     }
 
+    /// [`Memory::run`], with a store found damaged in the call (bad bytes read: redb panics, or
+    /// says so) moved aside and rebuilt from the notes, and the call run once more on the
+    /// rebuilt one, as the CLI does: the store is derived, and a `PanicException` (which
+    /// `except Exception` does not catch) is no answer to damage it can repair.
     fn run_checked<T: Send>(
         &self,
         py: Python<'_>,
         always: bool,
-        f: impl FnOnce(&mnemon::Memory) -> mnemon::Result<T> + Send,
+        f: impl Fn(&mnemon::Memory) -> mnemon::Result<T> + Send,
     ) -> PyResult<T> {
         let (state, engine) = self.engine(py)?;
         py.detach(move || {
-            crate::on_live_threads(|| {
+            crate::on_live_threads(move || {
                 let engine = if always || state.store_check_due() {
                     current(state, engine)?
                 } else {
                     engine
                 };
-                f(&engine)
+                let damage = match catch_unwind(AssertUnwindSafe(|| f(&engine))) {
+                    Ok(Err(e)) if mnemon::is_store_damage(&e) => e.to_string(),
+                    Ok(done) => {
+                        drop_caught(engine);
+                        return done;
+                    }
+                    Err(panic) => format!("a read of it panicked: {}", panic_text(&*panic)),
+                };
+                let engine = repaired(state, engine, &damage)?;
+                let done = catch_unwind(AssertUnwindSafe(|| f(&engine))).unwrap_or_else(|panic| {
+                    Err(mnemon::Error::io(
+                        "read the index store",
+                        engine.dir().index(),
+                        std::io::Error::other(format!(
+                            "it was rebuilt from the notes after damage, and a read of the new \
+                             one panicked too ({}); run `mnemon doctor --fix`",
+                            panic_text(&*panic)
+                        )),
+                    ))
+                });
+                drop_caught(engine);
+                done
             })
         })
         .py_err(py)
     }
+}
+
+/// `engine` opened again on a new index store, rebuilt from the notes, after `damage` showed in
+/// its store: the damaged one is moved aside (to `graph.redb.damaged`), said in `notices`.
+fn repaired(
+    state: &State,
+    engine: Arc<mnemon::Memory>,
+    damage: &str,
+) -> mnemon::Result<Arc<mnemon::Memory>> {
+    let aside = mnemon::Memory::discard_store(engine.dir())?;
+    {
+        let mut notices = state.notices.lock().unwrap_or_else(|p| p.into_inner());
+        notices.push(format!(
+            "the index store was damaged ({damage}); moved it to {} and rebuilt it from the notes",
+            aside.display()
+        ));
+    }
+    current(state, engine)
+}
+
+/// What a panic said (its message), for a notice.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic")
 }
 
 /// `engine`, or the folder opened again (and indexed) when the index store `engine` opened
@@ -308,17 +357,35 @@ fn current(state: &State, engine: Arc<mnemon::Memory>) -> mnemon::Result<Arc<mne
     let Some(why) = engine.store_replaced() else {
         return Ok(engine);
     };
+    let reopened = reopen(state, &engine, why);
+    drop_caught(engine);
+    reopened
+}
+
+/// Drop `engine`, and with it (when this is its last holder) its store: redb writes its state
+/// then, and panics on a store damaged under it, which was moved aside already (see
+/// [`repaired`]) or is the next call's to find.
+fn drop_caught(engine: Arc<mnemon::Memory>) {
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(engine)));
+}
+
+/// [`current`] once the store `engine` opened is no longer the folder's (`why`).
+fn reopen(
+    state: &State,
+    engine: &Arc<mnemon::Memory>,
+    why: String,
+) -> mnemon::Result<Arc<mnemon::Memory>> {
     let _one_at_a_time = state.reopening.lock().unwrap_or_else(|p| p.into_inner());
     match state.open_engine() {
-        Some(now) if Arc::ptr_eq(&now, &engine) => {}
+        Some(now) if Arc::ptr_eq(&now, engine) => {}
         // Another thread opened it again meanwhile (or closed it: the call runs on the
         // engine it began with, as a call running at `close` does).
         Some(now) => return Ok(now),
-        None => return Ok(engine),
+        None => return Ok(engine.clone()),
     }
     let options = OpenOptions::default().with_session(engine.session().to_string());
     let fresh = mnemon::Memory::open_with(engine.dir().clone(), options)?;
-    fresh.continue_session(&engine);
+    fresh.continue_session(engine);
     // Indexed as any fresh open is (in a forked child, on threads of its own: this runs in
     // `on_live_threads`).
     crate::POOL_STARTED.store(true, Ordering::Relaxed);
@@ -332,8 +399,9 @@ fn current(state: &State, engine: Arc<mnemon::Memory>) -> mnemon::Result<Arc<mne
     }
     let mut guard = state.inner.write().unwrap_or_else(|p| p.into_inner());
     // Closed while it was opened again: it stays closed; this call runs on the new engine,
-    // which closes when the call returns.
-    if guard.as_ref().is_some_and(|now| Arc::ptr_eq(now, &engine)) {
+    // which closes when the call returns. The one replaced is not the last holder of its
+    // engine (the caller holds it).
+    if guard.as_ref().is_some_and(|now| Arc::ptr_eq(now, engine)) {
         *guard = Some(fresh.clone());
     }
     Ok(fresh)
@@ -608,8 +676,9 @@ impl Memory {
     /// feedback event. Later questions sharing informative words with this one then find the
     /// used notes even when worded differently, and notes found wrong are pushed down for them.
     ///
-    /// ``query`` is the question the notes were recalled for; None means this process's last
-    /// recall. At least one id, at most ``MAX_FEEDBACK_IDS`` in ``used`` and ``wrong`` together,
+    /// ``query`` is the question the notes were recalled for; None means the last recall made
+    /// with this handle, by any thread (threads sharing a handle pass ``query``), and with no
+    /// such recall, feedback tied to no question (only use counts change). At least one id, at most ``MAX_FEEDBACK_IDS`` in ``used`` and ``wrong`` together,
     /// none in both. An unknown id raises :class:`mnemon.NotFound`. Returns a
     /// :class:`FeedbackReport`.
     #[pyo3(

@@ -475,3 +475,39 @@ def test_a_memory_made_with_a_relative_path_outlives_a_change_of_directory(
         m.write_note("okapi", "Okapis have striped legs.")
         assert [h.id for h in m.recall("okapi striped legs")] == ["okapi"]
     assert (tmp_path / "rel" / "memory" / "okapi.md").is_file()
+
+
+def test_an_index_store_damaged_under_an_open_handle_is_rebuilt_by_the_next_call(
+    folder: pathlib.Path,
+) -> None:
+    # A read of bad store bytes panics inside redb: the call raised `PanicException` (not
+    # caught by `except Exception`), and so did every later one. The CLI moves such a store
+    # aside, rebuilds it from the notes and runs the command again; so does the handle now.
+    script = textwrap.dedent(
+        f"""
+        import mnemon
+        with mnemon.Memory.open({str(folder)!r}) as m:
+            m.index()
+        m = mnemon.Memory.open({str(folder)!r})
+        with open({str(folder)!r} + "/index/graph.redb", "r+b") as f:
+            f.seek(4096)
+            f.write(b"\\\\xff" * 65536)
+        print([h.id for h in m.recall("pgbouncer transaction mode")][:1])
+        print([n for n in m.notices if n.startswith("the index store was damaged")][:1])
+        print(m.stats("pgbouncer").recall_count)
+        m.close()
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "RUST_BACKTRACE": "0"},
+    )
+    assert done.returncode == 0, done.stderr
+    hits, notices, count = done.stdout.splitlines()
+    assert hits == "['pgbouncer']", done.stdout
+    assert "a read of it panicked" in notices and "graph.redb.damaged" in notices, notices
+    assert count == "1", done.stdout
+    assert (folder / "index" / "graph.redb.damaged").is_file()

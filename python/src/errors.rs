@@ -29,7 +29,7 @@ pub(crate) fn to_py(py: Python<'_>, e: mnemon::Error) -> PyErr {
         mnemon::Error::Write { .. } => INVALID_ARGUMENT
             .import(py, MODULE, "InvalidArgument")
             .and_then(|cls| cls.call1((message, "note"))),
-        mnemon::Error::UnknownNode { id }
+        mnemon::Error::UnknownNode { id, .. }
         | mnemon::Error::RemovedNode { id }
         | mnemon::Error::NotIndexedReadOnly { id, .. } => NOT_FOUND
             .import(py, MODULE, "NotFound")

@@ -58,11 +58,14 @@ pub enum Error {
     #[error(
         "no note with id {}; {}",
         crate::notes::ShownId(id),
-        crate::notes::UnknownIdFix(id)
+        crate::notes::UnknownIdFix { id, meant: meant.as_deref() }
     )]
     UnknownNode {
         /// The id given.
         id: String,
+        /// The id of a note that differs from `id` in letter case only, when one exists: ids
+        /// are case-sensitive.
+        meant: Option<String>,
     },
     /// No note has this id now, but the event log holds a history for it: its file was removed
     /// or renamed (by hand, by git).

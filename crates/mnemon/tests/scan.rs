@@ -973,3 +973,40 @@ fn a_removed_note_with_a_history_is_named_as_removed() {
     let e = memory.stats("never").unwrap_err();
     assert!(matches!(e, mnemon::Error::UnknownNode { .. }), "{e}");
 }
+
+/// `mnemon show ops/Pool-Sizing` said "check the spelling" while `ops/pool-sizing` existed:
+/// ids are case-sensitive, and the message now names the id that differs in case only.
+#[test]
+fn an_id_differing_in_case_only_names_the_note_it_means() {
+    let (_tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "ops/pool-sizing.md",
+        "---\nname: Pool sizing\n---\nTwenty connections.\n",
+    );
+    memory.index().unwrap();
+    let e = memory.show("ops/Pool-Sizing").unwrap_err();
+    match &e {
+        mnemon::Error::UnknownNode { id, meant } => {
+            assert_eq!(id, "ops/Pool-Sizing");
+            assert_eq!(meant.as_deref(), Some("ops/pool-sizing"));
+        }
+        other => panic!("{other}"),
+    }
+    assert!(
+        e.to_string()
+            .ends_with("ids are case-sensitive: use `ops/pool-sizing`"),
+        "{e}"
+    );
+    // The same for feedback and importance, which name ids too.
+    let e = memory
+        .set_importance("OPS/POOL-SIZING", 5, &[], "")
+        .unwrap_err();
+    assert!(e.to_string().contains("use `ops/pool-sizing`"), "{e}");
+    // No twin: the spelling advice stays.
+    let e = memory.show("ops/pool-sizes").unwrap_err();
+    assert!(
+        matches!(&e, mnemon::Error::UnknownNode { meant: None, .. }),
+        "{e}"
+    );
+}

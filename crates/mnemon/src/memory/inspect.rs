@@ -648,7 +648,18 @@ impl Memory {
     /// may only read.
     pub(super) fn not_indexed(&self, id: &str) -> Error {
         let path = self.dir.memory().join(format!("{id}.md"));
-        let unknown = Error::UnknownNode { id: id.to_string() };
+        // Only on this error path: the look-up reads every id.
+        let case_twin = || {
+            self.store
+                .read()
+                .and_then(|r| r.case_twin_of(id))
+                .ok()
+                .flatten()
+        };
+        let unknown = || Error::UnknownNode {
+            id: id.to_string(),
+            meant: case_twin(),
+        };
         match std::fs::symlink_metadata(&path) {
             Ok(m) if m.is_file() => match std::fs::File::open(&path) {
                 Err(e) => Error::io("read", &path, e),
@@ -656,7 +667,7 @@ impl Memory {
                     id: id.to_string(),
                     path,
                 },
-                Ok(_) => unknown,
+                Ok(_) => unknown(),
             },
             // No file, but a history in the event log: the note was there.
             _ => {
@@ -668,7 +679,7 @@ impl Memory {
                 {
                     Error::RemovedNode { id: id.to_string() }
                 } else {
-                    unknown
+                    unknown()
                 }
             }
         }

@@ -659,7 +659,7 @@ impl Memory {
         self.events.refresh_if_stale(STATS_REFRESH_INTERVAL)?;
         // An anchor the graph lacks is told as `show` tells it (removed, unreadable, ...).
         let why = |e: Error| match e {
-            Error::UnknownNode { id } => self.not_indexed(&id),
+            Error::UnknownNode { id, .. } => self.not_indexed(&id),
             e => e,
         };
         let (results, floor) = match self.recall_unchanged(q).map_err(why)? {

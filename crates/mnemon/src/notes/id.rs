@@ -27,14 +27,22 @@ impl std::fmt::Display for ShownId<'_> {
     }
 }
 
-/// The fix for an id no note has (`Error::UnknownNode`): an id written as a file path
-/// (`a.md`, `memory/a`) is shown as the id it means, anything else is a note not indexed yet or
-/// a misspelling.
-pub struct UnknownIdFix<'a>(pub &'a str);
+/// The fix for an id no note has (`Error::UnknownNode`): the id of a note that differs in letter
+/// case only (`meant`, found by the caller), an id written as a file path (`a.md`, `memory/a`)
+/// shown as the id it means, anything else is a note not indexed yet or a misspelling.
+pub struct UnknownIdFix<'a> {
+    /// The id given.
+    pub id: &'a str,
+    /// A stored id equal to `id` but for letter case.
+    pub meant: Option<&'a str>,
+}
 
 impl std::fmt::Display for UnknownIdFix<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let id = self.0;
+        let id = self.id;
+        if let Some(twin) = self.meant {
+            return write!(f, "ids are case-sensitive: use {}", ShownId(twin));
+        }
         let meant = id.strip_prefix("memory/").unwrap_or(id);
         let meant = meant.strip_suffix(".md").unwrap_or(meant);
         if meant != id && !meant.is_empty() && id.len() <= MAX_ID_BYTES {
@@ -230,13 +238,21 @@ mod tests {
     /// `mnemon show a.md` said only "no note with id `a.md`; run `mnemon index` ...".
     #[test]
     fn an_id_written_as_a_file_path_is_shown_as_the_id_it_means() {
-        let fix = |id: &str| UnknownIdFix(id).to_string();
+        let fix = |id: &str| UnknownIdFix { id, meant: None }.to_string();
         assert!(fix("a.md").ends_with("use `a`"), "{}", fix("a.md"));
         assert!(fix("memory/ops/a").ends_with("use `ops/a`"));
         assert!(fix("memory/ops/a.md").ends_with("use `ops/a`"));
         assert!(fix("ops/a").starts_with("run `mnemon index`"));
         assert!(fix(".md").starts_with("run `mnemon index`"));
         assert!(fix("memory/").starts_with("run `mnemon index`"));
+        let twin = UnknownIdFix {
+            id: "ops/Pool-Sizing",
+            meant: Some("ops/pool-sizing"),
+        };
+        assert_eq!(
+            twin.to_string(),
+            "ids are case-sensitive: use `ops/pool-sizing`"
+        );
     }
 
     #[test]

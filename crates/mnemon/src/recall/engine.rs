@@ -356,7 +356,10 @@ pub fn run(
     let mut anchors: Vec<u32> = Vec::with_capacity(q.anchors.len());
     for a in &q.anchors {
         let Some(o) = graph.ord(a).filter(|o| graph.meta(*o).is_some()) else {
-            return Err(Error::UnknownNode { id: a.clone() });
+            return Err(Error::UnknownNode {
+                id: a.clone(),
+                meant: None,
+            });
         };
         anchors.push(o);
         cands.insert(o, Cand::direct(1.0));
@@ -1141,7 +1144,7 @@ mod tests {
         bad.record = false;
         assert!(matches!(
             memory.recall(&bad),
-            Err(Error::UnknownNode { id }) if id == "no-such-note"
+            Err(Error::UnknownNode { id, .. }) if id == "no-such-note"
         ));
         assert_eq!(
             slots(),

@@ -117,6 +117,29 @@ fn errors_name_the_fix_and_set_exit_codes() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("Exit codes:"));
 }
 
+/// `mnemon index` over one note said "1 notes, 0 edges"; `mnemon core` "1 notes included".
+#[test]
+fn counts_of_one_are_singular() {
+    let (tmp, _memory) = pool_memory();
+    let root = tmp.path();
+    let out = bin()
+        .current_dir(root)
+        .env_remove("MNEMON_DIR")
+        .arg("index")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("1 note, 0 edges;"), "{stdout}");
+    let (code, _, stderr) = run(root, &["importance", "pool", "9"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(root, &["core"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains(" tokens; 1 note included, 0 left out"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn dir_flag_and_env_override_discovery() {
     let tmp = tempfile::tempdir().unwrap();

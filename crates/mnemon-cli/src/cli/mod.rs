@@ -971,10 +971,10 @@ fn dispatch(cli: &Cli, out: &Out) -> mnemon::Result<i32> {
             } else {
                 out!("{}", v.text);
                 errln!(
-                    "{} of {} tokens; {} notes included, {} left out{}",
+                    "{} of {} tokens; {} included, {} left out{}",
                     v.tokens_used,
                     v.budget_tokens,
-                    v.included.len(),
+                    output::plural(v.included.len(), "note"),
                     v.left_out.len(),
                     if v.left_out.is_empty() {
                         String::new()

@@ -94,9 +94,9 @@ impl Out {
             return;
         }
         outln!(
-            "{} notes, {} edges; {} changed, {} removed ({} ms: scan {}, lexical {}, synthesize {}, store {})",
-            r.notes,
-            r.edges,
+            "{}, {}; {} changed, {} removed ({} ms: scan {}, lexical {}, synthesize {}, store {})",
+            plural(r.notes as usize, "note"),
+            plural(r.edges as usize, "edge"),
             r.changed.len(),
             r.removed.len(),
             r.elapsed_ms,
@@ -179,7 +179,11 @@ impl Out {
             self.json(r);
             return;
         }
-        outln!("{} notes, {} edges", r.notes, r.edges);
+        outln!(
+            "{}, {}",
+            plural(r.notes as usize, "note"),
+            plural(r.edges as usize, "edge")
+        );
         outln!(
             "index: {} ({}, schema v{})",
             if r.index.ok {

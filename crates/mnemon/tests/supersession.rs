@@ -427,3 +427,53 @@ fn a_phrase_replacing_a_missing_note_is_a_dangling_link_not_damage() {
         ]
     );
 }
+
+/// A write that closed a circle of `supersedes` (a replaces b, then b written replacing a) said
+/// nothing; recall then treated neither as replaced until someone read `doctor`.
+#[test]
+fn a_write_closing_a_circle_of_supersedes_says_so() {
+    let (_tmp, memory) = fresh();
+    let write = |id: &str, replaces: &str| {
+        let body = match id {
+            "a" => "Rollback with the zanzibar script from the ops host.",
+            "b" => "Rollback is one command in the deploy tool now.",
+            "c" => "Releases roll back by themselves when health checks fail.",
+            _ => "Ask the platform team before any rollback.",
+        };
+        let req = mnemon::WriteRequest {
+            supersedes: vec![replaces.to_string()],
+            ..mnemon::WriteRequest::new(id, body)
+        };
+        memory.write_note(&req).expect("write")
+    };
+    let a = write("a", "b");
+    assert!(a.written, "{a:?}");
+    assert!(!a.message.contains("circle"), "{}", a.message);
+    assert_eq!(
+        memory.supersede_cycle_through("a").unwrap(),
+        Vec::<String>::new()
+    );
+    let b = write("b", "c");
+    assert!(b.written, "{b:?}");
+    assert!(!b.message.contains("circle"), "{}", b.message);
+    // c replaces a: a -> b -> c -> a.
+    let c = write("c", "a");
+    assert!(c.written, "{c:?}");
+    assert!(
+        c.message
+            .contains("It and a, b now replace each other in a circle (supersedes)"),
+        "{}",
+        c.message
+    );
+    assert_eq!(memory.supersede_cycle_through("a").unwrap(), ["b", "c"]);
+    // A note outside the circle that replaces one on it is not on it.
+    let d = write("d", "a");
+    assert!(d.written, "{d:?}");
+    assert!(!d.message.contains("circle"), "{}", d.message);
+    assert_eq!(
+        memory.supersede_cycle_through("d").unwrap(),
+        Vec::<String>::new()
+    );
+    // The same circle doctor reports.
+    assert_eq!(memory.doctor().unwrap().supersede_cycles, [["a", "b", "c"]]);
+}

@@ -220,6 +220,14 @@ fn report(memory: &Memory, o: &mnemon::WriteOutcome, out: &Out) -> i32 {
                 );
             }
         }
+        if let Ok(circle) = memory.supersede_cycle_through(&o.id)
+            && !circle.is_empty()
+        {
+            outln!(
+                "  a circle of supersedes: this note and {} replace each other, so recall treats none of them as replaced; drop supersedes from the older note",
+                circle.join(", ")
+            );
+        }
         for s in &o.likely_predecessors {
             outln!(
                 "  likely predecessor: {} (similarity {:.2}): if this note replaces it, write it again with --supersedes {} and --expected-sha256 {}",

@@ -332,6 +332,51 @@ impl Memory {
         Ok(chain.is_some_and(|(later, _)| !later.is_empty()))
     }
 
+    /// The notes `id` replaces that replace `id` in turn, directly or through others: a circle
+    /// of `supersedes` links through `id` (sorted; empty when there is none), as `doctor`
+    /// reports it. `write` and the CLI say it at once: such a circle makes recall treat none
+    /// of its notes as replaced, silently, until someone reads a doctor report.
+    pub fn supersede_cycle_through(&self, id: &str) -> Result<Vec<String>> {
+        /// Most notes followed: a circle longer than this is left to `doctor`.
+        const MAX_FOLLOWED: usize = 1024;
+        let r = self.store.read()?;
+        let replaced_by = |x: &str| -> Result<Vec<String>> {
+            Ok(r.edges_out(x)?
+                .into_iter()
+                .filter(|e| e.kind == notes::EdgeKind::Supersedes && e.other != x)
+                .map(|e| e.other)
+                .collect())
+        };
+        // Notes reached from `id`, with the note each was reached from.
+        let mut from: HashMap<String, String> = HashMap::new();
+        let mut stack = vec![id.to_string()];
+        while let Some(x) = stack.pop() {
+            if from.len() >= MAX_FOLLOWED {
+                break;
+            }
+            for next in replaced_by(&x)? {
+                if next == id {
+                    // Back at `id`: the circle is the path walked to `x`.
+                    let mut circle = vec![x.clone()];
+                    let mut at = x;
+                    while let Some(prev) = from.get(&at).filter(|p| **p != id) {
+                        circle.push(prev.clone());
+                        at = prev.clone();
+                    }
+                    circle.retain(|c| c != id);
+                    circle.sort();
+                    circle.dedup();
+                    return Ok(circle);
+                }
+                if !from.contains_key(&next) {
+                    from.insert(next.clone(), x.clone());
+                    stack.push(next);
+                }
+            }
+        }
+        Ok(Vec::new())
+    }
+
     /// The node `id` with its edges both ways.
     pub fn show(&self, id: &str) -> Result<NodeView> {
         check_id(id)?;

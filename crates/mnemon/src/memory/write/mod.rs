@@ -467,6 +467,14 @@ impl Memory {
                 dangling.join(", ")
             ));
         }
+        let circle = self.supersede_cycle_through(draft.id)?;
+        if !circle.is_empty() {
+            message.push_str(&format!(
+                ". It and {} now replace each other in a circle (supersedes): recall treats none \
+                 of them as replaced until the older note stops declaring it replaces the newer",
+                circle.join(", ")
+            ));
+        }
         if !found.likely_predecessors.is_empty() {
             let ids: Vec<&str> = found
                 .likely_predecessors

@@ -139,7 +139,7 @@ impl Out {
         let name = stdout::name_for_terminal(v.name.as_deref().unwrap_or("(no name)"));
         outln!("{}  {}  [{}]", self.bold(&v.id), name, v.note_type);
         if let Some(d) = &v.description {
-            outln!("  {}", stdout::name_for_terminal(d));
+            outln!("  {}", stdout::line_for_terminal(d));
         }
         if !v.tags.is_empty() {
             outln!("  tags: {}", stdout::name_for_terminal(&v.tags.join(", ")));

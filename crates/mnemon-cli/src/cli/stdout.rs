@@ -91,6 +91,34 @@ pub fn name_for_terminal(name: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// A description for a terminal line: a line end or a tab in it (a YAML block scalar, a
+/// description an agent wrote over two lines) reads as a space, runs of them as one; every
+/// other control character is shown as its escape, as in a file name. (A name keeps its line
+/// ends escaped: one is never meant, and the escape shows a name made to pass for other lines.)
+pub fn line_for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut in_break = false;
+    for c in text.trim_matches(['\r', '\n', '\t']).chars() {
+        if matches!(c, '\r' | '\n' | '\t') {
+            if !in_break {
+                out.push(' ');
+            }
+            in_break = true;
+            continue;
+        }
+        in_break = false;
+        if c.is_control() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
 /// A control character other than a tab or a line end.
 fn is_control(c: char) -> bool {
     c.is_control() && c != '\n' && c != '\t'
@@ -157,6 +185,21 @@ mod tests {
         assert_eq!(
             name_for_terminal("a\nb\tc\u{1b}.md"),
             "a\\u{a}b\\u{9}c\\u{1b}.md"
+        );
+    }
+
+    /// `mnemon show` printed a description written over two lines as `one\u{a}two`.
+    #[test]
+    fn a_one_line_field_reads_line_ends_as_spaces() {
+        assert_eq!(line_for_terminal("plain"), "plain");
+        assert_eq!(
+            line_for_terminal("line one\nline two\n"),
+            "line one line two"
+        );
+        assert_eq!(line_for_terminal("a \r\n\tb"), "a  b");
+        assert_eq!(
+            line_for_terminal("a\u{1b}]0;x\u{7}b"),
+            "a\\u{1b}]0;x\\u{7}b"
         );
     }
 

@@ -51,6 +51,15 @@ fn in_python_terms(e: &mnemon::Error) -> String {
              mnemon.Memory.init(path), pass its path to mnemon.Memory.open, or set MNEMON_DIR",
             start.display()
         ),
+        mnemon::Error::NotAMemoryFolder { path, fix } if fix.starts_with("it was one,") => {
+            let kept = fix.split(" or run `").next().unwrap_or(fix);
+            format!(
+                "{} is not a mnemon memory folder (no memory/ inside); {kept} or create it \
+                 again with no notes with mnemon.Memory.init({:?}) (the events are kept)",
+                path.display(),
+                path.display().to_string()
+            )
+        }
         mnemon::Error::NotAMemoryFolder { path, fix } if fix.starts_with("run `mnemon init") => {
             format!(
                 "{} is not a mnemon memory folder (no memory/ inside); create one with \

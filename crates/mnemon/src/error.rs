@@ -516,6 +516,13 @@ impl Error {
                 outer.display(),
                 outer.display()
             )
+        } else if crate::layout::lost_its_notes(&path) {
+            format!(
+                "it was one, whose notes folder is gone (its event log or index is still \
+                 there): put memory/ back (from git or a backup), or run `mnemon init --dir {}` \
+                 to start again with no notes (the events are kept)",
+                path.display()
+            )
         } else if path.join("memory").exists() && !path.join("memory").is_dir() {
             format!(
                 "{} is a file where the notes folder belongs: move it away, then run `mnemon \

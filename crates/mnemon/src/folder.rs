@@ -59,6 +59,9 @@ impl MemoryDir {
             if nested.join("memory").is_dir() {
                 return Ok(MemoryDir::at(nested));
             }
+            if !crate::layout::lost_its_notes(&dir) && crate::layout::lost_its_notes(&nested) {
+                return Err(Error::not_a_memory_folder(nested));
+            }
             return Err(Error::not_a_memory_folder(dir));
         }
         let mut here = Some(cwd);
@@ -66,6 +69,10 @@ impl MemoryDir {
             let candidate = dir.join(DEFAULT_FOLDER_NAME);
             if candidate.join("memory").is_dir() {
                 return Ok(MemoryDir::at(candidate));
+            }
+            // Not a parent's memory in its place: this project's notes are what is missing.
+            if crate::layout::lost_its_notes(&candidate) {
+                return Err(Error::not_a_memory_folder(candidate));
             }
             here = dir.parent();
         }
@@ -570,6 +577,50 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("mnemon init --dir"), "{err}");
+    }
+
+    /// A project's `.mnemon/memory` removed (by hand, by a checkout) while its event log and
+    /// index stayed: the walk up went on and answered from a parent folder's memory (a home
+    /// folder's), and `--dir` said only "run `mnemon init`".
+    #[test]
+    fn a_memory_folder_that_lost_its_notes_is_named_not_passed_over() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outer = MemoryDir::init(tmp.path().join(".mnemon")).unwrap();
+        let project = tmp.path().join("project");
+        let inner = MemoryDir::init(project.join(".mnemon")).unwrap();
+        std::fs::create_dir_all(inner.index()).unwrap();
+        std::fs::write(inner.index().join(crate::layout::STORE_FILE), b"x").unwrap();
+        let sub = project.join("src");
+        std::fs::create_dir_all(&sub).unwrap();
+        assert_eq!(MemoryDir::locate(None, &sub).unwrap(), inner);
+        std::fs::remove_dir_all(inner.memory()).unwrap();
+        for err in [
+            MemoryDir::locate(None, &sub).unwrap_err(),
+            MemoryDir::locate(Some(&project), &sub).unwrap_err(),
+            MemoryDir::locate(Some(inner.root()), &sub).unwrap_err(),
+        ] {
+            let text = err.to_string();
+            assert!(
+                text.starts_with(&format!(
+                    "{} is not a mnemon memory folder",
+                    inner.root().display()
+                )) && text.contains("it was one, whose notes folder is gone")
+                    && text.contains(&format!("`mnemon init --dir {}`", inner.root().display())),
+                "{text}"
+            );
+        }
+        // Folders merely named index/ and events/ are a project's own: the advice is `init`.
+        let plain = tmp.path().join("web");
+        std::fs::create_dir_all(plain.join("index")).unwrap();
+        std::fs::create_dir_all(plain.join("events")).unwrap();
+        let text = MemoryDir::locate(Some(&plain), &sub)
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("; run `mnemon init --dir"), "{text}");
+        // Init there again brings the memory back, the walk finds it, not the outer one.
+        MemoryDir::init(inner.root()).unwrap();
+        assert_eq!(MemoryDir::locate(None, &sub).unwrap(), inner);
+        assert_ne!(inner, outer);
     }
 
     /// `init` inside another memory's `index/` made a memory whose notes the documented

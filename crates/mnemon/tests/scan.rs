@@ -933,6 +933,17 @@ fn a_notes_folder_moved_away_is_an_error_not_every_note_removed() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("is gone"), "{e}");
+    // A write says the same (it said "open folder ...: No such file or directory"), and makes
+    // no notes folder holding only its note.
+    let e = m
+        .write_note(&mnemon::WriteRequest::new("retry", "Retries back off."))
+        .unwrap_err();
+    assert!(
+        matches!(e, mnemon::Error::NotAMemoryFolder { .. })
+            && e.to_string().contains("put the notes folder back"),
+        "{e}"
+    );
+    assert!(!memory.exists());
     let ids = |m: &mnemon::Memory| -> Vec<String> {
         m.recall(&mnemon::recall::Query::text("pgbouncer pool"))
             .unwrap()

@@ -128,10 +128,10 @@ impl Memory {
         Ok(report)
     }
 
-    /// Refuse to index when `memory/` itself is gone (moved or deleted while this process, a
-    /// server or a watcher, had the folder open): a scan would find no note and remove every
-    /// one from the index, and recall would answer nothing without a word.
-    fn notes_folder_present(&self) -> Result<()> {
+    /// Refuse to index (or write a note) when `memory/` itself is gone (moved or deleted while
+    /// this process, a server or a watcher, had the folder open): a scan would find no note and
+    /// remove every one from the index, and recall would answer nothing without a word.
+    pub(super) fn notes_folder_present(&self) -> Result<()> {
         let memory = self.dir.memory();
         match std::fs::metadata(&memory) {
             Ok(m) if m.is_dir() => Ok(()),

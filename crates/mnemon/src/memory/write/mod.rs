@@ -295,6 +295,9 @@ impl Memory {
         if self.store.read_only().is_some() {
             return Err(self.store.read_only_refusal("writing a note"));
         }
+        // Not made again here: the notes folder gone under an open handle is the user's to put
+        // back, and a folder made anew would hold this one note.
+        self.notes_folder_present()?;
         // A store never indexed is indexed whole first: indexing only this note would mark it
         // indexed and hide the notes already in memory/ (and the near-duplicate check needs them).
         self.ensure_indexed()?;

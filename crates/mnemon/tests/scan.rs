@@ -1021,3 +1021,27 @@ fn an_id_differing_in_case_only_names_the_note_it_means() {
         "{e}"
     );
 }
+
+/// `recall` with the anchor `../x` said "no note with id `../x`; run `mnemon index` if you just
+/// added it" (Python: NotFound), where `show ../x` says the id is invalid.
+#[test]
+fn an_anchor_no_id_can_be_is_a_bad_argument_not_a_missing_note() {
+    let (_tmp, memory) = fresh();
+    write_note(&memory, "a.md", "---\nname: A\n---\nAlpha.\n");
+    memory.index().unwrap();
+    for bad in ["../x", "/etc/passwd", ""] {
+        let mut q = mnemon::recall::Query::anchors([bad]);
+        q.record = false;
+        let e = memory.recall(&q).unwrap_err();
+        assert!(
+            matches!(&e, mnemon::Error::InvalidArgument { what: "anchors", .. }),
+            "{bad}: {e}"
+        );
+    }
+    let mut q = mnemon::recall::Query::anchors(["missing"]);
+    q.record = false;
+    assert!(matches!(
+        memory.recall(&q).unwrap_err(),
+        mnemon::Error::UnknownNode { .. }
+    ));
+}

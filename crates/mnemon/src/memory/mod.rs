@@ -639,6 +639,13 @@ impl Memory {
     pub fn recall(&self, q: &Query) -> Result<Recall> {
         let started = Instant::now();
         crate::args::query(q)?;
+        // An anchor no id can be (`../x`) is a bad argument, as in `show`, not a note missing.
+        for a in &q.anchors {
+            notes::validate_id(a).map_err(|r| Error::InvalidArgument {
+                what: "anchors",
+                message: format!("{}: {r}", notes::ShownId(a)),
+            })?;
+        }
         self.ensure_indexed()?;
         // An anchor typed in another Unicode normal form than its file name names that note.
         let resolved;

@@ -265,6 +265,19 @@ pub enum NoteWriteError {
         /// The note it would be a twin of.
         existing: String,
     },
+    /// The id names a file or folder Windows cannot hold: a clone of the memory there (git,
+    /// a sync tool) could not check the note out.
+    #[error(
+        "the id {} {why}: a checkout or sync of this memory on Windows could not hold the note; \
+         choose an id of letters, digits, `-`, `_` and `/`",
+        crate::notes::ShownId(id)
+    )]
+    NotPortableId {
+        /// The id given.
+        id: String,
+        /// What in it Windows refuses.
+        why: String,
+    },
     /// The id has more parts than the scan walks.
     #[error(
         "the id has {parts} parts, over the depth limit of {max} folders and file name: use a shallower id"

@@ -1034,7 +1034,13 @@ fn an_anchor_no_id_can_be_is_a_bad_argument_not_a_missing_note() {
         q.record = false;
         let e = memory.recall(&q).unwrap_err();
         assert!(
-            matches!(&e, mnemon::Error::InvalidArgument { what: "anchors", .. }),
+            matches!(
+                &e,
+                mnemon::Error::InvalidArgument {
+                    what: "anchors",
+                    ..
+                }
+            ),
             "{bad}: {e}"
         );
     }

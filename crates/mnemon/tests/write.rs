@@ -763,3 +763,67 @@ fn a_new_note_differing_from_one_only_in_case_is_refused() {
     req.expected_sha256 = sha;
     assert!(memory.write_note(&req).expect("replace").written);
 }
+
+/// `write a*b`, `write CON` and `write ops./x` made files a clone of the memory on Windows
+/// cannot check out (git there stops at them). A new note with such an id is refused, saying
+/// what Windows refuses; a note with one that exists (written by hand on Linux) is replaced.
+#[test]
+fn a_new_note_whose_id_windows_cannot_hold_is_refused() {
+    let (tmp, memory) = fresh();
+    for (id, said) in [
+        ("a*b", "holds '*'"),
+        ("what?", "holds '?'"),
+        ("ops/x:y", "holds ':'"),
+        ("say\"hi\"", "holds '\"'"),
+        (
+            "CON",
+            "has the part `CON`, a name Windows keeps for a device",
+        ),
+        ("ops/aux.notes", "has the part `aux.notes`"),
+        ("lpt1/plan", "has the part `lpt1`"),
+        (
+            "ops./x",
+            "has the folder `ops.`, whose trailing dot or space Windows drops",
+        ),
+    ] {
+        let err = memory
+            .write_note(&WriteRequest::new(id, "Retries back off twice."))
+            .expect_err(id);
+        assert!(
+            matches!(
+                &err,
+                Error::Write {
+                    reason: NoteWriteError::NotPortableId { .. },
+                    ..
+                }
+            ),
+            "{id}: {err}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains(said) && text.contains("on Windows"),
+            "{id}: {text}"
+        );
+    }
+    let notes: Vec<PathBuf> = tree(tmp.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    assert!(notes.is_empty(), "nothing written: {notes:?}");
+    // Names that only look alike are fine.
+    for id in ["console", "con-rules", "ops/aux2", "notes.v2"] {
+        let out = memory
+            .write_note(&WriteRequest {
+                on_duplicate: OnDuplicate::Create,
+                ..WriteRequest::new(id, format!("The {id} note."))
+            })
+            .expect(id);
+        assert!(out.written, "{id}: {out:?}");
+    }
+    // A note that exists under such a name is replaced, not refused.
+    write_note(&memory, "a*b.md", "---\nname: Star\n---\nBy hand.\n");
+    memory.index().expect("index");
+    let mut req = WriteRequest::new("a*b", "Edited by an agent.");
+    req.expected_sha256 = memory.show("a*b").expect("show").sha256;
+    assert!(memory.write_note(&req).expect("replace").written);
+}

@@ -149,6 +149,46 @@ fn list_field(
 /// Check an id as the scan will find its file and links will name it: a valid id, no hidden
 /// part, nothing a `[[...]]` link cannot hold, within the walk's depth, each part a name the
 /// file system takes.
+/// Names Windows keeps for devices, in any letter case and with any extension (`con.md`,
+/// `Aux`): a file or folder so named cannot be made there.
+const WINDOWS_DEVICE_NAMES: [&str; 22] = [
+    "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8",
+    "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+];
+
+/// Why the id's `parts` name a file or folder Windows cannot hold, if they do: a character it
+/// refuses in a name (`\` and `|` are refused before, as link syntax), a device name, a folder
+/// ending with a dot or a space (which Windows drops). The scan reads such files where they
+/// exist; only a new note is held to this, since it is mnemon that names it.
+pub(super) fn not_portable(parts: &[&str]) -> Option<String> {
+    let last = parts.len() - 1;
+    for (i, part) in parts.iter().enumerate() {
+        if let Some(c) = part
+            .chars()
+            .find(|c| matches!(c, '*' | '?' | '"' | '<' | '>' | ':') || c.is_ascii_control())
+        {
+            return Some(format!(
+                "holds {c:?}, which Windows does not allow in a file name"
+            ));
+        }
+        let stem = part.split('.').next().unwrap_or(part).trim_end();
+        if WINDOWS_DEVICE_NAMES
+            .iter()
+            .any(|d| stem.eq_ignore_ascii_case(d))
+        {
+            return Some(format!(
+                "has the part `{part}`, a name Windows keeps for a device"
+            ));
+        }
+        if i < last && part.ends_with(['.', ' ']) {
+            return Some(format!(
+                "has the folder `{part}`, whose trailing dot or space Windows drops"
+            ));
+        }
+    }
+    None
+}
+
 pub(super) fn id_parts(id: &str) -> std::result::Result<Vec<&str>, NoteWriteError> {
     notes::validate_id(id)?;
     // `write decisions/pool.md` meant the note `decisions/pool`, not `decisions/pool.md.md`.

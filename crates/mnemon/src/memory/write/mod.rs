@@ -322,6 +322,17 @@ impl Memory {
                 existing,
             }));
         }
+        if let Some(why) = draft::not_portable(&draft.parts) {
+            let file = self.dir.memory().join(format!("{}.md", draft.id));
+            let exists =
+                self.store.read()?.has_node(draft.id)? || std::fs::symlink_metadata(&file).is_ok();
+            if !exists {
+                return Err(refuse(NoteWriteError::NotPortableId {
+                    id: draft.id.to_string(),
+                    why,
+                }));
+            }
+        }
         let lock = self.write_lock()?;
         let outcome = self.write_locked(&lock, &draft)?;
         drop(lock);

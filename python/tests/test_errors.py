@@ -4,6 +4,7 @@ message, unknown notes raise KeyError (mnemon.NotFound), the rest mnemon.Error."
 import pathlib
 import pickle
 import re
+import shutil
 
 import pytest
 
@@ -192,6 +193,29 @@ def test_other_failures_are_mnemon_errors(tmp_path: pathlib.Path, monkeypatch) -
     (tmp_path / "file").write_text("x")
     with pytest.raises(mnemon.Error):
         mnemon.Memory.init(tmp_path / "file")
+
+
+def test_an_anchor_no_id_can_be_is_an_invalid_argument(memory) -> None:
+    """Regression: ``recall(anchors=["../x"])`` raised NotFound ("no note with id"), where
+    ``show("../x")`` says the id is invalid."""
+    with pytest.raises(mnemon.InvalidArgument) as caught:
+        memory.recall(anchors=["../x"])
+    assert caught.value.what == "anchors"
+    assert "ids cannot leave memory/" in str(caught.value)
+
+
+def test_a_memory_folder_that_lost_its_notes_says_so(folder: pathlib.Path) -> None:
+    """A folder whose memory/ is gone while its index stays was told only to init."""
+    m = mnemon.Memory.open(folder)
+    m.index()
+    m.close()
+    shutil.rmtree(folder / "memory")
+    with pytest.raises(mnemon.Error) as caught:
+        mnemon.Memory.open(folder)
+    text = str(caught.value)
+    assert "it was one, whose notes folder is gone" in text, text
+    assert f"mnemon.Memory.init({str(folder)!r})".replace("'", '"') in text, text
+    assert "mnemon init" not in text, text
 
 
 def test_fixes_are_said_in_python_not_as_commands(memory, cli, tmp_path: pathlib.Path) -> None:

@@ -827,3 +827,47 @@ fn a_new_note_whose_id_windows_cannot_hold_is_refused() {
     req.expected_sha256 = memory.show("a*b").expect("show").sha256;
     assert!(memory.write_note(&req).expect("replace").written);
 }
+
+/// A note checked out on Windows (`\r\n` line ends) replaced by `write` came back with `\n`
+/// line ends and its frontmatter written anew (its comment lost): the in-place edit refused a
+/// `\r`. The replacement keeps the comment and writes `\r\n` throughout.
+#[test]
+fn a_replaced_note_with_windows_line_ends_keeps_them_and_its_comments() {
+    let (tmp, memory) = fresh();
+    write_note(
+        &memory,
+        "deploy.md",
+        "---\r\nname: Deploy\r\n# why: the team asked\r\ntags: [ops]\r\n---\r\nWith helm.\r\n",
+    );
+    memory.index().expect("index");
+    let mut req = WriteRequest::new("deploy", "With helm 3.\n\nThen argo.\n");
+    req.description = Some("How we deploy".into());
+    req.expected_sha256 = memory.show("deploy").expect("show").sha256;
+    assert!(memory.write_note(&req).expect("replace").written);
+    let text = std::fs::read_to_string(tmp.path().join(".mnemon/memory/deploy.md")).unwrap();
+    assert!(
+        text.starts_with("---\r\nname: Deploy\r\n# why: the team asked\r\n"),
+        "{text:?}"
+    );
+    assert!(text.contains("description: How we deploy\r\n"), "{text:?}");
+    assert!(
+        text.ends_with("---\r\nWith helm 3.\r\n\r\nThen argo.\r\n"),
+        "{text:?}"
+    );
+    assert_eq!(
+        text.matches('\n').count(),
+        text.matches("\r\n").count(),
+        "{text:?}"
+    );
+    let view = memory.show("deploy").expect("show");
+    assert_eq!(view.description.as_deref(), Some("How we deploy"));
+    assert_eq!(view.tags, ["ops"]);
+    // A file with `\n` line ends stays so.
+    write_note(&memory, "plain.md", "---\nname: Plain\n---\nText.\n");
+    memory.index().expect("index");
+    let mut req = WriteRequest::new("plain", "New text.\n");
+    req.expected_sha256 = memory.show("plain").expect("show").sha256;
+    assert!(memory.write_note(&req).expect("replace").written);
+    let text = std::fs::read_to_string(tmp.path().join(".mnemon/memory/plain.md")).unwrap();
+    assert!(!text.contains('\r'), "{text:?}");
+}

@@ -50,8 +50,13 @@ struct Frontmatter<'a> {
 pub(super) struct Kept {
     /// The YAML mapping as written, in its key order.
     yaml: serde_yaml_ng::Mapping,
-    /// The frontmatter's text (without its `---` lines): a replacement edits it in place.
+    /// The frontmatter's text (without its `---` lines), its line ends as `\n`: a replacement
+    /// edits it in place.
     text: String,
+    /// Whether the replaced file's frontmatter ends every line with `\r\n` (a checkout on
+    /// Windows): the replacement is then written with `\r\n` throughout, as the user's editor
+    /// and git expect it.
+    crlf: bool,
     /// What mnemon reads from it.
     meta: notes::NoteMeta,
     /// The problems the replaced note had (a value of the wrong shape, an unknown key): kept
@@ -85,7 +90,12 @@ impl Kept {
         if notes::NoteMeta::from_yaml(yaml).is_err() {
             return Err(unreadable());
         }
-        let text = yaml.to_string();
+        let crlf = yaml.contains("\r\n") && !yaml.replace("\r\n", "").contains(['\r', '\n']);
+        let text = if crlf {
+            yaml.replace("\r\n", "\n")
+        } else {
+            yaml.to_string()
+        };
         let yaml = serde_yaml_ng::from_str::<serde_yaml_ng::Mapping>(yaml).map_err(|e| {
             let problems = unreadable();
             if problems.is_empty() {
@@ -97,6 +107,7 @@ impl Kept {
         Ok(Some(Kept {
             yaml,
             text,
+            crlf,
             problems: parsed.problems.iter().map(|p| p.message.clone()).collect(),
             meta: parsed.meta,
         }))
@@ -351,11 +362,11 @@ impl<'a> Draft<'a> {
                 }
             }
         };
-        let mut bytes = Vec::with_capacity(yaml.len() + self.body.len() + 8);
-        bytes.extend_from_slice(b"---\n");
-        bytes.extend_from_slice(yaml.as_bytes());
-        bytes.extend_from_slice(b"---\n");
-        bytes.extend_from_slice(self.body.as_bytes());
+        let mut file = format!("---\n{yaml}---\n{}", self.body);
+        if kept.is_some_and(|k| k.crlf) {
+            file = file.replace("\r\n", "\n").replace('\n', "\r\n");
+        }
+        let bytes = file.into_bytes();
         if bytes.len() > notes::MAX_NOTE_BYTES {
             return Err(NoteWriteError::TooLarge {
                 bytes: bytes.len(),
